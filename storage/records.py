@@ -1,0 +1,52 @@
+"""Plain records returned by the storage layer (no SQLAlchemy objects leak out)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass
+class StudyRecord:
+    name: str
+    task: str
+    families: list[str]
+    metric: str  # primary metric name, e.g. "psnr"
+    direction: str  # "maximize" | "minimize"
+    budget: int  # hard upper bound on the budgeted parameter count
+    settings: dict[str, Any] = field(default_factory=dict)  # sampler, seed, epochs, repeats, ...
+    created_at: datetime | None = None
+
+
+@dataclass
+class StudySummary:
+    name: str
+    task: str
+    families: list[str]
+    metric: str
+    direction: str
+    budget: int
+    n_complete: int
+    n_failed: int  # failed + diverged
+    n_running: int
+    n_rejected: int
+    best: float | None  # best mean primary metric over complete trials
+
+
+@dataclass
+class TrialRecord:
+    number: int
+    family: str
+    config: dict[str, Any]
+    params: int
+    status: str
+    seeds: list[int]
+    metrics: dict[str, tuple[float, float | None, int]]  # name -> (mean, std|None, n_runs)
+    optuna: dict[str, Any] | None = None  # {"params": {...}, "distributions": {name: json}}
+    note: str | None = None  # e.g. why rejected
+    error: str | None = None
+    traceback: str | None = None
+    device: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    duration_s: float | None = None

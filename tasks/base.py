@@ -1,0 +1,61 @@
+"""The Task interface: data, io shapes, loss, metrics and default training settings.
+
+A task is registered in `tasks.TASKS` under its CLI name. `io()` must be answerable
+without loading any data (parameter counts and search spaces need it before training).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+Direction = Literal["maximize", "minimize"]
+
+
+@dataclass(frozen=True)
+class IOSpec:
+    """Shapes a model must map between.
+
+    d_in/d_out: flattened input and output sizes. `output` tells the model's head:
+    "image" -> sigmoid outputs in [0, 1] (the MLP paper's image tasks), "logits" ->
+    raw class scores, "regression" -> raw values. `image_shape` is (C, H, W) of the
+    target image when the output is an image, `input_shape` likewise for the input.
+    """
+
+    d_in: int
+    d_out: int
+    output: Literal["image", "logits", "regression"] = "image"
+    image_shape: tuple[int, int, int] | None = None
+    input_shape: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TrainDefaults:
+    """The task's default training hyper-parameters (the paper's where it gives them)."""
+
+    epochs: int
+    batch_size: int
+    lr: float
+    weight_decay: float = 0.01
+
+
+class Task(ABC):
+    """One learning problem. Subclasses set the class attributes and implement io/load."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]  # one line, shown by `search tasks`
+    metric: ClassVar[str]  # primary metric, e.g. "psnr" (test value at best validation)
+    direction: ClassVar[Direction]  # of the primary metric
+    metrics: ClassVar[tuple[str, ...]]  # every test metric reported, primary first
+    defaults: ClassVar[TrainDefaults]
+
+    def __init__(self, **options: Any) -> None:
+        self.options: dict[str, Any] = dict(options)
+
+    @abstractmethod
+    def io(self) -> IOSpec:
+        """The model's input/output shapes, known without loading data."""
+
+    @abstractmethod
+    def load(self, data_dir: str | None, device: Any) -> Any:
+        """Load the data onto `device` (a TaskData); raise DataError with one line."""
