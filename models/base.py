@@ -36,5 +36,10 @@ class Family(ABC):
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
         """Exact analytic count of the budgeted parameters of `build(config, io)`."""
 
+    def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
+        """Why `config` breaks the family's shape rule on `io`, or None (default: no rule)."""
+        return None
+
     def fits(self, io: IOSpec) -> bool:
         return io.output in self.outputs
+

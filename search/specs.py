@@ -139,3 +139,45 @@ class TrialResult:
         d = dict(d)
         d["runs"] = [RunResult.from_dict(r) for r in d["runs"]]
         return cls(**d)
+
+
+Sampler = Literal["tpe", "nsga2", "random", "grid"]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A parsed `search run` command."""
+
+    spaces: tuple[str, ...]  # families searched together in one study
+    task: str
+    budget: int
+    trials: int = 20  # finished (complete/failed/diverged) trials to reach
+    repeats: int = 1  # seeds per configuration
+    sampler: Sampler = "tpe"
+    study: str | None = None  # default: derived from task and families
+    storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
+    data_dir: str | None = None
+    seed: int = 0
+    executor: str = "local"
+    space_file: str | None = None
+    train: TrainSettings = field(default_factory=TrainSettings)
+
+    def __post_init__(self) -> None:
+        from search.errors import UserError
+
+        if not self.spaces:
+            raise UserError("--space needs at least one family")
+        if len(set(self.spaces)) != len(self.spaces):
+            raise UserError("--space lists a family twice")
+        if self.trials < 1 or self.repeats < 1:
+            raise UserError("--trials and --repeats must be at least 1")
+        if self.sampler not in ("tpe", "nsga2", "random", "grid"):
+            raise UserError(f"unknown sampler {self.sampler!r}; known: tpe, nsga2, random, grid")
+        for name in ("epochs", "batch_size", "max_train_samples"):
+            v = getattr(self.train, name)
+            if v is not None and v < 1:
+                raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+
+    @property
+    def study_name(self) -> str:
+        return self.study or f"{self.task}-{'-'.join(self.spaces)}"

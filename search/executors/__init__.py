@@ -1,0 +1,18 @@
+"""Executors by name (`--executor`)."""
+from __future__ import annotations
+
+from typing import Callable
+
+from search.executors.base import EpochCallback, Executor
+from search.executors.local import LocalExecutor
+from search.registry import Registry
+
+EXECUTORS: Registry[Callable[..., Executor]] = Registry("executor")
+EXECUTORS.add("local", LocalExecutor)
+
+
+def make_executor(name: str, on_epoch: EpochCallback | None = None) -> Executor:
+    return EXECUTORS.get(name)(on_epoch=on_epoch)
+
+
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "make_executor"]

@@ -1,0 +1,44 @@
+"""Conventional (narrow-wide-narrow) residual MLP, the baseline of Chen et al. 2025.
+
+The same network as the hourglass (models/residual_mlp.py) with blocks whose hidden layer
+is WIDER than the residual stream (d_h > d_z). The paper gives it an input projection;
+here it is trained by default or a fixed random projection with `fixed_w_in`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from models.base import Family
+from models.residual_mlp import MLPConfig, ResidualMLP, count_residual_mlp
+from tasks.base import IOSpec
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "mnist-small": {"d_z": 512, "d_h": 2048, "L": 4},
+    "digits-small": {"d_z": 64, "d_h": 256, "L": 4},
+}
+
+
+class Conventional(Family):
+    name = "conventional"
+    description = "narrow-wide-narrow residual MLP (d_h > d_z), the usual MLP shape"
+    paper = "Chen et al., Rethinking the shape convention of an MLP (baseline)"
+    default_task = "mnist-denoise"
+    key_dims = ("d_z", "d_h", "L")
+    outputs = ("image", "logits", "regression")
+
+    def parse(self, config: dict[str, Any], io: IOSpec) -> MLPConfig:
+        return MLPConfig.from_dict(config)
+
+    def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
+        c = self.parse(config, io)
+        if c.d_h <= c.d_z:
+            return f"conventional needs d_h > d_z ({c.d_h} <= {c.d_z})"
+        return None
+
+    def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> nn.Module:
+        return ResidualMLP(self.parse(config, io), io, seed)
+
+    def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
+        return count_residual_mlp(self.parse(config, io), io)

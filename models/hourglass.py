@@ -1,0 +1,49 @@
+"""Hourglass (wide-narrow-wide) residual MLP.
+
+Chen et al., "Rethinking the shape convention of an MLP" (2025): residual blocks whose
+hidden layer is NARROWER than the residual stream (d_h < d_z), on a stream WIDER than the
+input (d_z > d_x). Network, bias-free linears, affine-free BatchNorm1d and the parameter
+count are in models/residual_mlp.py.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from models.base import Family
+from models.residual_mlp import MLPConfig, ResidualMLP, count_residual_mlp
+from tasks.base import IOSpec
+
+# Plain-data presets (the benchmark's MNIST configuration among them).
+PRESETS: dict[str, dict[str, Any]] = {
+    "mnist-small": {"d_z": 1150, "d_h": 115, "L": 10},
+    "digits-small": {"d_z": 256, "d_h": 32, "L": 4},
+}
+
+
+class Hourglass(Family):
+    name = "hourglass"
+    description = "wide-narrow-wide residual MLP (d_z > d_x, d_h < d_z), Chen et al. 2025"
+    paper = "Chen et al., Rethinking the shape convention of an MLP"
+    default_task = "mnist-denoise"
+    key_dims = ("d_z", "d_h", "L")
+    outputs = ("image", "logits", "regression")
+
+    def parse(self, config: dict[str, Any], io: IOSpec) -> MLPConfig:
+        return MLPConfig.from_dict(config)
+
+    def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
+        """Why `config` is not an hourglass on `io`, or None when it is one."""
+        c = self.parse(config, io)
+        if c.d_z <= io.d_in:
+            return f"hourglass needs d_z > d_x ({c.d_z} <= {io.d_in})"
+        if c.d_h >= c.d_z:
+            return f"hourglass needs d_h < d_z ({c.d_h} >= {c.d_z})"
+        return None
+
+    def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> nn.Module:
+        return ResidualMLP(self.parse(config, io), io, seed)
+
+    def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
+        return count_residual_mlp(self.parse(config, io), io)

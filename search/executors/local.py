@@ -1,0 +1,27 @@
+"""The default executor: trials run one after another in this process."""
+from __future__ import annotations
+
+from search.executors.base import EpochCallback, Executor
+from search.specs import TrialResult, TrialSpec
+
+
+class LocalExecutor(Executor):
+    capacity = 1
+
+    def __init__(self, on_epoch: EpochCallback | None = None) -> None:
+        self.on_epoch = on_epoch
+        self._queue: list[TrialSpec] = []
+
+    def submit(self, spec: TrialSpec) -> None:
+        self._queue.append(spec)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._queue)
+
+    def wait(self) -> list[tuple[TrialSpec, TrialResult]]:
+        from tasks import run_trial  # imported lazily: torch start-up stays off the CLI's fast paths
+
+        spec = self._queue.pop(0)
+        cb = (lambda i, rec: self.on_epoch(spec, i, rec)) if self.on_epoch else None
+        return [(spec, run_trial(spec, on_epoch=cb))]

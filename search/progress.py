@@ -1,0 +1,98 @@
+"""Progress output of `search run`: one line per finished trial, a live epoch line on a
+terminal. Everything goes to stderr so stdout stays clean for results."""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import Any, TextIO
+
+from search.budget import format_count
+from search.proposers import Rejection
+from search.specs import EpochRecord, TrialResult, TrialSpec
+from storage.records import StudyRecord
+
+
+def format_config(config: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in config.items())
+
+
+def format_duration(s: float) -> str:
+    s = int(round(s))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+class ConsoleProgress:
+    def __init__(self, stream: TextIO | None = None, live: bool | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty() if live is None else live
+        self.metric = "metric"
+        self.total = self.done = self.ran = 0
+        self.t0 = time.monotonic()
+        self._live_shown = False
+
+    def _print(self, line: str) -> None:
+        self._clear_live()
+        print(line, file=self.stream, flush=True)
+
+    def _clear_live(self) -> None:
+        if self._live_shown:
+            self.stream.write("\r\033[K")
+            self._live_shown = False
+
+    def start(self, study: StudyRecord, total: int, done: int, interrupted: int) -> None:
+        self.metric, self.total, self.done = study.metric, total, done
+        self.t0 = time.monotonic()
+        what = f"study {study.name!r}: task {study.task}, {', '.join(study.families)}, budget {format_count(study.budget)}"
+        if done:
+            what += f"; resuming with {done}/{total} finished"
+        if interrupted:
+            what += f", {interrupted} interrupted trial(s) to run again"
+        self._print(what)
+        if done >= total:
+            self._print(f"nothing to do: {done} trials finished (raise --trials to run more)")
+
+    def trial_started(self, spec: TrialSpec, params: int, note: str | None) -> None:
+        if self.live:
+            self._clear_live()
+            self.stream.write(f"[{self.done + 1}/{self.total}] #{spec.number} {spec.family} {format_config(spec.config)} "
+                              f"({format_count(params)} params) ...")
+            self.stream.flush()
+            self._live_shown = True
+
+    def epoch(self, spec: TrialSpec, repeat: int, record: EpochRecord) -> None:
+        if not self.live:
+            return
+        val = record.metrics.get(self.metric)
+        seed = f" seed {repeat + 1}/{len(spec.seeds)}" if len(spec.seeds) > 1 else ""
+        self._clear_live()
+        self.stream.write(f"[{self.done + 1}/{self.total}] #{spec.number} {spec.family}{seed} epoch {record.epoch}: "
+                          f"loss {record.train_loss:.4g}, val {self.metric} {val:.4g}  {format_duration(record.elapsed_s)}")
+        self.stream.flush()
+        self._live_shown = True
+
+    def trial_finished(self, spec: TrialSpec, params: int, result: TrialResult) -> None:
+        self.done += 1
+        self.ran += 1
+        elapsed = time.monotonic() - self.t0
+        eta = elapsed / self.ran * max(0, self.total - self.done)
+        agg = result.aggregate()
+        if result.status == "complete" and self.metric in agg:
+            mean, std, _ = agg[self.metric]
+            val = agg.get(f"val_{self.metric}", (math.nan,))[0]
+            score = f"{self.metric} {mean:.3f}" + (f"±{std:.3f}" if std is not None else "") + f" (val {val:.3f})"
+        else:
+            score = f"{result.status.upper()}: {result.error or ''}".strip()
+        self._print(
+            f"[{self.done}/{self.total}] #{spec.number} {spec.family} {format_config(spec.config)} | "
+            f"{format_count(params)} params | {score} | {result.duration_s:.1f}s | "
+            f"elapsed {format_duration(elapsed)}, ETA {format_duration(eta)}"
+        )
+
+    def rejected(self, rejection: Rejection) -> None:
+        self._print(f"  rejected {rejection.family} {format_config(rejection.config)}: {rejection.reason}")
+
+    def close(self) -> None:
+        self._clear_live()

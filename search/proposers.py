@@ -1,0 +1,186 @@
+"""Where the next configuration comes from: Optuna samplers or a paper-style grid.
+
+A proposer's `ask()` returns a `Proposal` (a config within budget, with its exact
+parameter count) or a `Rejection` (never trained; stored with its reason). `tell()` gives
+the proposer a finished trial's objectives: (params, validation metric).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import optuna
+from optuna.distributions import distribution_to_json, json_to_distribution
+from optuna.trial import TrialState
+
+from search.optuna_draw import TrialDraw
+from search.spaces import Infeasible, Space, check_config, grid_configs, suggest_config
+from storage.records import TrialRecord
+from tasks.base import IOSpec
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+Counter = Callable[[str, dict[str, Any]], int]  # (family, config) -> params
+
+
+@dataclass
+class Proposal:
+    family: str
+    config: dict[str, Any]
+    params: int
+    optuna: dict[str, Any] | None = None  # {"params": ..., "distributions": ...} for replay
+    note: str | None = None
+    handle: Any = field(default=None, repr=False)  # the live optuna.Trial, if any
+
+
+@dataclass
+class Rejection:
+    family: str
+    config: dict[str, Any]
+    params: int | None
+    reason: str
+
+
+def config_key(family: str, config: dict[str, Any]) -> str:
+    return json.dumps([family, config], sort_keys=True)
+
+
+class Proposer:
+    def __init__(self, spaces: dict[str, Space], io: IOSpec, budget: int, count: Counter) -> None:
+        self.spaces, self.io, self.budget, self.count = spaces, io, budget, count
+        self.families = list(spaces)
+        self._requeued: deque[TrialRecord] = deque()
+
+    def replay(self, finished: list[TrialRecord], objective: Callable[[TrialRecord], float | None]) -> None:
+        """Teach the proposer the study's finished trials (on resume)."""
+
+    def requeue(self, records: list[TrialRecord]) -> None:
+        """Configs to run again first (trials interrupted by a killed process)."""
+        self._requeued.extend(records)
+
+    def ask(self) -> Proposal | Rejection | None:
+        """The next config; None when the space is exhausted (grid)."""
+        if self._requeued:
+            r = self._requeued.popleft()
+            return Proposal(r.family, r.config, r.params, r.optuna, note=f"re-run of interrupted trial {r.number}")
+        return self._ask()
+
+    def _ask(self) -> Proposal | Rejection | None:
+        raise NotImplementedError
+
+    def tell(self, proposal: Proposal, objective: float | None, params: int) -> None:
+        """objective: the validation metric (None/NaN when the trial failed)."""
+
+    def reject(self, rejection: Rejection) -> None:
+        """A rejected proposal (already recorded by the caller)."""
+
+
+class OptunaProposer(Proposer):
+    """Multi-objective Optuna study (params: minimise; metric: the task's direction).
+
+    The family is a categorical parameter when several families are searched; each
+    family's keys are prefixed with its name. Our database is the source of truth: on
+    resume, finished trials are replayed into a fresh in-memory Optuna study.
+    """
+
+    def __init__(self, spaces, io, budget, count, *, sampler: str, direction: str, seed: int, trials: int) -> None:
+        super().__init__(spaces, io, budget, count)
+        self.sampler_name, self.direction, self.seed, self.trials = sampler, direction, seed, trials
+        self.study: optuna.Study | None = None
+        self._replayed = 0
+
+    def _make_study(self) -> optuna.Study:
+        seed = self.seed * 100_003 + self._replayed  # a resumed study proposes anew
+        if self.sampler_name == "tpe":
+            sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(10, max(4, self.trials // 4)))
+        elif self.sampler_name == "nsga2":
+            sampler = optuna.samplers.NSGAIISampler(seed=seed, population_size=min(50, max(4, self.trials // 3)))
+        else:
+            sampler = optuna.samplers.RandomSampler(seed=seed)
+        return optuna.create_study(directions=["minimize", self.direction], sampler=sampler)
+
+    def replay(self, finished, objective) -> None:
+        trials = []
+        for r in finished:
+            if not r.optuna:
+                continue
+            dists = {k: json_to_distribution(v) for k, v in r.optuna["distributions"].items()}
+            obj = objective(r)
+            ok = r.status == "complete" and obj is not None and math.isfinite(obj)
+            trials.append(
+                optuna.trial.create_trial(
+                    params=r.optuna["params"], distributions=dists,
+                    values=[float(r.params), obj] if ok else None,
+                    state=TrialState.COMPLETE if ok else TrialState.FAIL,
+                )
+            )
+        self._replayed = len(trials)
+        self.study = self._make_study()
+        self.study.add_trials(trials)
+
+    def _ask(self) -> Proposal | Rejection:
+        if self.study is None:
+            self.study = self._make_study()
+        t = self.study.ask()
+        fam = t.suggest_categorical("family", self.families) if len(self.families) > 1 else self.families[0]
+        cfg = suggest_config(self.spaces[fam], self.io, self.budget, lambda c: self.count(fam, c), TrialDraw(t, fam))
+        if isinstance(cfg, Infeasible):
+            self.study.tell(t, state=TrialState.PRUNED)
+            return Rejection(fam, cfg.config, None, cfg.reason)
+        record = {"params": dict(t.params), "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()}}
+        return Proposal(fam, cfg, self.count(fam, cfg), record, handle=t)
+
+    def tell(self, proposal: Proposal, objective: float | None, params: int) -> None:
+        assert self.study is not None
+        ok = objective is not None and math.isfinite(objective)
+        values = [float(params), float(objective)] if ok else None
+        state = TrialState.COMPLETE if ok else TrialState.FAIL
+        if proposal.handle is not None:
+            self.study.tell(proposal.handle, values, state=state)
+        elif proposal.optuna:  # a re-queued config: add it as a finished trial
+            dists = {k: json_to_distribution(v) for k, v in proposal.optuna["distributions"].items()}
+            self.study.add_trial(
+                optuna.trial.create_trial(params=proposal.optuna["params"], distributions=dists, values=values, state=state)
+            )
+
+
+class GridProposer(Proposer):
+    """Paper-style grid: every family's cartesian product of grid values, shuffled with the
+    seed, families interleaved. Points that break a family's shape rule are not part of
+    its space and are skipped; points over budget are rejected (recorded)."""
+
+    def __init__(self, spaces, io, budget, count, *, seed: int) -> None:
+        super().__init__(spaces, io, budget, count)
+        self._done: set[str] = set()
+        iters = [((f, c) for c in grid_configs(s, seed)) for f, s in spaces.items()]
+        self._points: Iterator[tuple[str, dict[str, Any]]] = (
+            p for group in itertools.zip_longest(*iters) for p in group if p is not None
+        )
+
+    def replay(self, finished, objective) -> None:
+        self._done |= {config_key(r.family, r.config) for r in finished}
+
+    def requeue(self, records: list[TrialRecord]) -> None:
+        super().requeue(records)
+        self._done |= {config_key(r.family, r.config) for r in records}
+
+    def _ask(self) -> Proposal | Rejection | None:
+        for fam, cfg in self._points:
+            if config_key(fam, cfg) in self._done or check_config(self.spaces[fam], self.io, cfg):
+                continue
+            self._done.add(config_key(fam, cfg))
+            n = self.count(fam, cfg)
+            if n > self.budget:
+                return Rejection(fam, cfg, n, f"over budget: {n} > {self.budget} parameters")
+            return Proposal(fam, cfg, n)
+        return None
+
+
+def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int) -> Proposer:
+    if sampler == "grid":
+        return GridProposer(spaces, io, budget, count, seed=seed)
+    return OptunaProposer(spaces, io, budget, count, sampler=sampler, direction=direction, seed=seed, trials=trials)

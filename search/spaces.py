@@ -1,0 +1,381 @@
+"""Search spaces: per-family ranges, shape constraints and budget-aware sampling.
+
+A `Space` is an ordered tuple of `Dim`s plus `Constraint`s between config keys and the
+task's io sizes (`d_x`, `d_out`). Defaults are the paper's ranges (Chen et al., MNIST),
+scaled by max(d_x, d_out)/784 for tasks of another size (e.g. 64-pixel digits); a TOML or
+YAML space file overrides any of them (`load_space_file`).
+
+Budget rule: the parameter count of a proposal is known before training. Sampling is
+budget-aware: each integer dimension is drawn from [low, high'] where high' is the largest
+value for which the *smallest* completion of the config still fits the budget (binary
+search; counts grow monotonically with every width/depth). So range dimensions never
+produce an over-budget proposal and the accepted models spread from the smallest model
+up to the budget instead of piling up at it. Only categorical choices (and grid points)
+can be infeasible; those proposals are rejected, recorded and never trained.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+import random
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterator, Literal
+
+from search.errors import UserError
+from tasks.base import IOSpec
+
+PAPER_LRS = (1e-4, 5e-4, 1e-3, 5e-3)  # Chen et al.'s learning-rate set
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One searched config key: an int/float range or a list of choices."""
+
+    name: str
+    kind: Literal["int", "float", "choice"]
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    choices: tuple[Any, ...] = ()
+    grid: tuple[Any, ...] = ()  # values used by the grid sampler (ranges only)
+
+    def __post_init__(self) -> None:
+        if self.kind == "choice":
+            if not self.choices:
+                raise UserError(f"{self.name}: a choice list needs at least one value")
+        else:
+            if self.low is None or self.high is None or self.low > self.high:
+                raise UserError(f"{self.name}: need low <= high, got {self.low}..{self.high}")
+            if self.log and self.low <= 0:
+                raise UserError(f"{self.name}: a log range needs low > 0")
+            if self.kind == "int" and (int(self.low) != self.low or int(self.high) != self.high):
+                raise UserError(f"{self.name}: integer range needs integer bounds")
+
+    def grid_values(self) -> tuple[Any, ...]:
+        if self.kind == "choice":
+            return self.choices
+        if self.grid:
+            return self.grid
+        return _geometric(self.low, self.high, 4, self.kind == "int")
+
+
+def _geometric(lo: float, hi: float, n: int, integer: bool) -> tuple[Any, ...]:
+    if lo == hi:
+        return (int(lo) if integer else lo,)
+    if lo > 0:
+        vals = [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+    else:
+        vals = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    if integer:
+        return tuple(sorted({int(round(v)) for v in vals}))
+    return tuple(vals)
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """`left op right`, each side a config key or an io size (`d_x`, `d_out`)."""
+
+    left: str
+    op: Literal["<", "<=", ">", ">="]
+    right: str
+
+    def holds(self, values: dict[str, Any]) -> bool:
+        return _OPS[self.op](values[self.left], values[self.right])
+
+    def __str__(self) -> str:
+        return f"{self.left} {self.op} {self.right}"
+
+
+@dataclass(frozen=True)
+class Space:
+    family: str
+    dims: tuple[Dim, ...]
+    constraints: tuple[Constraint, ...] = ()
+
+    def dim(self, name: str) -> Dim:
+        for d in self.dims:
+            if d.name == name:
+                return d
+        raise KeyError(name)
+
+    def with_overrides(self, overrides: dict[str, Dim]) -> "Space":
+        known = {d.name for d in self.dims}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise UserError(
+                f"space {self.family!r} has no key {', '.join(unknown)}; keys: {', '.join(sorted(known))}"
+            )
+        return replace(self, dims=tuple(overrides.get(d.name, d) for d in self.dims))
+
+
+# ---------------------------------------------------------------- constraint bounds
+
+
+def _io_values(io: IOSpec) -> dict[str, int]:
+    return {"d_x": io.d_in, "d_out": io.d_out}
+
+
+def _bounds(space: Space, dim: Dim, known: dict[str, Any]) -> tuple[float, float]:
+    """[low, high] of an int/float dim, tightened by constraints on known values."""
+    lo, hi = float(dim.low), float(dim.high)
+    step = 1 if dim.kind == "int" else 0.0
+    for c in space.constraints:
+        if c.left == dim.name and c.right in known:
+            other, op = known[c.right], c.op
+        elif c.right == dim.name and c.left in known:
+            other, op = known[c.left], {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[c.op]
+        else:
+            continue
+        if op == "<":
+            hi = min(hi, other - step if step else math.nextafter(other, -math.inf))
+        elif op == "<=":
+            hi = min(hi, other)
+        elif op == ">":
+            lo = max(lo, other + step if step else math.nextafter(other, math.inf))
+        else:
+            lo = max(lo, other)
+    return lo, hi
+
+
+def _choice_ok(space: Space, name: str, value: Any, known: dict[str, Any]) -> bool:
+    vals = dict(known, **{name: value})
+    return all(
+        c.holds(vals) for c in space.constraints if name in (c.left, c.right) and c.left in vals and c.right in vals
+    )
+
+
+Counter = Callable[[dict[str, Any]], int]
+
+
+def _min_completion(space: Space, start: int, known: dict[str, Any], count: Counter) -> float:
+    """The smallest parameter count of any valid completion of `known` (greedy, per dim)."""
+    vals = dict(known)
+    for dim in space.dims[start:]:
+        if dim.kind == "choice":
+            options = [v for v in dim.choices if _choice_ok(space, dim.name, v, vals)]
+            if not options:
+                return math.inf
+            if len(options) == 1:
+                vals[dim.name] = options[0]
+                continue
+            best, best_n = None, math.inf
+            for v in options:
+                n = _min_completion(space, _index(space, dim.name) + 1, dict(vals, **{dim.name: v}), count)
+                if n < best_n:
+                    best, best_n = v, n
+            if best is None:
+                return math.inf
+            vals[dim.name] = best
+            return best_n
+        lo, hi = _bounds(space, dim, vals)
+        if lo > hi:
+            return math.inf
+        vals[dim.name] = int(lo) if dim.kind == "int" else lo
+    return count({k: v for k, v in vals.items() if k not in ("d_x", "d_out")})
+
+
+def _index(space: Space, name: str) -> int:
+    return [d.name for d in space.dims].index(name)
+
+
+def min_params(space: Space, io: IOSpec, count: Counter) -> float:
+    """The smallest parameter count in the space (inf when the constraints allow none)."""
+    return _min_completion(space, 0, _io_values(io), count)
+
+
+# ---------------------------------------------------------------- sampling
+
+
+class Suggester:
+    """What `suggest_config` draws values from (an Optuna trial, or a grid point)."""
+
+    def int(self, name: str, low: int, high: int, log: bool) -> int: ...
+    def float(self, name: str, low: float, high: float, log: bool) -> float: ...
+    def choice(self, name: str, choices: tuple[Any, ...]) -> Any: ...
+
+
+@dataclass
+class Infeasible:
+    """A proposal that cannot be trained; `config` holds what was drawn so far."""
+
+    reason: str
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+def suggest_config(
+    space: Space, io: IOSpec, budget: int, count: Counter, draw: Suggester
+) -> dict[str, Any] | Infeasible:
+    """Draw one config of `space` that fits `budget`, or say why none could be drawn."""
+    known: dict[str, Any] = _io_values(io)
+    for i, dim in enumerate(space.dims):
+        if dim.kind == "choice":
+            v = draw.choice(dim.name, dim.choices)
+            if not _choice_ok(space, dim.name, v, known):
+                return Infeasible(f"{dim.name}={v!r} breaks the shape constraints", _strip(known))
+            known[dim.name] = v
+            if _min_completion(space, i + 1, known, count) > budget:
+                return Infeasible(f"over budget with {dim.name}={v!r}", _strip(known))
+            continue
+        lo, hi = _bounds(space, dim, known)
+        if lo > hi:
+            return Infeasible(f"no valid {dim.name} given the constraints", _strip(known))
+        if dim.kind == "float":
+            known[dim.name] = draw.float(dim.name, lo, hi, dim.log)
+            continue
+        lo, hi = int(lo), int(hi)
+        fits = lambda v: _min_completion(space, i + 1, dict(known, **{dim.name: v}), count) <= budget  # noqa: E731
+        if not fits(lo):
+            return Infeasible(f"over budget even with the smallest {dim.name}={lo}", _strip(known))
+        a, b = lo, hi  # largest v in [lo, hi] that fits: binary search (counts are monotone)
+        while a < b:
+            mid = (a + b + 1) // 2
+            a, b = (mid, b) if fits(mid) else (a, mid - 1)
+        known[dim.name] = draw.int(dim.name, lo, a, dim.log)
+    return _strip(known)
+
+
+def _strip(known: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in known.items() if k not in ("d_x", "d_out")}
+
+
+def check_config(space: Space, io: IOSpec, config: dict[str, Any]) -> str | None:
+    """Why `config` (e.g. a grid point) is outside the space's constraints, or None."""
+    vals = dict(_io_values(io), **config)
+    for c in space.constraints:
+        if c.left in vals and c.right in vals and not c.holds(vals):
+            return f"breaks {c}"
+    return None
+
+
+def grid_configs(space: Space, seed: int) -> Iterator[dict[str, Any]]:
+    """Every point of the grid (cartesian product of each dim's grid values), shuffled
+    with `seed` so that a truncated grid still covers the space evenly."""
+    names = [d.name for d in space.dims]
+    points = list(itertools.product(*(d.grid_values() for d in space.dims)))
+    random.Random(seed).shuffle(points)
+    for p in points:
+        yield dict(zip(names, p))
+
+
+# ---------------------------------------------------------------- defaults per family
+
+
+def _scale(io: IOSpec) -> float:
+    """Chen et al.'s ranges are for 784-pixel MNIST; scale widths for other sizes."""
+    return max(io.d_in, io.d_out) / 784
+
+
+def _width(v: float, io: IOSpec) -> int:
+    return max(4, int(round(v * _scale(io))))
+
+
+def hourglass_space(io: IOSpec) -> Space:
+    """d_z in [785, 4500], d_h in [4, 2500], L in [1, 40], the paper's lr set;
+    hourglass shape: d_z > d_x and d_h < d_z."""
+    return Space(
+        "hourglass",
+        (
+            Dim("fixed_w_in", "choice", choices=(False,)),
+            Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
+            Dim("d_z", "int", io.d_in + 1, max(io.d_in + 1, _width(4500, io)), log=True),
+            Dim("d_h", "int", 4, _width(2500, io), log=True),
+            Dim("lr", "choice", choices=PAPER_LRS),
+        ),
+        (Constraint("d_z", ">", "d_x"), Constraint("d_h", "<", "d_z")),
+    )
+
+
+def conventional_space(io: IOSpec) -> Space:
+    """Narrow stream, wide blocks: d_z in [64, 1024], d_h in [d_z+1, 4500] (scaled),
+    L in [1, 40]; shape: d_h > d_z."""
+    return Space(
+        "conventional",
+        (
+            Dim("fixed_w_in", "choice", choices=(False,)),
+            Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
+            Dim("d_z", "int", _width(64, io), _width(1024, io), log=True),
+            Dim("d_h", "int", _width(64, io) + 1, _width(4500, io), log=True),
+            Dim("lr", "choice", choices=PAPER_LRS),
+        ),
+        (Constraint("d_h", ">", "d_z"),),
+    )
+
+
+DEFAULT_SPACES: dict[str, Callable[[IOSpec], Space]] = {
+    "hourglass": hourglass_space,
+    "conventional": conventional_space,
+}
+
+
+def default_space(family: str, io: IOSpec) -> Space:
+    if family not in DEFAULT_SPACES:
+        raise UserError(f"family {family!r} has no search space")
+    return DEFAULT_SPACES[family](io)
+
+
+# ---------------------------------------------------------------- space files
+
+
+def parse_dim(name: str, spec: Any) -> Dim:
+    """A space-file entry: a list of choices, a scalar, or {low, high, log, grid}."""
+    if isinstance(spec, list):
+        return Dim(name, "choice", choices=tuple(spec))
+    if isinstance(spec, (bool, int, float, str)):
+        return Dim(name, "choice", choices=(spec,))
+    if isinstance(spec, dict):
+        extra = set(spec) - {"low", "high", "log", "grid"}
+        if extra or "low" not in spec or "high" not in spec:
+            raise UserError(f"{name}: a range needs low and high (optional log, grid); got {sorted(spec)}")
+        lo, hi = spec["low"], spec["high"]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lo, hi)):
+            raise UserError(f"{name}: low and high must be numbers")
+        kind = "int" if isinstance(lo, int) and isinstance(hi, int) else "float"
+        grid = spec.get("grid", ())
+        if not isinstance(grid, (list, tuple)):
+            raise UserError(f"{name}: grid must be a list")
+        return Dim(name, kind, lo, hi, log=bool(spec.get("log", False)), grid=tuple(grid))
+    raise UserError(f"{name}: expected a list, a value or a {{low, high}} table, got {type(spec).__name__}")
+
+
+def load_space_file(path: str | Path) -> dict[str, dict[str, Dim]]:
+    """Read a TOML (.toml) or YAML (.yaml/.yml) file: one table per family, one entry per
+    key to override. Returns family -> key -> Dim."""
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"space file {str(p)!r} not found")
+    try:
+        text = p.read_text()
+        if p.suffix == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        elif p.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            raise UserError(f"space file {str(p)!r}: use a .toml, .yaml or .yml file")
+    except UserError:
+        raise
+    except Exception as e:  # tomllib.TOMLDecodeError, yaml.YAMLError, UnicodeError
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UserError(f"malformed space file {str(p)!r}: {first}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise UserError(f"malformed space file {str(p)!r}: expected one table per family")
+    try:
+        return {fam: {k: parse_dim(k, v) for k, v in table.items()} for fam, table in data.items()}
+    except UserError as e:
+        raise UserError(f"malformed space file {str(p)!r}: {e}") from None
+
+
+def build_spaces(families: list[str], io: IOSpec, space_file: str | None) -> dict[str, Space]:
+    overrides = load_space_file(space_file) if space_file else {}
+    extra = sorted(set(overrides) - set(families))
+    if extra:
+        raise UserError(f"space file names {', '.join(extra)}, not searched here ({', '.join(families)})")
+    return {f: default_space(f, io).with_overrides(overrides.get(f, {})) for f in families}

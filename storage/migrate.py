@@ -1,0 +1,96 @@
+"""Bring a database to the schema head with alembic, run from code (no alembic.ini).
+
+Opening a store must be fast, so `ensure_schema` first reads `alembic_version` with one
+query and only loads alembic when the database is empty or behind.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, inspect, text
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from search.errors import StorageError
+
+# The newest revision in migrations/versions (a test checks it against alembic).
+SCHEMA_HEAD = "0001"
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of a database error's own message (without SQLAlchemy's wrapping)."""
+    orig = getattr(exc, "orig", None)
+    msg = str(orig if orig is not None else exc).strip()
+    return msg.splitlines()[0] if msg else type(exc).__name__
+
+
+def current_version(conn: Connection) -> str | None:
+    """The database's alembic revision; None when it has none (empty database)."""
+    try:
+        rows = conn.execute(text("SELECT version_num FROM alembic_version")).all()
+    except DBAPIError:
+        conn.rollback()
+        return None
+    return rows[0][0] if rows else None
+
+
+def ensure_schema(engine: Engine, shown_url: str) -> None:
+    """Create or upgrade the schema to SCHEMA_HEAD; cheap when already there."""
+    with engine.connect() as conn:
+        if current_version(conn) == SCHEMA_HEAD:
+            return
+    try:
+        _upgrade(engine, shown_url)
+    except SQLAlchemyError as exc:
+        # Another process may have created the schema at the same time.
+        with engine.connect() as conn:
+            if current_version(conn) == SCHEMA_HEAD:
+                return
+        raise StorageError(
+            f"cannot create or upgrade the schema of '{shown_url}': {one_line(exc)}"
+        ) from exc
+
+
+def known_revisions() -> set[str]:
+    """Every revision id in migrations/versions."""
+    return {rev.revision for rev in _script().walk_revisions()}
+
+
+def _script():  # type: ignore[no-untyped-def]
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_config())
+
+
+def _config(conn: Connection | None = None):  # type: ignore[no-untyped-def]
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if conn is not None:
+        cfg.attributes["connection"] = conn
+    return cfg
+
+
+def _upgrade(engine: Engine, shown_url: str) -> None:
+    from alembic import command
+
+    with engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            # Take the write lock first, so two processes do not both create tables.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # Not current_version: a failed query would end the locking transaction.
+        version = (
+            current_version(conn) if inspect(conn).has_table("alembic_version") else None
+        )
+        if version == SCHEMA_HEAD:
+            conn.commit()
+            return
+        if version is not None and version not in known_revisions():
+            conn.rollback()
+            raise StorageError(
+                f"the database '{shown_url}' has schema version {version!r}, newer than "
+                f"this program knows (up to {SCHEMA_HEAD!r}); upgrade shape-search"
+            )
+        command.upgrade(_config(conn), "head")
+        conn.commit()

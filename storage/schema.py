@@ -1,0 +1,163 @@
+"""The database schema (SQLAlchemy 2 declarative models).
+
+Only `storage/` imports this module; the rest of the app sees the dataclasses of
+`storage.records`. Changing a table here needs a new migration in
+`storage/migrations/versions/` (the test suite checks that the two agree).
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+TRIAL_STATUSES: tuple[str, ...] = (
+    "running", "complete", "failed", "diverged", "interrupted", "rejected",
+)
+DIRECTIONS: tuple[str, ...] = ("maximize", "minimize")
+# Key dimensions copied from a trial's config into their own columns (for quick SQL).
+DIM_COLUMNS: tuple[str, ...] = ("d_z", "d_h", "L")
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend (SQLite stores naive UTC)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        value = value.astimezone(timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: UTCDateTime}
+
+
+class Study(Base):
+    __tablename__ = "studies"
+    __table_args__ = (CheckConstraint(_in("direction", DIRECTIONS), name="direction"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    task: Mapped[str] = mapped_column(String(255))
+    families: Mapped[list[Any]] = mapped_column(JSON)
+    metric: Mapped[str] = mapped_column(String(128))
+    direction: Mapped[str] = mapped_column(String(16))
+    budget: Mapped[int] = mapped_column(BigInteger)
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Trial(Base):
+    __tablename__ = "trials"
+    __table_args__ = (
+        UniqueConstraint("study_id", "number"),
+        CheckConstraint(_in("status", TRIAL_STATUSES), name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    study_id: Mapped[int] = mapped_column(
+        ForeignKey("studies.id", ondelete="CASCADE"), index=True
+    )
+    number: Mapped[int] = mapped_column(Integer)
+    family: Mapped[str] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(16))
+    params: Mapped[int] = mapped_column(BigInteger)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    d_z: Mapped[int | None] = mapped_column(Integer)
+    d_h: Mapped[int | None] = mapped_column(Integer)
+    L: Mapped[int | None] = mapped_column(Integer)
+    objective: Mapped[float | None] = mapped_column(Float)
+    seeds: Mapped[list[Any]] = mapped_column(JSON)
+    optuna: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    note: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    traceback: Mapped[str | None] = mapped_column(Text)
+    device: Mapped[str | None] = mapped_column(String(64))
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    duration_s: Mapped[float | None] = mapped_column(Float)
+
+
+class TrialMetric(Base):
+    """One aggregated metric of a finished trial (mean, sample std, number of runs)."""
+
+    __tablename__ = "trial_metrics"
+    __table_args__ = (UniqueConstraint("trial_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    trial_id: Mapped[int] = mapped_column(ForeignKey("trials.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(128))
+    mean: Mapped[float | None] = mapped_column(Float)
+    std: Mapped[float | None] = mapped_column(Float)
+    n: Mapped[int] = mapped_column(Integer)
+
+
+class Run(Base):
+    """One seed of one trial."""
+
+    __tablename__ = "runs"
+    __table_args__ = (UniqueConstraint("trial_id", "repeat"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    trial_id: Mapped[int] = mapped_column(ForeignKey("trials.id", ondelete="CASCADE"))
+    repeat: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16))
+    best_epoch: Mapped[int | None] = mapped_column(Integer)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    duration_s: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class Epoch(Base):
+    """Validation metrics after one epoch of one run."""
+
+    __tablename__ = "epochs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    epoch: Mapped[int] = mapped_column(Integer)
+    train_loss: Mapped[float | None] = mapped_column(Float)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    elapsed_s: Mapped[float | None] = mapped_column(Float)

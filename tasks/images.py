@@ -1,0 +1,248 @@
+"""Image tasks of Chen et al. (denoising, super-resolution, generative classification).
+
+An `ImageTask` turns clean images x in [0, 1] into (input, target) pairs:
+  denoise: input clamp(x + noise * N(0, 1), 0, 1), target x           (noise = 0.25)
+  sr:      input bicubic-downsampled x (factor 2, antialiased), target x
+  genclass: input x, target the fixed prototype image of x's class (the first training
+           image of that class in file order); `accuracy` = nearest prototype by MSE.
+Inputs and targets are flattened. `ImageData` holds a data set on the device (uint8 or
+float images, the whole set as tensors) and builds batches by index with tensor ops.
+
+Noise: training noise is drawn fresh for every batch from the run's generator (data
+augmentation: each epoch sees new noisy versions). Evaluation noise is fixed: it is drawn
+on the CPU from generators seeded by (split, chunk of EVAL_CHUNK images), so every epoch,
+every trial and every device sees the same noisy validation and test inputs.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar, Iterator
+
+import torch
+import torch.nn.functional as F
+
+from search.errors import UserError
+from tasks.base import IOSpec, Task
+from tasks.datasets.splits import ImageSplits
+from tasks.metrics import psnr, ssim
+
+EVAL_CHUNK = 1024  # images per fixed-noise chunk; eval batches are multiples of it
+EVAL_BATCH = 4096
+EVAL_NOISE_SEED = {"val": 1, "test": 2}
+
+
+def as_float(x: torch.Tensor) -> torch.Tensor:
+    """uint8 0..255 -> float32 [0, 1]; float images pass through as float32."""
+    return x.float().div_(255.0) if x.dtype == torch.uint8 else x.float()
+
+
+def eval_noise(split: str, start: int, stop: int, shape: tuple[int, ...]) -> torch.Tensor:
+    """The fixed N(0, 1) noise of images start..stop of an evaluation split (CPU).
+
+    `start` must be a multiple of EVAL_CHUNK; chunk k of split s uses seed (s << 32) + k.
+    """
+    assert start % EVAL_CHUNK == 0
+    parts = []
+    for k in range(start // EVAL_CHUNK, (stop + EVAL_CHUNK - 1) // EVAL_CHUNK):
+        g = torch.Generator().manual_seed((EVAL_NOISE_SEED[split] << 32) + k)
+        n = min(EVAL_CHUNK, stop - k * EVAL_CHUNK)
+        parts.append(torch.randn((n, *shape), generator=g))
+    return torch.cat(parts)
+
+
+class ImageData:
+    """One image data set on a device; the `TaskData` the trainer uses.
+
+    Trainer interface: `n_train`, `train_batch(idx, generator) -> (inputs, targets)`,
+    `evaluate(predict, split) -> {metric: value}`.
+    """
+
+    def __init__(self, task: "ImageTask", splits: ImageSplits, device: torch.device) -> None:
+        self.task = task
+        self.device = torch.device(device)
+        to = lambda t: t.to(self.device)  # noqa: E731
+        self.x = {"train": to(splits.train_x), "val": to(splits.val_x), "test": to(splits.test_x)}
+        self.y = {"train": to(splits.train_y), "val": to(splits.val_y), "test": to(splits.test_y)}
+        self.num_classes = splits.num_classes
+        self.prototypes = task.prototypes(self.x["train"], self.y["train"], splits.num_classes)
+
+    @property
+    def n_train(self) -> int:
+        return len(self.x["train"])
+
+    def size(self, split: str) -> int:
+        return len(self.x[split])
+
+    def train_batch(self, idx: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """Inputs and targets of training images `idx` (fresh noise from `generator`)."""
+        x = as_float(self.x["train"][idx])
+        noise = None
+        if self.task.uses_noise:
+            noise = torch.randn(x.shape, generator=generator, device=self.device, dtype=x.dtype)
+        return self.task.inputs(x, noise), self.task.targets(x, self.y["train"][idx], self.prototypes)
+
+    def eval_batches(
+        self, split: str, batch_size: int = EVAL_BATCH
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """(inputs, targets, labels) of a val/test split in order, with the fixed noise."""
+        batch_size = max(EVAL_CHUNK, batch_size - batch_size % EVAL_CHUNK)
+        xs, ys = self.x[split], self.y[split]
+        for start in range(0, len(xs), batch_size):
+            stop = min(start + batch_size, len(xs))
+            x, y = as_float(xs[start:stop]), ys[start:stop]
+            noise = None
+            if self.task.uses_noise:
+                noise = eval_noise(split, start, stop, tuple(x.shape[1:])).to(self.device)
+            yield self.task.inputs(x, noise), self.task.targets(x, y, self.prototypes), y
+
+    def evaluate(
+        self, predict: Callable[[torch.Tensor], torch.Tensor], split: str, batch_size: int = EVAL_BATCH
+    ) -> dict[str, float]:
+        """Mean per-image metrics of `predict` on a split (call under inference mode)."""
+        shape = self.task.io().image_shape
+        sums: dict[str, torch.Tensor] = {}
+        n = 0
+        for inputs, targets, labels in self.eval_batches(split, batch_size):
+            pred = predict(inputs)
+            for name, values in self.task.batch_metrics(pred, targets, labels, self.prototypes, shape).items():
+                total = values.double().sum()
+                sums[name] = sums[name] + total if name in sums else total
+            n += len(inputs)
+        names = list(sums)
+        values = torch.stack([sums[k] for k in names]).div(n).tolist()  # one sync
+        return dict(zip(names, values))
+
+
+class ImageTask(Task):
+    """A task over one image data set. Subclasses set the data set and the task kind."""
+
+    metric = "psnr"
+    direction = "maximize"
+    metrics: ClassVar[tuple[str, ...]] = ("psnr", "ssim")
+    image_shape: ClassVar[tuple[int, int, int]]  # (C, H, W) of the clean images
+    uses_noise: ClassVar[bool] = False
+    # Options this class adds (name -> default); a task takes those of all its bases.
+    own_options: ClassVar[dict[str, Any]] = {"split_seed": 0}
+
+    def __init__(self, **options: Any) -> None:
+        defaults = self.option_defaults()
+        unknown = sorted(set(options) - set(defaults))
+        if unknown:
+            known = ", ".join(sorted(defaults)) or "none"
+            raise UserError(f"unknown option {unknown[0]!r} for task {self.name}; known: {known}")
+        super().__init__(**{**defaults, **options})
+        self._check_options()
+
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        """Every option of the task with its default (merged over the class hierarchy)."""
+        out: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            out.update(klass.__dict__.get("own_options", {}))
+        return out
+
+    def _check_options(self) -> None:
+        seed = self.options["split_seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise UserError(f"split_seed must be a non-negative integer, got {seed!r}")
+
+    # -- the task kind --------------------------------------------------------------
+    def input_shape(self) -> tuple[int, int, int]:
+        return self.image_shape
+
+    def io(self) -> IOSpec:
+        c, h, w = self.image_shape
+        ic, ih, iw = self.input_shape()
+        return IOSpec(ic * ih * iw, c * h * w, "image", (c, h, w), (ic, ih, iw))
+
+    def inputs(self, x: torch.Tensor, noise: torch.Tensor | None) -> torch.Tensor:
+        """(B, C, H, W) clean images in [0, 1] -> (B, d_in) model inputs."""
+        return x.flatten(1)
+
+    def targets(self, x: torch.Tensor, y: torch.Tensor, prototypes: torch.Tensor | None) -> torch.Tensor:
+        """(B, d_out) regression targets."""
+        return x.flatten(1)
+
+    def prototypes(self, train_x: torch.Tensor, train_y: torch.Tensor, num_classes: int) -> torch.Tensor | None:
+        return None
+
+    def batch_metrics(
+        self, pred: torch.Tensor, targets: torch.Tensor, labels: torch.Tensor,
+        prototypes: torch.Tensor | None, shape: tuple[int, int, int],
+    ) -> dict[str, torch.Tensor]:
+        """Per-image metric values (B,) of one evaluation batch."""
+        p, t = pred.view(-1, *shape), targets.view(-1, *shape)
+        return {"psnr": psnr(p, t), "ssim": ssim(p, t)}
+
+    # -- data ---------------------------------------------------------------------------
+    def load_splits(self, data_dir: str | None) -> ImageSplits:
+        raise NotImplementedError
+
+    def load(self, data_dir: str | None, device: Any) -> ImageData:
+        return ImageData(self, self.load_splits(data_dir), torch.device(device))
+
+
+class DenoiseTask(ImageTask):
+    """Input clamp(x + noise * N(0, 1), 0, 1); option `noise` (std, default 0.25)."""
+
+    uses_noise = True
+    own_options = {"noise": 0.25}
+
+    def _check_options(self) -> None:
+        super()._check_options()
+        noise = self.options["noise"]
+        if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise < float("inf"):
+            raise UserError(f"noise must be a non-negative number, got {noise!r}")
+
+    def inputs(self, x: torch.Tensor, noise: torch.Tensor | None) -> torch.Tensor:
+        return (x + float(self.options["noise"]) * noise).clamp_(0.0, 1.0).flatten(1)
+
+
+def downsample(x: torch.Tensor, factor: int = 2) -> torch.Tensor:
+    """Bicubic, antialiased downsampling by `factor`, clamped to [0, 1]: (B,C,H,W) -> (B,C,H/f,W/f)."""
+    h, w = x.shape[-2:]
+    y = F.interpolate(x, size=(h // factor, w // factor), mode="bicubic", antialias=True, align_corners=False)
+    return y.clamp_(0.0, 1.0)
+
+
+class SuperResolutionTask(ImageTask):
+    """Input the bicubic 2x-downsampled image (flattened), target the full image."""
+
+    factor: ClassVar[int] = 2
+
+    def input_shape(self) -> tuple[int, int, int]:
+        c, h, w = self.image_shape
+        return (c, h // self.factor, w // self.factor)
+
+    def inputs(self, x: torch.Tensor, noise: torch.Tensor | None) -> torch.Tensor:
+        return downsample(x, self.factor).flatten(1)
+
+
+class GenClassTask(ImageTask):
+    """Target the prototype of the input's class; also reports nearest-prototype accuracy."""
+
+    metrics = ("psnr", "ssim", "accuracy")
+
+    def prototypes(self, train_x: torch.Tensor, train_y: torch.Tensor, num_classes: int) -> torch.Tensor:
+        """(K, d_out): the first training image (file order) of each class."""
+        classes = torch.arange(num_classes, device=train_y.device)
+        hits = train_y.unsqueeze(0) == classes.unsqueeze(1)  # (K, N)
+        if not bool(hits.any(1).all()):
+            missing = classes[~hits.any(1)].tolist()
+            raise UserError(f"{self.name}: no training image of class {missing[0]}")
+        first = hits.int().argmax(1)  # index of the first True per class
+        return as_float(train_x[first]).flatten(1)
+
+    def targets(self, x: torch.Tensor, y: torch.Tensor, prototypes: torch.Tensor | None) -> torch.Tensor:
+        return prototypes[y]
+
+    def batch_metrics(self, pred, targets, labels, prototypes, shape):
+        out = super().batch_metrics(pred, targets, labels, prototypes, shape)
+        out["accuracy"] = (nearest_prototype(pred, prototypes) == labels).float()
+        return out
+
+
+def nearest_prototype(pred: torch.Tensor, prototypes: torch.Tensor) -> torch.Tensor:
+    """(B,) index of the prototype with the smallest MSE to each prediction."""
+    p = pred.float()
+    d = p.pow(2).sum(1, keepdim=True) - 2 * p @ prototypes.t() + prototypes.pow(2).sum(1)
+    return d.argmin(1)

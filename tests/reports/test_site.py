@@ -1,0 +1,103 @@
+"""The static site: files, offline plotly, escaping, empty studies."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reports import write_site
+from reports.site import PLOTLY_JS, slugify, study_filename
+from tests.reports.frames import make_trials, study_record, trial, two_family_trials
+
+CDN_SCRIPT = re.compile(r"<script[^>]*src=[\"']?(https?:)?//", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    studies = [
+        (study_record("mnist-denoise-demo"), two_family_trials()),
+        (study_record("<b>x</b>", settings={"note": "<script>alert(1)</script>"}),
+         two_family_trials()),
+        (study_record("empty study"), make_trials([])),
+        (study_record("all failed"), make_trials([trial(0, "hourglass", 10, status="failed",
+                                                        error="boom <oops>")])),
+    ]
+    index = write_site(studies, out)
+    return out, index, studies
+
+
+def test_files_exist(site):
+    out, index, studies = site
+    assert index == out / "index.html" and index.is_file()
+    assert (out / PLOTLY_JS).is_file() and (out / PLOTLY_JS).stat().st_size > 1_000_000
+    pages = sorted(p.name for p in out.glob("study-*.html"))
+    assert len(pages) == len(studies)
+    assert "study-mnist-denoise-demo.html" in pages
+    text = index.read_text()
+    for rec, _ in studies:
+        assert f'href="{study_filename(rec.name)}"' in text
+
+
+def test_pages_use_local_plotly(site):
+    out, _, _ = site
+    page = (out / "study-mnist-denoise-demo.html").read_text()
+    assert f'<script src="{PLOTLY_JS}"' in page
+    assert "Plotly.newPlot" in page
+    for p in out.glob("*.html"):
+        assert not CDN_SCRIPT.search(p.read_text()), p.name
+
+
+def test_study_page_contents(site):
+    out, _, _ = site
+    page = (out / "study-mnist-denoise-demo.html").read_text()
+    for text in ("mnist-denoise", "psnr", "maximize", "80M", "nsga2", "Pareto front",
+                 "Hypervolume", "CUDA out of memory", "loss is NaN at epoch 3",
+                 "over budget: 10M &gt; 80M?", "20 ± 0.1"):
+        assert text in page, text
+    index = (out / "index.html").read_text()
+    assert "26 ± 0.2" in index  # best metric
+
+
+def test_html_escaping(site):
+    out, index, _ = site
+    page = (out / study_filename("<b>x</b>")).read_text()
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    assert "<script>alert(1)</script>" not in page
+    assert "<b>x</b>" not in index.read_text()
+    failed = (out / study_filename("all failed")).read_text()
+    assert "boom &lt;oops&gt;" in failed
+
+
+def test_empty_study_page(site):
+    out, _, _ = site
+    page = (out / study_filename("empty study")).read_text()
+    assert "no complete trials" in page
+    assert "Plotly.newPlot" not in page
+    failed = (out / study_filename("all failed")).read_text()
+    assert "no complete trials" in failed
+
+
+def test_plotly_js_written_once(tmp_path):
+    studies = [(study_record("a"), two_family_trials())]
+    write_site(studies, tmp_path)
+    js = tmp_path / PLOTLY_JS
+    before = js.stat().st_mtime_ns
+    write_site(studies, tmp_path)
+    assert js.stat().st_mtime_ns == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", PLOTLY_JS, "study-a.html"]
+
+
+def test_slugs_are_safe_and_distinct():
+    assert slugify("mnist-denoise_1.2") == "mnist-denoise_1.2"
+    names = ["My Study", "my study", "../etc/passwd", "<b>x</b>", "", "ünï", "a" * 300]
+    slugs = [slugify(n) for n in names]
+    assert len(set(slugs)) == len(slugs)
+    for s in slugs:
+        assert re.fullmatch(r"[a-z0-9._-]+", s) and not s.startswith(".") and len(s) <= 70
+
+
+def test_duplicate_study_names_get_distinct_pages(tmp_path):
+    studies = [(study_record("a"), make_trials([])), (study_record("a"), make_trials([]))]
+    write_site(studies, tmp_path)
+    assert sorted(p.name for p in tmp_path.glob("study-*.html")) == ["study-a-2.html", "study-a.html"]

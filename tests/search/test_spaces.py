@@ -1,0 +1,120 @@
+import math
+
+import numpy as np
+import optuna
+import pytest
+
+from models import get_family
+from search.errors import UserError
+from search.optuna_draw import TrialDraw
+from search.spaces import (Infeasible, build_spaces, check_config, default_space, grid_configs, load_space_file,
+                           min_params, suggest_config)
+from tasks.base import IOSpec
+
+MNIST = IOSpec(784, 784)
+DIGITS = IOSpec(64, 64)
+
+
+def draw_many(family, io, budget, n=200, seed=0, space=None):
+    space = space or default_space(family, io)
+    fam = get_family(family)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed))
+    out = []
+    for _ in range(n):
+        t = study.ask()
+        out.append(suggest_config(space, io, budget, lambda c: fam.count_params(c, io), TrialDraw(t, family)))
+        study.tell(t, 0.0)
+    return out
+
+
+@pytest.mark.parametrize("family", ["hourglass", "conventional"])
+@pytest.mark.parametrize("io,budget", [(MNIST, 3_000_000), (MNIST, 80_000_000), (DIGITS, 100_000)])
+def test_never_over_budget_and_always_in_shape(family, io, budget):
+    fam = get_family(family)
+    configs = draw_many(family, io, budget)
+    assert not any(isinstance(c, Infeasible) for c in configs)
+    for c in configs:
+        assert fam.count_params(c, io) <= budget
+        assert fam.shape_violation(c, io) is None
+
+
+@pytest.mark.parametrize("family", ["hourglass", "conventional"])
+def test_accepted_models_spread_over_the_range(family):
+    """Not piled up at the budget: the counts cover the range between the smallest model
+    and the budget on a log scale (every third of the log range gets a share)."""
+    io, budget = MNIST, 80_000_000
+    fam = get_family(family)
+    counts = np.array([fam.count_params(c, io) for c in draw_many(family, io, budget, n=300)])
+    lo = min_params(default_space(family, io), io, lambda c: fam.count_params(c, io))
+    edges = np.exp(np.linspace(math.log(lo), math.log(budget), 4))
+    shares = np.histogram(counts, bins=edges)[0] / len(counts)
+    assert (shares > 0.1).all(), shares
+    assert (counts > 0.9 * budget).mean() < 0.2
+
+
+def test_paper_ranges_and_scaling():
+    s = default_space("hourglass", MNIST)
+    assert (s.dim("d_z").low, s.dim("d_z").high) == (785, 4500)
+    assert (s.dim("d_h").low, s.dim("d_h").high) == (4, 2500)
+    assert (s.dim("L").low, s.dim("L").high) == (1, 40)
+    assert s.dim("lr").choices == (1e-4, 5e-4, 1e-3, 5e-3)
+    d = default_space("hourglass", DIGITS)
+    assert d.dim("d_z").low == 65 and d.dim("d_z").high == round(4500 * 64 / 784)
+
+
+def test_min_params_is_the_smallest_model():
+    fam = get_family("hourglass")
+    smallest = min_params(default_space("hourglass", MNIST), MNIST, lambda c: fam.count_params(c, MNIST))
+    assert smallest == fam.count_params({"d_z": 785, "d_h": 4, "L": 1}, MNIST)
+
+
+def test_infeasible_choice_is_reported():
+    fam = get_family("hourglass")
+    space = default_space("hourglass", DIGITS).with_overrides(load_space_file_from({"L": [40]}))
+    small = fam.count_params({"d_z": 65, "d_h": 4, "L": 1}, DIGITS)
+    configs = draw_many("hourglass", DIGITS, small + 10, n=3, space=space)
+    assert all(isinstance(c, Infeasible) and "budget" in c.reason for c in configs)
+
+
+def load_space_file_from(table):
+    from search.spaces import parse_dim
+
+    return {k: parse_dim(k, v) for k, v in table.items()}
+
+
+def test_space_file_toml_and_yaml(tmp_path):
+    (tmp_path / "s.toml").write_text('[hourglass]\nd_z = {low = 100, high = 200, log = true}\nd_h = [8, 16]\n')
+    (tmp_path / "s.yaml").write_text("hourglass:\n  L: {low: 1, high: 3}\n  lr: 0.001\n")
+    spaces = build_spaces(["hourglass"], DIGITS, str(tmp_path / "s.toml"))
+    assert spaces["hourglass"].dim("d_z").high == 200 and spaces["hourglass"].dim("d_h").choices == (8, 16)
+    spaces = build_spaces(["hourglass"], DIGITS, str(tmp_path / "s.yaml"))
+    assert spaces["hourglass"].dim("L").high == 3 and spaces["hourglass"].dim("lr").choices == (0.001,)
+
+
+@pytest.mark.parametrize("text,match", [
+    ("[hourglass\nd_z = 3", "malformed"),
+    ("[hourglass]\nwidth = [1]", "no key width"),
+    ("[hourglass]\nd_z = {low = 300, high = 100}", "low <= high"),
+    ("[hourglass]\nd_z = {high = 100}", "needs low and high"),
+    ("[resnet]\nd_z = [1]", "not searched"),
+    ("d_z = 3", "one table per family"),
+])
+def test_malformed_space_files(tmp_path, text, match):
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    with pytest.raises(UserError, match=match):
+        build_spaces(["hourglass"], DIGITS, str(p))
+
+
+def test_missing_space_file():
+    with pytest.raises(UserError, match="not found"):
+        load_space_file("/nonexistent/space.toml")
+
+
+def test_grid_covers_product_and_constraints():
+    space = default_space("hourglass", DIGITS).with_overrides(load_space_file_from(
+        {"d_z": {"low": 65, "high": 200, "grid": [65, 100, 200]}, "d_h": [8, 100], "L": [1, 2]}))
+    points = list(grid_configs(space, seed=0))
+    assert len(points) == 3 * 2 * 2 * 4
+    bad = [p for p in points if check_config(space, DIGITS, p)]
+    assert all(p["d_h"] >= p["d_z"] for p in bad) and len(bad) == 2 * 2 * 4  # d_z in {65, 100} with d_h=100, x L x lr
