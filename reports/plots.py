@@ -552,9 +552,9 @@ def best_trial(df: pd.DataFrame, metric: str, direction: str) -> dict[str, Any] 
 def _reason(row: pd.Series) -> str:
     parts = []
     for col in ("note", "error"):
-        v = row.get(col)
-        if v is not None and not (isinstance(v, float) and math.isnan(v)) and str(v).strip():
-            parts.append(str(v).strip())
+        text = format_value(row.get(col)).strip()
+        if text:
+            parts.append(text)
     return " — ".join(parts)
 
 

@@ -59,12 +59,12 @@ def cmd_run(a: argparse.Namespace) -> int:
 
     spaces = tuple(s.strip() for s in a.space.split(",") if s.strip())
     if a.smoke:
-        a.trials = a.trials or 2
-        a.epochs = a.epochs or 1
-        a.max_train_samples = a.max_train_samples or 512
+        a.trials = 2 if a.trials is None else a.trials
+        a.epochs = 1 if a.epochs is None else a.epochs
+        a.max_train_samples = 512 if a.max_train_samples is None else a.max_train_samples
     spec = RunSpec(
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(a.budget),
-        trials=a.trials or 20, repeats=a.repeats, sampler=a.sampler, study=a.study, storage=a.storage,
+        trials=20 if a.trials is None else a.trials, repeats=a.repeats, sampler=a.sampler, study=a.study, storage=a.storage,
         data_dir=a.data_dir, seed=a.seed, executor=a.executor, space_file=a.space_file,
         train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, device=a.device,
                             max_train_samples=a.max_train_samples),
@@ -100,7 +100,7 @@ def _study_page(name: str) -> str:
 def _print_pareto(df, metric: str, direction: str) -> None:
     from reports.plots import pareto_table
 
-    table = pareto_table(df, metric, direction)
+    table = pareto_table(df, metric, direction, formatted=True)
     if table.empty:
         print("no complete trials yet, so no Pareto front")
         return
@@ -176,9 +176,10 @@ def cmd_trials(a: argparse.Namespace) -> int:
             raise UserError(f"study {a.study!r} has no family {a.family!r}; it has {', '.join(study.families)}")
         df = df[df["family"] == a.family]
     if a.pareto:
-        from reports.plots import front_members
+        from reports.plots import front_data
 
-        df = df[front_members(df, study.metric, study.direction)]
+        fronts = front_data(df, study.metric, study.direction)
+        df = df[df["number"].isin({int(n) for f in fronts.families for n in f.front_numbers})]
     metrics = _metric_names(df)
     if a.format == "json":
         print(json.dumps(trials_records(df, metrics), indent=2, default=str))

@@ -6,9 +6,12 @@
 """
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from storage.store import Store, default_url
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def load_trials(study: str, url: str | None = None) -> pd.DataFrame:

@@ -1,16 +1,23 @@
 """Bring a database to the schema head with alembic, run from code (no alembic.ini).
 
 Opening a store must be fast, so `ensure_schema` first reads `alembic_version` with one
-query and only loads alembic when the database is empty or behind.
+query and only loads alembic when the database is empty or behind. To change the
+schema: edit storage/schema.py, add migrations/versions/NNNN_*.py (see alembic.ini for
+the autogenerate command) and set SCHEMA_HEAD to its revision id.
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, inspect, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from search.errors import StorageError
+
+if TYPE_CHECKING:  # alembic is imported only when the schema must change
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 # The newest revision in migrations/versions (a test checks it against alembic).
 SCHEMA_HEAD = "0001"
@@ -56,13 +63,14 @@ def known_revisions() -> set[str]:
     return {rev.revision for rev in _script().walk_revisions()}
 
 
-def _script():  # type: ignore[no-untyped-def]
+def _script() -> ScriptDirectory:
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(_config())
 
 
-def _config(conn: Connection | None = None):  # type: ignore[no-untyped-def]
+def _config(conn: Connection | None = None) -> Config:
+    """An alembic config built in code, running migrations on `conn` when given."""
     from alembic.config import Config
 
     cfg = Config()

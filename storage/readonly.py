@@ -32,11 +32,13 @@ _READ_PRAGMAS = _PRAGMAS_WITH_ARG | {
     "pragma_list", "module_list", "data_version", "synchronous", "auto_vacuum",
 }
 _DOLLAR_TAG = re.compile(r"\$([A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$")
+_LITERAL = "\x00"
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]")
 
 
 def _code_only(sql: str, dialect: str) -> str:
-    """`sql` with every literal, quoted identifier and comment blanked out (same length)."""
+    """`sql` of the same length with comments blanked to spaces and every literal or
+    quoted identifier to _LITERAL (not whitespace, so `rstrip` keeps it)."""
     out: list[str] = []
     i, n = 0, len(sql)
     pg = dialect == "postgresql"
@@ -46,48 +48,48 @@ def _code_only(sql: str, dialect: str) -> str:
         if sql.startswith("--", i):
             j = sql.find("\n", i)
             i = n if j < 0 else j
+            out.append(" " * (i - start))
         elif sql.startswith("/*", i):
             j = sql.find("*/", i + 2)
             if j < 0:
                 raise StorageError("unterminated /* comment in the query")
             i = j + 2
+            out.append(" " * (i - start))
         elif c in "'\"`" or (c == "[" and not pg):
-            close = "]" if c == "[" else c
-            # PostgreSQL E'...' strings treat a backslash as an escape.
-            escapes = (
-                pg and c == "'" and prev in "eE"
-                and (i < 2 or not _IDENT_CHAR.match(sql[i - 2]))
-            )
-            j = i + 1
-            while True:
-                if j >= n:
-                    raise StorageError("unterminated quoted text in the query")
-                if escapes and sql[j] == "\\":
-                    j += 2
-                elif sql[j] == close:
-                    if close != "]" and sql.startswith(close * 2, j):
-                        j += 2  # doubled quote: an escaped quote
-                    else:
-                        break
-                else:
-                    j += 1
-            i = j + 1
-        elif pg and c == "$" and not (prev and _IDENT_CHAR.match(prev)):
-            m = _DOLLAR_TAG.match(sql, i)
-            if m is None:
-                out.append(c)
-                i += 1
-                continue
-            j = sql.find(m.group(0), m.end())
+            i = _end_of_quoted(sql, i, escapes=pg and c == "'" and _is_e_prefix(sql, i))
+            out.append(_LITERAL * (i - start))
+        elif pg and c == "$" and not _IDENT_CHAR.match(prev) and (m := _DOLLAR_TAG.match(sql, i)):
+            tag = m.group(0)
+            j = sql.find(tag, i + len(tag))
             if j < 0:
                 raise StorageError("unterminated $-quoted text in the query")
-            i = j + len(m.group(0))
+            i = j + len(tag)
+            out.append(_LITERAL * (i - start))
         else:
             out.append(c)
             i += 1
-            continue
-        out.append(" " * (i - start))
     return "".join(out)
+
+
+def _is_e_prefix(sql: str, i: int) -> bool:
+    """Whether the quote at `i` opens a PostgreSQL E'...' string (backslash escapes)."""
+    return i >= 1 and sql[i - 1] in "eE" and (i < 2 or not _IDENT_CHAR.match(sql[i - 2]))
+
+
+def _end_of_quoted(sql: str, i: int, *, escapes: bool) -> int:
+    """The index just past the quoted text opening at `i` ('', "", ``, [])."""
+    close = "]" if sql[i] == "[" else sql[i]
+    j = i + 1
+    while j < len(sql):
+        if escapes and sql[j] == "\\":
+            j += 2
+        elif sql[j] != close:
+            j += 1
+        elif close != "]" and sql.startswith(close * 2, j):
+            j += 2  # a doubled quote is an escaped quote
+        else:
+            return j + 1
+    raise StorageError("unterminated quoted text in the query")
 
 
 def check_readonly(sql: str, dialect: str) -> str:
@@ -115,7 +117,8 @@ def check_readonly(sql: str, dialect: str) -> str:
 
 def _check_pragma(body: str) -> None:
     m = re.fullmatch(
-        r"\s*PRAGMA\s+(?:\w+\s*\.\s*)?(\w+)\s*(\(\s*[\w.]*\s*\))?\s*", body, re.IGNORECASE
+        r"\s*PRAGMA\s+(?:\w+\s*\.\s*)?(\w+)\s*(\(\s*[\w.\x00]*\s*\))?\s*", body,
+        re.IGNORECASE,
     )
     if m is None or "=" in body:
         raise StorageError(REFUSED)

@@ -33,6 +33,9 @@ DIRECTIONS: tuple[str, ...] = ("maximize", "minimize")
 # Key dimensions copied from a trial's config into their own columns (for quick SQL).
 DIM_COLUMNS: tuple[str, ...] = ("d_z", "d_h", "L")
 
+# JSON whose Python None is SQL NULL (not the JSON text 'null').
+JSONData = JSON(none_as_null=True)
+
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -70,7 +73,7 @@ def _in(column: str, values: tuple[str, ...]) -> str:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: UTCDateTime}
+    type_annotation_map = {datetime: UTCDateTime}
 
 
 class Study(Base):
@@ -80,11 +83,11 @@ class Study(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(255), unique=True)
     task: Mapped[str] = mapped_column(String(255))
-    families: Mapped[list[Any]] = mapped_column(JSON)
+    families: Mapped[list[Any]] = mapped_column(JSONData)
     metric: Mapped[str] = mapped_column(String(128))
     direction: Mapped[str] = mapped_column(String(16))
     budget: Mapped[int] = mapped_column(BigInteger)
-    settings: Mapped[dict[str, Any]] = mapped_column(JSON)
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONData)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
@@ -103,13 +106,13 @@ class Trial(Base):
     family: Mapped[str] = mapped_column(String(128))
     status: Mapped[str] = mapped_column(String(16))
     params: Mapped[int] = mapped_column(BigInteger)
-    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    config: Mapped[dict[str, Any]] = mapped_column(JSONData)
     d_z: Mapped[int | None] = mapped_column(Integer)
     d_h: Mapped[int | None] = mapped_column(Integer)
     L: Mapped[int | None] = mapped_column(Integer)
     objective: Mapped[float | None] = mapped_column(Float)
-    seeds: Mapped[list[Any]] = mapped_column(JSON)
-    optuna: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    seeds: Mapped[list[Any]] = mapped_column(JSONData)
+    optuna: Mapped[dict[str, Any] | None] = mapped_column(JSONData)
     note: Mapped[str | None] = mapped_column(Text)
     error: Mapped[str | None] = mapped_column(Text)
     traceback: Mapped[str | None] = mapped_column(Text)
@@ -145,7 +148,7 @@ class Run(Base):
     seed: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(16))
     best_epoch: Mapped[int | None] = mapped_column(Integer)
-    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSONData)
     duration_s: Mapped[float | None] = mapped_column(Float)
     error: Mapped[str | None] = mapped_column(Text)
 
@@ -159,5 +162,5 @@ class Epoch(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     epoch: Mapped[int] = mapped_column(Integer)
     train_loss: Mapped[float | None] = mapped_column(Float)
-    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSONData)
     elapsed_s: Mapped[float | None] = mapped_column(Float)

@@ -12,10 +12,8 @@ import random
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from sqlalchemy import Engine, create_engine, delete, event, func, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -23,13 +21,18 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from search.errors import StorageError
 from search.specs import TrialResult
-from storage import frames
+from storage.convert import (
+    Metric, dims, finite, jsonable, metric_tuple, now_utc, study_record, trial_record,
+)
 from storage.migrate import ensure_schema, one_line
 from storage.readonly import check_readonly
 from storage.records import StudyRecord, StudySummary, TrialRecord
 from storage.schema import (
     DIM_COLUMNS, DIRECTIONS, TRIAL_STATUSES, Epoch, Run, Study, Trial, TrialMetric,
 )
+
+if TYPE_CHECKING:  # pandas is imported only when a frame is asked for (CLI start-up)
+    import pandas as pd
 
 DEFAULT_URL = "sqlite:///search.db"
 INTERRUPTED_NOTE = "interrupted: the process running it stopped"
@@ -51,72 +54,6 @@ def normalize_url(url: str) -> str:
 
 class _Conflict(StorageError):
     """A unique or foreign-key constraint refused a write (callers may retry)."""
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def _float(x: Any) -> float | None:
-    """A finite float, or None (NaN and inf are stored as NULL)."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _json(obj: Any) -> Any:
-    """Plain JSON data: non-finite floats become None, tuples lists, numpy scalars Python."""
-    if isinstance(obj, dict):
-        return {str(k): _json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json(v) for v in obj]
-    if obj is None or isinstance(obj, (bool, int, str)):
-        return obj
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if hasattr(obj, "item"):  # numpy scalar
-        return _json(obj.item())
-    return str(obj)
-
-
-def _dims(config: dict[str, Any]) -> dict[str, int | None]:
-    """The key dimension columns (d_z, d_h, L) from a config, None when absent."""
-    out: dict[str, int | None] = {}
-    for key in DIM_COLUMNS:
-        v = config.get(key)
-        if hasattr(v, "item"):
-            v = v.item()
-        ok = isinstance(v, int) and not isinstance(v, bool)
-        ok = ok or (isinstance(v, float) and v.is_integer())
-        out[key] = int(v) if ok else None  # type: ignore[arg-type]
-    return out
-
-
-def _metric(mean: float | None, std: float | None, n: int) -> tuple[float, float | None, int]:
-    """A stored metric row as (mean, std|None, n); NULL means NaN, std is None for n <= 1."""
-    return (
-        math.nan if mean is None else mean,
-        None if n <= 1 else (math.nan if std is None else std),
-        n,
-    )
-
-
-def _study_record(s: Study) -> StudyRecord:
-    return StudyRecord(
-        name=s.name, task=s.task, families=list(s.families), metric=s.metric,
-        direction=s.direction, budget=int(s.budget), settings=dict(s.settings or {}),
-        created_at=s.created_at,
-    )
-
-
-def _trial_record(t: Trial, metrics: dict[str, tuple[float, float | None, int]]) -> TrialRecord:
-    return TrialRecord(
-        number=t.number, family=t.family, config=dict(t.config), params=int(t.params),
-        status=t.status, seeds=list(t.seeds), metrics=metrics, optuna=t.optuna,
-        note=t.note, error=t.error, traceback=t.traceback, device=t.device,
-        started_at=t.started_at, finished_at=t.finished_at, duration_s=t.duration_s,
-    )
 
 
 def _sqlite_on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -148,7 +85,12 @@ class Store:
             ensure_schema(self._engine, self._shown)
         except StorageError:
             raise
-        except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
+        except ImportError as exc:
+            raise StorageError(
+                f"cannot open storage '{self._shown}': "
+                f"its database driver is not installed ({exc})"
+            ) from exc
+        except (SQLAlchemyError, ValueError, OSError) as exc:
             raise StorageError(f"cannot open storage '{self._shown}': {one_line(exc)}") from exc
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
 
@@ -214,7 +156,9 @@ class Store:
         """
         families = list(dict.fromkeys(families))
         if direction not in DIRECTIONS:
-            raise StorageError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+            raise StorageError(
+                f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}"
+            )
         for attempt in range(3):
             try:
                 with self._session() as s:
@@ -223,13 +167,13 @@ class Store:
                         study = Study(
                             name=name, task=task, families=families, metric=metric,
                             direction=direction, budget=int(budget),
-                            settings=_json(settings or {}), created_at=_now(),
+                            settings=jsonable(settings or {}), created_at=now_utc(),
                         )
                         s.add(study)
                     else:
                         self._merge_study(study, task, families, metric, direction, int(budget))
                     s.flush()
-                    return _study_record(study)
+                    return study_record(study)
             except _Conflict:  # created by another process meanwhile: load it
                 if attempt == 2:
                     raise
@@ -252,7 +196,7 @@ class Store:
         if budget != study.budget:
             settings = dict(study.settings or {})
             history = list(settings.get("budget_history", []))
-            history.append({"budget": int(study.budget), "until": _now().isoformat()})
+            history.append({"budget": int(study.budget), "until": now_utc().isoformat()})
             settings["budget_history"] = history
             study.settings = settings
             study.budget = budget
@@ -260,7 +204,7 @@ class Store:
     def get_study(self, name: str) -> StudyRecord:
         """The study named `name` (StorageError listing the known names when missing)."""
         with self._session() as s:
-            return _study_record(self._study(s, name))
+            return study_record(self._study(s, name))
 
     def list_studies(self) -> list[StudySummary]:
         """Every study with trial counts by status and its best complete objective."""
@@ -328,20 +272,25 @@ class Store:
         duplicate and the insert is retried with a fresh number.
         """
         if status not in TRIAL_STATUSES:
-            raise StorageError(f"unknown trial status {status!r}; known: {', '.join(TRIAL_STATUSES)}")
-        now = _now()
+            raise StorageError(
+                f"unknown trial status {status!r}; known: {', '.join(TRIAL_STATUSES)}"
+            )
+        now = now_utc()
         values: dict[str, Any] = dict(
-            family=family, status=status, params=int(params), config=_json(config),
-            seeds=[int(x) for x in seeds], optuna=_json(optuna) if optuna is not None else None,
+            family=family, status=status, params=int(params), config=jsonable(config),
+            seeds=[int(x) for x in seeds],
+            optuna=jsonable(optuna) if optuna is not None else None,
             note=note, started_at=now if status == "running" else None,
-            finished_at=now if status == "rejected" else None, **_dims(config),
+            finished_at=now if status == "rejected" else None, **dims(config),
         )
         last: _Conflict | None = None
         for attempt in range(_NUMBER_ATTEMPTS):
             try:
                 with self._session() as s:
                     study_id = self._study(s, study).id
-                    top = s.scalar(select(func.max(Trial.number)).where(Trial.study_id == study_id))
+                    top = s.scalar(
+                        select(func.max(Trial.number)).where(Trial.study_id == study_id)
+                    )
                     number = 0 if top is None else top + 1
                     s.add(Trial(study_id=study_id, number=number, **values))
                     s.flush()
@@ -350,7 +299,8 @@ class Store:
                 last = exc
                 time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
         raise StorageError(
-            f"could not number a new trial of study {study!r} after {_NUMBER_ATTEMPTS} tries: {last}"
+            f"could not number a new trial of study {study!r} "
+            f"after {_NUMBER_ATTEMPTS} tries: {last}"
         )
 
     def add_rejected(
@@ -374,6 +324,8 @@ class Store:
 
         Calling it again for the same trial replaces what the first call stored.
         """
+        if result.status not in TRIAL_STATUSES:
+            raise StorageError(f"unknown trial status {result.status!r}")
         aggregate = result.aggregate()
         with self._session() as s:
             st = self._study(s, study)
@@ -386,19 +338,19 @@ class Store:
             trial.error = result.error
             trial.traceback = result.traceback
             trial.device = result.device
-            trial.duration_s = _float(result.duration_s)
-            trial.finished_at = _now()
+            trial.duration_s = finite(result.duration_s)
+            trial.finished_at = now_utc()
             primary = aggregate.get(st.metric)
-            trial.objective = _float(primary[0]) if primary else None
+            trial.objective = finite(primary[0]) if primary else None
             s.add_all(
-                TrialMetric(trial_id=trial.id, name=name, mean=_float(mean), std=_float(std), n=n)
+                TrialMetric(trial_id=trial.id, name=name, mean=finite(mean), std=finite(std), n=n)
                 for name, (mean, std, n) in aggregate.items()
             )
             runs = [
                 Run(
                     trial_id=trial.id, repeat=i, seed=int(r.seed), status=r.status,
-                    best_epoch=r.best_epoch, metrics=_json(r.metrics),
-                    duration_s=_float(r.duration_s), error=r.error,
+                    best_epoch=r.best_epoch, metrics=jsonable(r.metrics),
+                    duration_s=finite(r.duration_s), error=r.error,
                 )
                 for i, r in enumerate(result.runs)
             ]
@@ -406,8 +358,8 @@ class Store:
             s.flush()
             epoch_rows = [
                 dict(
-                    run_id=run.id, epoch=int(e.epoch), train_loss=_float(e.train_loss),
-                    metrics=_json(e.metrics), elapsed_s=_float(e.elapsed_s),
+                    run_id=run.id, epoch=int(e.epoch), train_loss=finite(e.train_loss),
+                    metrics=jsonable(e.metrics), elapsed_s=finite(e.elapsed_s),
                 )
                 for run, r in zip(runs, result.runs)
                 for e in r.epochs
@@ -431,20 +383,24 @@ class Store:
                 t.status = "interrupted"
                 t.note = INTERRUPTED_NOTE
             s.flush()
-            return [_trial_record(t, {}) for t in trials]
+            return [trial_record(t, {}) for t in trials]
 
     # -- trials: reads ------------------------------------------------------------
-    def _metrics(self, s: Session, study_id: int) -> dict[int, dict[str, tuple[float, float | None, int]]]:
+    @staticmethod
+    def _metrics(s: Session, study_id: int) -> dict[int, dict[str, Metric]]:
         """trial id -> metric name -> (mean, std|None, n), in stored order."""
-        out: dict[int, dict[str, tuple[float, float | None, int]]] = {}
+        out: dict[int, dict[str, Metric]] = {}
         rows = s.execute(
-            select(TrialMetric.trial_id, TrialMetric.name, TrialMetric.mean, TrialMetric.std, TrialMetric.n)
+            select(
+                TrialMetric.trial_id, TrialMetric.name, TrialMetric.mean, TrialMetric.std,
+                TrialMetric.n,
+            )
             .join(Trial, Trial.id == TrialMetric.trial_id)
             .where(Trial.study_id == study_id)
             .order_by(TrialMetric.id)
         )
         for tid, name, mean, std, n in rows:
-            out.setdefault(tid, {})[name] = _metric(mean, std, n)
+            out.setdefault(tid, {})[name] = metric_tuple(mean, std, n)
         return out
 
     def trials(self, study: str, statuses: Iterable[str] | None = None) -> list[TrialRecord]:
@@ -456,7 +412,7 @@ class Store:
                 q = q.where(Trial.status.in_(list(statuses)))
             trials = s.scalars(q).all()
             metrics = self._metrics(s, study_id)
-            return [_trial_record(t, metrics.get(t.id, {})) for t in trials]
+            return [trial_record(t, metrics.get(t.id, {})) for t in trials]
 
     def epochs(self, study: str, number: int) -> list[dict[str, Any]]:
         """Per-epoch rows of every run of one trial: repeat, seed, epoch, train_loss,
@@ -464,7 +420,10 @@ class Store:
         with self._session() as s:
             trial = self._trial(s, self._study(s, study), number)
             rows = s.execute(
-                select(Run.repeat, Run.seed, Epoch.epoch, Epoch.train_loss, Epoch.metrics, Epoch.elapsed_s)
+                select(
+                    Run.repeat, Run.seed, Epoch.epoch, Epoch.train_loss, Epoch.metrics,
+                    Epoch.elapsed_s,
+                )
                 .join(Epoch, Epoch.run_id == Run.id)
                 .where(Run.trial_id == trial.id)
                 .order_by(Run.repeat, Epoch.epoch, Epoch.id)
@@ -509,10 +468,14 @@ class Store:
             for t in trials
         ]
         by_number = {t.number: metrics[t.id] for t in trials if t.id in metrics}
-        return frames.build_frame(rows, by_number)
+        from storage.frames import build_frame
+
+        return build_frame(rows, by_number)
 
     # -- ad-hoc SQL -----------------------------------------------------------------
-    def query_readonly(self, sql: str, limit: int | None = None) -> tuple[list[str], list[tuple]]:
+    def query_readonly(
+        self, sql: str, limit: int | None = None
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run one read-only SQL statement; return (column names, rows).
 
         Writes are refused before execution (see `storage.readonly`), and the
@@ -528,7 +491,8 @@ class Store:
                 conn.exec_driver_sql("PRAGMA query_only = ON")
             elif self.dialect == "postgresql":
                 conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-            result = conn.exec_driver_sql(statement)
+            # no_parameters: a '%' in the query is not a placeholder for any driver
+            result = conn.execution_options(no_parameters=True).exec_driver_sql(statement)
             columns = list(result.keys()) if result.returns_rows else []
             if not result.returns_rows or (limit is not None and limit <= 0):
                 rows = []

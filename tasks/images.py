@@ -170,7 +170,7 @@ class ImageTask(Task):
         prototypes: torch.Tensor | None, shape: tuple[int, int, int],
     ) -> dict[str, torch.Tensor]:
         """Per-image metric values (B,) of one evaluation batch."""
-        p, t = pred.view(-1, *shape), targets.view(-1, *shape)
+        p, t = pred.reshape(-1, *shape), targets.reshape(-1, *shape)
         return {"psnr": psnr(p, t), "ssim": ssim(p, t)}
 
     # -- data ---------------------------------------------------------------------------

@@ -1,16 +1,17 @@
-"""Alembic environment: run by `storage.migrate` with a connection in
-`config.attributes["connection"]`; no alembic.ini is needed at runtime."""
+"""Alembic environment, run by `storage.migrate` with a connection in
+`config.attributes["connection"]`; no alembic.ini is needed at runtime. Without a
+connection it uses the config's `sqlalchemy.url` (online) or prints SQL (offline)."""
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine
+from sqlalchemy import Connection, create_engine
 
 from storage.schema import Base
 
 config = context.config
 
 
-def _run(connection) -> None:  # type: ignore[no-untyped-def]
+def _run(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=Base.metadata,
@@ -21,11 +22,15 @@ def _run(connection) -> None:  # type: ignore[no-untyped-def]
         context.run_migrations()
 
 
-connection = config.attributes.get("connection")
-if connection is not None:
+if context.is_offline_mode():
+    context.configure(url=config.get_main_option("sqlalchemy.url"),
+                      target_metadata=Base.metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+elif (connection := config.attributes.get("connection")) is not None:
     _run(connection)
-else:  # `alembic -x` style use from a shell: the URL comes from the config
-    engine = create_engine(config.get_main_option("sqlalchemy.url"))
+else:
+    engine = create_engine(config.get_main_option("sqlalchemy.url"))  # type: ignore[arg-type]
     with engine.begin() as conn:
         _run(conn)
     engine.dispose()

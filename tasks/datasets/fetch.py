@@ -96,7 +96,7 @@ def mark_verified(path: Path, sha256: str) -> None:
         root = cache_root()
         root.mkdir(parents=True, exist_ok=True)
         tmp = root / f"{STAMP_FILE}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(stamps, indent=0, sort_keys=True))
+        tmp.write_text(json.dumps(stamps, indent=1, sort_keys=True))
         os.replace(tmp, root / STAMP_FILE)
     except OSError:
         pass

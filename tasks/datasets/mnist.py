@@ -44,7 +44,8 @@ def _download_all(dest: Path) -> None:
                 fetch.download(mirror + path.name, path)
                 break
             except Exception as e:  # any network/IO failure: try the next mirror
-                errors.append(f"{mirror}: {e}")
+                if str(e) not in errors:
+                    errors.append(str(e))
         else:
             raise OSError("; ".join(errors))
         try:

@@ -181,3 +181,19 @@ def test_config_as_json_string():
     a = plots.front_data(df, "psnr", "maximize").family("a")
     assert "d_z=3" in a.hover[0] and "k=x" in a.hover[0]
     assert isinstance(pd.DataFrame(plots.pareto_table(df, "psnr", "maximize")), pd.DataFrame)
+
+
+def test_nullable_dtypes(df):
+    df = df.assign(number=df["number"].astype("Int64"), family=df["family"].astype("string"),
+                   note=df["note"].astype("string"), error=df["error"].astype("string"))
+    assert plots.front_data(df, "psnr", "maximize").overall_numbers.tolist() == [7, 0, 1, 6, 9]
+    assert plots.pareto_table(df, "psnr", "maximize")["number"].tolist() == [7, 8, 9, 0, 1, 6]
+    assert plots.problem_trials(df)["reason"].tolist()[0] == "CUDA out of memory"
+    assert plots.trials_table(df, "psnr").loc[0, "note / error"] == ""
+
+
+def test_minimal_frame_single_metric():
+    df = pd.DataFrame({"number": [0, 1], "status": ["complete"] * 2, "family": ["a", "a"],
+                       "params": [10, 20], "config": [{"w": 1}, {"w": 2}], "acc": [0.5, 0.7]})
+    t = plots.pareto_table(df, "acc", "maximize")
+    assert t["number"].tolist() == [0, 1] and t["w"].tolist() == [1, 2]

@@ -34,10 +34,10 @@ def upgrade() -> None:
         sa.Column("settings", sa.JSON(), nullable=False),
         sa.Column("created_at", _utc(), nullable=False),
         sa.CheckConstraint(
-            "direction IN ('maximize', 'minimize')", name="ck_studies_direction"
+            "direction IN ('maximize', 'minimize')", name=op.f("ck_studies_direction")
         ),
-        sa.PrimaryKeyConstraint("id", name="pk_studies"),
-        sa.UniqueConstraint("name", name="uq_studies_name"),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_studies")),
+        sa.UniqueConstraint("name", name=op.f("uq_studies_name")),
     )
     op.create_table(
         "trials",
@@ -61,14 +61,15 @@ def upgrade() -> None:
         sa.Column("started_at", _utc(), nullable=True),
         sa.Column("finished_at", _utc(), nullable=True),
         sa.Column("duration_s", sa.Float(), nullable=True),
-        sa.CheckConstraint(f"status IN ({STATUSES})", name="ck_trials_status"),
+        sa.CheckConstraint(f"status IN ({STATUSES})", name=op.f("ck_trials_status")),
         sa.ForeignKeyConstraint(
-            ["study_id"], ["studies.id"], name="fk_trials_study_id_studies", ondelete="CASCADE"
+            ["study_id"], ["studies.id"], name=op.f("fk_trials_study_id_studies"),
+            ondelete="CASCADE",
         ),
-        sa.PrimaryKeyConstraint("id", name="pk_trials"),
-        sa.UniqueConstraint("study_id", "number", name="uq_trials_study_id_number"),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_trials")),
+        sa.UniqueConstraint("study_id", "number", name=op.f("uq_trials_study_id_number")),
     )
-    op.create_index("ix_trials_study_id", "trials", ["study_id"])
+    op.create_index(op.f("ix_trials_study_id"), "trials", ["study_id"])
     op.create_table(
         "trial_metrics",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -78,11 +79,11 @@ def upgrade() -> None:
         sa.Column("std", sa.Float(), nullable=True),
         sa.Column("n", sa.Integer(), nullable=False),
         sa.ForeignKeyConstraint(
-            ["trial_id"], ["trials.id"], name="fk_trial_metrics_trial_id_trials",
+            ["trial_id"], ["trials.id"], name=op.f("fk_trial_metrics_trial_id_trials"),
             ondelete="CASCADE",
         ),
-        sa.PrimaryKeyConstraint("id", name="pk_trial_metrics"),
-        sa.UniqueConstraint("trial_id", "name", name="uq_trial_metrics_trial_id_name"),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_trial_metrics")),
+        sa.UniqueConstraint("trial_id", "name", name=op.f("uq_trial_metrics_trial_id_name")),
     )
     op.create_table(
         "runs",
@@ -96,10 +97,10 @@ def upgrade() -> None:
         sa.Column("duration_s", sa.Float(), nullable=True),
         sa.Column("error", sa.Text(), nullable=True),
         sa.ForeignKeyConstraint(
-            ["trial_id"], ["trials.id"], name="fk_runs_trial_id_trials", ondelete="CASCADE"
+            ["trial_id"], ["trials.id"], name=op.f("fk_runs_trial_id_trials"), ondelete="CASCADE"
         ),
-        sa.PrimaryKeyConstraint("id", name="pk_runs"),
-        sa.UniqueConstraint("trial_id", "repeat", name="uq_runs_trial_id_repeat"),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_runs")),
+        sa.UniqueConstraint("trial_id", "repeat", name=op.f("uq_runs_trial_id_repeat")),
     )
     op.create_table(
         "epochs",
@@ -110,18 +111,18 @@ def upgrade() -> None:
         sa.Column("metrics", sa.JSON(), nullable=False),
         sa.Column("elapsed_s", sa.Float(), nullable=True),
         sa.ForeignKeyConstraint(
-            ["run_id"], ["runs.id"], name="fk_epochs_run_id_runs", ondelete="CASCADE"
+            ["run_id"], ["runs.id"], name=op.f("fk_epochs_run_id_runs"), ondelete="CASCADE"
         ),
-        sa.PrimaryKeyConstraint("id", name="pk_epochs"),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_epochs")),
     )
-    op.create_index("ix_epochs_run_id", "epochs", ["run_id"])
+    op.create_index(op.f("ix_epochs_run_id"), "epochs", ["run_id"])
 
 
 def downgrade() -> None:
-    op.drop_index("ix_epochs_run_id", table_name="epochs")
+    op.drop_index(op.f("ix_epochs_run_id"), table_name="epochs")
     op.drop_table("epochs")
     op.drop_table("runs")
     op.drop_table("trial_metrics")
-    op.drop_index("ix_trials_study_id", table_name="trials")
+    op.drop_index(op.f("ix_trials_study_id"), table_name="trials")
     op.drop_table("trials")
     op.drop_table("studies")

@@ -1,0 +1,263 @@
+"""Run one trial: train a model on a task with each of the trial's seeds.
+
+Per run (seed): seed torch and a generator on the device; build the family's model;
+AdamW with a linear learning-rate decay to 0 over all steps (per step); MSE loss;
+shuffle with torch.randperm on the device generator every epoch; batches built by index
+from data held on the device (no DataLoader). After every epoch: validation metrics. The
+state with the best validation primary metric is kept, and the TEST metrics are those of
+that state (test at best validation). RunResult.metrics = test metrics by name plus
+`val_<name>` at the best epoch.
+
+Hyper-parameters, first given wins: config["lr"] / config["weight_decay"] (searched),
+spec.train.*, task.defaults.
+
+No host sync per step: the loss of every step is written into a device tensor and the
+epoch's mean is read once. Non-finite losses are detected from that tensor every
+`check_every` steps (every step on the CPU, where reading is free; every 25 steps on a
+GPU, so a diverged run stops within 25 steps) and the run stops with status "diverged"
+and "non-finite loss at epoch E step S" (S is the first bad step of the epoch, 1-based).
+
+Failures: any exception inside a run makes that run "failed" (one-line error; the
+trial's traceback field gets the traceback); nothing but DataError/UserError from
+loading the data, and exceptions raised by the caller's own `on_epoch`, leaves run_trial.
+"""
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from search.specs import EpochRecord, RunResult, TrialResult, TrialSpec
+from search.errors import UserError
+from tasks.base import Task
+from tasks.loading import device_label, load_data, resolve_device
+from tasks.registry import get_task
+
+OnEpoch = Callable[[int, EpochRecord], None]
+GPU_CHECK_EVERY = 25
+MAX_ERROR_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Hyper:
+    """Resolved training hyper-parameters of a trial."""
+
+    epochs: int
+    batch_size: int
+    lr: float
+    weight_decay: float
+    max_train_samples: int | None
+
+    @classmethod
+    def resolve(cls, spec: TrialSpec, task: Task) -> "Hyper":
+        d, t, c = task.defaults, spec.train, spec.config
+
+        def pick(*values: Any) -> Any:
+            return next(v for v in values if v is not None)
+
+        h = cls(
+            epochs=int(pick(t.epochs, d.epochs)),
+            batch_size=int(pick(t.batch_size, d.batch_size)),
+            lr=float(pick(c.get("lr"), t.lr, d.lr)),
+            weight_decay=float(pick(c.get("weight_decay"), t.weight_decay, d.weight_decay)),
+            max_train_samples=t.max_train_samples,
+        )
+        if h.epochs < 1 or h.batch_size < 2:
+            raise UserError(f"need epochs >= 1 and batch_size >= 2, got {h.epochs} and {h.batch_size}")
+        if not h.lr > 0 or not h.weight_decay >= 0:
+            raise UserError(f"need lr > 0 and weight_decay >= 0, got {h.lr} and {h.weight_decay}")
+        return h
+
+
+@dataclass
+class EpochOutcome:
+    mean_loss: float
+    steps: int
+    bad_step: int | None  # 1-based step of the first non-finite loss, None if all finite
+
+
+def batch_bounds(n: int, batch_size: int) -> list[tuple[int, int]]:
+    """[start, stop) of each batch of an epoch over n samples. A last batch of a single
+    sample is dropped (BatchNorm cannot train on one sample); other partial batches stay."""
+    if n < 2:
+        raise UserError(f"need at least 2 training samples, got {n}")
+    bounds = [(s, min(s + batch_size, n)) for s in range(0, n, batch_size)]
+    return bounds if bounds[-1][1] - bounds[-1][0] > 1 else bounds[:-1]
+
+
+def make_optimizer(params: list[nn.Parameter], lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW, fused (one kernel for all parameters) where this torch supports it."""
+    try:
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, foreach=True)
+
+
+def linear_decay(optimizer: torch.optim.Optimizer, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """lr * (1 - step / total_steps), stepped once per optimiser step: 0 after the last."""
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: max(0.0, 1.0 - s / total_steps))
+
+
+def train_epoch(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    data: Any,
+    generator: torch.Generator,
+    *,
+    n_train: int,
+    batch_size: int,
+    max_steps: int | None = None,
+    check_every: int | None = None,
+) -> EpochOutcome:
+    """One pass over the first n_train training samples in a fresh random order."""
+    device = data.device
+    if check_every is None:
+        check_every = 1 if device.type == "cpu" else GPU_CHECK_EVERY
+    bounds = batch_bounds(n_train, batch_size)[:max_steps]
+    perm = torch.randperm(n_train, generator=generator, device=device)
+    losses = torch.empty(len(bounds), device=device)
+    checked = 0
+    model.train()
+    for step, (start, stop) in enumerate(bounds):
+        inputs, targets = data.train_batch(perm[start:stop], generator)
+        loss = F.mse_loss(model(inputs), targets)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        losses[step] = loss.detach()
+        if (step + 1) % check_every == 0 or step + 1 == len(bounds):
+            finite = torch.isfinite(losses[checked : step + 1])
+            if not bool(finite.all()):
+                bad = checked + int((~finite).nonzero()[0, 0]) + 1
+                return EpochOutcome(float("nan"), step + 1, bad)
+            checked = step + 1
+    sizes = torch.tensor([b - a for a, b in bounds], device=device, dtype=losses.dtype)
+    mean = float((losses * sizes).sum() / sizes.sum())  # the epoch's one sync
+    return EpochOutcome(mean, len(bounds), None)
+
+
+def evaluate(model: nn.Module, data: Any, split: str) -> dict[str, float]:
+    """The data's metrics of the model on a split, in eval mode, under inference_mode."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            return data.evaluate(model, split)
+    finally:
+        model.train(was_training)
+
+
+def _better(value: float, best: float | None, direction: str) -> bool:
+    if value != value:  # NaN is never better
+        return False
+    if best is None:
+        return True
+    return value > best if direction == "maximize" else value < best
+
+
+def _one_line(e: BaseException) -> str:
+    msg = " ".join(f"{type(e).__name__}: {e}".split())
+    return msg if len(msg) <= MAX_ERROR_CHARS else msg[: MAX_ERROR_CHARS - 3] + "..."
+
+
+class _CallbackError(Exception):
+    """Carries an exception raised by the caller's on_epoch out of the run's try."""
+
+    def __init__(self, original: BaseException) -> None:
+        self.original = original
+
+
+def _run(
+    spec: TrialSpec, task: Task, data: Any, seed: int, index: int, on_epoch: OnEpoch | None
+) -> tuple[RunResult, str | None]:
+    """One seed: (RunResult, traceback text if it failed)."""
+    import models  # here, not at import time: models imports tasks.base
+
+    t0 = time.perf_counter()
+    epochs: list[EpochRecord] = []
+
+    def result(status: str, error: str | None = None, **kw: Any) -> RunResult:
+        kw.setdefault("metrics", {})
+        kw.setdefault("best_epoch", None)
+        return RunResult(seed, status, epochs=epochs, duration_s=time.perf_counter() - t0, error=error, **kw)
+
+    try:
+        hyper = Hyper.resolve(spec, task)
+        device = data.device
+        torch.manual_seed(seed)
+        generator = torch.Generator(device=device).manual_seed(seed)
+        model = models.get_family(spec.family).build(spec.config, task.io(), seed=seed).to(device)
+        optimizer = make_optimizer([p for p in model.parameters() if p.requires_grad], hyper.lr, hyper.weight_decay)
+        n_train = min(data.n_train, hyper.max_train_samples or data.n_train)
+        scheduler = linear_decay(optimizer, len(batch_bounds(n_train, hyper.batch_size)) * hyper.epochs)
+
+        best: EpochRecord | None = None
+        best_state: dict[str, torch.Tensor] | None = None
+        for epoch in range(1, hyper.epochs + 1):
+            out = train_epoch(
+                model, optimizer, scheduler, data, generator, n_train=n_train, batch_size=hyper.batch_size
+            )
+            if out.bad_step is not None:
+                return result("diverged", f"non-finite loss at epoch {epoch} step {out.bad_step}"), None
+            record = EpochRecord(epoch, out.mean_loss, evaluate(model, data, "val"), time.perf_counter() - t0)
+            epochs.append(record)
+            if _better(record.metrics[task.metric], best.metrics[task.metric] if best else None, task.direction):
+                best = record
+                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            if on_epoch is not None:
+                try:
+                    on_epoch(index, record)
+                except Exception as e:
+                    raise _CallbackError(e) from e
+        if best is None or best_state is None:
+            return result("diverged", f"validation {task.metric} was not finite at any epoch"), None
+
+        model.load_state_dict(best_state)
+        test = evaluate(model, data, "test")
+        metrics = {**test, **{f"val_{k}": v for k, v in best.metrics.items()}}
+        return result("complete", metrics=metrics, best_epoch=best.epoch), None
+    except _CallbackError:
+        raise
+    except Exception as e:
+        return result("failed", _one_line(e)), traceback.format_exc()
+
+
+def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None) -> TrialResult:
+    """Train spec.config on spec.task once per seed; on_epoch(repeat_index, record) after
+    every epoch of every run. DataError/UserError from loading the data propagate (check
+    the data first with tasks.load_data); errors during runs become failed runs."""
+    t0 = time.perf_counter()
+    task = get_task(spec.task, spec.task_options)
+    device = resolve_device(spec.train.device)
+    data = load_data(task, spec.data_dir, device)
+
+    runs: list[RunResult] = []
+    tb: str | None = None
+    for index, seed in enumerate(spec.seeds):
+        try:
+            run, run_tb = _run(spec, task, data, int(seed), index, on_epoch)
+        except _CallbackError as e:
+            raise e.original from None
+        runs.append(run)
+        tb = tb or run_tb
+
+    problems = [r for r in runs if r.status != "complete"]
+    status, error = ("complete", None) if runs and not problems else ("failed", "trial has no seeds")
+    if problems:
+        status, error = problems[0].status, problems[0].error
+    return TrialResult(
+        number=spec.number,
+        status=status,
+        runs=runs,
+        duration_s=time.perf_counter() - t0,
+        device=device_label(device),
+        error=error,
+        traceback=tb,
+    )

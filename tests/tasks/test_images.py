@@ -1,0 +1,95 @@
+"""Image task inputs/targets on digits: noise, downsampling, prototypes, accuracy."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import tasks
+from tasks.images import EVAL_CHUNK, downsample, eval_noise, nearest_prototype
+
+
+def data(name: str, **options):
+    return tasks.load_data(tasks.get_task(name, options), None, "cpu")
+
+
+def eval_inputs(d, split="val", batch_size=4096):
+    return torch.cat([inp for inp, _, _ in d.eval_batches(split, batch_size)])
+
+
+def test_eval_noise_is_fixed_and_train_noise_fresh():
+    d = data("digits-denoise")
+    first = eval_inputs(d)
+    assert torch.equal(first, eval_inputs(d))  # every epoch
+    assert torch.equal(first, eval_inputs(data("digits-denoise", split_seed=0)))  # every trial
+    assert not torch.equal(first[:100], eval_inputs(d, "test")[:100])  # val != test noise
+    clean = d.x["val"].flatten(1)
+    assert not torch.equal(first, clean) and first.min() >= 0 and first.max() <= 1
+    # The noise is the same whatever the evaluation batch size.
+    assert torch.equal(eval_noise("val", 0, 3000, (4,)), torch.cat(
+        [eval_noise("val", 0, 2 * EVAL_CHUNK, (4,)), eval_noise("val", 2 * EVAL_CHUNK, 3000, (4,))]
+    ))
+    idx = torch.arange(50)
+    g = torch.Generator().manual_seed(0)
+    a, target = d.train_batch(idx, g)
+    b, _ = d.train_batch(idx, g)
+    assert not torch.equal(a, b)  # fresh noise per batch
+    assert torch.equal(target, d.x["train"][idx].flatten(1))
+    # Same generator state -> same noise (reproducible runs).
+    assert torch.equal(a, d.train_batch(idx, torch.Generator().manual_seed(0))[0])
+
+
+def test_noise_level_option():
+    x = data("digits-denoise", noise=0.0)
+    inp, target, _ = next(x.eval_batches("val"))
+    assert torch.equal(inp, target)
+    strong = data("digits-denoise", noise=1.0)
+    weak = data("digits-denoise", noise=0.1)
+    err = lambda d: next(d.eval_batches("val"))[0].sub(d.x["val"].flatten(1)).abs().mean()  # noqa: E731
+    assert err(strong) > 3 * err(weak)
+
+
+def test_sr_inputs():
+    d = data("digits-sr")
+    inp, target = d.train_batch(torch.arange(20), torch.Generator())
+    assert inp.shape == (20, 16) and target.shape == (20, 64)
+    assert inp.min() >= 0 and inp.max() <= 1
+    const = torch.full((2, 1, 28, 28), 0.7)
+    assert torch.allclose(downsample(const), torch.full((2, 1, 14, 14), 0.7), atol=1e-6)
+    x = torch.rand(3, 3, 32, 32)
+    y = downsample(x)
+    assert y.shape == (3, 3, 16, 16) and y.min() >= 0 and y.max() <= 1
+    # Antialiased bicubic: close to 2x2 block means for smooth content.
+    assert (y.mean() - x.mean()).abs() < 0.01
+
+
+def test_genclass_prototypes_and_accuracy():
+    d = data("digits-genclass")
+    train_x, train_y = d.x["train"], d.y["train"]
+    for k in range(10):
+        first = int((train_y == k).nonzero()[0, 0])
+        assert torch.equal(d.prototypes[k], train_x[first].flatten())
+    _, target = d.train_batch(torch.arange(30), torch.Generator())
+    assert torch.equal(target, d.prototypes[train_y[:30]])
+    # A perfect model (outputs the prototype) has accuracy 1; a shifted one points elsewhere.
+    labels = d.y["val"]
+    assert torch.equal(nearest_prototype(d.prototypes[labels], d.prototypes), labels)
+    # (The 300 validation images form one evaluation batch, so labels[:len(inp)] lines up.)
+    oracle = d.evaluate(lambda inp: d.prototypes[labels[: len(inp)]], "val")
+    assert oracle["accuracy"] == 1.0 and oracle["psnr"] == pytest.approx(100.0)
+    wrong = d.evaluate(lambda inp: d.prototypes[(labels[: len(inp)] + 1) % 10], "val")
+    assert wrong["accuracy"] == 0.0
+
+
+def test_identity_metrics_on_denoise():
+    d = data("digits-denoise")
+    m = d.evaluate(lambda inp: inp, "val")
+    assert set(m) == {"psnr", "ssim"}
+    assert 10 < m["psnr"] < 20 and 0 < m["ssim"] < 1
+    clean = d.evaluate(lambda inp: d.x["val"][: len(inp)].flatten(1), "val")
+    assert clean["psnr"] == pytest.approx(100.0) and clean["ssim"] == pytest.approx(1.0)
+
+
+def test_load_data_is_cached():
+    t = tasks.get_task("digits-sr")
+    assert tasks.load_data(t, None, "cpu") is tasks.load_data(tasks.get_task("digits-sr"), None, "cpu")
+    assert tasks.load_data(t, None, "cpu") is not tasks.load_data(tasks.get_task("digits-sr", {"split_seed": 1}), None, "cpu")
