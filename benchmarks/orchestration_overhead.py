@@ -17,35 +17,23 @@ import time
 
 import torch
 
-from search.executors import EXECUTORS, Executor
+from search.executors import EXECUTORS, LocalExecutor
 from search.specs import EpochRecord, RunResult, RunSpec, TrialResult, TrialSpec
 from search.study import run_study
 from storage import Store
 
 
-class InstantExecutor(Executor):
-    """Returns at once: metric = a smooth function of the config (no training)."""
+class InstantExecutor(LocalExecutor):
+    """The local executor with an instant stand-in for training: metric = a smooth
+    function of the config."""
 
-    capacity = 1
-
-    def __init__(self, on_epoch=None) -> None:
-        self._queue: list[TrialSpec] = []
-
-    def submit(self, spec: TrialSpec) -> None:
-        self._queue.append(spec)
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._queue)
-
-    def wait(self):
-        spec = self._queue.pop(0)
+    def run(self, spec: TrialSpec) -> TrialResult:
         c = spec.config
         psnr = 10 + 3 * math.log(c["d_z"] * c["d_h"] * c["L"])
         epochs = [EpochRecord(e, 0.01 / e, {"psnr": psnr - 1 / e, "ssim": 0.9}, 0.001 * e) for e in range(1, 4)]
         runs = [RunResult(s, "complete", {"psnr": psnr, "ssim": 0.9, "val_psnr": psnr, "val_ssim": 0.9}, 3, epochs, 0.0)
                 for s in spec.seeds]
-        return [(spec, TrialResult(spec.number, "complete", runs, 0.0, "cpu"))]
+        return TrialResult(spec.number, "complete", runs, 0.0, "cpu")
 
 
 class Quiet:

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torch import nn
-
-from models.base import Family
-from models.residual_mlp import MLPConfig, ResidualMLP, count_residual_mlp
+from models.residual_mlp import ResidualMLPFamily
 from tasks.base import IOSpec
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -20,25 +17,14 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-class Conventional(Family):
+class Conventional(ResidualMLPFamily):
     name = "conventional"
     description = "narrow-wide-narrow residual MLP (d_h > d_z), the usual MLP shape"
     paper = "Chen et al., Rethinking the shape convention of an MLP (baseline)"
     default_task = "mnist-denoise"
-    key_dims = ("d_z", "d_h", "L")
-    outputs = ("image", "logits", "regression")
-
-    def parse(self, config: dict[str, Any], io: IOSpec) -> MLPConfig:
-        return MLPConfig.from_dict(config)
 
     def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
         c = self.parse(config, io)
         if c.d_h <= c.d_z:
             return f"conventional needs d_h > d_z ({c.d_h} <= {c.d_z})"
         return None
-
-    def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> nn.Module:
-        return ResidualMLP(self.parse(config, io), io, seed)
-
-    def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
-        return count_residual_mlp(self.parse(config, io), io)

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torch import nn
-
-from models.base import Family
-from models.residual_mlp import MLPConfig, ResidualMLP, count_residual_mlp
+from models.residual_mlp import ResidualMLPFamily
 from tasks.base import IOSpec
 
 # Plain-data presets (the benchmark's MNIST configuration among them).
@@ -22,16 +19,11 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-class Hourglass(Family):
+class Hourglass(ResidualMLPFamily):
     name = "hourglass"
     description = "wide-narrow-wide residual MLP (d_z > d_x, d_h < d_z), Chen et al. 2025"
     paper = "Chen et al., Rethinking the shape convention of an MLP"
     default_task = "mnist-denoise"
-    key_dims = ("d_z", "d_h", "L")
-    outputs = ("image", "logits", "regression")
-
-    def parse(self, config: dict[str, Any], io: IOSpec) -> MLPConfig:
-        return MLPConfig.from_dict(config)
 
     def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
         """Why `config` is not an hourglass on `io`, or None when it is one."""
@@ -41,9 +33,3 @@ class Hourglass(Family):
         if c.d_h >= c.d_z:
             return f"hourglass needs d_h < d_z ({c.d_h} >= {c.d_z})"
         return None
-
-    def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> nn.Module:
-        return ResidualMLP(self.parse(config, io), io, seed)
-
-    def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
-        return count_residual_mlp(self.parse(config, io), io)

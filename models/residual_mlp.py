@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from models.base import Family
 from search.errors import UserError
 from tasks.base import IOSpec
 
@@ -87,3 +88,20 @@ def count_residual_mlp(cfg: MLPConfig, io: IOSpec) -> int:
     """d_x*d_z [trained W_in] + 2*L*d_z*d_h + d_z*d_out (BN has no affine parameters)."""
     w_in = 0 if cfg.fixed_w_in else io.d_in * cfg.d_z
     return w_in + 2 * cfg.L * cfg.d_z * cfg.d_h + cfg.d_z * io.d_out
+
+
+class ResidualMLPFamily(Family):
+    """Shared parse/build/count of the residual-MLP families; subclasses set the
+    registry attributes and their shape rule (`shape_violation`)."""
+
+    key_dims = ("d_z", "d_h", "L")
+    outputs = ("image", "logits", "regression")
+
+    def parse(self, config: dict[str, Any], io: IOSpec) -> MLPConfig:
+        return MLPConfig.from_dict(config)
+
+    def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> nn.Module:
+        return ResidualMLP(self.parse(config, io), io, seed)
+
+    def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
+        return count_residual_mlp(self.parse(config, io), io)

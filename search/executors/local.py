@@ -20,8 +20,11 @@ class LocalExecutor(Executor):
         return len(self._queue)
 
     def wait(self) -> list[tuple[TrialSpec, TrialResult]]:
+        spec = self._queue.pop(0)
+        return [(spec, self.run(spec))]
+
+    def run(self, spec: TrialSpec) -> TrialResult:
         from tasks import run_trial  # imported lazily: torch start-up stays off the CLI's fast paths
 
-        spec = self._queue.pop(0)
         cb = (lambda i, rec: self.on_epoch(spec, i, rec)) if self.on_epoch else None
-        return [(spec, run_trial(spec, on_epoch=cb))]
+        return run_trial(spec, on_epoch=cb)
