@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from models import FAMILIES, Family, get_family
 from search.budget import format_count
 from search.errors import UserError
-from search.executors import make_executor
+from search.executors import EXECUTORS, make_executor
 from search.proposers import Proposal, Rejection, make_proposer
 from search.spaces import Space, build_spaces, min_params
 from search.specs import FINISHED_STATUSES, EpochRecord, RunSpec, TrialResult, TrialSpec
@@ -48,6 +48,7 @@ class Prepared:
 def prepare(spec: RunSpec) -> Prepared:
     """Resolve and validate names, spaces and the budget; touches no database."""
     task = get_task(spec.task)
+    EXECUTORS.get(spec.executor)
     io = task.io()
     families = {name: get_family(name) for name in spec.spaces}
     for name, fam in families.items():

@@ -85,6 +85,12 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("params", "--space", "hourglass", "--task", "digits-denoise", "d_z=100"), "missing d_h, L"),
     (("run", "--space", "hourglass", "--budget", "1M", "--trials", "0"), "at least 1"),
     (("run", "--budget", "1M"), "--space"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "nope"),
+     "unknown executor 'nope'"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--sampler", "cmaes"),
+     "unknown sampler"),
+    (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "60K",
+      "--study", "digits-denoise-hourglass-conventional"), "exists with task"),
 ])
 def test_bad_input_one_line_exit_2_database_unchanged(cli, study_db, tmp_path, args, match):
     (tmp_path / "bad.toml").write_text("[hourglass\n")
