@@ -1,23 +1,14 @@
-"""Model families, registered by name. `get_family(name)` fails with the known names."""
+"""Model families, registered by name. `get_family(name)` fails with the known names.
+
+Every module of this package is imported here; family files register themselves with
+`models.registry.register_family`.
+"""
 from __future__ import annotations
 
 from models.base import Family
-from models.conventional import Conventional
-from models.hourglass import Hourglass
-from search.registry import Registry
+from models.registry import FAMILIES, get_family, register_family, trainable_params
+from search.registry import import_submodules
 
-FAMILIES: Registry[Family] = Registry("space")
-for _cls in (Hourglass, Conventional):
-    FAMILIES.add(_cls.name, _cls())
+import_submodules("models")
 
-
-def get_family(name: str) -> Family:
-    return FAMILIES.get(name)
-
-
-def trainable_params(module) -> int:
-    """The budget convention: sum of numel over parameters with requires_grad."""
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-__all__ = ["FAMILIES", "Family", "get_family", "trainable_params"]
+__all__ = ["FAMILIES", "Family", "get_family", "register_family", "trainable_params"]

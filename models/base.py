@@ -36,6 +36,11 @@ class Family(ABC):
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
         """Exact analytic count of the budgeted parameters of `build(config, io)`."""
 
+    def param_breakdown(self, config: dict[str, Any], io: IOSpec) -> dict[str, int]:
+        """Named parts of the count that `search params` prints beside the budgeted count
+        (e.g. total/embedding/non-embedding, attention/FFN, non-zero vs. tensor size)."""
+        return {}
+
     def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
         """Why `config` breaks the family's shape rule on `io`, or None (default: no rule)."""
         return None

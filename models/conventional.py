@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from models.registry import register_family
 from models.residual_mlp import ResidualMLPFamily
 from tasks.base import IOSpec
 
@@ -17,6 +18,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+@register_family
 class Conventional(ResidualMLPFamily):
     name = "conventional"
     description = "narrow-wide-narrow residual MLP (d_h > d_z), the usual MLP shape"

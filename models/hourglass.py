@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from models.registry import register_family
 from models.residual_mlp import ResidualMLPFamily
 from tasks.base import IOSpec
 
@@ -19,6 +20,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+@register_family
 class Hourglass(ResidualMLPFamily):
     name = "hourglass"
     description = "wide-narrow-wide residual MLP (d_z > d_x, d_h < d_z), Chen et al. 2025"

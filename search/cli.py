@@ -51,6 +51,23 @@ def _print_frame(df, fmt: str) -> None:
 # ---------------------------------------------------------------- run
 
 
+def _key_values(items: list[str] | None, what: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in items or []:
+        if "=" not in kv:
+            raise UserError(f"expected {what} key=value, got {kv!r}")
+        k, v = kv.split("=", 1)
+        out[k.strip()] = _parse_value(v.strip())
+    return out
+
+
+def _task_options(a: argparse.Namespace) -> dict[str, Any]:
+    options = _key_values(a.task_option, "--task-option")
+    if getattr(a, "data", None):
+        options["data"] = a.data
+    return options
+
+
 def cmd_run(a: argparse.Namespace) -> int:
     from search.budget import parse_budget
     from search.progress import ConsoleProgress, format_config
@@ -67,7 +84,8 @@ def cmd_run(a: argparse.Namespace) -> int:
         trials=20 if a.trials is None else a.trials, repeats=a.repeats, sampler=a.sampler, study=a.study, storage=a.storage,
         data_dir=a.data_dir, seed=a.seed, executor=a.executor, space_file=a.space_file,
         train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, device=a.device,
-                            max_train_samples=a.max_train_samples),
+                            max_train_samples=a.max_train_samples, tokens=a.tokens),
+        task_options=_task_options(a),
     )
     prep = prepare(spec)  # every name, range and the budget checked before the database is touched
     if a.data_dir is not None and not Path(a.data_dir).is_dir():
@@ -233,23 +251,21 @@ def cmd_params(a: argparse.Namespace) -> int:
     from tasks import get_task
 
     fam = get_family(a.space)
-    task = get_task(a.task or fam.default_task)
+    task = get_task(a.task or fam.default_task, _task_options(a))
     io = task.io()
-    config: dict[str, Any] = {}
-    for kv in a.config:
-        if "=" not in kv:
-            raise UserError(f"expected key=value, got {kv!r}")
-        k, v = kv.split("=", 1)
-        config[k.strip()] = _parse_value(v.strip())
+    config = _key_values(a.config, "config")
     n = fam.count_params(config, io)
+    parts = fam.param_breakdown(config, io)
     violation = fam.shape_violation(config, io)
     if a.json:
         print(json.dumps({"space": fam.name, "task": task.name, "config": config, "params": n,
-                          "convention": fam.param_convention, "d_x": io.d_in, "d_out": io.d_out,
-                          "shape_ok": violation is None, "shape_violation": violation}))
+                          "convention": fam.param_convention, "breakdown": parts, "d_x": io.d_in,
+                          "d_out": io.d_out, "shape_ok": violation is None, "shape_violation": violation}))
     else:
         print(f"{n} {fam.param_convention} ({format_count(n)}) for {fam.name} on {task.name} "
               f"(d_x={io.d_in}, d_out={io.d_out})")
+        for name, count in parts.items():
+            print(f"  {name}: {count} ({format_count(count)})")
         if violation:
             print(f"note: {violation}", file=sys.stderr)
     return 0
@@ -302,6 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--executor", default="local", help="where trials run (default: local, in this process)")
     r.add_argument("--device", default="auto", help="auto (cuda when available), cpu, cuda, cuda:1, ...")
     r.add_argument("--max-train-samples", type=int, help="cap the training set (quick looks)")
+    r.add_argument("--tokens", type=int, help="training tokens per run (language-model tasks)")
+    r.add_argument("--data", help="a data file the task reads (e.g. a text file for lm-text)")
+    r.add_argument("--task-option", action="append", metavar="KEY=VALUE", help="task option, e.g. noise=0.5 (repeatable)")
     r.add_argument("--smoke", action="store_true", help="tiny run: 2 trials, 1 epoch, 512 samples")
     r.add_argument("--out", default=DEFAULT_REPORT_DIR, help=f"report folder (default {DEFAULT_REPORT_DIR})")
     r.add_argument("--no-report", action="store_true", help="do not write the report pages")
@@ -336,6 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--space", required=True)
     pa.add_argument("--task")
     pa.add_argument("config", nargs="*", metavar="key=value")
+    pa.add_argument("--data", help="a data file the task reads")
+    pa.add_argument("--task-option", action="append", metavar="KEY=VALUE", help="task option (repeatable)")
     pa.add_argument("--json", action="store_true")
     pa.set_defaults(func=cmd_params)
 

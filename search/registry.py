@@ -1,6 +1,8 @@
 """A tiny name -> object registry (timm's register_model / create_model pattern)."""
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Callable, Generic, Iterator, TypeVar
 
 from search.errors import UserError
@@ -46,3 +48,13 @@ class Registry(Generic[T]):
 
     def items(self):
         return self._items.items()
+
+
+def import_submodules(package: str) -> None:
+    """Import every module of `package` (not sub-packages' modules), so that modules which
+    register themselves (families, tasks, spaces, trainers) need no central list: a new
+    family is a new file."""
+    pkg = importlib.import_module(package)
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{package}.{info.name}")

@@ -1,4 +1,4 @@
-"""Search spaces: per-family ranges, shape constraints and budget-aware sampling.
+"""Search spaces: ranges, shape constraints and budget-aware sampling.
 
 A `Space` is an ordered tuple of `Dim`s plus `Constraint`s between config keys and the
 task's io sizes (`d_x`, `d_out`). Defaults are the paper's ranges (Chen et al., MNIST),
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Literal
 
 from search.errors import UserError
+from search.registry import Registry, import_submodules
 from tasks.base import IOSpec
 
 PAPER_LRS = (1e-4, 5e-4, 1e-3, 5e-3)  # Chen et al.'s learning-rate set
@@ -264,58 +265,29 @@ def grid_configs(space: Space, seed: int) -> Iterator[dict[str, Any]]:
 
 # ---------------------------------------------------------------- defaults per family
 
-
-def _scale(io: IOSpec) -> float:
-    """Chen et al.'s ranges are for 784-pixel MNIST; scale widths for other sizes."""
-    return max(io.d_in, io.d_out) / 784
-
-
-def _width(v: float, io: IOSpec) -> int:
-    return max(4, int(round(v * _scale(io))))
+# family -> its default space on an io. Definitions live in search/space_defs/ (one file
+# per family or group), registered with `@register_space("family")`.
+SPACES: Registry[Callable[[IOSpec], Space]] = Registry("search space")
 
 
-def hourglass_space(io: IOSpec) -> Space:
-    """d_z in [785, 4500], d_h in [4, 2500], L in [1, 40], the paper's lr set;
-    hourglass shape: d_z > d_x and d_h < d_z."""
-    return Space(
-        "hourglass",
-        (
-            Dim("fixed_w_in", "choice", choices=(False,)),
-            Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
-            Dim("d_z", "int", io.d_in + 1, max(io.d_in + 1, _width(4500, io)), log=True),
-            Dim("d_h", "int", 4, _width(2500, io), log=True),
-            Dim("lr", "choice", choices=PAPER_LRS),
-        ),
-        (Constraint("d_z", ">", "d_x"), Constraint("d_h", "<", "d_z")),
-    )
+def register_space(family: str) -> Callable[[Callable[[IOSpec], Space]], Callable[[IOSpec], Space]]:
+    return SPACES.register(family)
 
 
-def conventional_space(io: IOSpec) -> Space:
-    """Narrow stream, wide blocks: d_z in [64, 1024], d_h in [d_z+1, 4500] (scaled),
-    L in [1, 40]; shape: d_h > d_z."""
-    return Space(
-        "conventional",
-        (
-            Dim("fixed_w_in", "choice", choices=(False,)),
-            Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
-            Dim("d_z", "int", _width(64, io), _width(1024, io), log=True),
-            Dim("d_h", "int", _width(64, io) + 1, _width(4500, io), log=True),
-            Dim("lr", "choice", choices=PAPER_LRS),
-        ),
-        (Constraint("d_h", ">", "d_z"),),
-    )
+def scale(io: IOSpec, reference: int = 784) -> float:
+    """Widths of a paper's ranges are for its input size; scale them for other sizes."""
+    return max(io.d_in, io.d_out) / reference
 
 
-DEFAULT_SPACES: dict[str, Callable[[IOSpec], Space]] = {
-    "hourglass": hourglass_space,
-    "conventional": conventional_space,
-}
+def scaled(v: float, io: IOSpec, reference: int = 784, minimum: int = 4) -> int:
+    return max(minimum, int(round(v * scale(io, reference))))
 
 
 def default_space(family: str, io: IOSpec) -> Space:
-    if family not in DEFAULT_SPACES:
+    import_submodules("search.space_defs")
+    if family not in SPACES:
         raise UserError(f"family {family!r} has no search space")
-    return DEFAULT_SPACES[family](io)
+    return SPACES.get(family)(io)
 
 
 # ---------------------------------------------------------------- space files

@@ -31,6 +31,7 @@ class TrainSettings:
     weight_decay: float | None = None
     device: str = "auto"  # "auto" -> cuda when available, else cpu
     max_train_samples: int | None = None  # smoke runs: cap the training set
+    tokens: int | None = None  # token budget per run (language-model tasks)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -161,6 +162,7 @@ class RunSpec:
     executor: str = "local"
     space_file: str | None = None
     train: TrainSettings = field(default_factory=TrainSettings)
+    task_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"noise": 0.5}
 
     def __post_init__(self) -> None:
         from search.errors import UserError
@@ -173,7 +175,7 @@ class RunSpec:
             raise UserError("--trials and --repeats must be at least 1")
         if self.sampler not in ("tpe", "nsga2", "random", "grid"):
             raise UserError(f"unknown sampler {self.sampler!r}; known: tpe, nsga2, random, grid")
-        for name in ("epochs", "batch_size", "max_train_samples"):
+        for name in ("epochs", "batch_size", "max_train_samples", "tokens"):
             v = getattr(self.train, name)
             if v is not None and v < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be at least 1")

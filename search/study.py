@@ -47,7 +47,7 @@ class Prepared:
 
 def prepare(spec: RunSpec) -> Prepared:
     """Resolve and validate names, spaces and the budget; touches no database."""
-    task = get_task(spec.task)
+    task = get_task(spec.task, spec.task_options)
     EXECUTORS.get(spec.executor)
     io = task.io()
     families = {name: get_family(name) for name in spec.spaces}
@@ -107,7 +107,8 @@ def run_study(spec: RunSpec, store: Any, progress: Progress, prep: Prepared | No
         name, task=spec.task, families=list(spec.spaces), metric=metric, direction=prep.task.direction,
         budget=spec.budget,
         settings={"sampler": spec.sampler, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
-                  "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor},
+                  "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
+                  "task_options": spec.task_options},
     )
     interrupted = store.interrupt_running(name)
     finished = store.trials(name, statuses=FINISHED_STATUSES)
@@ -143,7 +144,8 @@ def run_study(spec: RunSpec, store: Any, progress: Progress, prep: Prepared | No
                     seeds = run_seeds(spec.seed, p.family, p.config, spec.repeats)
                     number = store.add_trial(name, family=p.family, config=p.config, params=p.params,
                                              seeds=list(seeds), optuna=p.optuna, note=p.note)
-                    tspec = TrialSpec(name, number, p.family, p.config, spec.task, seeds, spec.train, spec.data_dir)
+                    tspec = TrialSpec(name, number, p.family, p.config, spec.task, seeds, spec.train, spec.data_dir,
+                                      spec.task_options)
                     pending[number] = p
                     executor.submit(tspec)
                     progress.trial_started(tspec, p.params, p.note)

@@ -45,7 +45,7 @@ def jsonable(obj: Any) -> Any:
 
 
 def dims(config: dict[str, Any]) -> dict[str, int | None]:
-    """The key dimension columns (d_z, d_h, L) from a config, None when absent."""
+    """The key dimension columns (DIM_COLUMNS) from a config, None when absent."""
     out: dict[str, int | None] = {}
     for key in DIM_COLUMNS:
         v = config.get(key)

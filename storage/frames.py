@@ -1,10 +1,10 @@
 """The trials DataFrame: the one tabular contract used by reports and the CLI.
 
 One row per trial (every status), ordered by `number`, with columns
-    study, number, status, family, params, config, d_z, d_h, L, seeds,
+    study, number, status, family, params, config, <key dims: DIM_COLUMNS>, seeds,
     <m>, <m>_std for each stored metric m (NaN std when only one run),
     n_runs, objective, note, error, device, started_at, finished_at, duration_s.
-`number`/`params` are int64; `d_z`, `d_h`, `L`, `n_runs` (complete runs) nullable
+`number`/`params` are int64; the key dims and `n_runs` (complete runs) nullable
 Int64; metrics, `objective`, `duration_s` float64 (NaN when missing); `started_at`,
 `finished_at` datetime64[us, UTC] (NaT when missing); text, `config` and `seeds` are
 object columns (None when missing), the same under pandas 2 and 3. A metric whose name

@@ -30,8 +30,9 @@ TRIAL_STATUSES: tuple[str, ...] = (
     "running", "complete", "failed", "diverged", "interrupted", "rejected",
 )
 DIRECTIONS: tuple[str, ...] = ("maximize", "minimize")
-# Key dimensions copied from a trial's config into their own columns (for quick SQL).
-DIM_COLUMNS: tuple[str, ...] = ("d_z", "d_h", "L")
+# Key dimensions copied from a trial's config into their own columns (for quick SQL):
+# the MLP families' (0001) and the transformer, mixer, Han and L-MLP families' (0002).
+DIM_COLUMNS: tuple[str, ...] = ("d_z", "d_h", "L", "d_model", "K", "n_heads", "S", "C", "patch", "depth", "D", "width")
 
 # JSON whose Python None is SQL NULL (not the JSON text 'null').
 JSONData = JSON(none_as_null=True)
@@ -110,6 +111,15 @@ class Trial(Base):
     d_z: Mapped[int | None] = mapped_column(Integer)
     d_h: Mapped[int | None] = mapped_column(Integer)
     L: Mapped[int | None] = mapped_column(Integer)
+    d_model: Mapped[int | None] = mapped_column(Integer)
+    K: Mapped[int | None] = mapped_column(Integer)
+    n_heads: Mapped[int | None] = mapped_column(Integer)
+    S: Mapped[int | None] = mapped_column(Integer)
+    C: Mapped[int | None] = mapped_column(Integer)
+    patch: Mapped[int | None] = mapped_column(Integer)
+    depth: Mapped[int | None] = mapped_column(Integer)
+    D: Mapped[int | None] = mapped_column(Integer)
+    width: Mapped[int | None] = mapped_column(Integer)
     objective: Mapped[float | None] = mapped_column(Float)
     seeds: Mapped[list[Any]] = mapped_column(JSONData)
     optuna: Mapped[dict[str, Any] | None] = mapped_column(JSONData)

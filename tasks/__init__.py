@@ -2,17 +2,23 @@
 
     get_task(name, options) -> Task          (TASKS: the registry of Task classes)
     load_data(task, data_dir, device)         the task's data on a device, cached per process
-    run_trial(spec, on_epoch=...) -> TrialResult
+    run_trial(spec, on_epoch=...) -> TrialResult   (dispatches to TRAINERS[task.trainer])
+
+Every module of this package is imported here, so a module that registers tasks or a
+trainer needs no central list.
 """
+from search.registry import import_submodules
 from tasks.base import IOSpec, Task, TrainDefaults
-from tasks.registry import TASKS, get_task
-from tasks import image_tasks as _image_tasks  # noqa: F401  (registers the image tasks)
 from tasks.loading import clear_data_cache, device_label, load_data, resolve_device
+from tasks.registry import TASKS, TRAINERS, get_task
 from tasks.train import run_trial
+
+import_submodules("tasks")
 
 __all__ = [
     "IOSpec",
     "TASKS",
+    "TRAINERS",
     "Task",
     "TrainDefaults",
     "clear_data_cache",

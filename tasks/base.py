@@ -48,6 +48,7 @@ class Task(ABC):
     direction: ClassVar[Direction]  # of the primary metric
     metrics: ClassVar[tuple[str, ...]]  # every test metric reported, primary first
     defaults: ClassVar[TrainDefaults]
+    trainer: ClassVar[str] = "supervised"  # key in tasks.registry.TRAINERS
 
     def __init__(self, **options: Any) -> None:
         self.options: dict[str, Any] = dict(options)

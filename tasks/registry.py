@@ -1,12 +1,18 @@
 """The task registry: CLI name -> Task class."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from search.registry import Registry
 from tasks.base import Task
 
 TASKS: Registry[type[Task]] = Registry("task")
+
+# Trainers by name (`Task.trainer`): a trainer trains ONE run (one seed) of a trial.
+# Signature: (spec, task, data, seed, repeat_index, on_epoch) -> (RunResult, traceback|None);
+# it turns its own exceptions into a failed RunResult and re-raises only _CallbackError
+# (see tasks/train.py, which registers "supervised").
+TRAINERS: Registry[Callable[..., Any]] = Registry("trainer")
 
 
 def get_task(name: str, options: dict[str, Any] | None = None) -> Task:

@@ -36,7 +36,7 @@ from search.specs import EpochRecord, RunResult, TrialResult, TrialSpec
 from search.errors import UserError
 from tasks.base import Task
 from tasks.loading import device_label, load_data, resolve_device
-from tasks.registry import get_task
+from tasks.registry import TRAINERS, get_task
 
 OnEpoch = Callable[[int, EpochRecord], None]
 GPU_CHECK_EVERY = 25
@@ -174,6 +174,7 @@ class _CallbackError(Exception):
         self.original = original
 
 
+@TRAINERS.register("supervised")
 def _run(
     spec: TrialSpec, task: Task, data: Any, seed: int, index: int, on_epoch: OnEpoch | None
 ) -> tuple[RunResult, str | None]:
@@ -237,12 +238,13 @@ def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None) -> TrialResul
     task = get_task(spec.task, spec.task_options)
     device = resolve_device(spec.train.device)
     data = load_data(task, spec.data_dir, device)
+    trainer = TRAINERS.get(task.trainer)
 
     runs: list[RunResult] = []
     tb: str | None = None
     for index, seed in enumerate(spec.seeds):
         try:
-            run, run_tb = _run(spec, task, data, int(seed), index, on_epoch)
+            run, run_tb = trainer(spec, task, data, int(seed), index, on_epoch)
         except _CallbackError as e:
             raise e.original from None
         runs.append(run)

@@ -6,6 +6,8 @@ import math
 from datetime import timezone
 
 import pandas as pd
+
+from storage.schema import DIM_COLUMNS
 import pytest
 
 from search.errors import StorageError
@@ -95,6 +97,7 @@ def test_add_trial_fields_and_dimension_columns(store: Store, study: str) -> Non
     assert cols == ["d_z", "d_h", "L", "optuna"]
     assert rows[0][:3] == (1024, 64, 3)
     assert rows[1] == (None, None, None, None)  # absent keys and optuna are SQL NULL
+    assert store.query_readonly("SELECT width FROM trials ORDER BY number")[1] == [(None,), (5,)]
 
 
 def test_finish_trial_round_trip(store: Store, study: str) -> None:
@@ -219,7 +222,7 @@ def test_trials_frame(store: Store, study: str) -> None:
     store.add_rejected(study, family="hourglass", config=CONFIG, params=10**9, reason="big")
     df = store.trials_frame(study)
     assert list(df.columns) == [
-        "study", "number", "status", "family", "params", "config", "d_z", "d_h", "L",
+        "study", "number", "status", "family", "params", "config", *DIM_COLUMNS,
         "seeds", "psnr", "psnr_std", "val_psnr", "val_psnr_std", "n_runs", "objective",
         "note", "error", "device", "started_at", "finished_at", "duration_s"]
     assert df["number"].tolist() == [0, 1, 2]

@@ -1,0 +1,26 @@
+"""The family registry. A family file registers itself with `@register_family`;
+`models/__init__.py` imports every module of the package, so a new family is a new file."""
+from __future__ import annotations
+
+from typing import TypeVar
+
+from models.base import Family
+from search.registry import Registry
+
+FAMILIES: Registry[Family] = Registry("space")
+F = TypeVar("F", bound=type[Family])
+
+
+def register_family(cls: F) -> F:
+    """Class decorator: register one instance of the family under `cls.name`."""
+    FAMILIES.add(cls.name, cls())
+    return cls
+
+
+def get_family(name: str) -> Family:
+    return FAMILIES.get(name)
+
+
+def trainable_params(module) -> int:
+    """The budget convention: sum of numel over parameters with requires_grad."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)

@@ -1,0 +1,39 @@
+"""Default spaces of the hourglass and conventional MLPs (Chen et al., MNIST ranges)."""
+from __future__ import annotations
+
+from search.spaces import PAPER_LRS, Constraint, Dim, Space, register_space, scaled
+from tasks.base import IOSpec
+
+
+@register_space("hourglass")
+def hourglass_space(io: IOSpec) -> Space:
+    """d_z in [785, 4500], d_h in [4, 2500], L in [1, 40], the paper's lr set (widths scaled
+    by max(d_x, d_out)/784); hourglass shape: d_z > d_x and d_h < d_z."""
+    return Space(
+        "hourglass",
+        (
+            Dim("fixed_w_in", "choice", choices=(False,)),
+            Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
+            Dim("d_z", "int", io.d_in + 1, max(io.d_in + 1, scaled(4500, io)), log=True),
+            Dim("d_h", "int", 4, scaled(2500, io), log=True),
+            Dim("lr", "choice", choices=PAPER_LRS),
+        ),
+        (Constraint("d_z", ">", "d_x"), Constraint("d_h", "<", "d_z")),
+    )
+
+
+@register_space("conventional")
+def conventional_space(io: IOSpec) -> Space:
+    """Narrow stream, wide blocks: d_z in [64, 1024], d_h in [d_z+1, 4500] (scaled),
+    L in [1, 40]; shape: d_h > d_z."""
+    return Space(
+        "conventional",
+        (
+            Dim("fixed_w_in", "choice", choices=(False,)),
+            Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
+            Dim("d_z", "int", scaled(64, io), scaled(1024, io), log=True),
+            Dim("d_h", "int", scaled(64, io) + 1, scaled(4500, io), log=True),
+            Dim("lr", "choice", choices=PAPER_LRS),
+        ),
+        (Constraint("d_h", ">", "d_z"),),
+    )
