@@ -18,13 +18,16 @@ class IOSpec:
 
     d_in/d_out: flattened input and output sizes. `output` tells the model's head:
     "image" -> sigmoid outputs in [0, 1] (the MLP paper's image tasks), "logits" ->
-    raw class scores, "regression" -> raw values. `image_shape` is (C, H, W) of the
-    target image when the output is an image, `input_shape` likewise for the input.
+    raw class scores, "regression" -> raw values, "lm" -> next-token logits of a language
+    model (input: token ids of shape (B, T); d_in = d_out = vocabulary size;
+    input_shape = (context length,)). `image_shape` is (C, H, W) of the target image when
+    the output is an image, `input_shape` the shape of one input, e.g. (C, H, W) for
+    images a model patchifies.
     """
 
     d_in: int
     d_out: int
-    output: Literal["image", "logits", "regression"] = "image"
+    output: Literal["image", "logits", "regression", "lm"] = "image"
     image_shape: tuple[int, int, int] | None = None
     input_shape: tuple[int, ...] | None = None
 

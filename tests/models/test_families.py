@@ -17,7 +17,10 @@ def random_config(rng: random.Random) -> dict:
             "fixed_w_in": rng.random() < 0.5}
 
 
-@pytest.mark.parametrize("family", FAMILIES.names())
+MLP_FAMILIES = ["hourglass", "conventional"]
+
+
+@pytest.mark.parametrize("family", MLP_FAMILIES)
 def test_count_params_matches_built_model_over_random_configs(family):
     fam, rng = get_family(family), random.Random(0)
     for _ in range(60):
@@ -25,7 +28,7 @@ def test_count_params_matches_built_model_over_random_configs(family):
         assert fam.count_params(cfg, io) == trainable_params(fam.build(cfg, io, seed=1)), (cfg, io)
 
 
-@pytest.mark.parametrize("family", FAMILIES.names())
+@pytest.mark.parametrize("family", MLP_FAMILIES)
 def test_paper_formula(family):
     io = IOSpec(784, 784, "image")
     d_z, d_h, L = 1150, 115, 10
@@ -34,7 +37,7 @@ def test_paper_formula(family):
     assert get_family(family).count_params(dict(cfg, fixed_w_in=True), io) == 2 * L * d_z * d_h + d_z * 784
 
 
-@pytest.mark.parametrize("family", FAMILIES.names())
+@pytest.mark.parametrize("family", MLP_FAMILIES)
 @pytest.mark.parametrize("io", IOS, ids=lambda io: f"{io.d_in}-{io.d_out}-{io.output}")
 def test_forward_backward(family, io):
     torch.manual_seed(0)
