@@ -85,7 +85,10 @@ def cmd_run(a: argparse.Namespace) -> int:
         data_dir=a.data_dir, seed=a.seed, executor=a.executor, space_file=a.space_file,
         train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, device=a.device,
                             max_train_samples=a.max_train_samples, tokens=a.tokens),
-        task_options=_task_options(a),
+        task_options=_task_options(a), retries=a.retries, oom_retry=a.oom_retry,
+        executor_options={k: v for k, v in (
+            ("address", a.ray_address), ("gpus_per_trial", a.gpus_per_trial), ("cpus_per_trial", a.cpus_per_trial),
+            ("max_concurrent", a.max_concurrent), ("trial_timeout", a.trial_timeout)) if v is not None},
     )
     prep = prepare(spec)  # every name, range and the budget checked before the database is touched
     if a.data_dir is not None and not Path(a.data_dir).is_dir():
@@ -96,8 +99,9 @@ def cmd_run(a: argparse.Namespace) -> int:
     store = _open_store(a.storage)
     out = run_study(spec, store, ConsoleProgress(), prep)
     df = store.trials_frame(spec.study_name)
-    print(f"study {spec.study_name!r}: {out.finished} finished trial(s), {out.ran} run now, "
-          f"{out.rejected} proposal(s) rejected over budget or shape"
+    print(f"study {spec.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
+          + (f" ({out.retried} retries)" if out.retried else "") +
+          f", {out.rejected} proposal(s) rejected over budget or shape"
           + (" (grid exhausted)" if out.exhausted else ""))
     _print_pareto(df, out.study.metric, out.study.direction)
     if not a.no_report:
@@ -316,6 +320,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=0, help="study seed (default 0)")
     r.add_argument("--space-file", help="TOML or YAML file overriding the spaces' ranges")
     r.add_argument("--executor", default="local", help="where trials run (default: local, in this process)")
+    r.add_argument("--retries", type=int, default=1, help="re-runs of a failed or interrupted trial (default 1)")
+    r.add_argument("--oom-retry", action="store_true", help="re-run an out-of-memory trial once with half the batch")
+    r.add_argument("--ray-address", help="with --executor ray: 'auto' or HOST:PORT of a cluster (default: a local Ray)")
+    r.add_argument("--gpus-per-trial", type=float, help="with --executor ray: GPUs per trial, e.g. 0.25 packs 4 on a GPU")
+    r.add_argument("--cpus-per-trial", type=float, help="with --executor ray: CPUs per trial (default 1)")
+    r.add_argument("--max-concurrent", type=int, help="with --executor ray: trials at once (default: what fits)")
+    r.add_argument("--trial-timeout", type=float, help="with --executor ray: seconds before a trial counts as hung")
     r.add_argument("--device", default="auto", help="auto (cuda when available), cpu, cuda, cuda:1, ...")
     r.add_argument("--max-train-samples", type=int, help="cap the training set (quick looks)")
     r.add_argument("--tokens", type=int, help="training tokens per run (language-model tasks)")

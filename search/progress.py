@@ -42,14 +42,14 @@ class ConsoleProgress:
             self.stream.write("\r\033[K")
             self._live_shown = False
 
-    def start(self, study: StudyRecord, total: int, done: int, interrupted: int) -> None:
+    def start(self, study: StudyRecord, total: int, done: int, retries: int) -> None:
         self.metric, self.total, self.done = study.metric, total, done
         self.t0 = time.monotonic()
         what = f"study {study.name!r}: task {study.task}, {', '.join(study.families)}, budget {format_count(study.budget)}"
         if done:
             what += f"; resuming with {done}/{total} finished"
-        if interrupted:
-            what += f", {interrupted} interrupted trial(s) to run again"
+        if retries:
+            what += f", {retries} interrupted or failed trial(s) to run again"
         self._print(what)
         if done >= total:
             self._print(f"nothing to do: {done} trials finished (raise --trials to run more)")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -53,23 +52,13 @@ class Proposer:
     def __init__(self, spaces: dict[str, Space], io: IOSpec, budget: int, count: Counter) -> None:
         self.spaces, self.io, self.budget, self.count = spaces, io, budget, count
         self.families = list(spaces)
-        self._requeued: deque[TrialRecord] = deque()
 
-    def replay(self, finished: list[TrialRecord], objective: Callable[[TrialRecord], float | None]) -> None:
-        """Teach the proposer the study's finished trials (on resume)."""
-
-    def requeue(self, records: list[TrialRecord]) -> None:
-        """Configs to run again first (trials interrupted by a killed process)."""
-        self._requeued.extend(records)
+    def replay(self, past: list[TrialRecord], objective: Callable[[TrialRecord], float | None]) -> None:
+        """Teach the proposer the study's past trials (on resume): complete ones with their
+        objectives, the others (failed, diverged, interrupted) as failures."""
 
     def ask(self) -> Proposal | Rejection | None:
         """The next config; None when the space is exhausted (grid)."""
-        if self._requeued:
-            r = self._requeued.popleft()
-            return Proposal(r.family, r.config, r.params, r.optuna, note=f"re-run of interrupted trial {r.number}")
-        return self._ask()
-
-    def _ask(self) -> Proposal | Rejection | None:
         raise NotImplementedError
 
     def tell(self, proposal: Proposal, objective: float | None, params: int) -> None:
@@ -103,9 +92,9 @@ class OptunaProposer(Proposer):
             sampler = optuna.samplers.RandomSampler(seed=seed)
         return optuna.create_study(directions=["minimize", self.direction], sampler=sampler)
 
-    def replay(self, finished, objective) -> None:
+    def replay(self, past, objective) -> None:
         trials = []
-        for r in finished:
+        for r in past:
             if not r.optuna:
                 continue
             dists = {k: json_to_distribution(v) for k, v in r.optuna["distributions"].items()}
@@ -122,7 +111,7 @@ class OptunaProposer(Proposer):
         self.study = self._make_study()
         self.study.add_trials(trials)
 
-    def _ask(self) -> Proposal | Rejection:
+    def ask(self) -> Proposal | Rejection:
         if self.study is None:
             self.study = self._make_study()
         t = self.study.ask()
@@ -141,7 +130,7 @@ class OptunaProposer(Proposer):
         state = TrialState.COMPLETE if ok else TrialState.FAIL
         if proposal.handle is not None:
             self.study.tell(proposal.handle, values, state=state)
-        elif proposal.optuna:  # a re-queued config: add it as a finished trial
+        elif proposal.optuna:  # a retried config: add it as a finished trial
             dists = {k: json_to_distribution(v) for k, v in proposal.optuna["distributions"].items()}
             self.study.add_trial(
                 optuna.trial.create_trial(params=proposal.optuna["params"], distributions=dists, values=values, state=state)
@@ -161,14 +150,10 @@ class GridProposer(Proposer):
             p for group in itertools.zip_longest(*iters) for p in group if p is not None
         )
 
-    def replay(self, finished, objective) -> None:
-        self._done |= {config_key(r.family, r.config) for r in finished}
+    def replay(self, past, objective) -> None:
+        self._done |= {config_key(r.family, r.config) for r in past}
 
-    def requeue(self, records: list[TrialRecord]) -> None:
-        super().requeue(records)
-        self._done |= {config_key(r.family, r.config) for r in records}
-
-    def _ask(self) -> Proposal | Rejection | None:
+    def ask(self) -> Proposal | Rejection | None:
         for fam, cfg in self._points:
             if config_key(fam, cfg) in self._done or check_config(self.spaces[fam], self.io, cfg):
                 continue

@@ -20,6 +20,7 @@ import math
 import operator
 import random
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal
 
@@ -79,17 +80,23 @@ def _geometric(lo: float, hi: float, n: int, integer: bool) -> tuple[Any, ...]:
 
 @dataclass(frozen=True)
 class Constraint:
-    """`left op right`, each side a config key or an io size (`d_x`, `d_out`)."""
+    """`left op scale * right`, each side a config key or an io size (`d_x`, `d_out`).
+    `scale` (positive, default 1) states ratio rules such as d_h >= 0.1 * d_model; it is
+    applied as an exact fraction, so 0.1 * 640 is 64, not 64.00000000000001."""
 
     left: str
     op: Literal["<", "<=", ">", ">="]
     right: str
+    scale: float = 1
+
+    def ratio(self) -> Fraction:
+        return Fraction(self.scale).limit_denominator(10**6)
 
     def holds(self, values: dict[str, Any]) -> bool:
-        return _OPS[self.op](values[self.left], values[self.right])
+        return _OPS[self.op](values[self.left], self.ratio() * values[self.right])
 
     def __str__(self) -> str:
-        return f"{self.left} {self.op} {self.right}"
+        return f"{self.left} {self.op} {'' if self.scale == 1 else f'{self.scale:g} * '}{self.right}"
 
 
 @dataclass(frozen=True)
@@ -127,19 +134,23 @@ def _bounds(space: Space, dim: Dim, known: dict[str, Any]) -> tuple[float, float
     step = 1 if dim.kind == "int" else 0.0
     for c in space.constraints:
         if c.left == dim.name and c.right in known:
-            other, op = known[c.right], c.op
+            other, op = c.ratio() * known[c.right], c.op
         elif c.right == dim.name and c.left in known:
-            other, op = known[c.left], {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[c.op]
+            other, op = known[c.left] / c.ratio(), {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[c.op]
         else:
             continue
-        if op == "<":
-            hi = min(hi, other - step if step else math.nextafter(other, -math.inf))
-        elif op == "<=":
-            hi = min(hi, other)
-        elif op == ">":
-            lo = max(lo, other + step if step else math.nextafter(other, math.inf))
+        if step:  # integers strictly/loosely below or above a possibly fractional bound
+            other = Fraction(other)
+            bound = {"<": math.ceil(other) - 1, "<=": math.floor(other), ">": math.floor(other) + 1,
+                     ">=": math.ceil(other)}[op]
         else:
-            lo = max(lo, other)
+            other = float(other)
+            bound = {"<": math.nextafter(other, -math.inf), "<=": other,
+                     ">": math.nextafter(other, math.inf), ">=": other}[op]
+        if op in ("<", "<="):
+            hi = min(hi, bound)
+        else:
+            lo = max(lo, bound)
     return lo, hi
 
 

@@ -32,6 +32,7 @@ class TrainSettings:
     device: str = "auto"  # "auto" -> cuda when available, else cpu
     max_train_samples: int | None = None  # smoke runs: cap the training set
     tokens: int | None = None  # token budget per run (language-model tasks)
+    batch_size_halved: bool = False  # set on the out-of-memory retry of a trial
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -163,6 +164,9 @@ class RunSpec:
     space_file: str | None = None
     train: TrainSettings = field(default_factory=TrainSettings)
     task_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"noise": 0.5}
+    retries: int = 1  # re-runs of a failed or interrupted trial
+    oom_retry: bool = False  # an out-of-memory trial runs once more with half the batch
+    executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. ray address, gpus per trial
 
     def __post_init__(self) -> None:
         from search.errors import UserError
@@ -173,6 +177,8 @@ class RunSpec:
             raise UserError("--space lists a family twice")
         if self.trials < 1 or self.repeats < 1:
             raise UserError("--trials and --repeats must be at least 1")
+        if self.retries < 0:
+            raise UserError("--retries must be at least 0")
         if self.sampler not in ("tpe", "nsga2", "random", "grid"):
             raise UserError(f"unknown sampler {self.sampler!r}; known: tpe, nsga2, random, grid")
         for name in ("epochs", "batch_size", "max_train_samples", "tokens"):

@@ -82,4 +82,5 @@ def trial_record(t: Trial, metrics: dict[str, Metric]) -> TrialRecord:
         status=t.status, seeds=list(t.seeds), metrics=metrics, optuna=t.optuna,
         note=t.note, error=t.error, traceback=t.traceback, device=t.device,
         started_at=t.started_at, finished_at=t.finished_at, duration_s=t.duration_s,
+        owner=t.owner, heartbeat_at=t.heartbeat_at, attempt=int(t.attempt or 0), retry_of=t.retry_of,
     )

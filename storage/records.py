@@ -50,3 +50,7 @@ class TrialRecord:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     duration_s: float | None = None
+    owner: str | None = None  # "host:pid:token" of the process running it
+    heartbeat_at: datetime | None = None
+    attempt: int = 0  # 0 for a first run, k for its k-th retry
+    retry_of: int | None = None  # the trial number this one retries

@@ -120,6 +120,11 @@ class Trial(Base):
     depth: Mapped[int | None] = mapped_column(Integer)
     D: Mapped[int | None] = mapped_column(Integer)
     width: Mapped[int | None] = mapped_column(Integer)
+    # 0003: who runs a trial ("host:pid:token"), its last sign of life, and retry chains.
+    owner: Mapped[str | None] = mapped_column(String(255))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    attempt: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    retry_of: Mapped[int | None] = mapped_column(Integer)  # number of the trial this one retries
     objective: Mapped[float | None] = mapped_column(Float)
     seeds: Mapped[list[Any]] = mapped_column(JSONData)
     optuna: Mapped[dict[str, Any] | None] = mapped_column(JSONData)

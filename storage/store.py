@@ -12,9 +12,9 @@ import random
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from sqlalchemy import Engine, create_engine, delete, event, func, select
+from sqlalchemy import Engine, create_engine, delete, event, func, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -265,8 +265,14 @@ class Store:
         status: str = "running",
         optuna: dict[str, Any] | None = None,
         note: str | None = None,
+        owner: str | None = None,
+        attempt: int = 0,
+        retry_of: int | None = None,
     ) -> int:
         """Insert a trial with the study's next free number (0-based) and return it.
+
+        `owner` names the process that runs it (its heartbeat starts now); `retry_of`
+        and `attempt` link a retry to the trial it repeats.
 
         Safe across processes: the (study, number) unique constraint refuses a
         duplicate and the insert is retried with a fresh number.
@@ -281,6 +287,7 @@ class Store:
             seeds=[int(x) for x in seeds],
             optuna=jsonable(optuna) if optuna is not None else None,
             note=note, started_at=now if status == "running" else None,
+            owner=owner, heartbeat_at=now if owner else None, attempt=int(attempt), retry_of=retry_of,
             finished_at=now if status == "rejected" else None, **dims(config),
         )
         last: _Conflict | None = None
@@ -367,10 +374,13 @@ class Store:
             if epoch_rows:
                 s.execute(Epoch.__table__.insert(), epoch_rows)
 
-    def interrupt_running(self, study: str) -> list[TrialRecord]:
-        """Mark every `running` trial of `study` interrupted and return those trials.
+    def interrupt_running(
+        self, study: str, orphan: Callable[[TrialRecord], bool] | None = None
+    ) -> list[TrialRecord]:
+        """Mark `running` trials of `study` interrupted and return them.
 
-        Call it only when no other worker is running trials of this study.
+        With `orphan`, only the trials it says no live process runs any more (its owner
+        died, or its heartbeat is stale); without it, every running trial.
         """
         with self._session() as s:
             study_id = self._study(s, study).id
@@ -379,11 +389,69 @@ class Store:
                 .where(Trial.study_id == study_id, Trial.status == "running")
                 .order_by(Trial.number)
             ).all()
-            for t in trials:
+            hit = [t for t in trials if orphan is None or orphan(trial_record(t, {}))]
+            for t in hit:
                 t.status = "interrupted"
                 t.note = INTERRUPTED_NOTE
             s.flush()
-            return [trial_record(t, {}) for t in trials]
+            return [trial_record(t, {}) for t in hit]
+
+    def interrupt_trials(self, study: str, numbers: Iterable[int], note: str = INTERRUPTED_NOTE) -> None:
+        """Mark these trials interrupted if they are still running (e.g. on Ctrl-C)."""
+        numbers = [int(n) for n in numbers]
+        if not numbers:
+            return
+        with self._session() as s:
+            study_id = self._study(s, study).id
+            s.execute(
+                update(Trial)
+                .where(Trial.study_id == study_id, Trial.number.in_(numbers), Trial.status == "running")
+                .values(status="interrupted", note=note)
+            )
+
+    def heartbeat(self, study: str, numbers: Iterable[int], owner: str) -> None:
+        """Refresh the heartbeat of the running trials `owner` runs."""
+        numbers = [int(n) for n in numbers]
+        if not numbers:
+            return
+        with self._session() as s:
+            study_id = self._study(s, study).id
+            s.execute(
+                update(Trial)
+                .where(Trial.study_id == study_id, Trial.number.in_(numbers), Trial.owner == owner,
+                       Trial.status == "running")
+                .values(heartbeat_at=now_utc())
+            )
+
+    def retry_candidates(self, study: str, statuses: Iterable[str], max_attempt: int) -> list[TrialRecord]:
+        """Trials with one of `statuses`, `attempt < max_attempt` and no retry yet."""
+        with self._session() as s:
+            study_id = self._study(s, study).id
+            retried = select(Trial.retry_of).where(Trial.study_id == study_id, Trial.retry_of.is_not(None))
+            rows = s.scalars(
+                select(Trial)
+                .where(Trial.study_id == study_id, Trial.status.in_(list(statuses)),
+                       Trial.attempt < max_attempt, Trial.number.not_in(retried))
+                .order_by(Trial.number)
+            ).all()
+            return [trial_record(t, {}) for t in rows]
+
+    def progress(self, study: str) -> tuple[int, int]:
+        """(final, running): finished trials (complete/failed/diverged) that no retry
+        supersedes, and trials running now, over every process of the study."""
+        with self._session() as s:
+            study_id = self._study(s, study).id
+            retried = select(Trial.retry_of).where(Trial.study_id == study_id, Trial.retry_of.is_not(None))
+            final = s.scalar(
+                select(func.count()).select_from(Trial)
+                .where(Trial.study_id == study_id, Trial.status.in_(["complete", "failed", "diverged"]),
+                       Trial.number.not_in(retried))
+            )
+            running = s.scalar(
+                select(func.count()).select_from(Trial)
+                .where(Trial.study_id == study_id, Trial.status == "running")
+            )
+            return int(final or 0), int(running or 0)
 
     # -- trials: reads ------------------------------------------------------------
     @staticmethod

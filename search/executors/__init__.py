@@ -11,8 +11,17 @@ EXECUTORS: Registry[Callable[..., Executor]] = Registry("executor")
 EXECUTORS.add("local", LocalExecutor)
 
 
-def make_executor(name: str, on_epoch: EpochCallback | None = None) -> Executor:
-    return EXECUTORS.get(name)(on_epoch=on_epoch)
+def _ray(**kw) -> Executor:
+    from search.executors.ray import RayExecutor  # Ray is imported only when asked for
+
+    return RayExecutor(**kw)
+
+
+EXECUTORS.add("ray", _ray)
+
+
+def make_executor(name: str, on_epoch: EpochCallback | None = None, **options) -> Executor:
+    return EXECUTORS.get(name)(on_epoch=on_epoch, **options)
 
 
 __all__ = ["EXECUTORS", "Executor", "LocalExecutor", "make_executor"]

@@ -32,3 +32,23 @@ class Executor(ABC):
 
     def close(self) -> None:
         """Release workers."""
+
+
+def run_guarded(spec: TrialSpec, on_epoch=None) -> TrialResult:
+    """Run one trial in this process; any exception becomes a `failed` result with its
+    message and traceback (the study goes on). KeyboardInterrupt still stops the run."""
+    import time
+    import traceback
+
+    from search.faults import inject
+
+    t0 = time.monotonic()
+    try:
+        inject(spec)
+        from tasks import run_trial  # imported lazily: torch start-up stays off the CLI's fast paths
+
+        return run_trial(spec, on_epoch=on_epoch)
+    except Exception as e:
+        msg = f"{type(e).__name__}: {e}".strip().splitlines()[0][:500]
+        return TrialResult(spec.number, "failed", [], time.monotonic() - t0, "unknown", error=msg,
+                           traceback=traceback.format_exc())

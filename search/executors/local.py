@@ -1,14 +1,18 @@
 """The default executor: trials run one after another in this process."""
 from __future__ import annotations
 
-from search.executors.base import EpochCallback, Executor
+from search.executors.base import EpochCallback, Executor, run_guarded
 from search.specs import TrialResult, TrialSpec
 
 
 class LocalExecutor(Executor):
     capacity = 1
 
-    def __init__(self, on_epoch: EpochCallback | None = None) -> None:
+    def __init__(self, on_epoch: EpochCallback | None = None, **options) -> None:
+        if options:
+            from search.errors import UserError
+
+            raise UserError(f"the local executor takes no {', '.join(sorted(options))} (use --executor ray)")
         self.on_epoch = on_epoch
         self._queue: list[TrialSpec] = []
 
@@ -24,7 +28,5 @@ class LocalExecutor(Executor):
         return [(spec, self.run(spec))]
 
     def run(self, spec: TrialSpec) -> TrialResult:
-        from tasks import run_trial  # imported lazily: torch start-up stays off the CLI's fast paths
-
         cb = (lambda i, rec: self.on_epoch(spec, i, rec)) if self.on_epoch else None
-        return run_trial(spec, on_epoch=cb)
+        return run_guarded(spec, on_epoch=cb)

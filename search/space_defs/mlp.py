@@ -4,6 +4,13 @@ from __future__ import annotations
 from search.spaces import PAPER_LRS, Constraint, Dim, Space, register_space, scaled
 from tasks.base import IOSpec
 
+MIN_SIZE = 64  # tasks with fewer inputs and outputs (2-D checkerboard, sines) get digits-sized ranges
+
+
+def _w(v: float, io: IOSpec) -> int:
+    """`scaled(v, io)`, but as if max(d_x, d_out) were at least MIN_SIZE."""
+    return scaled(v, IOSpec(max(io.d_in, MIN_SIZE), max(io.d_out, MIN_SIZE)))
+
 
 @register_space("hourglass")
 def hourglass_space(io: IOSpec) -> Space:
@@ -14,8 +21,8 @@ def hourglass_space(io: IOSpec) -> Space:
         (
             Dim("fixed_w_in", "choice", choices=(False,)),
             Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
-            Dim("d_z", "int", io.d_in + 1, max(io.d_in + 1, scaled(4500, io)), log=True),
-            Dim("d_h", "int", 4, scaled(2500, io), log=True),
+            Dim("d_z", "int", max(io.d_in + 1, 5), max(io.d_in + 1, _w(4500, io)), log=True),
+            Dim("d_h", "int", 4, _w(2500, io), log=True),
             Dim("lr", "choice", choices=PAPER_LRS),
         ),
         (Constraint("d_z", ">", "d_x"), Constraint("d_h", "<", "d_z")),
@@ -31,8 +38,8 @@ def conventional_space(io: IOSpec) -> Space:
         (
             Dim("fixed_w_in", "choice", choices=(False,)),
             Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
-            Dim("d_z", "int", scaled(64, io), scaled(1024, io), log=True),
-            Dim("d_h", "int", scaled(64, io) + 1, scaled(4500, io), log=True),
+            Dim("d_z", "int", _w(64, io), _w(1024, io), log=True),
+            Dim("d_h", "int", _w(64, io) + 1, _w(4500, io), log=True),
             Dim("lr", "choice", choices=PAPER_LRS),
         ),
         (Constraint("d_h", ">", "d_z"),),

@@ -25,7 +25,7 @@ def cli(tmp_path, monkeypatch, capsys):
     return run
 
 
-def run_subprocess(args, cwd, **kw):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def run_subprocess(args, cwd, env_extra=None, **kw):
+    env = dict(os.environ, PYTHONPATH=str(REPO), **(env_extra or {}))
     return subprocess.Popen([sys.executable, "-m", "search.cli", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)

@@ -47,5 +47,5 @@ def test_kill_9_mid_run_then_resume(tmp_path):
     assert [r for r in after if r[0] in {b[0] for b in before}] == before  # kept exactly as they were
     interrupted = df[df.status == "interrupted"]
     for _, row in interrupted.iterrows():  # each interrupted config ran again, once
-        reruns = df[df.note.fillna("").str.contains(f"re-run of interrupted trial {row.number}$", regex=True)]
+        reruns = df[df.note.fillna("").str.startswith(f"retry 1 of trial {row.number}: interrupted")]
         assert len(reruns) == 1 and reruns.iloc[0].config == row.config

@@ -1,0 +1,121 @@
+"""Trials on Ray: local GPUs/CPUs or a Ray cluster (`--executor ray`).
+
+Why Ray *tasks* fed by the study's own ask/tell loop rather than a Ray Tune `Tuner`: the
+study already owns the sampler, the hard budget gate, rejections, retries and the
+database; with tasks, Ray only places trials on devices, and the driver stays the single
+writer of results (workers need no database access and no network path to it). It is the
+same loop as the local executor, just `capacity` trials in flight at once.
+
+Resources: each trial asks Ray for `cpus_per_trial` CPUs and `gpus_per_trial` GPUs;
+fractional GPUs (0.25) pack several small trials on one GPU (Ray sets
+CUDA_VISIBLE_DEVICES and OMP_NUM_THREADS per task). Faults:
+- a worker process that dies (segfault, kill -9, node lost): Ray raises on `get`; the
+  trial is recorded `failed` with the reason and the study retries it (`--retries`);
+- a trial that hangs: with `trial_timeout`, a trial running longer is cancelled
+  (force-killed) and recorded `failed` ("timed out"), then retried likewise;
+- exceptions, NaN and out-of-memory inside a trial are handled by the trainer as on the
+  local executor (the worker returns a failed/diverged result).
+Workers import this package: on a cluster, install it on every node (`pip install -e .`)
+and give every node the data at the same `--data-dir` path.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Any
+
+from search.errors import UserError
+from search.executors.base import EpochCallback, Executor, run_guarded
+from search.faults import ENV as FAULT_ENV
+from search.specs import TrialResult, TrialSpec
+
+
+def _run_remote(spec_dict: dict[str, Any]) -> dict[str, Any]:
+    """Runs inside a Ray worker: one trial, returned as plain data."""
+    return run_guarded(TrialSpec.from_dict(spec_dict)).to_dict()
+
+
+def _failed(spec: TrialSpec, error: str, started: float, device: str = "ray") -> TrialResult:
+    return TrialResult(spec.number, "failed", [], time.monotonic() - started, device, error=error)
+
+
+class RayExecutor(Executor):
+    def __init__(self, on_epoch: EpochCallback | None = None, *, address: str | None = None,
+                 gpus_per_trial: float = 0.0, cpus_per_trial: float = 1.0, max_concurrent: int | None = None,
+                 trial_timeout: float | None = None, num_cpus: int | None = None, num_gpus: int | None = None,
+                 poll_s: float = 1.0) -> None:
+        try:
+            import ray
+        except ImportError:  # pragma: no cover - ray is a dependency
+            raise UserError("--executor ray needs Ray: pip install 'ray[tune]'") from None
+        if gpus_per_trial < 0 or cpus_per_trial <= 0:
+            raise UserError("--gpus-per-trial must be >= 0 and --cpus-per-trial > 0")
+        if trial_timeout is not None and trial_timeout <= 0:
+            raise UserError("--trial-timeout must be positive")
+        self.ray = ray
+        t0 = time.monotonic()
+        self._owns_ray = not ray.is_initialized()
+        if self._owns_ray:
+            try:
+                env = {k: os.environ[k] for k in (FAULT_ENV, "SEARCH_DATA_DIR") if k in os.environ}
+                ray.init(address=None if address in (None, "", "local") else address, num_cpus=num_cpus,
+                         num_gpus=num_gpus, include_dashboard=False, log_to_driver=True,
+                         configure_logging=False, runtime_env={"env_vars": env} if env else None)
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                raise UserError(f"cannot start or join Ray at {address or 'local'}: {str(e).splitlines()[0]}") from None
+        self.startup_s = time.monotonic() - t0
+        res = ray.cluster_resources()
+        fits = [res.get("CPU", 0) / cpus_per_trial]
+        if gpus_per_trial > 0:
+            if res.get("GPU", 0) <= 0:
+                self.close()
+                raise UserError(f"--gpus-per-trial {gpus_per_trial} but the Ray cluster has no GPU")
+            fits.append(res["GPU"] / gpus_per_trial)
+        self.capacity = max_concurrent or max(1, int(math.floor(min(fits) + 1e-9)))
+        self.trial_timeout = trial_timeout
+        self.poll_s = poll_s
+        self._remote = ray.remote(_run_remote).options(num_cpus=cpus_per_trial, num_gpus=gpus_per_trial,
+                                                       max_retries=0)
+        self._refs: dict[Any, tuple[TrialSpec, float]] = {}
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._refs)
+
+    def submit(self, spec: TrialSpec) -> None:
+        # device "auto" is resolved by the worker: cuda when Ray gave it a GPU
+        self._refs[self._remote.remote(spec.to_dict())] = (spec, time.monotonic())
+
+    def wait(self) -> list[tuple[TrialSpec, TrialResult]]:
+        ray = self.ray
+        while True:
+            ready, _ = ray.wait(list(self._refs), num_returns=1, timeout=self.poll_s)
+            done: list[tuple[TrialSpec, TrialResult]] = []
+            for ref in ready:
+                spec, started = self._refs.pop(ref)
+                try:
+                    done.append((spec, TrialResult.from_dict(ray.get(ref))))
+                except ray.exceptions.RayError as e:
+                    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                    done.append((spec, _failed(spec, f"worker died: {type(e).__name__}: {first}"[:500], started)))
+            if self.trial_timeout is not None:
+                now = time.monotonic()
+                for ref, (spec, started) in list(self._refs.items()):
+                    if now - started > self.trial_timeout:
+                        ray.cancel(ref, force=True)
+                        del self._refs[ref]
+                        done.append((spec, _failed(spec, f"timed out after {self.trial_timeout:g} s (hung worker)",
+                                                   started)))
+            if done:
+                return done
+
+    def close(self) -> None:
+        for ref in list(getattr(self, "_refs", {})):
+            try:
+                self.ray.cancel(ref, force=True)
+            except Exception:
+                pass
+        self._refs = {}
+        if getattr(self, "_owns_ray", False) and self.ray.is_initialized():
+            self.ray.shutdown()

@@ -1,0 +1,16 @@
+"""Default space of HanNet (Yu & Zhang): width and depth, the paper's axes (its
+checkerboard net is width 30, depth 20; its regression nets width 100, depth 20)."""
+from __future__ import annotations
+
+from search.spaces import PAPER_LRS, Dim, Space, register_space
+from tasks.base import IOSpec
+
+
+@register_space("han")
+def han_space(io: IOSpec) -> Space:
+    """width in [4, 1024] (log), depth in [1, 100] Han layers (log), lr."""
+    return Space("han", (
+        Dim("width", "int", 4, 1024, log=True, grid=(16, 32, 64, 128, 256)),
+        Dim("depth", "int", 1, 100, log=True, grid=(1, 5, 20, 50, 100)),
+        Dim("lr", "choice", choices=PAPER_LRS),
+    ))
