@@ -32,6 +32,7 @@ class ConsoleProgress:
         self.total = self.done = self.ran = 0
         self.t0 = time.monotonic()
         self._live_shown = False
+        self._retries: set[int] = set()
 
     def _print(self, line: str) -> None:
         self._clear_live()
@@ -55,6 +56,8 @@ class ConsoleProgress:
             self._print(f"nothing to do: {done} trials finished (raise --trials to run more)")
 
     def trial_started(self, spec: TrialSpec, params: int, note: str | None) -> None:
+        if note and note.startswith("retry "):
+            self._retries.add(spec.number)
         if self.live:
             self._clear_live()
             self.stream.write(f"[{self.done + 1}/{self.total}] #{spec.number} {spec.family} {format_config(spec.config)} "
@@ -73,8 +76,9 @@ class ConsoleProgress:
         self.stream.flush()
         self._live_shown = True
 
-    def trial_finished(self, spec: TrialSpec, params: int, result: TrialResult) -> None:
-        self.done += 1
+    def trial_finished(self, spec: TrialSpec, params: int, result: TrialResult, finished: int) -> None:
+        """`finished`: the study's finished trials now (all processes; retries pending excluded)."""
+        self.done = finished
         self.ran += 1
         elapsed = time.monotonic() - self.t0
         eta = elapsed / self.ran * max(0, self.total - self.done)
@@ -85,11 +89,15 @@ class ConsoleProgress:
             score = f"{self.metric} {mean:.3f}" + (f"±{std:.3f}" if std is not None else "") + f" (val {val:.3f})"
         else:
             score = f"{result.status.upper()}: {result.error or ''}".strip()
+        retry = " (retry)" if (spec.number is not None and self._is_retry(spec)) else ""
         self._print(
-            f"[{self.done}/{self.total}] #{spec.number} {spec.family} {format_config(spec.config)} | "
+            f"[{self.done}/{self.total}]{retry} #{spec.number} {spec.family} {format_config(spec.config)} | "
             f"{format_count(params)} params | {score} | {result.duration_s:.1f}s | "
             f"elapsed {format_duration(elapsed)}, ETA {format_duration(eta)}"
         )
+
+    def _is_retry(self, spec: TrialSpec) -> bool:
+        return spec.number in self._retries
 
     def rejected(self, rejection: Rejection) -> None:
         self._print(f"  rejected {rejection.family} {format_config(rejection.config)}: {rejection.reason}")

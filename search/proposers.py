@@ -145,7 +145,7 @@ class GridProposer(Proposer):
     def __init__(self, spaces, io, budget, count, *, seed: int) -> None:
         super().__init__(spaces, io, budget, count)
         self._done: set[str] = set()
-        iters = [((f, c) for c in grid_configs(s, seed)) for f, s in spaces.items()]
+        iters = [zip(itertools.repeat(f), grid_configs(s, seed)) for f, s in spaces.items()]
         self._points: Iterator[tuple[str, dict[str, Any]]] = (
             p for group in itertools.zip_longest(*iters) for p in group if p is not None
         )

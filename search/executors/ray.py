@@ -96,7 +96,11 @@ class RayExecutor(Executor):
                 spec, started = self._refs.pop(ref)
                 try:
                     done.append((spec, TrialResult.from_dict(ray.get(ref))))
-                except ray.exceptions.RayError as e:
+                except ray.exceptions.RayTaskError as e:  # an exception outside our guard, e.g. at import
+                    cause = e.cause if getattr(e, "cause", None) is not None else e
+                    msg = " ".join(f"{type(cause).__name__}: {cause}".split())
+                    done.append((spec, _failed(spec, f"error in worker: {msg}"[:500], started)))
+                except ray.exceptions.RayError as e:  # the worker process or its node died
                     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                     done.append((spec, _failed(spec, f"worker died: {type(e).__name__}: {first}"[:500], started)))
             if self.trial_timeout is not None:

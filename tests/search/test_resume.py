@@ -1,6 +1,7 @@
 """kill -9 in the middle of a study, then the same command again: the study completes
 with every finished trial kept exactly once and the interrupted one run again."""
 import signal
+from pathlib import Path
 import sqlite3
 import time
 
@@ -49,3 +50,15 @@ def test_kill_9_mid_run_then_resume(tmp_path):
     for _, row in interrupted.iterrows():  # each interrupted config ran again, once
         reruns = df[df.note.fillna("").str.startswith(f"retry 1 of trial {row.number}: interrupted")]
         assert len(reruns) == 1 and reruns.iloc[0].config == row.config
+
+
+@pytest.mark.slow
+def test_random_kill_points_lose_and_duplicate_nothing(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from fault_campaign import campaign
+
+    r = campaign(tmp_path, kills=4, trials=6, seed=1, max_wait=3.0)
+    assert r["final_rc"] == 0 and r["complete"] == 6
+    assert r["lost"] == 0 and r["duplicated"] == 0

@@ -1,0 +1,49 @@
+"""The Ray executor on a local CPU-only Ray instance (num_cpus=2)."""
+import pytest
+
+from search.progress import ConsoleProgress
+from search.specs import RunSpec, TrainSettings
+from search.study import run_study
+from storage import Store
+
+pytestmark = pytest.mark.slow
+GRID = "[hourglass]\nd_z = [100]\nd_h = [7, 8]\nL = [1]\nlr = [0.005]\n"
+
+
+def spec(tmp_path, executor, **kw):
+    base = dict(spaces=("hourglass", "conventional"), task="digits-denoise", budget=60_000, trials=4,
+                executor=executor, study=executor, train=TrainSettings(epochs=2))
+    if executor == "ray":
+        base["executor_options"] = {"num_cpus": 2, "max_concurrent": 2}
+    base.update(kw)
+    return RunSpec(**base)
+
+
+def test_ray_runs_a_multi_family_study_like_the_local_executor(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    local = run_study(spec(tmp_path, "local"), store, ConsoleProgress(live=False))
+    ray_out = run_study(spec(tmp_path, "ray"), store, ConsoleProgress(live=False))
+    assert local.finished == ray_out.finished == 4
+    a, b = store.trials_frame("local"), store.trials_frame("ray")
+    assert list(a.columns) == list(b.columns)
+    assert (b.status == "complete").all() and (b.params <= 60_000).all()
+    assert set(b.family) <= {"hourglass", "conventional"} and b.psnr.notna().all() and b.ssim.notna().all()
+    # same seeds and configs give the same numbers, whichever process trained them
+    same = a.merge(b, on=["family", "params"], suffixes=("_l", "_r"))
+    same = same[same.config_l == same.config_r]
+    assert len(same) >= 1 and (abs(same.psnr_l - same.psnr_r) < 1e-4).all()
+
+
+def test_ray_worker_crash_and_hang_are_failed_and_retried(tmp_path, monkeypatch):
+    (tmp_path / "grid.toml").write_text(GRID.replace("[7, 8]", "[6, 7, 8]"))
+    monkeypatch.setenv("SEARCH_FAULT", "crash:d_h=6,hang:d_h=7")
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    s = spec(tmp_path, "ray", spaces=("hourglass",), sampler="grid", space_file=str(tmp_path / "grid.toml"),
+             trials=3, retries=1, executor_options={"num_cpus": 2, "max_concurrent": 2, "trial_timeout": 25})
+    out = run_study(s, store, ConsoleProgress(live=False))
+    recs = store.trials("ray")
+    by = {d: [r for r in recs if r.config["d_h"] == d] for d in (6, 7, 8)}
+    assert [r.status for r in by[6]] == ["failed", "failed"] and "worker died" in by[6][0].error
+    assert [r.status for r in by[7]] == ["failed", "failed"] and "timed out" in by[7][0].error
+    assert by[6][1].retry_of == by[6][0].number and by[7][1].attempt == 1
+    assert [r.status for r in by[8]] == ["complete"] and out.finished == 3
