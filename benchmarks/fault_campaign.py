@@ -1,4 +1,5 @@
-"""Fault campaign: `search run` killed with SIGKILL at random moments, resumed each time,
+"""Fault campaign: `search run` killed with SIGKILL at random moments (every other kill
+after a trial has started running), resumed each time,
 then run to the end. Counts completed trials lost (complete in a snapshot taken after a
 kill, but changed or gone at the end) and duplicated (a trial number twice, or a retry of
 a trial that had completed). Targets: 0 and 0.
@@ -20,7 +21,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ARGS = ["run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "60K",
-        "--trials", "{trials}", "--epochs", "3", "--no-report", "--study", "campaign"]
+        "--trials", "{trials}", "--epochs", "{epochs}", "--no-report", "--study", "campaign"]
 
 
 def _complete(db: Path) -> dict[int, tuple]:
@@ -36,18 +37,35 @@ def _complete(db: Path) -> dict[int, tuple]:
         con.close()
 
 
-def campaign(workdir: Path, kills: int = 20, trials: int = 30, seed: int = 0, max_wait: float = 4.0) -> dict:
+def _wait_for_running(db: Path, proc: subprocess.Popen, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.poll() is None:
+        try:
+            con = sqlite3.connect(db)
+            owners = [r[0] or "" for r in con.execute("SELECT owner FROM trials WHERE status='running'")]
+            con.close()
+            if any(o.split(":")[1:2] == [str(proc.pid)] for o in owners):  # a trial of THIS process
+                return
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+
+
+def campaign(workdir: Path, kills: int = 20, trials: int = 30, seed: int = 0, max_wait: float = 4.0,
+             epochs: int = 20) -> dict:
     rng = random.Random(seed)
     db = workdir / "search.db"
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    args = [a.format(trials=trials) for a in ARGS]
+    args = [a.format(trials=trials, epochs=epochs) for a in ARGS]
     seen: dict[int, tuple] = {}
     killed = 0
     t0 = time.monotonic()
-    for _ in range(kills):
+    for i in range(kills):
         p = subprocess.Popen([sys.executable, "-m", "search.cli", *args], cwd=workdir, env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.2, max_wait))
+        if i % 2:  # every other kill lands while a trial is running, not during start-up
+            _wait_for_running(db, p, timeout=60)
+        time.sleep(rng.uniform(0.0 if i % 2 else 0.2, max_wait))
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
             killed += 1

@@ -389,11 +389,19 @@ class Store:
                 .where(Trial.study_id == study_id, Trial.status == "running")
                 .order_by(Trial.number)
             ).all()
-            hit = [t for t in trials if orphan is None or orphan(trial_record(t, {}))]
-            for t in hit:
-                t.status = "interrupted"
-                t.note = INTERRUPTED_NOTE
-            s.flush()
+            hit = []
+            for t in trials:
+                if orphan is not None and not orphan(trial_record(t, {})):
+                    continue
+                # only if still running: its owner may have finished it since we read it
+                changed = s.execute(
+                    update(Trial).where(Trial.id == t.id, Trial.status == "running")
+                    .values(status="interrupted", note=INTERRUPTED_NOTE)
+                    .execution_options(synchronize_session=False)
+                ).rowcount
+                if changed:
+                    s.refresh(t)
+                    hit.append(t)
             return [trial_record(t, {}) for t in hit]
 
     def interrupt_trials(self, study: str, numbers: Iterable[int], note: str = INTERRUPTED_NOTE) -> None:

@@ -1,8 +1,9 @@
 """Fixtures: one conformance suite run against every storage backend.
 
 SQLite always; PostgreSQL when SEARCH_TEST_POSTGRES_URL is set (each test gets its own
-schema through `search_path`, dropped afterwards). Without it, one test in
-test_open.py reports the PostgreSQL run as skipped (instead of one skip per test).
+schema through `search_path`, dropped afterwards, and a session time zone that is not
+UTC). Without it, one test in test_open.py reports the PostgreSQL run as skipped
+(instead of one skip per test), or fails in CI.
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import pytest
 from storage import Store
 from tests.storage.helpers import PG_ENV
 
+PG_SESSION_TIMEZONE = "America/St_Johns"  # UTC-03:30 (or -02:30 in summer)
+
 
 def _postgres_url() -> Iterator[str]:
     base = os.environ[PG_ENV]
@@ -25,7 +28,9 @@ def _postgres_url() -> Iterator[str]:
     admin = create_engine(base)
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
+    # A session time zone far from UTC, so that any naive/aware mix-up shows.
+    url = make_url(base).update_query_dict(
+        {"options": f"-csearch_path={schema} -cTimeZone={PG_SESSION_TIMEZONE}"})
     try:
         yield url.render_as_string(hide_password=False)
     finally:

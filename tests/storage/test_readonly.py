@@ -120,3 +120,44 @@ def test_postgres_literals_do_not_hide_code(sql: str) -> None:
 
 def test_refusal_message() -> None:
     assert REFUSED == "refused: only read-only queries (SELECT/WITH/EXPLAIN) are allowed"
+
+
+@pytest.mark.parametrize("sql", [
+    "DELETE FROM trials",
+    "UPDATE trials SET status = 'failed'",
+    "INSERT INTO studies (name, task, families, metric, direction, budget, settings, created_at)"
+    " VALUES ('x', 't', '[]', 'm', 'maximize', 1, '{}', '2025-01-01')",
+    "DROP TABLE epochs",
+    "CREATE TABLE t (x INTEGER)",
+])
+def test_the_transaction_is_read_only(filled: Store, sql: str,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second line of defence: a write that got past the static check fails in the
+    database (PRAGMA query_only on SQLite, a READ ONLY transaction on PostgreSQL)."""
+    import storage.store
+
+    monkeypatch.setattr(storage.store, "check_readonly", lambda sql, dialect: sql)
+    before = counts(filled)
+    with pytest.raises(StorageError) as info:
+        filled.query_readonly(sql)
+    assert "\n" not in str(info.value)
+    monkeypatch.undo()
+    assert counts(filled) == before
+    assert filled.trials("s")[0].status == "complete"
+    # the pooled connection is writable again
+    assert filled.add_trial("s", family="f", config={}, params=1, seeds=[0]) == 2
+
+
+def test_postgres_functions_that_write_are_refused(filled: Store) -> None:
+    """Writes hidden in function calls pass the static check; the read-only transaction
+    refuses them. (SQLite has no such functions.)"""
+    if filled.dialect != "postgresql":
+        return
+    for sql in ("SELECT nextval(pg_get_serial_sequence('trials', 'id'))",
+                "SELECT set_config('transaction_read_only', 'off', true), COUNT(*) FROM trials",
+                "SELECT * INTO copied FROM trials"):
+        with pytest.raises(StorageError, match="read-only transaction|read-write mode"):
+            filled.query_readonly(sql)
+    assert filled.query_readonly(
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'copied'")[1] == [(0,)]
+    assert filled.add_trial("s", family="f", config={}, params=1, seeds=[0]) == 2
