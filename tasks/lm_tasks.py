@@ -1,0 +1,109 @@
+"""Byte-level language-modelling tasks: `lm-shakespeare` and `lm-text` (any UTF-8 file).
+
+Vocabulary: the 256 byte values (no tokenizer). A model maps token ids (B, T) to
+next-token logits (B, T, 256); IOSpec(d_in=256, d_out=256, output="lm",
+input_shape=(context,)). Splits: contiguous 90% / 5% / 5% of the file
+(tasks/datasets/text.py). Metrics (tasks/lm_data.py): validation cross-entropy `loss`
+(nats/token, minimised), `perplexity`, `bpb`; test values at the best validation point.
+Training (tasks/lm_train.py, trainer "lm") is measured in tokens, so every trial of a
+study sees the same data whatever its size.
+
+Options (`--task-option k=v`; `--data FILE` sets `data`):
+  context      tokens per training/evaluation window (default 128)
+  eval_tokens  cap on the tokens of the fixed evaluation windows per split (default 16384)
+  compile      torch.compile the model for training (default false)
+  data         lm-text only: the text file (required to load, not to count parameters)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+
+from search.errors import DataError, UserError
+from tasks.base import IOSpec, Task, TrainDefaults
+from tasks.datasets.text import TextSplits, load_corpus, load_text_file
+from tasks.lm_data import LMData
+from tasks.registry import TASKS
+
+VOCAB = 256  # bytes
+
+
+@dataclass(frozen=True)
+class LMTrainDefaults(TrainDefaults):
+    """`epochs` is the number of evaluations during training (one EpochRecord each);
+    `tokens` the training tokens of a run; `warmup` the fraction of steps of linear
+    warm-up before the cosine decay."""
+
+    tokens: int = 524_288
+    warmup: float = 0.05
+
+
+class LMTask(Task):
+    """A byte-level corpus. Subclasses give the corpus (`load_splits`)."""
+
+    metric = "loss"
+    direction = "minimize"
+    metrics: ClassVar[tuple[str, ...]] = ("loss", "perplexity", "bpb")
+    trainer = "lm"
+    # Ours (the papers train far longer, on GPUs): 2^19 tokens (128 steps of 32 windows
+    # of 128 bytes) and 4 evaluations keep a small model's trial to a minute or two on a
+    # CPU; pass --tokens on a GPU. AdamW weight decay 0.1 as in the papers; lr 1e-3 when
+    # the space does not search it.
+    defaults = LMTrainDefaults(epochs=4, batch_size=32, lr=1e-3, weight_decay=0.1)
+    own_options: ClassVar[dict[str, Any]] = {"context": 128, "eval_tokens": 16384, "compile": False}
+
+    def __init__(self, **options: Any) -> None:
+        known = self.own_options
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise UserError(f"unknown option {unknown[0]!r} for task {self.name}; known: {', '.join(sorted(known))}")
+        super().__init__(**{**known, **options})
+        for key in ("context", "eval_tokens"):
+            v = self.options[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise UserError(f"{key} must be a positive integer, got {v!r}")
+        if not isinstance(self.options["compile"], bool):
+            raise UserError(f"compile must be true or false, got {self.options['compile']!r}")
+
+    @property
+    def context(self) -> int:
+        return int(self.options["context"])
+
+    def io(self) -> IOSpec:
+        return IOSpec(VOCAB, VOCAB, "lm", None, (self.context,))
+
+    def load_splits(self, data_dir: str | None) -> TextSplits:
+        raise NotImplementedError
+
+    def load(self, data_dir: str | None, device: Any) -> LMData:
+        splits = self.load_splits(data_dir)
+        return LMData(splits, self.context, int(self.options["eval_tokens"]), torch.device(device))
+
+
+@TASKS.register("lm-shakespeare")
+class ShakespeareLM(LMTask):
+    name = "lm-shakespeare"
+    description = "byte-level LM on Shakespeare's works (5 MB), validation loss in nats/token"
+
+    def load_splits(self, data_dir: str | None) -> TextSplits:
+        return load_corpus("shakespeare", "shakespeare.txt", data_dir)
+
+
+@TASKS.register("lm-text")
+class TextLM(LMTask):
+    name = "lm-text"
+    description = "byte-level LM on any UTF-8 text file given with --data FILE"
+    own_options = {**LMTask.own_options, "data": None}
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        data = self.options["data"]
+        if data is not None and not isinstance(data, str):
+            raise UserError(f"data must be a file path, got {data!r}")
+
+    def load_splits(self, data_dir: str | None) -> TextSplits:
+        if self.options["data"] is None:
+            raise DataError("lm-text needs a text file: pass --data FILE (or --task-option data=FILE)")
+        return load_text_file(self.options["data"])

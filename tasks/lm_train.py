@@ -1,0 +1,195 @@
+"""The "lm" trainer: one run (one seed) of a language model for a token budget.
+
+As in the papers' (Llama-style) recipe: AdamW with betas (0.9, 0.95) and weight decay 0.1
+on the matrices (embeddings and linears; not on RMSNorm scales, as in nanoGPT/Llama
+training code), a linear warm-up over the first 5% of steps then a cosine decay to 10% of
+the peak learning rate (Llama's final rate), gradient-norm clipping at 1.0, cross-entropy
+on next-token logits, bf16 autocast on a GPU (fp32 on the CPU), optionally
+`torch.compile` (task option `compile`; evaluation runs the uncompiled module).
+
+Length: `tokens` training tokens per run (spec.train.tokens, else the task's default),
+steps = ceil(tokens / (batch_size * context)); `--max-train-samples N` caps the run at N
+training windows (tokens <= N * context). `epochs` (spec.train.epochs, else the task's)
+is the number of evaluations, at evenly spaced steps, the last at the final step: each is
+one EpochRecord (train_loss: the mean training loss since the previous evaluation;
+metrics: validation loss/perplexity/bpb on the fixed windows). The state with the best
+validation loss is kept; the test metrics are those of that state.
+
+Data: the corpus is a uint8 tensor on the device; each step gathers batch_size random
+windows by index with the run's generator (tasks/lm_data.py). Deterministic given the
+seed on the CPU. Non-finite loss -> status "diverged", "non-finite loss at step S"
+(checked every step on the CPU, every 25 steps on a GPU, from a device tensor of losses).
+"""
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from search.errors import UserError
+from search.specs import EpochRecord, RunResult, TrialSpec
+from tasks.base import Task
+from tasks.lm_data import LMData, autocast
+from tasks.registry import TRAINERS
+from tasks.train import GPU_CHECK_EVERY, OnEpoch, _better, _CallbackError, _one_line, evaluate
+
+BETAS = (0.9, 0.95)
+GRAD_CLIP = 1.0
+MIN_LR_RATIO = 0.1  # the cosine ends at 10% of the peak learning rate (Llama)
+
+
+@dataclass(frozen=True)
+class LMHyper:
+    """Resolved training settings of a language-model run."""
+
+    tokens: int
+    batch_size: int
+    steps: int
+    warmup_steps: int
+    evals: int
+    lr: float
+    weight_decay: float
+
+    @classmethod
+    def resolve(cls, spec: TrialSpec, task: Task) -> "LMHyper":
+        d, t, c = task.defaults, spec.train, spec.config
+
+        def pick(*values: Any) -> Any:
+            return next(v for v in values if v is not None)
+
+        context = task.io().input_shape[0]
+        tokens = int(pick(t.tokens, getattr(d, "tokens", None)))
+        if t.max_train_samples is not None:
+            tokens = min(tokens, int(t.max_train_samples) * context)
+        batch = int(pick(t.batch_size, d.batch_size))  # an out-of-memory retry sets a halved one
+        evals = int(pick(t.epochs, d.epochs))
+        lr = float(pick(c.get("lr"), t.lr, d.lr))
+        wd = float(pick(c.get("weight_decay"), t.weight_decay, d.weight_decay))
+        if tokens < 1 or batch < 1 or evals < 1:
+            raise UserError(f"need tokens, batch_size and evaluations >= 1, got {tokens}, {batch}, {evals}")
+        if not lr > 0 or not wd >= 0:
+            raise UserError(f"need lr > 0 and weight_decay >= 0, got {lr} and {wd}")
+        steps = math.ceil(tokens / (batch * context))
+        warmup = max(1, round(getattr(d, "warmup", 0.05) * steps)) if steps > 1 else 0
+        return cls(tokens, batch, steps, warmup, min(evals, steps), lr, wd)
+
+    def eval_steps(self) -> list[int]:
+        """1-based steps after which to evaluate: evenly spaced, the last one last."""
+        return sorted({round(self.steps * i / self.evals) for i in range(1, self.evals + 1)})
+
+
+def make_lm_optimizer(model: nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW (0.9, 0.95): decay on tensors of 2+ dimensions, none on norm scales; fused
+    (one kernel for all parameters) where this torch supports it."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    try:
+        return torch.optim.AdamW(groups, lr=lr, betas=BETAS, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.AdamW(groups, lr=lr, betas=BETAS, foreach=True)
+
+
+def warmup_cosine(optimizer: torch.optim.Optimizer, warmup: int, total: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """Factor of the peak lr at step s: (s + 1) / warmup during warm-up, then a cosine from
+    1 to MIN_LR_RATIO reached at the last step."""
+
+    def factor(s: int) -> float:
+        if s < warmup:
+            return (s + 1) / warmup
+        progress = min(1.0, (s - warmup) / max(1, total - 1 - warmup))
+        return MIN_LR_RATIO + (1 - MIN_LR_RATIO) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean next-token cross-entropy (float32) of logits (B, T, V) against targets (B, T)."""
+    return F.cross_entropy(logits.float().flatten(0, 1), targets.flatten())
+
+
+@TRAINERS.register("lm")
+def train_lm(
+    spec: TrialSpec, task: Task, data: LMData, seed: int, index: int, on_epoch: OnEpoch | None
+) -> tuple[RunResult, str | None]:
+    """One seed: (RunResult, traceback text if it failed)."""
+    import models  # here, not at import time: models imports tasks.base
+
+    t0 = time.perf_counter()
+    epochs: list[EpochRecord] = []
+
+    def result(status: str, error: str | None = None, **kw: Any) -> RunResult:
+        kw.setdefault("metrics", {})
+        kw.setdefault("best_epoch", None)
+        return RunResult(seed, status, epochs=epochs, duration_s=time.perf_counter() - t0, error=error, **kw)
+
+    try:
+        hyper = LMHyper.resolve(spec, task)
+        device = data.device
+        check_every = 1 if device.type == "cpu" else GPU_CHECK_EVERY
+        torch.manual_seed(seed)
+        generator = torch.Generator(device=device).manual_seed(seed)
+        model = models.get_family(spec.family).build(spec.config, task.io(), seed=seed).to(device)
+        forward = torch.compile(model) if task.options.get("compile") else model
+        optimizer = make_lm_optimizer(model, hyper.lr, hyper.weight_decay)
+        scheduler = warmup_cosine(optimizer, hyper.warmup_steps, hyper.steps)
+        params = [p for p in model.parameters() if p.requires_grad]
+        losses = torch.empty(hyper.steps, device=device)
+        eval_at = set(hyper.eval_steps())
+
+        best: EpochRecord | None = None
+        best_state: dict[str, torch.Tensor] | None = None
+        checked = since = 0  # steps checked for finiteness / first step of this interval
+        model.train()
+        for step in range(hyper.steps):
+            inputs, targets = data.train_batch(hyper.batch_size, generator)
+            with autocast(device):
+                logits = forward(inputs)
+            loss = lm_loss(logits, targets)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, GRAD_CLIP, foreach=True)
+            optimizer.step()
+            scheduler.step()
+            losses[step] = loss.detach()
+            done = step + 1
+            evaluate_now = done in eval_at
+            if done % check_every == 0 or evaluate_now:
+                finite = torch.isfinite(losses[checked:done])
+                if not bool(finite.all()):
+                    bad = checked + int((~finite).nonzero()[0, 0]) + 1
+                    return result("diverged", f"non-finite loss at step {bad}"), None
+                checked = done
+            if not evaluate_now:
+                continue
+            train_loss = float(losses[since:done].mean())
+            since = done
+            record = EpochRecord(len(epochs) + 1, train_loss, evaluate(model, data, "val"), time.perf_counter() - t0)
+            epochs.append(record)
+            if _better(record.metrics[task.metric], best.metrics[task.metric] if best else None, task.direction):
+                best = record
+                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            if on_epoch is not None:
+                try:
+                    on_epoch(index, record)
+                except Exception as e:
+                    raise _CallbackError(e) from e
+        if best is None or best_state is None:
+            return result("diverged", f"validation {task.metric} was not finite at any evaluation"), None
+
+        model.load_state_dict(best_state)
+        test = evaluate(model, data, "test")
+        metrics = {**test, **{f"val_{k}": v for k, v in best.metrics.items()}}
+        return result("complete", metrics=metrics, best_epoch=best.epoch), None
+    except _CallbackError:
+        raise
+    except Exception as e:
+        return result("failed", _one_line(e)), traceback.format_exc()
