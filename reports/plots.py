@@ -322,7 +322,7 @@ def _empty_figure(title: str | None, message: str) -> go.Figure:
 
 
 def pareto_figure(data: FrontData, *, title: str | None = None,
-                  metric_label: str | None = None) -> go.Figure:
+                  metric_label: str | None = None, params_label: str = "trainable parameters") -> go.Figure:
     """Metric vs. parameters (log x), one colour per family.
 
     Per family: every complete trial as a faint marker (error bars = std over repeats),
@@ -384,7 +384,7 @@ def pareto_figure(data: FrontData, *, title: str | None = None,
         legend=dict(orientation="v", groupclick="toggleitem"),
         hovermode="closest", margin=dict(l=60, r=20, t=60 if title else 30, b=50),
     )
-    fig.update_xaxes(type="log", title_text="trainable parameters (log)")
+    fig.update_xaxes(type="log", title_text=f"{params_label} (log)")
     fig.update_yaxes(title_text=f"{metric_label} {arrow} better")
     return fig
 

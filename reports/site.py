@@ -236,7 +236,9 @@ def study_page(record: StudyRecord, df: pd.DataFrame) -> str:
                      f'{esc(metric)} reached with at most that many parameters. Faint markers are '
                      'the other complete trials; error bars are the std over repeated runs; '
                      'black rings mark the front over all families.</p>')
-        parts.append(_figure_html(plots.pareto_figure(data, metric_label=title_metric), "pareto-figure"))
+        params_label = str(record.settings.get("param_convention") or "trainable parameters")
+        parts.append(_figure_html(plots.pareto_figure(data, metric_label=title_metric, params_label=params_label),
+                                  "pareto-figure"))
         if data.n_excluded:
             parts.append(f'<p class="muted">{data.n_excluded} complete trial(s) without a finite '
                          f'{esc(metric)} are left out.</p>')

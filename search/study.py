@@ -147,7 +147,8 @@ def run_study(spec: RunSpec, store: Any, progress: Progress, prep: Prepared | No
         budget=spec.budget,
         settings={"sampler": spec.sampler, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
                   "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
-                  "task_options": spec.task_options},
+                  "task_options": spec.task_options,
+                  "param_convention": " / ".join(sorted({f.param_convention for f in prep.families.values()}))},
     )
     me = owner_id()
     interrupted = store.interrupt_running(name, orphan=is_orphan)

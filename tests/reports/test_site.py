@@ -101,3 +101,14 @@ def test_duplicate_study_names_get_distinct_pages(tmp_path):
     studies = [(study_record("a"), make_trials([])), (study_record("a"), make_trials([]))]
     write_site(studies, tmp_path)
     assert sorted(p.name for p in tmp_path.glob("study-*.html")) == ["study-a-2.html", "study-a.html"]
+
+
+def test_params_axis_names_the_studys_parameter_convention(tmp_path):
+    from reports.plots import front_data, pareto_figure
+
+    from tests.reports.frames import two_family_trials
+
+    df = two_family_trials()
+    fig = pareto_figure(front_data(df, "psnr", "maximize"), params_label="non-embedding parameters")
+    assert fig.layout.xaxis.title.text == "non-embedding parameters (log)"
+    assert pareto_figure(front_data(df, "psnr", "maximize")).layout.xaxis.title.text == "trainable parameters (log)"
