@@ -63,3 +63,10 @@ class Task(ABC):
     @abstractmethod
     def load(self, data_dir: str | None, device: Any) -> Any:
         """Load the data onto `device` (a TaskData); raise DataError with one line."""
+
+    def loss(self, pred: Any, target: Any) -> Any:
+        """The training loss of a batch (a scalar tensor). Default: mean squared error;
+        classification tasks use cross-entropy on integer class labels."""
+        import torch.nn.functional as F
+
+        return F.mse_loss(pred, target)

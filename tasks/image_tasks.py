@@ -1,4 +1,5 @@
-"""The registered image tasks: {mnist, digits, imagenet32} x {denoise, sr, genclass}.
+"""The registered image tasks: {mnist, digits, imagenet32} x {denoise, sr, genclass} and
+classification on {mnist, digits, cifar10}.
 
 Each data set is a mixin giving the image shape, the default training settings and the
 loader; each task kind (tasks/images.py) gives inputs, targets and metrics.
@@ -10,7 +11,8 @@ from typing import Any
 from search.errors import UserError
 from tasks.base import TrainDefaults
 from tasks.datasets import ImageSplits, load_digits, load_imagenet32, load_mnist
-from tasks.images import DenoiseTask, GenClassTask, ImageTask, SuperResolutionTask
+from tasks.datasets.cifar10 import load_cifar10
+from tasks.images import ClassifyTask, DenoiseTask, GenClassTask, ImageTask, SuperResolutionTask
 from tasks.registry import TASKS
 
 
@@ -111,3 +113,32 @@ class ImageNet32Denoise(DenoiseTask, ImageNet32Images):
 class ImageNet32SR(SuperResolutionTask, ImageNet32Images):
     name = "imagenet32-sr"
     description = "ImageNet 32x32 super-resolution: bicubic 16x16 -> 32x32, PSNR (Chen et al.)"
+
+
+class Cifar10Images(ImageTask):
+    """CIFAR-10 32x32x3 (python pickle batches): 45k train / 5k validation (seeded) / 10k test."""
+
+    image_shape = (3, 32, 32)
+    # Ours: batch 128 and AdamW lr 1e-3 as for MNIST; 20 epochs (no data augmentation).
+    defaults = TrainDefaults(epochs=20, batch_size=128, lr=1e-3, weight_decay=0.01)
+
+    def load_splits(self, data_dir: str | None) -> ImageSplits:
+        return load_cifar10(data_dir, split_seed=self.options["split_seed"])
+
+
+@TASKS.register("mnist-classify")
+class MnistClassify(ClassifyTask, MnistImages):
+    name = "mnist-classify"
+    description = "MNIST classification: 10 classes, cross-entropy, accuracy and test error"
+
+
+@TASKS.register("digits-classify")
+class DigitsClassify(ClassifyTask, DigitsImages):
+    name = "digits-classify"
+    description = "8x8 digits classification (scikit-learn, no download): accuracy and error"
+
+
+@TASKS.register("cifar10-classify")
+class Cifar10Classify(ClassifyTask, Cifar10Images):
+    name = "cifar10-classify"
+    description = "CIFAR-10 classification (python pickle batches in --data-dir): accuracy and error"

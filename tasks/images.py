@@ -1,10 +1,12 @@
-"""Image tasks of Chen et al. (denoising, super-resolution, generative classification).
+"""Image tasks of Chen et al. (denoising, super-resolution, generative classification)
+and plain classification (cross-entropy on logits; accuracy and error).
 
 An `ImageTask` turns clean images x in [0, 1] into (input, target) pairs:
   denoise: input clamp(x + noise * N(0, 1), 0, 1), target x           (noise = 0.25)
   sr:      input bicubic-downsampled x (factor 2, antialiased), target x
   genclass: input x, target the fixed prototype image of x's class (the first training
            image of that class in file order); `accuracy` = nearest prototype by MSE.
+  classify: input x, target its class label; `accuracy` of the arg-max logit, `error`.
 Inputs and targets are flattened. `ImageData` holds a data set on the device (uint8 or
 float images, the whole set as tensors) and builds batches by index with tensor ops.
 
@@ -239,6 +241,31 @@ class GenClassTask(ImageTask):
         out = super().batch_metrics(pred, targets, labels, prototypes, shape)
         out["accuracy"] = (nearest_prototype(pred, prototypes) == labels).float()
         return out
+
+
+class ClassifyTask(ImageTask):
+    """Plain classification: input the flattened image, output raw class scores (logits)
+    trained with cross-entropy; metrics `accuracy` (primary) and `error` = 1 - accuracy.
+    `io().input_shape` is (C, H, W), so patch-based models (Mixers) can un-flatten it."""
+
+    metric = "accuracy"
+    direction = "maximize"
+    metrics = ("accuracy", "error")
+    num_classes: ClassVar[int] = 10
+
+    def io(self) -> IOSpec:
+        c, h, w = self.image_shape
+        return IOSpec(c * h * w, self.num_classes, "logits", None, (c, h, w))
+
+    def targets(self, x: torch.Tensor, y: torch.Tensor, prototypes: torch.Tensor | None) -> torch.Tensor:
+        return y  # (B,) int64 class labels
+
+    def loss(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(pred, target)
+
+    def batch_metrics(self, pred, targets, labels, prototypes, shape):
+        correct = (pred.argmax(1) == labels).float()
+        return {"accuracy": correct, "error": 1.0 - correct}
 
 
 def nearest_prototype(pred: torch.Tensor, prototypes: torch.Tensor) -> torch.Tensor:

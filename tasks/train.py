@@ -1,7 +1,8 @@
 """Run one trial: train a model on a task with each of the trial's seeds.
 
 Per run (seed): seed torch and a generator on the device; build the family's model;
-AdamW with a linear learning-rate decay to 0 over all steps (per step); MSE loss;
+AdamW with a linear learning-rate decay to 0 over all steps (per step); the task's loss
+(`Task.loss`: MSE by default, cross-entropy for classification);
 shuffle with torch.randperm on the device generator every epoch; batches built by index
 from data held on the device (no DataLoader). After every epoch: validation metrics. The
 state with the best validation primary metric is kept, and the TEST metrics are those of
@@ -114,8 +115,10 @@ def train_epoch(
     batch_size: int,
     max_steps: int | None = None,
     check_every: int | None = None,
+    loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = F.mse_loss,
 ) -> EpochOutcome:
-    """One pass over the first n_train training samples in a fresh random order."""
+    """One pass over the first n_train training samples in a fresh random order;
+    `loss_fn(prediction, target)` is the task's loss (`Task.loss`, MSE by default)."""
     device = data.device
     if check_every is None:
         check_every = 1 if device.type == "cpu" else GPU_CHECK_EVERY
@@ -126,7 +129,7 @@ def train_epoch(
     model.train()
     for step, (start, stop) in enumerate(bounds):
         inputs, targets = data.train_batch(perm[start:stop], generator)
-        loss = F.mse_loss(model(inputs), targets)
+        loss = loss_fn(model(inputs), targets)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -203,7 +206,8 @@ def _run(
         best_state: dict[str, torch.Tensor] | None = None
         for epoch in range(1, hyper.epochs + 1):
             out = train_epoch(
-                model, optimizer, scheduler, data, generator, n_train=n_train, batch_size=hyper.batch_size
+                model, optimizer, scheduler, data, generator, n_train=n_train, batch_size=hyper.batch_size,
+                loss_fn=task.loss,
             )
             if out.bad_step is not None:
                 return result("diverged", f"non-finite loss at epoch {epoch} step {out.bad_step}"), None

@@ -20,7 +20,7 @@ EXPECTED_IO = {
 
 
 def test_registry_holds_every_task():
-    assert sorted(tasks.TASKS.names()) == sorted(EXPECTED_IO)
+    assert set(EXPECTED_IO) <= set(tasks.TASKS.names())  # other modules register more tasks
 
 
 def test_unknown_task_lists_known_names():

@@ -1,0 +1,130 @@
+"""Han layers: O(d) Householder reflection, orthogonal Jacobian, 1-Lipschitz, stable
+gradients through depth; HanNet and Han-Mixer structure and counts."""
+import pytest
+import torch
+from torch import nn
+
+from models import get_family, trainable_params
+from models.han_layer import HanLayer, householder
+from search.errors import UserError
+from tasks.base import IOSpec
+
+
+def han(d, seed=0, dtype=torch.float64):
+    torch.manual_seed(seed)
+    layer = HanLayer(d).to(dtype)
+    with torch.no_grad():
+        layer.u.normal_()  # any direction, not only the initial one
+        layer.bias.normal_()
+    return layer
+
+
+@pytest.mark.parametrize("d", [1, 2, 7, 64])
+def test_matches_the_dense_householder_formula(d):
+    layer = han(d)
+    x = torch.randn(5, d, dtype=torch.float64)
+    u = layer.u.detach()
+    H = torch.eye(d, dtype=torch.float64) - 2 * torch.outer(u, u) / u.dot(u)
+    assert torch.allclose(layer(x), (x @ H.T + layer.bias).abs(), atol=1e-12)
+    assert torch.allclose(householder(householder(x, u), u), x, atol=1e-12)  # H is an involution
+    assert trainable_params(layer) == 2 * d
+
+
+@pytest.mark.parametrize("d", [3, 16, 50])
+def test_jacobian_is_orthogonal_at_random_inputs(d):
+    layer = han(d, seed=d)
+    eye = torch.eye(d, dtype=torch.float64)
+    for i in range(10):
+        x = torch.randn(d, dtype=torch.float64, generator=torch.Generator().manual_seed(i)) * 3
+        J = torch.autograd.functional.jacobian(layer, x)
+        assert torch.allclose(J.T @ J, eye, atol=1e-10)
+        assert torch.allclose(J @ J.T, eye, atol=1e-10)
+
+
+def test_one_lipschitz():
+    layer = han(32, seed=1)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2000, 32, dtype=torch.float64, generator=g)
+    y = x + torch.randn(2000, 32, dtype=torch.float64, generator=g) * torch.rand(2000, 1, dtype=torch.float64, generator=g)
+    with torch.no_grad():
+        ratio = (layer(x) - layer(y)).norm(dim=1) / (x - y).norm(dim=1)
+    assert ratio.max() <= 1 + 1e-12
+    assert ratio.max() > 0.99  # tight: near-equality where no sign flips
+
+
+def test_gradient_norm_is_preserved_through_100_han_layers_but_not_dense_relu():
+    torch.manual_seed(0)
+    d = 64
+    stack = nn.Sequential(*(HanLayer(d) for _ in range(100))).double()
+    dense = nn.Sequential(*(m for _ in range(100) for m in (nn.Linear(d, d), nn.ReLU()))).double()
+    for net in (stack, dense):
+        x = torch.randn(16, d, dtype=torch.float64, requires_grad=True)
+        out = net(x)
+        g_out = torch.randn_like(out)
+        (g_in,) = torch.autograd.grad(out, x, g_out)
+        ratio = g_in.norm(dim=1) / g_out.norm(dim=1)
+        if net is stack:  # orthogonal Jacobians: exactly norm-preserving, per sample
+            assert torch.allclose(ratio, torch.ones_like(ratio), atol=1e-9)
+            # the same in float32 (what training uses): neither vanishes nor explodes
+            x32 = x.detach().float().requires_grad_()
+            out32 = stack.float()(x32)
+            (g32,) = torch.autograd.grad(out32, x32, g_out.float())
+            r32 = g32.norm(dim=1) / g_out.float().norm(dim=1)
+            assert ((r32 > 0.999) & (r32 < 1.001)).all()
+            stack.double()
+        else:  # PyTorch's default dense init + ReLU: the gradient vanishes
+            assert ratio.max() < 1e-6
+
+
+def test_parameter_gradients_reach_the_first_of_100_layers():
+    torch.manual_seed(0)
+    fam, io = get_family("han"), IOSpec(2, 2, "logits")
+    model = fam.build({"width": 30, "depth": 100}, io)
+    out = model(torch.rand(64, 2) * 2 - 1)
+    nn.functional.cross_entropy(out, torch.randint(0, 2, (64,))).backward()
+    first, last = model.layers[0].bias.grad.norm(), model.layers[-1].bias.grad.norm()
+    assert 0.05 < float(first / last) < 20
+
+
+def test_hannet_structure_count_and_init():
+    fam, io = get_family("han"), IOSpec(2, 2, "logits")
+    cfg = {"width": 30, "depth": 20}  # the authors' checkerboard HanNet
+    model = fam.build(cfg, io)
+    assert fam.count_params(cfg, io) == trainable_params(model) == 2 * 30 + 30 + 20 * 60 + 30 * 2 + 2
+    assert sum(isinstance(m, HanLayer) for m in model.modules()) == 20
+    assert sum(isinstance(m, nn.Linear) for m in model.modules()) == 2
+    w = model.w_in.weight  # orthogonal init: orthonormal columns (30 x 2)
+    assert torch.allclose(w.T @ w, torch.eye(2), atol=1e-5)
+    assert all(torch.isclose(m.u.norm(), torch.tensor(1.0)) for m in model.layers)
+    breakdown = fam.param_breakdown(cfg, io)
+    assert breakdown["han layers"] == 1200 and breakdown["dense equivalent of the han layers"] == 20 * 930
+    img = fam.build(cfg, IOSpec(64, 64, "image"))(torch.rand(3, 64))
+    assert ((img > 0) & (img < 1)).all()  # sigmoid for image outputs
+
+
+def test_han_mixer_blocks_have_no_norm_and_no_residual():
+    fam, io = get_family("han-mixer"), IOSpec(64, 10, "logits", None, (1, 8, 8))
+    cfg = {"C": 8, "L": 3, "patch": 2}
+    torch.manual_seed(0)
+    model = fam.build(cfg, io)
+    assert fam.count_params(cfg, io) == trainable_params(model) == 4 * 8 + 8 + 3 * 4 * (16 + 8) + 2 * 8 + 8 * 10 + 10
+    assert sum(isinstance(m, nn.LayerNorm) for m in model.modules()) == 1  # only before the head
+    block = model.blocks[0]
+    x = torch.randn(5, 16, 8)
+    y = block(x)
+    assert (y >= 0).all()  # |.| activation last, no residual added
+    t = block.token_mix(x.transpose(1, 2)).transpose(1, 2)
+    assert torch.equal(y, block.channel_mix(t))
+    with_mixer = dict(cfg, mixer_L=2, gamma=2)
+    m2 = fam.build(with_mixer, io)
+    assert fam.count_params(with_mixer, io) == trainable_params(m2)
+    assert sum(isinstance(m, nn.LayerNorm) for m in m2.modules()) == 1 + 2 * 2
+
+
+@pytest.mark.parametrize("family,bad", [
+    ("han", {"width": 0, "depth": 3}), ("han", {"width": 8}), ("han", {"width": 8, "depth": 2.5}),
+    ("han-mixer", {"C": 8, "L": 1, "patch": 3}), ("han-mixer", {"C": 8, "L": 1, "patch": 2, "mixer_L": -1}),
+])
+def test_bad_configs_are_user_errors(family, bad):
+    with pytest.raises(UserError):
+        get_family(family).count_params(bad, IOSpec(64, 10, "logits", None, (1, 8, 8)))
