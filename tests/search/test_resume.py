@@ -59,6 +59,6 @@ def test_random_kill_points_lose_and_duplicate_nothing(tmp_path):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from fault_campaign import campaign
 
-    r = campaign(tmp_path, kills=4, trials=6, seed=1, max_wait=3.0)
+    r = campaign(tmp_path, kills=4, trials=6, seed=1, max_wait=3.0, epochs=6)
     assert r["final_rc"] == 0 and r["complete"] == 6
     assert r["lost"] == 0 and r["duplicated"] == 0
