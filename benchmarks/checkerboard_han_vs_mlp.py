@@ -7,7 +7,8 @@ Two short searches with the real CLI, each trial trained from `--repeats` seeds:
 `--lrs` for both, everything else is the families' default spaces). For each search the
 best trial by mean VALIDATION accuracy (the search objective) is reported with its TEST
 accuracy mean and sample std over the seeds; the best test accuracy of any trial is shown
-too. The database is kept in `--out` for `search report`/`search trials`.
+too. The database is kept in `--out` for `search report`/`search trials`; running the
+script again on it only re-prints the table (the searches resume with nothing to do).
 
     python benchmarks/checkerboard_han_vs_mlp.py [--budget 5K] [--trials 6] [--repeats 3]
         [--epochs 400] [--lrs 1e-3,5e-3] [--out bench-checkerboard]
@@ -65,7 +66,7 @@ def main() -> None:
     for name, spaces in SEARCHES.items():
         df = load_trials(f"checkerboard-{spaces.replace(',', '-')}", f"sqlite:///{out / 'bench.db'}")
         done = df[df.status == "complete"]
-        best = done.loc[done.objective.idxmax()]
+        best = done.loc[done.val_accuracy.idxmax()]  # the search's objective: mean validation accuracy
         cfg = " ".join(f"{k}={v}" for k, v in best.config.items() if k != "fixed_w_in")
         print(f"{name:<10} {best.family + ' ' + cfg:<44} {int(best.params):>7} "
               f"{best.accuracy:>8.3f} ± {best.accuracy_std:.3f} {done.accuracy.max():>14.3f} {seconds[name]:>6.0f}s")

@@ -60,7 +60,9 @@ def prepare(spec: RunSpec) -> Prepared:
     families = {name: get_family(name) for name in spec.spaces}
     for name, fam in families.items():
         if not fam.fits(io):
-            raise UserError(f"space {name!r} does not fit task {spec.task!r} ({io.output} output)")
+            shape = io.input_shape or (io.d_in,)
+            raise UserError(f"space {name!r} does not fit task {spec.task!r} ({io.output} output, input shape "
+                            f"{tuple(shape)}); 'search spaces' lists the tasks each family fits")
     spaces = build_spaces(list(families), io, spec.space_file)
     prep = Prepared(spec, task, io, families, spaces)
     for name, space in spaces.items():

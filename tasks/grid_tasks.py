@@ -65,8 +65,10 @@ class GridTask(Task):
     """A function on the n x n grid of [-1, 1]^2. Options: grid, train_fraction, split_seed."""
 
     own_options: ClassVar[dict[str, Any]] = {"grid": 81, "train_fraction": 0.25, "split_seed": 0}
-    # Ours (the paper trains 40k SGD steps of batch 100): batch 100 as the paper, AdamW.
-    defaults = TrainDefaults(epochs=200, batch_size=100, lr=5e-3, weight_decay=0.0)
+    # Ours (the paper: SGD with momentum, batch 100, 40k steps = about 2400 epochs): batch 100,
+    # AdamW without weight decay, 400 epochs (HanNet width 30 depth 20 at lr 5e-3 reaches
+    # about 63% test accuracy on the 12x12 board after 200 epochs, 84% after 600).
+    defaults = TrainDefaults(epochs=400, batch_size=100, lr=5e-3, weight_decay=0.0)
 
     def __init__(self, **options: Any) -> None:
         defaults = self.option_defaults()

@@ -136,3 +136,15 @@ def test_grid_sampler_rejects_over_budget_points(cli, tmp_path):
     assert (trained.params <= 60_000).all() and len(trained) + (df.status == "rejected").sum() == 8
     assert (df[df.status == "rejected"].params > 60_000).all()
     assert df[df.status == "rejected"].note.str.contains("over budget").all()
+
+
+def test_grid_with_two_families_labels_each_config_with_its_family(cli, tmp_path):
+    (tmp_path / "g2.toml").write_text(
+        "[hourglass]\nd_z = [100]\nd_h = [8]\nL = [1]\nlr = [0.005]\n"
+        "[conventional]\nd_z = [16]\nd_h = [64]\nL = [1]\nlr = [0.005]\n")
+    code, _, err = cli("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "60K",
+                       "--sampler", "grid", "--space-file", "g2.toml", "--trials", "2", "--epochs", "1",
+                       "--no-report", "--study", "g2")
+    assert code == 0, err
+    df = load_trials("g2", "sqlite:///search.db")
+    assert sorted(zip(df.family, df.d_z)) == [("conventional", 16), ("hourglass", 100)]
