@@ -37,7 +37,7 @@ from search.specs import EpochRecord, RunResult, TrialSpec
 from tasks.base import Task
 from tasks.lm_data import LMData, autocast
 from tasks.registry import TRAINERS
-from tasks.train import GPU_CHECK_EVERY, OnEpoch, _better, _CallbackError, _one_line, evaluate
+from tasks.train import GPU_CHECK_EVERY, BestValidation, OnEpoch, _CallbackError, _one_line, evaluate
 
 BETAS = (0.9, 0.95)
 GRAD_CLIP = 1.0
@@ -145,8 +145,7 @@ def train_lm(
         losses = torch.empty(hyper.steps, device=device)
         eval_at = set(hyper.eval_steps())
 
-        best: EpochRecord | None = None
-        best_state: dict[str, torch.Tensor] | None = None
+        best = BestValidation(task)
         checked = since = 0  # steps checked for finiteness / first step of this interval
         model.train()
         for step in range(hyper.steps):
@@ -174,21 +173,8 @@ def train_lm(
             since = done
             record = EpochRecord(len(epochs) + 1, train_loss, evaluate(model, data, "val"), time.perf_counter() - t0)
             epochs.append(record)
-            if _better(record.metrics[task.metric], best.metrics[task.metric] if best else None, task.direction):
-                best = record
-                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            if on_epoch is not None:
-                try:
-                    on_epoch(index, record)
-                except Exception as e:
-                    raise _CallbackError(e) from e
-        if best is None or best_state is None:
-            return result("diverged", f"validation {task.metric} was not finite at any evaluation"), None
-
-        model.load_state_dict(best_state)
-        test = evaluate(model, data, "test")
-        metrics = {**test, **{f"val_{k}": v for k, v in best.metrics.items()}}
-        return result("complete", metrics=metrics, best_epoch=best.epoch), None
+            best.observe(model, record, index, on_epoch)
+        return best.finish(model, data, result, "evaluation"), None
     except _CallbackError:
         raise
     except Exception as e:

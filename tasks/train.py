@@ -177,6 +177,39 @@ class _CallbackError(Exception):
         self.original = original
 
 
+class BestValidation:
+    """The test-at-best-validation rule, shared by the trainers: keep a copy of the state
+    at the best validation value of the task's primary metric; at the end, the test
+    metrics of that state plus `val_<name>` of the best evaluation."""
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        self.record: EpochRecord | None = None
+        self.state: dict[str, torch.Tensor] | None = None
+
+    def observe(self, model: nn.Module, record: EpochRecord, index: int, on_epoch: OnEpoch | None) -> None:
+        """After an evaluation: remember the state if it is the best, then tell the caller."""
+        best = self.record.metrics[self.task.metric] if self.record else None
+        if _better(record.metrics[self.task.metric], best, self.task.direction):
+            self.record = record
+            self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        if on_epoch is not None:
+            try:
+                on_epoch(index, record)
+            except Exception as e:
+                raise _CallbackError(e) from e
+
+    def finish(self, model: nn.Module, data: Any, result: Callable[..., RunResult], when: str) -> RunResult:
+        """The run's result: complete with test-at-best metrics, or diverged when no
+        evaluation gave a finite primary metric (`when`: "epoch" or "evaluation")."""
+        if self.record is None or self.state is None:
+            return result("diverged", f"validation {self.task.metric} was not finite at any {when}")
+        model.load_state_dict(self.state)
+        test = evaluate(model, data, "test")
+        metrics = {**test, **{f"val_{k}": v for k, v in self.record.metrics.items()}}
+        return result("complete", metrics=metrics, best_epoch=self.record.epoch)
+
+
 @TRAINERS.register("supervised")
 def _run(
     spec: TrialSpec, task: Task, data: Any, seed: int, index: int, on_epoch: OnEpoch | None
@@ -202,8 +235,7 @@ def _run(
         n_train = min(data.n_train, hyper.max_train_samples or data.n_train)
         scheduler = linear_decay(optimizer, len(batch_bounds(n_train, hyper.batch_size)) * hyper.epochs)
 
-        best: EpochRecord | None = None
-        best_state: dict[str, torch.Tensor] | None = None
+        best = BestValidation(task)
         for epoch in range(1, hyper.epochs + 1):
             out = train_epoch(
                 model, optimizer, scheduler, data, generator, n_train=n_train, batch_size=hyper.batch_size,
@@ -213,21 +245,8 @@ def _run(
                 return result("diverged", f"non-finite loss at epoch {epoch} step {out.bad_step}"), None
             record = EpochRecord(epoch, out.mean_loss, evaluate(model, data, "val"), time.perf_counter() - t0)
             epochs.append(record)
-            if _better(record.metrics[task.metric], best.metrics[task.metric] if best else None, task.direction):
-                best = record
-                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            if on_epoch is not None:
-                try:
-                    on_epoch(index, record)
-                except Exception as e:
-                    raise _CallbackError(e) from e
-        if best is None or best_state is None:
-            return result("diverged", f"validation {task.metric} was not finite at any epoch"), None
-
-        model.load_state_dict(best_state)
-        test = evaluate(model, data, "test")
-        metrics = {**test, **{f"val_{k}": v for k, v in best.metrics.items()}}
-        return result("complete", metrics=metrics, best_epoch=best.epoch), None
+            best.observe(model, record, index, on_epoch)
+        return best.finish(model, data, result, "epoch"), None
     except _CallbackError:
         raise
     except Exception as e:
