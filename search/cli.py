@@ -107,10 +107,15 @@ def cmd_run(a: argparse.Namespace) -> int:
     if not a.no_report:
         from reports import write_site
 
-        index = write_site([(out.study, df)], a.out)
+        index = write_site([(out.study, df)], a.out, _samples_for(store))
         page = Path(a.out) / _study_page(out.study.name)
         print(f"report: {page if page.exists() else index}")
     return 0
+
+
+def _samples_for(store):
+    """The report's source of sample grids: the "samples" artifacts of a trial's runs."""
+    return lambda study, number: store.artifacts(study, number, "samples")
 
 
 def _study_page(name: str) -> str:
@@ -141,7 +146,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     if not names:
         raise UserError("no studies in this database yet: run 'search run' first")
     studies = [(store.get_study(n), store.trials_frame(n)) for n in names]
-    index = write_site(studies, a.out)
+    index = write_site(studies, a.out, _samples_for(store))
     print(f"report: {index}")
     return 0
 

@@ -13,8 +13,8 @@ class TrialDraw:
     def __init__(self, trial: optuna.Trial, prefix: str) -> None:
         self.trial, self.prefix = trial, prefix
 
-    def int(self, name: str, low: int, high: int, log: bool) -> int:
-        return self.trial.suggest_int(f"{self.prefix}.{name}", low, high, log=log)
+    def int(self, name: str, low: int, high: int, log: bool, step: int = 1) -> int:
+        return self.trial.suggest_int(f"{self.prefix}.{name}", low, high, log=log, step=step)
 
     def float(self, name: str, low: float, high: float, log: bool) -> float:
         return self.trial.suggest_float(f"{self.prefix}.{name}", low, high, log=log)

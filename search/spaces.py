@@ -45,6 +45,7 @@ class Dim:
     log: bool = False
     choices: tuple[Any, ...] = ()
     grid: tuple[Any, ...] = ()  # values used by the grid sampler (ranges only)
+    step: int = 1  # int ranges: the values are low, low + step, ... <= high (Optuna's step)
 
     def __post_init__(self) -> None:
         if self.kind == "choice":
@@ -57,13 +58,29 @@ class Dim:
                 raise UserError(f"{self.name}: a log range needs low > 0")
             if self.kind == "int" and (int(self.low) != self.low or int(self.high) != self.high):
                 raise UserError(f"{self.name}: integer range needs integer bounds")
+        if isinstance(self.step, bool) or not isinstance(self.step, int) or self.step < 1:
+            raise UserError(f"{self.name}: step must be a positive integer, got {self.step!r}")
+        if self.step > 1 and (self.kind != "int" or self.log):
+            raise UserError(f"{self.name}: a step needs an integer range without log (Optuna cannot do both)")
+
+    def align(self, lo: float, hi: float) -> tuple[float, float]:
+        """[lo, hi] narrowed to values on this dim's step grid (low + k * step)."""
+        if self.step == 1:
+            return lo, hi
+        base = int(self.low)
+        return (base + math.ceil((lo - base) / self.step) * self.step,
+                base + math.floor((hi - base) / self.step) * self.step)
 
     def grid_values(self) -> tuple[Any, ...]:
         if self.kind == "choice":
             return self.choices
         if self.grid:
             return self.grid
-        return _geometric(self.low, self.high, 4, self.kind == "int")
+        values = _geometric(self.low, self.high, 4, self.kind == "int")
+        if self.step > 1:
+            base = int(self.low)
+            values = tuple(sorted({base + round((v - base) / self.step) * self.step for v in values}))
+        return values
 
 
 def _geometric(lo: float, hi: float, n: int, integer: bool) -> tuple[Any, ...]:
@@ -151,7 +168,7 @@ def _bounds(space: Space, dim: Dim, known: dict[str, Any]) -> tuple[float, float
             hi = min(hi, bound)
         else:
             lo = max(lo, bound)
-    return lo, hi
+    return dim.align(lo, hi)
 
 
 def _choice_ok(space: Space, name: str, value: Any, known: dict[str, Any]) -> bool:
@@ -206,7 +223,7 @@ def min_params(space: Space, io: IOSpec, count: Counter) -> float:
 class Suggester:
     """What `suggest_config` draws values from (an Optuna trial, or a grid point)."""
 
-    def int(self, name: str, low: int, high: int, log: bool) -> int: ...
+    def int(self, name: str, low: int, high: int, log: bool, step: int = 1) -> int: ...
     def float(self, name: str, low: float, high: float, log: bool) -> float: ...
     def choice(self, name: str, choices: tuple[Any, ...]) -> Any: ...
 
@@ -243,11 +260,13 @@ def suggest_config(
         fits = lambda v: _min_completion(space, i + 1, dict(known, **{dim.name: v}), count) <= budget  # noqa: E731
         if not fits(lo):
             return Infeasible(f"over budget even with the smallest {dim.name}={lo}", _strip(known))
-        a, b = lo, hi  # largest v in [lo, hi] that fits: binary search (counts are monotone)
+        k = dim.step  # largest v = lo + j * k <= hi that fits: binary search (counts are monotone)
+        a, b = 0, (hi - lo) // k
         while a < b:
             mid = (a + b + 1) // 2
-            a, b = (mid, b) if fits(mid) else (a, mid - 1)
-        known[dim.name] = draw.int(dim.name, lo, a, dim.log)
+            a, b = (mid, b) if fits(lo + mid * k) else (a, mid - 1)
+        top = lo + a * k
+        known[dim.name] = draw.int(dim.name, lo, top, dim.log, k) if k > 1 else draw.int(dim.name, lo, top, dim.log)
     return _strip(known)
 
 
@@ -311,9 +330,9 @@ def parse_dim(name: str, spec: Any) -> Dim:
     if isinstance(spec, (bool, int, float, str)):
         return Dim(name, "choice", choices=(spec,))
     if isinstance(spec, dict):
-        extra = set(spec) - {"low", "high", "log", "grid"}
+        extra = set(spec) - {"low", "high", "log", "grid", "step"}
         if extra or "low" not in spec or "high" not in spec:
-            raise UserError(f"{name}: a range needs low and high (optional log, grid); got {sorted(spec)}")
+            raise UserError(f"{name}: a range needs low and high (optional log, grid, step); got {sorted(spec)}")
         lo, hi = spec["low"], spec["high"]
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lo, hi)):
             raise UserError(f"{name}: low and high must be numbers")
@@ -321,7 +340,7 @@ def parse_dim(name: str, spec: Any) -> Dim:
         grid = spec.get("grid", ())
         if not isinstance(grid, (list, tuple)):
             raise UserError(f"{name}: grid must be a list")
-        return Dim(name, kind, lo, hi, log=bool(spec.get("log", False)), grid=tuple(grid))
+        return Dim(name, kind, lo, hi, log=bool(spec.get("log", False)), grid=tuple(grid), step=spec.get("step", 1))
     raise UserError(f"{name}: expected a list, a value or a {{low, high}} table, got {type(spec).__name__}")
 
 

@@ -90,6 +90,9 @@ class RunResult:
     epochs: list[EpochRecord]
     duration_s: float
     error: str | None = None
+    # Files a run produced, by name -> {"media_type": ..., "data": base64 text}, e.g. the
+    # grid of generated samples of a diffusion run ("samples": an image/png).
+    artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -179,3 +179,17 @@ class Epoch(Base):
     train_loss: Mapped[float | None] = mapped_column(Float)
     metrics: Mapped[dict[str, Any]] = mapped_column(JSONData)
     elapsed_s: Mapped[float | None] = mapped_column(Float)
+
+
+class RunArtifact(Base):
+    """A file one run produced (0004), e.g. the PNG grid of a diffusion model's samples:
+    base64 text, kept out of `runs` so SQL over runs stays light."""
+
+    __tablename__ = "run_artifacts"
+    __table_args__ = (UniqueConstraint("run_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(128))
+    media_type: Mapped[str] = mapped_column(String(128))
+    data: Mapped[str] = mapped_column(Text)

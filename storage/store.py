@@ -28,7 +28,7 @@ from storage.migrate import ensure_schema, one_line
 from storage.readonly import check_readonly
 from storage.records import StudyRecord, StudySummary, TrialRecord
 from storage.schema import (
-    DIM_COLUMNS, DIRECTIONS, TRIAL_STATUSES, Epoch, Run, Study, Trial, TrialMetric,
+    DIM_COLUMNS, DIRECTIONS, TRIAL_STATUSES, Epoch, Run, RunArtifact, Study, Trial, TrialMetric,
 )
 
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for (CLI start-up)
@@ -339,6 +339,7 @@ class Store:
             trial = self._trial(s, st, number)
             run_ids = select(Run.id).where(Run.trial_id == trial.id)
             s.execute(delete(Epoch).where(Epoch.run_id.in_(run_ids)))
+            s.execute(delete(RunArtifact).where(RunArtifact.run_id.in_(run_ids)))
             s.execute(delete(Run).where(Run.trial_id == trial.id))
             s.execute(delete(TrialMetric).where(TrialMetric.trial_id == trial.id))
             trial.status = result.status
@@ -373,6 +374,13 @@ class Store:
             ]
             if epoch_rows:
                 s.execute(Epoch.__table__.insert(), epoch_rows)
+            artifact_rows = [
+                dict(run_id=run.id, name=str(name), media_type=str(a["media_type"]), data=str(a["data"]))
+                for run, r in zip(runs, result.runs)
+                for name, a in (r.artifacts or {}).items()
+            ]
+            if artifact_rows:
+                s.execute(RunArtifact.__table__.insert(), artifact_rows)
 
     def interrupt_running(
         self, study: str, orphan: Callable[[TrialRecord], bool] | None = None
@@ -514,6 +522,23 @@ class Store:
             row["elapsed_s"] = math.nan if elapsed is None else elapsed
             out.append(row)
         return out
+
+    def artifacts(self, study: str, number: int, name: str | None = None) -> list[dict[str, Any]]:
+        """Files the runs of one trial produced (optionally only `name`), ordered by
+        repeat: dicts with repeat, seed, name, media_type and data (base64 text)."""
+        with self._session() as s:
+            trial = self._trial(s, self._study(s, study), number)
+            q = (
+                select(Run.repeat, Run.seed, RunArtifact.name, RunArtifact.media_type, RunArtifact.data)
+                .join(RunArtifact, RunArtifact.run_id == Run.id)
+                .where(Run.trial_id == trial.id)
+                .order_by(Run.repeat, RunArtifact.name)
+            )
+            if name is not None:
+                q = q.where(RunArtifact.name == name)
+            rows = s.execute(q).all()
+        keys = ("repeat", "seed", "name", "media_type", "data")
+        return [dict(zip(keys, row)) for row in rows]
 
     def trials_frame(self, study: str) -> pd.DataFrame:
         """One row per trial; the column contract is in `storage.frames`."""

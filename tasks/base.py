@@ -23,13 +23,21 @@ class IOSpec:
     input_shape = (context length,)). `image_shape` is (C, H, W) of the target image when
     the output is an image, `input_shape` the shape of one input, e.g. (C, H, W) for
     images a model patchifies.
+
+    "noise" -> a class-conditional diffusion denoiser (epsilon prediction), called as
+    `model(x_t, t, y)`: noisy images x_t (B, C, H, W) in the [-1, 1] data scale,
+    timesteps t (B,) float in [0, T), class labels y (B,) int64 in [0, num_classes]
+    where the value `num_classes` means "no class" (classifier-free guidance); it
+    returns the predicted noise (B, C, H, W). image_shape = input_shape = (C, H, W),
+    d_in = d_out = C*H*W.
     """
 
     d_in: int
     d_out: int
-    output: Literal["image", "logits", "regression", "lm"] = "image"
+    output: Literal["image", "logits", "regression", "lm", "noise"] = "image"
     image_shape: tuple[int, int, int] | None = None
     input_shape: tuple[int, ...] | None = None
+    num_classes: int | None = None  # class-conditional models ("noise"): labels 0..num_classes-1
 
 
 @dataclass(frozen=True)
@@ -70,3 +78,9 @@ class Task(ABC):
         import torch.nn.functional as F
 
         return F.mse_loss(pred, target)
+
+    def after_run(self, model: Any, data: Any, seed: int) -> tuple[dict[str, float], dict[str, Any]]:
+        """Extra measurements of a finished run's kept (best-validation) model, in eval
+        mode: (test metrics by name, artifacts by name -> {"media_type", "data" (base64)}).
+        Default: none. The diffusion tasks generate samples here and score them."""
+        return {}, {}

@@ -174,7 +174,7 @@ def train_lm(
             record = EpochRecord(len(epochs) + 1, train_loss, evaluate(model, data, "val"), time.perf_counter() - t0)
             epochs.append(record)
             best.observe(model, record, index, on_epoch)
-        return best.finish(model, data, result, "evaluation"), None
+        return best.finish(model, data, result, "evaluation", seed), None
     except _CallbackError:
         raise
     except Exception as e:

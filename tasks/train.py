@@ -129,7 +129,8 @@ def train_epoch(
     model.train()
     for step, (start, stop) in enumerate(bounds):
         inputs, targets = data.train_batch(perm[start:stop], generator)
-        loss = loss_fn(model(inputs), targets)
+        pred = model(*inputs) if isinstance(inputs, tuple) else model(inputs)  # tuple: model(x_t, t, y)
+        loss = loss_fn(pred, targets)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -177,6 +178,16 @@ class _CallbackError(Exception):
         self.original = original
 
 
+def after_run(task: Task, model: nn.Module, data: Any, seed: int) -> tuple[dict[str, float], dict[str, Any]]:
+    """The task's extra test-time measurements of the kept state, in eval mode."""
+    was_training = model.training
+    model.eval()
+    try:
+        return task.after_run(model, data, seed)
+    finally:
+        model.train(was_training)
+
+
 class BestValidation:
     """The test-at-best-validation rule, shared by the trainers: keep a copy of the state
     at the best validation value of the task's primary metric; at the end, the test
@@ -199,15 +210,19 @@ class BestValidation:
             except Exception as e:
                 raise _CallbackError(e) from e
 
-    def finish(self, model: nn.Module, data: Any, result: Callable[..., RunResult], when: str) -> RunResult:
-        """The run's result: complete with test-at-best metrics, or diverged when no
+    def finish(
+        self, model: nn.Module, data: Any, result: Callable[..., RunResult], when: str, seed: int
+    ) -> RunResult:
+        """The run's result: complete with test-at-best metrics (plus what the task's
+        `after_run` measures on that state, e.g. sample quality), or diverged when no
         evaluation gave a finite primary metric (`when`: "epoch" or "evaluation")."""
         if self.record is None or self.state is None:
             return result("diverged", f"validation {self.task.metric} was not finite at any {when}")
         model.load_state_dict(self.state)
         test = evaluate(model, data, "test")
         metrics = {**test, **{f"val_{k}": v for k, v in self.record.metrics.items()}}
-        return result("complete", metrics=metrics, best_epoch=self.record.epoch)
+        extra, artifacts = after_run(self.task, model, data, seed)
+        return result("complete", metrics={**metrics, **extra}, best_epoch=self.record.epoch, artifacts=artifacts)
 
 
 @TRAINERS.register("supervised")
@@ -246,7 +261,7 @@ def _run(
             record = EpochRecord(epoch, out.mean_loss, evaluate(model, data, "val"), time.perf_counter() - t0)
             epochs.append(record)
             best.observe(model, record, index, on_epoch)
-        return best.finish(model, data, result, "epoch"), None
+        return best.finish(model, data, result, "epoch", seed), None
     except _CallbackError:
         raise
     except Exception as e:

@@ -147,7 +147,7 @@ def test_default_space_reaches_S_equal_C_within_budget(family):
         def __init__(self, target):
             self.target = target
 
-        def int(self, name, low, high, log):
+        def int(self, name, low, high, log, step=1):
             return min(high, max(low, self.target.get(name, low)))
 
         def float(self, name, low, high, log):

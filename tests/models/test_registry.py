@@ -54,14 +54,18 @@ def test_forward_backward_on_a_fitting_task(family):
     torch.manual_seed(0)
     model = fam.build(cfg, io, seed=0)
     x = example_input(io)
-    y = model(x)
+    y = model(*x) if isinstance(x, tuple) else model(x)
     assert torch.isfinite(y).all()
     y.float().square().mean().backward()
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters() if p.requires_grad)
 
 
 def example_input(io, batch=4):
-    """A batch of the task's inputs: token ids for language models, floats otherwise."""
+    """A batch of the task's inputs: token ids for language models, (x_t, t, y) for
+    diffusion denoisers, floats otherwise."""
+    if io.output == "noise":
+        return (torch.randn(batch, *io.input_shape), torch.rand(batch) * 1000,
+                torch.randint(0, io.num_classes + 1, (batch,)))
     if io.output == "lm":
         return torch.randint(0, io.d_in, (batch, io.input_shape[0] if io.input_shape else 16))
     return torch.rand(batch, io.d_in)

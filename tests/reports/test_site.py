@@ -112,3 +112,30 @@ def test_params_axis_names_the_studys_parameter_convention(tmp_path):
     fig = pareto_figure(front_data(df, "psnr", "maximize"), params_label="non-embedding parameters")
     assert fig.layout.xaxis.title.text == "non-embedding parameters (log)"
     assert pareto_figure(front_data(df, "psnr", "maximize")).layout.xaxis.title.text == "trainable parameters (log)"
+
+
+def test_sample_grids_of_pareto_optimal_trials_only(tmp_path):
+    from reports.plots import pareto_table
+
+    rec, df = study_record("diffusion demo"), two_family_trials()
+    front = set(pareto_table(df, rec.metric, rec.direction)["number"])
+    asked = []
+
+    def samples_for(study, number):
+        asked.append((study, number))
+        if number == min(front):  # one Pareto-optimal trial without a grid
+            return []
+        return [{"repeat": 0, "seed": 7, "name": "samples", "media_type": "image/png",
+                 "data": f"PNGDATA{number}"}]
+
+    write_site([(rec, df)], tmp_path, samples_for)
+    page = (tmp_path / study_filename("diffusion demo")).read_text()
+    assert {n for _, n in asked} == front and {s for s, _ in asked} == {"diffusion demo"}
+    assert "Samples of the Pareto-optimal models" in page
+    for n in front - {min(front)}:
+        assert f'src="data:image/png;base64,PNGDATA{n}"' in page
+    assert f"PNGDATA{min(front)}" not in page
+    assert page.count("<figure>") == len(front) - 1
+
+    write_site([(rec, df)], tmp_path / "none", lambda s, n: [])
+    assert "Samples of the Pareto" not in (tmp_path / "none" / study_filename("diffusion demo")).read_text()

@@ -118,3 +118,44 @@ def test_grid_covers_product_and_constraints():
     assert len(points) == 3 * 2 * 2 * 4
     bad = [p for p in points if check_config(space, DIGITS, p)]
     assert all(p["d_h"] >= p["d_z"] for p in bad) and len(bad) == 2 * 2 * 4  # d_z in {65, 100} with d_h=100, x L x lr
+
+
+def test_stepped_int_dims_stay_on_their_grid_and_under_budget():
+    """An int dim with a step (odd depths, widths in multiples of 64) is cut to the
+    largest on-grid value that fits, and Optuna draws only on-grid values."""
+    from search.spaces import Dim, Space
+
+    space = Space("hourglass", (
+        Dim("L", "int", 1, 13, step=2),
+        Dim("d_z", "int", 785, 785 + 64 * 40, step=64),
+        Dim("d_h", "int", 4, 4),
+    ))
+    fam = get_family("hourglass")
+    count = lambda c: fam.count_params(c, MNIST)  # noqa: E731
+    budget = 8_000_000
+    seen = set()
+    for seed in range(3):
+        for c in draw_many("hourglass", MNIST, budget, n=60, seed=seed, space=space):
+            assert not isinstance(c, Infeasible), c
+            assert c["L"] % 2 == 1 and (c["d_z"] - 785) % 64 == 0
+            assert count(c) <= budget
+            seen.add(c["L"])
+            # the cut is tight: one more step of d_z would be over budget
+            if c["d_z"] + 64 <= 785 + 64 * 40:
+                bigger = dict(c, d_z=c["d_z"] + 64)
+                assert count(bigger) > budget or c["d_z"] < 785 + 64 * 40
+    assert len(seen) > 3
+    assert space.dim("L").grid_values() == tuple(sorted(set(space.dim("L").grid_values())))
+    assert all(v % 2 == 1 for v in space.dim("L").grid_values())
+
+
+@pytest.mark.parametrize("spec,match", [
+    ({"low": 1, "high": 9, "step": 0}, "step must be a positive integer"),
+    ({"low": 1, "high": 9, "step": 2, "log": True}, "without log"),
+    ({"low": 1.0, "high": 9.5, "step": 2}, "integer range"),
+])
+def test_bad_steps_are_one_line_errors(spec, match):
+    from search.spaces import parse_dim
+
+    with pytest.raises(UserError, match=match):
+        parse_dim("x", spec)

@@ -59,7 +59,7 @@ def test_ratio_constraints_are_exact_fractions():
         def __init__(self, high):
             self.high = high
 
-        def int(self, name, low, high, log):
+        def int(self, name, low, high, log, step=1):
             return high if self.high else low
 
     assert suggest_config(space, IO, 10**9, lambda cfg: 1, Edges(False))["d_h"] == 64

@@ -156,6 +156,25 @@ def test_finish_twice_replaces(store: Store, study: str) -> None:
     assert store.trials(study)[0].metrics["psnr"][0] == 26.0
 
 
+def test_run_artifacts_round_trip_and_replace(store: Store, study: str) -> None:
+    n = store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0, 1])
+    runs = [make_run(0, {"psnr": 20.0}), make_run(1, {"psnr": 22.0})]
+    runs[0].artifacts = {"samples": {"media_type": "image/png", "data": "iVBOR" * 1000},
+                         "notes": {"media_type": "text/plain", "data": "aGk="}}
+    runs[1].artifacts = {"samples": {"media_type": "image/png", "data": "AAAA"}}
+    store.finish_trial(study, n, make_result(n, runs))
+    got = store.artifacts(study, n)
+    assert [(a["repeat"], a["seed"], a["name"]) for a in got] == [(0, 0, "notes"), (0, 0, "samples"), (1, 1, "samples")]
+    assert got[1]["data"] == "iVBOR" * 1000 and got[1]["media_type"] == "image/png"
+    assert [a["data"] for a in store.artifacts(study, n, "samples")] == ["iVBOR" * 1000, "AAAA"]
+    runs[0].artifacts = {}
+    store.finish_trial(study, n, make_result(n, runs))  # a second finish replaces them
+    assert [a["repeat"] for a in store.artifacts(study, n)] == [1]
+    assert count(store, "run_artifacts") == 1
+    store.delete_study(study)
+    assert count(store, "run_artifacts") == 0
+
+
 def test_finish_unknown_trial(store: Store, study: str) -> None:
     with pytest.raises(StorageError, match="has no trial 7"):
         store.finish_trial(study, 7, make_result(7, [make_run(0, {"psnr": 1.0})]))
