@@ -3,7 +3,7 @@ per second and sampling images per second of `lmlp` and `mixer-block`, as ratios
 (the L-MLP paper reports L-MLP faster than U-ViT in both).
 
 For each target size, every family gets the same depth, patch and mlp_ratio and the D
-(a multiple of 32 valid for it) whose parameter count is closest to the target; the
+(a multiple of 8 valid for it) whose parameter count is closest to the target; the
 counts are printed. A training step is forward + MSE + backward + AdamW on a batch of
 MNIST-shaped noisy images (x_t, t, y) on the device; sampling is the task's 50-step DDIM
 with classifier-free guidance (one batched cond+uncond pass per step). Each timing is the
@@ -38,9 +38,9 @@ IO = IOSpec(784, 784, "noise", (1, 28, 28), (1, 28, 28), 10)
 
 
 def matched_config(family: str, target: int, depth: int, patch: int, mlp_ratio: float) -> tuple[dict, int]:
-    """The config of `family` with D (multiple of 32) whose count is closest to target."""
+    """The config of `family` with D (multiple of 8) whose count is closest to target."""
     fam, best = get_family(family), None
-    for D in range(32, 2049, 32):
+    for D in range(16, 2049, 8):
         cfg = {"D": D, "depth": depth, "patch": patch, "mlp_ratio": mlp_ratio}
         try:
             fam.parse(cfg, IO)

@@ -83,7 +83,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(a.budget),
         trials=20 if a.trials is None else a.trials, repeats=a.repeats, sampler=a.sampler, study=a.study, storage=a.storage,
         data_dir=a.data_dir, seed=a.seed, executor=a.executor, space_file=a.space_file,
-        train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, device=a.device,
+        train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
                             max_train_samples=a.max_train_samples, tokens=a.tokens),
         task_options=_task_options(a), retries=a.retries, oom_retry=a.oom_retry,
         executor_options={k: v for k, v in (
@@ -322,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--data-dir", help="where data sets are (default: $SEARCH_DATA_DIR, then the user cache)")
     r.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
     r.add_argument("--batch-size", type=int, help="batch size (default: the task's)")
+    r.add_argument("--lr", type=float, help="learning rate when the space does not search one (default: the task's)")
     r.add_argument("--seed", type=int, default=0, help="study seed (default 0)")
     r.add_argument("--space-file", help="TOML or YAML file overriding the spaces' ranges")
     r.add_argument("--executor", default="local", help="where trials run (default: local, in this process)")

@@ -30,7 +30,7 @@ def test_three_diffusion_families_three_fronts_and_sample_grids(cli, tmp_path, m
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the classifier is cached here
     (tmp_path / "space.toml").write_text(SPACE_FILE)
     code, out, err = cli("run", "--space", ",".join(FAMILIES), "--task", "digits-diffusion", "--budget", "200K",
-                         "--trials", "3", "--sampler", "grid", "--epochs", "2", "--space-file", "space.toml",
+                         "--trials", "3", "--sampler", "grid", "--epochs", "2", "--lr", "3e-3", "--space-file", "space.toml",
                          "--task-option", "samples=20", "--task-option", "sample_steps=5",
                          "--task-option", "eval_levels=2", "--out", "site")
     assert code == 0, err
@@ -46,5 +46,6 @@ def test_three_diffusion_families_three_fronts_and_sample_grids(cli, tmp_path, m
     page = (tmp_path / "site" / study_filename(name)).read_text()
     assert len(re.findall(r'<img src="data:image/png;base64,', page)) == 3
     store = Store(url)
+    assert store.get_study(name).settings["train"]["lr"] == 3e-3
     assert all(len(store.artifacts(name, int(n), "samples")) == 1 for n in done.number)
     assert "report:" in out
