@@ -10,7 +10,7 @@ import torch
 
 import tasks
 from search.errors import UserError
-from search.specs import TrainSettings, TrialSpec
+from search.specs import TrainSettings, TrialResult, TrialSpec
 from tasks.diffusion_tasks import T_STEPS, eval_timesteps, to_model_scale
 from tests.tasks.conftest import SHARED_DATA, needs_mnist
 
@@ -91,6 +91,7 @@ def test_a_tiny_model_learns_and_reports_sample_quality():
     assert 0.0 <= run.metrics["sample_accuracy"] <= 1.0 and run.metrics["frechet"] >= 0.0
     art = run.artifacts["samples"]
     assert art["media_type"] == "image/png"
+    assert TrialResult.from_dict(result.to_dict()).runs[0].artifacts == run.artifacts  # travels from Ray workers
     from PIL import Image
 
     img = Image.open(io.BytesIO(base64.b64decode(art["data"])))
