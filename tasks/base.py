@@ -48,6 +48,7 @@ class TrainDefaults:
     batch_size: int
     lr: float
     weight_decay: float = 0.01
+    warmup: float = 0.0  # fraction of the steps with a linear warm-up (supervised trainer; 0: none)
 
 
 class Task(ABC):

@@ -25,10 +25,11 @@ samples and of the real test images (FID's formula on this classifier's features
 Inception's; biased upwards at small sample counts: compare at equal `samples`). The
 first 100 samples are stored as a PNG grid (run artifact "samples", one column per class).
 
-Training: the supervised trainer (tasks/train.py): AdamW, linear decay to 0, test at best
-validation. Ours, not U-ViT's (constant lr after a 5k-step warm-up, betas (0.99, 0.999),
-EMA 0.9999 over 500k steps): our runs are a few thousand steps on a CPU, where a decaying
-rate and no EMA serve better. Weight decay 0.03 as U-ViT.
+Training: the supervised trainer (tasks/train.py): AdamW, a linear warm-up over the first
+5% of the steps (U-ViT warms up too), then a linear decay to 0; test at best validation.
+Ours, not U-ViT's (constant lr after a 5k-step warm-up, betas (0.99, 0.999), EMA 0.9999
+over 500k steps): our runs are a few thousand steps on a CPU, where a decaying rate and no
+EMA serve better. Weight decay 0.03 as U-ViT.
 
 Options (`--task-option k=v`): split_seed, schedule (linear|cosine), cond_drop (0.1),
 guidance (1.0), sample_steps (50), samples (200; 0 turns sample quality off),
@@ -223,9 +224,10 @@ class MnistDiffusion(DiffusionTask, MnistImages):
     name = "mnist-diffusion"
     description = "MNIST class-conditional DDPM (eps prediction, CFG): validation denoising loss, sample quality"
     dataset = "mnist"
-    # Ours, for CPU-sized runs (U-ViT trains 500k steps at batch 128, lr 2e-4): batch
-    # 128, AdamW lr 1e-3 decayed linearly to 0, weight decay 0.03 (U-ViT's).
-    defaults = TrainDefaults(epochs=10, batch_size=128, lr=1e-3, weight_decay=0.03)
+    # Ours, for CPU-sized runs (U-ViT trains 500k steps at batch 128, lr 2e-4 after a
+    # 5k-step warm-up): batch 128, AdamW lr 1e-3 with a linear warm-up over the first 5%
+    # of the steps, then decayed linearly to 0; weight decay 0.03 (U-ViT's).
+    defaults = TrainDefaults(epochs=10, batch_size=128, lr=1e-3, weight_decay=0.03, warmup=0.05)
 
 
 @TASKS.register("digits-diffusion")
@@ -234,7 +236,7 @@ class DigitsDiffusion(DiffusionTask, DigitsImages):
     description = "8x8 digits class-conditional DDPM (scikit-learn, no download): small and fast"
     dataset = "digits"
     # Ours: 1197 training images, so more epochs; small and fast for tests.
-    defaults = TrainDefaults(epochs=40, batch_size=64, lr=2e-3, weight_decay=0.03)
+    defaults = TrainDefaults(epochs=40, batch_size=64, lr=2e-3, weight_decay=0.03, warmup=0.05)
     own_options = {"eval_images": 300}
 
 

@@ -1,7 +1,9 @@
 """Run one trial: train a model on a task with each of the trial's seeds.
 
 Per run (seed): seed torch and a generator on the device; build the family's model;
-AdamW with a linear learning-rate decay to 0 over all steps (per step); the task's loss
+AdamW with a linear learning-rate decay to 0 over all steps (per step), after a linear
+warm-up over the task's `defaults.warmup` fraction of the steps (0 for the paper tasks,
+which have none); the task's loss
 (`Task.loss`: MSE by default, cross-entropy for classification);
 shuffle with torch.randperm on the device generator every epoch; batches built by index
 from data held on the device (no DataLoader). After every epoch: validation metrics. The
@@ -99,9 +101,17 @@ def make_optimizer(params: list[nn.Parameter], lr: float, weight_decay: float) -
         return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, foreach=True)
 
 
-def linear_decay(optimizer: torch.optim.Optimizer, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """lr * (1 - step / total_steps), stepped once per optimiser step: 0 after the last."""
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: max(0.0, 1.0 - s / total_steps))
+def linear_decay(
+    optimizer: torch.optim.Optimizer, total_steps: int, warmup_steps: int = 0
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """lr * (1 - step / total_steps), stepped once per optimiser step: 0 after the last;
+    with warmup_steps > 0 also times (step + 1) / warmup_steps during the first steps."""
+
+    def factor(s: int) -> float:
+        ramp = min(1.0, (s + 1) / warmup_steps) if warmup_steps > 0 else 1.0
+        return ramp * max(0.0, 1.0 - s / total_steps)
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 def train_epoch(
@@ -248,7 +258,8 @@ def _run(
         model = models.get_family(spec.family).build(spec.config, task.io(), seed=seed).to(device)
         optimizer = make_optimizer([p for p in model.parameters() if p.requires_grad], hyper.lr, hyper.weight_decay)
         n_train = min(data.n_train, hyper.max_train_samples or data.n_train)
-        scheduler = linear_decay(optimizer, len(batch_bounds(n_train, hyper.batch_size)) * hyper.epochs)
+        total = len(batch_bounds(n_train, hyper.batch_size)) * hyper.epochs
+        scheduler = linear_decay(optimizer, total, round(getattr(task.defaults, "warmup", 0.0) * total))
 
         best = BestValidation(task)
         for epoch in range(1, hyper.epochs + 1):

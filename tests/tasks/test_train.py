@@ -76,6 +76,18 @@ def test_linear_decay_to_zero():
     assert lrs == [1.0, 0.75, 0.5, 0.25] and opt.param_groups[0]["lr"] == 0.0
 
 
+def test_linear_decay_with_warmup():
+    opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = linear_decay(opt, 8, warmup_steps=4)
+    lrs = []
+    for _ in range(8):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    expected = [0.25 * 1.0, 0.5 * 0.875, 0.75 * 0.75, 1.0 * 0.625, 0.5, 0.375, 0.25, 0.125]
+    assert lrs == pytest.approx(expected) and opt.param_groups[0]["lr"] == 0.0
+
+
 def test_batch_bounds():
     assert batch_bounds(10, 4) == [(0, 4), (4, 8), (8, 10)]
     assert batch_bounds(9, 4) == [(0, 4), (4, 8)]  # a lone last sample is dropped (BatchNorm)
