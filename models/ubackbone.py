@@ -26,8 +26,10 @@ std .02; convs and the label Embedding keep PyTorch's default init); LayerNorm e
 exact GELU. Token order time, label, patches as in ULMLP (time, context, patches); U-ViT
 puts the label first, which a learned pos_embed makes immaterial.
 
-Long skips (`skip`): "add" (default; ULMLP, and the L-MLP issue) -- the out-block starts
-with x = x + skip; "concat" -- U-ViT's original skip_linear: x = Linear(2D, D)(cat[x, skip]).
+Long skips (`skip`): "add" (ULMLP's; the default of lmlp and mixer-block) -- the out-block
+starts with x = x + skip; "concat" (U-ViT's original skip_linear; the default of uvit, see
+models/uvit.py) -- x = Linear(2D, D)(cat[x, skip]). Each family defaults to its authors'
+choice; set `skip` to compare the blocks with the same skips.
 
 `depth` is the number of blocks and is odd (depth // 2 in, 1 middle, depth // 2 out). The
 authors' `depth` argument builds 2 (depth // 2) + 1 blocks: U-ViT's CIFAR-10 depth=12 and

@@ -112,7 +112,7 @@ def test_each_out_block_receives_its_mirrored_in_block_output(family, depth, ski
 @pytest.mark.parametrize("family", FAMILIES)
 def test_skip_add_adds_first_and_concat_is_a_linear_of_both(family):
     fam, x, s = get_family(family), torch.randn(2, 18, 32), torch.randn(2, 18, 32)
-    add = randomise(fam.build({"D": 32, "depth": 3, "patch": 2}, DIGITS)).out_blocks[0]
+    add = randomise(fam.build({"D": 32, "depth": 3, "patch": 2, "skip": "add"}, DIGITS)).out_blocks[0]
     assert add.skip_linear is None
     assert torch.allclose(add(x, s), add(x + s), atol=1e-6)  # x = x + skip, then the block
     cat = fam.build({"D": 32, "depth": 3, "patch": 2, "skip": "concat"}, DIGITS).out_blocks[0]
@@ -202,7 +202,7 @@ def test_u_vit_init(family):
 def test_count_formulas_by_hand():
     """MNIST, patch 4 (N = 49, L = 51), D = 64, h = 256, depth 5, 10 classes."""
     D, h, L, N, p, K, depth = 64, 256, 51, 49, 4, 10, 5
-    cfg = {"D": D, "depth": depth, "patch": p, "mlp_ratio": 4}
+    cfg = {"D": D, "depth": depth, "patch": p, "mlp_ratio": 4, "skip": "add"}
     shared = (p * p * D + D) + (K + 1) * D + L * D + (2 * D + D * p * p + p * p + 9 + 1)
     mlp_p = 2 * D * h + h + D
     blocks = {
@@ -220,6 +220,11 @@ def test_count_formulas_by_hand():
     parts = lmlp.param_breakdown(cfg, MNIST)
     assert parts["token mixing (in blocks)"] == depth * (L * L + 3 * L)
     assert sum(v for k, v in parts.items() if k != "token mixing (in blocks)") == lmlp.count_params(cfg, MNIST)
+    # each family's default long skip: U-ViT's concat for uvit, the L-MLP code's add otherwise
+    plain = {k: v for k, v in cfg.items() if k != "skip"}
+    assert get_family("uvit").count_params(plain, MNIST) == get_family("uvit").count_params(concat | {"skip": "concat"}, MNIST)
+    assert lmlp.count_params(plain, MNIST) == lmlp.count_params(cfg, MNIST)
+    assert get_family("mixer-block").count_params(plain, MNIST) == get_family("mixer-block").count_params(cfg, MNIST)
 
 
 def random_config(family, rng):
