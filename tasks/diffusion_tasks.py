@@ -37,7 +37,6 @@ eval_images (1000), eval_levels (10).
 """
 from __future__ import annotations
 
-import base64
 import math
 from typing import Any, ClassVar
 
@@ -80,9 +79,7 @@ class DiffusionData:
 
         self.task = task
         self.device = torch.device(device)
-        to = lambda t: t.to(self.device)  # noqa: E731
-        self.x = {"train": to(splits.train_x), "val": to(splits.val_x), "test": to(splits.test_x)}
-        self.y = {"train": to(splits.train_y), "val": to(splits.val_y), "test": to(splits.test_y)}
+        self.x, self.y = splits.on(self.device)
         self.num_classes = splits.num_classes
         self.schedule = SCHEDULES[task.options["schedule"]](T_STEPS)
         self.alpha_bar = self.schedule.alpha_bar.to(self.device, torch.float32)
@@ -239,7 +236,3 @@ class DigitsDiffusion(DiffusionTask, DigitsImages):
     defaults = TrainDefaults(epochs=40, batch_size=64, lr=2e-3, weight_decay=0.03, warmup=0.05)
     own_options = {"eval_images": 300}
 
-
-def decode_artifact(artifact: dict[str, str]) -> bytes:
-    """The bytes of a stored run artifact."""
-    return base64.b64decode(artifact["data"])

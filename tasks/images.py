@@ -61,9 +61,7 @@ class ImageData:
     def __init__(self, task: "ImageTask", splits: ImageSplits, device: torch.device) -> None:
         self.task = task
         self.device = torch.device(device)
-        to = lambda t: t.to(self.device)  # noqa: E731
-        self.x = {"train": to(splits.train_x), "val": to(splits.val_x), "test": to(splits.test_x)}
-        self.y = {"train": to(splits.train_y), "val": to(splits.val_y), "test": to(splits.test_y)}
+        self.x, self.y = splits.on(self.device)
         self.num_classes = splits.num_classes
         self.prototypes = task.prototypes(self.x["train"], self.y["train"], splits.num_classes)
 

@@ -21,6 +21,12 @@ class ImageSplits:
     def sizes(self) -> tuple[int, int, int]:
         return len(self.train_x), len(self.val_x), len(self.test_x)
 
+    def on(self, device: torch.device) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """(images, labels) by split name ("train", "val", "test"), moved to `device`."""
+        x = {"train": self.train_x, "val": self.val_x, "test": self.test_x}
+        y = {"train": self.train_y, "val": self.val_y, "test": self.test_y}
+        return {k: v.to(device) for k, v in x.items()}, {k: v.to(device) for k, v in y.items()}
+
 
 def split_indices(n: int, sizes: tuple[int, ...], seed: int) -> list[torch.Tensor]:
     """Split range(n) into disjoint parts of the given sizes, the rest going to a last part.

@@ -13,17 +13,10 @@ from search.errors import UserError
 from search.spaces import default_space, min_params, suggest_config
 from tasks import get_task
 from tasks.base import IOSpec
+from tests.models.helpers import randomise
 
 DIGITS = IOSpec(64, 10, "logits", None, (1, 8, 8))
 RGB = IOSpec(3 * 8 * 8, 10, "logits", None, (3, 8, 8))
-
-
-def randomise(model, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 0.3)
-    return model
 
 
 @pytest.mark.parametrize("mixing,S", [("mlp", 16), ("mlp", 6), ("single", 16), ("single", 9)])

@@ -20,6 +20,7 @@ from models.uvit import UViTBlock
 from search.errors import UserError
 from search.spaces import default_space, min_params, suggest_config
 from tasks.base import IOSpec
+from tests.models.helpers import randomise
 
 FAMILIES = ["lmlp", "uvit", "mixer-block"]
 PRESETS = {"lmlp": LMLP_PRESETS, "uvit": UVIT_PRESETS, "mixer-block": MIXER_PRESETS}
@@ -39,14 +40,6 @@ def inputs(io, batch=3, seed=0):
     t = torch.rand(batch, generator=g) * 1000
     y = torch.randint(0, io.num_classes + 1, (batch,), generator=g)
     return x, t, y
-
-
-def randomise(model, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 0.3)
-    return model
 
 
 # ---------------------------------------------------------------- shapes
