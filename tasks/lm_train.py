@@ -23,8 +23,6 @@ seed on the CPU. Non-finite loss -> status "diverged", "non-finite loss at step 
 from __future__ import annotations
 
 import math
-import time
-import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +35,7 @@ from search.specs import EpochRecord, RunResult, TrialSpec
 from tasks.base import Task
 from tasks.lm_data import LMData, autocast
 from tasks.registry import TRAINERS
-from tasks.train import GPU_CHECK_EVERY, BestValidation, OnEpoch, _CallbackError, _one_line, evaluate
+from tasks.train import GPU_CHECK_EVERY, BestValidation, OnEpoch, RunLog, evaluate, guarded_trainer
 
 BETAS = (0.9, 0.95)
 GRAD_CLIP = 1.0
@@ -117,65 +115,53 @@ def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 
 
 @TRAINERS.register("lm")
+@guarded_trainer
 def train_lm(
-    spec: TrialSpec, task: Task, data: LMData, seed: int, index: int, on_epoch: OnEpoch | None
-) -> tuple[RunResult, str | None]:
-    """One seed: (RunResult, traceback text if it failed)."""
+    spec: TrialSpec, task: Task, data: LMData, seed: int, index: int, on_epoch: OnEpoch | None, run: RunLog
+) -> RunResult:
+    """One seed of a language-model run."""
     import models  # here, not at import time: models imports tasks.base
 
-    t0 = time.perf_counter()
-    epochs: list[EpochRecord] = []
+    hyper = LMHyper.resolve(spec, task)
+    device = data.device
+    check_every = 1 if device.type == "cpu" else GPU_CHECK_EVERY
+    torch.manual_seed(seed)
+    generator = torch.Generator(device=device).manual_seed(seed)
+    model = models.get_family(spec.family).build(spec.config, task.io(), seed=seed).to(device)
+    forward = torch.compile(model) if task.options.get("compile") else model
+    optimizer = make_lm_optimizer(model, hyper.lr, hyper.weight_decay)
+    scheduler = warmup_cosine(optimizer, hyper.warmup_steps, hyper.steps)
+    params = [p for p in model.parameters() if p.requires_grad]
+    losses = torch.empty(hyper.steps, device=device)
+    eval_at = set(hyper.eval_steps())
 
-    def result(status: str, error: str | None = None, **kw: Any) -> RunResult:
-        kw.setdefault("metrics", {})
-        kw.setdefault("best_epoch", None)
-        return RunResult(seed, status, epochs=epochs, duration_s=time.perf_counter() - t0, error=error, **kw)
-
-    try:
-        hyper = LMHyper.resolve(spec, task)
-        device = data.device
-        check_every = 1 if device.type == "cpu" else GPU_CHECK_EVERY
-        torch.manual_seed(seed)
-        generator = torch.Generator(device=device).manual_seed(seed)
-        model = models.get_family(spec.family).build(spec.config, task.io(), seed=seed).to(device)
-        forward = torch.compile(model) if task.options.get("compile") else model
-        optimizer = make_lm_optimizer(model, hyper.lr, hyper.weight_decay)
-        scheduler = warmup_cosine(optimizer, hyper.warmup_steps, hyper.steps)
-        params = [p for p in model.parameters() if p.requires_grad]
-        losses = torch.empty(hyper.steps, device=device)
-        eval_at = set(hyper.eval_steps())
-
-        best = BestValidation(task)
-        checked = since = 0  # steps checked for finiteness / first step of this interval
-        model.train()
-        for step in range(hyper.steps):
-            inputs, targets = data.train_batch(hyper.batch_size, generator)
-            with autocast(device):
-                logits = forward(inputs)
-            loss = lm_loss(logits, targets)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, GRAD_CLIP, foreach=True)
-            optimizer.step()
-            scheduler.step()
-            losses[step] = loss.detach()
-            done = step + 1
-            evaluate_now = done in eval_at
-            if done % check_every == 0 or evaluate_now:
-                finite = torch.isfinite(losses[checked:done])
-                if not bool(finite.all()):
-                    bad = checked + int((~finite).nonzero()[0, 0]) + 1
-                    return result("diverged", f"non-finite loss at step {bad}"), None
-                checked = done
-            if not evaluate_now:
-                continue
-            train_loss = float(losses[since:done].mean())
-            since = done
-            record = EpochRecord(len(epochs) + 1, train_loss, evaluate(model, data, "val"), time.perf_counter() - t0)
-            epochs.append(record)
-            best.observe(model, record, index, on_epoch)
-        return best.finish(model, data, result, "evaluation", seed), None
-    except _CallbackError:
-        raise
-    except Exception as e:
-        return result("failed", _one_line(e)), traceback.format_exc()
+    best = BestValidation(task)
+    checked = since = 0  # steps checked for finiteness / first step of this interval
+    model.train()
+    for step in range(hyper.steps):
+        inputs, targets = data.train_batch(hyper.batch_size, generator)
+        with autocast(device):
+            logits = forward(inputs)
+        loss = lm_loss(logits, targets)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, GRAD_CLIP, foreach=True)
+        optimizer.step()
+        scheduler.step()
+        losses[step] = loss.detach()
+        done = step + 1
+        evaluate_now = done in eval_at
+        if done % check_every == 0 or evaluate_now:
+            finite = torch.isfinite(losses[checked:done])
+            if not bool(finite.all()):
+                bad = checked + int((~finite).nonzero()[0, 0]) + 1
+                return run.result("diverged", f"non-finite loss at step {bad}")
+            checked = done
+        if not evaluate_now:
+            continue
+        train_loss = float(losses[since:done].mean())
+        since = done
+        record = EpochRecord(len(run.epochs) + 1, train_loss, evaluate(model, data, "val"), run.elapsed())
+        run.epochs.append(record)
+        best.observe(model, record, index, on_epoch)
+    return best.finish(model, data, run.result, "evaluation", seed)

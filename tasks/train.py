@@ -26,6 +26,7 @@ loading the data, and exceptions raised by the caller's own `on_epoch`, leaves r
 """
 from __future__ import annotations
 
+import functools
 import time
 import traceback
 from dataclasses import dataclass
@@ -235,48 +236,76 @@ class BestValidation:
         return result("complete", metrics={**metrics, **extra}, best_epoch=self.record.epoch, artifacts=artifacts)
 
 
-@TRAINERS.register("supervised")
-def _run(
-    spec: TrialSpec, task: Task, data: Any, seed: int, index: int, on_epoch: OnEpoch | None
-) -> tuple[RunResult, str | None]:
-    """One seed: (RunResult, traceback text if it failed)."""
-    import models  # here, not at import time: models imports tasks.base
+class RunLog:
+    """One run's record as it grows: its evaluations, its clock, and the RunResult it ends
+    with (shared by the trainers)."""
 
-    t0 = time.perf_counter()
-    epochs: list[EpochRecord] = []
+    def __init__(self, seed: int) -> None:
+        self.seed, self.t0 = seed, time.perf_counter()
+        self.epochs: list[EpochRecord] = []
 
-    def result(status: str, error: str | None = None, **kw: Any) -> RunResult:
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def result(self, status: str, error: str | None = None, **kw: Any) -> RunResult:
         kw.setdefault("metrics", {})
         kw.setdefault("best_epoch", None)
-        return RunResult(seed, status, epochs=epochs, duration_s=time.perf_counter() - t0, error=error, **kw)
+        return RunResult(self.seed, status, epochs=self.epochs, duration_s=self.elapsed(), error=error, **kw)
 
-    try:
-        hyper = Hyper.resolve(spec, task)
-        device = data.device
-        torch.manual_seed(seed)
-        generator = torch.Generator(device=device).manual_seed(seed)
-        model = models.get_family(spec.family).build(spec.config, task.io(), seed=seed).to(device)
-        optimizer = make_optimizer([p for p in model.parameters() if p.requires_grad], hyper.lr, hyper.weight_decay)
-        n_train = min(data.n_train, hyper.max_train_samples or data.n_train)
-        total = len(batch_bounds(n_train, hyper.batch_size)) * hyper.epochs
-        scheduler = linear_decay(optimizer, total, round(getattr(task.defaults, "warmup", 0.0) * total))
 
-        best = BestValidation(task)
-        for epoch in range(1, hyper.epochs + 1):
-            out = train_epoch(
-                model, optimizer, scheduler, data, generator, n_train=n_train, batch_size=hyper.batch_size,
-                loss_fn=task.loss,
-            )
-            if out.bad_step is not None:
-                return result("diverged", f"non-finite loss at epoch {epoch} step {out.bad_step}"), None
-            record = EpochRecord(epoch, out.mean_loss, evaluate(model, data, "val"), time.perf_counter() - t0)
-            epochs.append(record)
-            best.observe(model, record, index, on_epoch)
-        return best.finish(model, data, result, "epoch", seed), None
-    except _CallbackError:
-        raise
-    except Exception as e:
-        return result("failed", _one_line(e)), traceback.format_exc()
+Trainer = Callable[[TrialSpec, Task, Any, int, int, "OnEpoch | None"], tuple[RunResult, "str | None"]]
+
+
+def guarded_trainer(train: Callable[..., RunResult]) -> Trainer:
+    """A trainer (see tasks.registry.TRAINERS) from train(spec, task, data, seed, index,
+    on_epoch, run: RunLog) -> RunResult: any exception becomes a failed run with its
+    one-line message and traceback, except those raised by the caller's own on_epoch."""
+
+    @functools.wraps(train)
+    def trainer(
+        spec: TrialSpec, task: Task, data: Any, seed: int, index: int, on_epoch: OnEpoch | None
+    ) -> tuple[RunResult, str | None]:
+        run = RunLog(seed)
+        try:
+            return train(spec, task, data, seed, index, on_epoch, run), None
+        except _CallbackError:
+            raise
+        except Exception as e:
+            return run.result("failed", _one_line(e)), traceback.format_exc()
+
+    return trainer
+
+
+@TRAINERS.register("supervised")
+@guarded_trainer
+def _run(
+    spec: TrialSpec, task: Task, data: Any, seed: int, index: int, on_epoch: OnEpoch | None, run: RunLog
+) -> RunResult:
+    """One seed of a supervised run."""
+    import models  # here, not at import time: models imports tasks.base
+
+    hyper = Hyper.resolve(spec, task)
+    device = data.device
+    torch.manual_seed(seed)
+    generator = torch.Generator(device=device).manual_seed(seed)
+    model = models.get_family(spec.family).build(spec.config, task.io(), seed=seed).to(device)
+    optimizer = make_optimizer([p for p in model.parameters() if p.requires_grad], hyper.lr, hyper.weight_decay)
+    n_train = min(data.n_train, hyper.max_train_samples or data.n_train)
+    total = len(batch_bounds(n_train, hyper.batch_size)) * hyper.epochs
+    scheduler = linear_decay(optimizer, total, round(task.defaults.warmup * total))
+
+    best = BestValidation(task)
+    for epoch in range(1, hyper.epochs + 1):
+        out = train_epoch(
+            model, optimizer, scheduler, data, generator, n_train=n_train, batch_size=hyper.batch_size,
+            loss_fn=task.loss,
+        )
+        if out.bad_step is not None:
+            return run.result("diverged", f"non-finite loss at epoch {epoch} step {out.bad_step}")
+        record = EpochRecord(epoch, out.mean_loss, evaluate(model, data, "val"), run.elapsed())
+        run.epochs.append(record)
+        best.observe(model, record, index, on_epoch)
+    return best.finish(model, data, run.result, "epoch", seed)
 
 
 def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None) -> TrialResult:
