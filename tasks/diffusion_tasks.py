@@ -98,9 +98,11 @@ class DiffusionData:
         return len(self.x["train"])
 
     def noisy(self, x0: torch.Tensor, t: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
-        """q(x_t | x_0): sqrt(ab_t) x0 + sqrt(1 - ab_t) noise, t (B,) int64."""
-        ab = self.alpha_bar[t].view(-1, *([1] * (x0.dim() - 1)))
-        return ab.sqrt() * x0 + (1 - ab).sqrt() * noise
+        """q(x_t | x_0) for t (B,) int64 on the device: the schedule's q_sample without its
+        host-side range check (a device sync per training step)."""
+        from tasks.diffusion import noisy_mix
+
+        return noisy_mix(x0, noise, self.alpha_bar[t])
 
     def train_batch(self, idx: torch.Tensor, generator: torch.Generator) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
         """((x_t, t, y), noise) for training images `idx`: t uniform in [0, T), fresh

@@ -10,7 +10,7 @@ from tasks.diffusion.classifier import (
 )
 from tasks.diffusion.frechet import feature_stats, frechet_distance
 from tasks.diffusion.sampler import ddim_sample, ddim_timesteps, guided_eps
-from tasks.diffusion.schedule import SCHEDULES, NoiseSchedule, cosine_schedule, linear_schedule
+from tasks.diffusion.schedule import SCHEDULES, NoiseSchedule, cosine_schedule, linear_schedule, noisy_mix
 
 __all__ = [
     "DigitClassifier",
@@ -25,6 +25,7 @@ __all__ = [
     "frechet_distance",
     "guided_eps",
     "linear_schedule",
+    "noisy_mix",
     "load_classifier",
     "sample_quality",
 ]

@@ -70,8 +70,14 @@ class NoiseSchedule:
             raise UserError(f"noise shape {tuple(noise.shape)} differs from x0 shape {tuple(x0.shape)}")
         if t.shape != (x0.shape[0],):
             raise UserError(f"t must have shape ({x0.shape[0]},), got {tuple(t.shape)}")
-        ab = self.alpha_bar_at(t, x0.device).view(-1, *([1] * (x0.ndim - 1)))
-        return (ab.sqrt() * x0 + (1.0 - ab).sqrt() * noise).to(x0.dtype)
+        return noisy_mix(x0, noise, self.alpha_bar_at(t, x0.device)).to(x0.dtype)
+
+
+def noisy_mix(x0: torch.Tensor, noise: torch.Tensor, ab: torch.Tensor) -> torch.Tensor:
+    """sqrt(ab) x0 + sqrt(1 - ab) noise, with ab (B,) the alpha_bar of each sample's timestep
+    (broadcast over x0's other dimensions): the forward process q(x_t | x_0)."""
+    ab = ab.view(-1, *([1] * (x0.ndim - 1)))
+    return ab.sqrt() * x0 + (1.0 - ab).sqrt() * noise
 
 
 def linear_schedule(T: int = 1000, beta_start: float = 1e-4, beta_end: float = 0.02) -> NoiseSchedule:  # noqa: N803
