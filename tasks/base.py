@@ -9,6 +9,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from search.errors import UserError
+
 Direction = Literal["maximize", "minimize"]
 
 
@@ -61,9 +63,30 @@ class Task(ABC):
     metrics: ClassVar[tuple[str, ...]]  # every test metric reported, primary first
     defaults: ClassVar[TrainDefaults]
     trainer: ClassVar[str] = "supervised"  # key in tasks.registry.TRAINERS
+    # Options this class adds (name -> default); a task takes those of all its bases.
+    own_options: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, **options: Any) -> None:
-        self.options: dict[str, Any] = dict(options)
+        """Options (`--task-option k=v`) over the defaults; UserError for an unknown name
+        or, from `_check_options`, a bad value."""
+        defaults = self.option_defaults()
+        unknown = sorted(set(options) - set(defaults))
+        if unknown:
+            known = ", ".join(sorted(defaults)) or "none"
+            raise UserError(f"unknown option {unknown[0]!r} for task {self.name}; known: {known}")
+        self.options: dict[str, Any] = {**defaults, **options}
+        self._check_options()
+
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        """Every option of the task with its default (merged over the class hierarchy)."""
+        out: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            out.update(klass.__dict__.get("own_options", {}))
+        return out
+
+    def _check_options(self) -> None:
+        """Raise UserError (one line) for a bad option value; subclasses extend it."""
 
     @abstractmethod
     def io(self) -> IOSpec:

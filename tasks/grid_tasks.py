@@ -70,21 +70,6 @@ class GridTask(Task):
     # about 63% test accuracy on the 12x12 board after 200 epochs, 84% after 600).
     defaults = TrainDefaults(epochs=400, batch_size=100, lr=5e-3, weight_decay=0.0)
 
-    def __init__(self, **options: Any) -> None:
-        defaults = self.option_defaults()
-        unknown = sorted(set(options) - set(defaults))
-        if unknown:
-            raise UserError(f"unknown option {unknown[0]!r} for task {self.name}; known: {', '.join(sorted(defaults))}")
-        super().__init__(**{**defaults, **options})
-        self._check_options()
-
-    @classmethod
-    def option_defaults(cls) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for klass in reversed(cls.__mro__):
-            out.update(klass.__dict__.get("own_options", {}))
-        return out
-
     def _check_options(self) -> None:
         o = self.options
         if not _is_int(o["grid"]) or o["grid"] < 3:

@@ -120,25 +120,7 @@ class ImageTask(Task):
     metrics: ClassVar[tuple[str, ...]] = ("psnr", "ssim")
     image_shape: ClassVar[tuple[int, int, int]]  # (C, H, W) of the clean images
     uses_noise: ClassVar[bool] = False
-    # Options this class adds (name -> default); a task takes those of all its bases.
     own_options: ClassVar[dict[str, Any]] = {"split_seed": 0}
-
-    def __init__(self, **options: Any) -> None:
-        defaults = self.option_defaults()
-        unknown = sorted(set(options) - set(defaults))
-        if unknown:
-            known = ", ".join(sorted(defaults)) or "none"
-            raise UserError(f"unknown option {unknown[0]!r} for task {self.name}; known: {known}")
-        super().__init__(**{**defaults, **options})
-        self._check_options()
-
-    @classmethod
-    def option_defaults(cls) -> dict[str, Any]:
-        """Every option of the task with its default (merged over the class hierarchy)."""
-        out: dict[str, Any] = {}
-        for klass in reversed(cls.__mro__):
-            out.update(klass.__dict__.get("own_options", {}))
-        return out
 
     def _check_options(self) -> None:
         seed = self.options["split_seed"]

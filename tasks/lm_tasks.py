@@ -54,12 +54,7 @@ class LMTask(Task):
     defaults = LMTrainDefaults(epochs=4, batch_size=32, lr=1e-3, weight_decay=0.1)
     own_options: ClassVar[dict[str, Any]] = {"context": 128, "eval_tokens": 16384, "compile": False}
 
-    def __init__(self, **options: Any) -> None:
-        known = self.own_options
-        unknown = sorted(set(options) - set(known))
-        if unknown:
-            raise UserError(f"unknown option {unknown[0]!r} for task {self.name}; known: {', '.join(sorted(known))}")
-        super().__init__(**{**known, **options})
+    def _check_options(self) -> None:
         for key in ("context", "eval_tokens"):
             v = self.options[key]
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -95,10 +90,10 @@ class ShakespeareLM(LMTask):
 class TextLM(LMTask):
     name = "lm-text"
     description = "byte-level LM on any UTF-8 text file given with --data FILE"
-    own_options = {**LMTask.own_options, "data": None}
+    own_options = {"data": None}
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+    def _check_options(self) -> None:
+        super()._check_options()
         data = self.options["data"]
         if data is not None and not isinstance(data, str):
             raise UserError(f"data must be a file path, got {data!r}")
