@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_util import device_sync  # noqa: E402
 from models import get_family  # noqa: E402
 from search.budget import parse_budget  # noqa: E402
 from search.errors import UserError  # noqa: E402
@@ -96,7 +97,7 @@ def main() -> None:
     p.add_argument("--mlp-ratio", type=float, default=4)
     a = p.parse_args()
     dev = torch.device(a.device)
-    sync = (lambda: torch.cuda.synchronize(dev)) if dev.type == "cuda" else (lambda: None)
+    sync = device_sync(dev)
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
     print(f"torch {torch.__version__}, device {dev} ({name}), threads {torch.get_num_threads()}, "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, load {os.getloadavg()[0]:.2f}, "

@@ -16,7 +16,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -24,18 +23,8 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_util import device_sync, timed  # noqa: E402
 from models.han_layer import HanLayer  # noqa: E402
-
-
-def timed(step, iters: int, sync) -> float:
-    """Seconds per iteration of `step` (after one warm-up call)."""
-    step()
-    sync()
-    t = time.perf_counter()
-    for _ in range(iters):
-        step()
-    sync()
-    return (time.perf_counter() - t) / iters
 
 
 def main() -> None:
@@ -47,7 +36,7 @@ def main() -> None:
     p.add_argument("--device", default="cpu")
     a = p.parse_args()
     dev = torch.device(a.device)
-    sync = (lambda: torch.cuda.synchronize(dev)) if dev.type == "cuda" else (lambda: None)
+    sync = device_sync(dev)
     print(f"torch {torch.__version__}, device {dev}, threads {torch.get_num_threads()}, "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, load {os.getloadavg()[0]:.2f}, batch {a.batch}")
     print(f"{'d':>6} {'han ms':>9} {'linear ms':>10} {'han/linear':>11} {'han params':>11} {'linear params':>14}")

@@ -14,13 +14,13 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_util import device_sync, timed  # noqa: E402
 from models import get_family  # noqa: E402
 from tasks.base import IOSpec  # noqa: E402
 
@@ -32,16 +32,6 @@ SHAPES = [  # (name, input (C, H, W), config)
 ]
 
 
-def timed(model, x, iters: int, sync) -> float:
-    model(x).sum().backward()
-    sync()
-    t = time.perf_counter()
-    for _ in range(iters):
-        model(x).sum().backward()
-    sync()
-    return (time.perf_counter() - t) / iters
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--batch", type=int, default=128)
@@ -50,7 +40,7 @@ def main() -> None:
     p.add_argument("--device", default="cpu")
     a = p.parse_args()
     dev = torch.device(a.device)
-    sync = (lambda: torch.cuda.synchronize(dev)) if dev.type == "cuda" else (lambda: None)
+    sync = device_sync(dev)
     print(f"torch {torch.__version__}, device {dev}, threads {torch.get_num_threads()}, "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, load {os.getloadavg()[0]:.2f}, batch {a.batch}")
     print(f"{'shape':<26} {'params':>9} {'mixer ms':>9} {'rp ms':>8} {'rp/mixer':>9}")
@@ -65,7 +55,7 @@ def main() -> None:
         for r in range(a.repeats):
             pair = [(tp, plain), (tr, rp)]
             for out, model in pair if r % 2 == 0 else pair[::-1]:
-                out.append(timed(model, x, a.iters, sync))
+                out.append(timed(lambda m=model: m(x).sum().backward(), a.iters, sync))
         mp, mr = statistics.median(tp) * 1e3, statistics.median(tr) * 1e3
         n = get_family("mixer").count_params(cfg, io)
         print(f"{name:<26} {n:>9} {mp:>9.2f} {mr:>8.2f} {mr / mp:>9.3f}")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -35,6 +34,7 @@ from torch.utils.data import DataLoader, Dataset
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench_util import cpu_name  # noqa: E402
 import models  # noqa: E402
 import tasks  # noqa: E402
 from tasks.train import batch_bounds, linear_decay, make_optimizer, train_epoch  # noqa: E402
@@ -56,16 +56,6 @@ class NoisyMNIST(Dataset):
     def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
         x = self.images[i]
         return (x + NOISE * torch.randn_like(x)).clamp(0.0, 1.0), x
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def sync(device: torch.device) -> None:

@@ -28,7 +28,6 @@ import argparse
 import contextlib
 import math
 import os
-import platform
 import statistics
 import sys
 import time
@@ -41,6 +40,7 @@ from torch import nn
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench_util import cpu_name  # noqa: E402
 import models  # noqa: E402
 import tasks  # noqa: E402
 from tasks.lm_data import autocast  # noqa: E402
@@ -162,16 +162,6 @@ class Side:
         if self.data.device.type == "cuda":
             torch.cuda.synchronize(self.data.device)
         return steps * self.batch * self.data.context
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv: list[str] | None = None) -> None:

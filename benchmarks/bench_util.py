@@ -1,0 +1,37 @@
+"""Small helpers shared by the benchmark scripts (run as `python benchmarks/NAME.py`, so
+this folder is on sys.path and they `import bench_util`)."""
+from __future__ import annotations
+
+import platform
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+
+def device_sync(device: torch.device) -> Callable[[], None]:
+    """A function that waits for the device's queued work (a no-op on the CPU)."""
+    return (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+
+
+def timed(step: Callable[[], object], iters: int, sync: Callable[[], None]) -> float:
+    """Seconds per iteration of `step` (after one warm-up call)."""
+    step()
+    sync()
+    t = time.perf_counter()
+    for _ in range(iters):
+        step()
+    sync()
+    return (time.perf_counter() - t) / iters
+
+
+def cpu_name() -> str:
+    """The processor's model name (from /proc/cpuinfo where there is one)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
