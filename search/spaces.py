@@ -266,7 +266,7 @@ def suggest_config(
             mid = (a + b + 1) // 2
             a, b = (mid, b) if fits(lo + mid * k) else (a, mid - 1)
         top = lo + a * k
-        known[dim.name] = draw.int(dim.name, lo, top, dim.log, k) if k > 1 else draw.int(dim.name, lo, top, dim.log)
+        known[dim.name] = draw.int(dim.name, lo, top, dim.log, k)
     return _strip(known)
 
 

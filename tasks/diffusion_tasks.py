@@ -118,7 +118,7 @@ class DiffusionData:
     def eval_size(self, split: str) -> int:
         return min(int(self.task.options["eval_images"]), len(self.x[split]))
 
-    def eval_noise(self, split: str, start: int, stop: int) -> torch.Tensor:
+    def fixed_noise(self, split: str, start: int, stop: int) -> torch.Tensor:
         """Fixed noise (n, K, C, H, W) of evaluation images start..stop (seeded by split
         and chunk on the CPU: the same on every device), kept on the device when small."""
         levels = int(self.task.options["eval_levels"])
@@ -139,7 +139,7 @@ class DiffusionData:
             stop = min(start + batch_size, n)
             x0 = to_model_scale(self.x[split][start:stop])
             y = self.y[split][start:stop]
-            noise = self.eval_noise(split, start, stop)
+            noise = self.fixed_noise(split, start, stop)
             for k, level in enumerate(levels):
                 t = torch.full((stop - start,), level, device=self.device)
                 eps = noise[:, k]
