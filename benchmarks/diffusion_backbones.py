@@ -28,10 +28,11 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_util import device_sync  # noqa: E402
+
+from core.budget import parse_budget  # noqa: E402
+from core.errors import UserError  # noqa: E402
+from core.io import IOSpec  # noqa: E402
 from models import get_family  # noqa: E402
-from search.budget import parse_budget  # noqa: E402
-from search.errors import UserError  # noqa: E402
-from tasks.base import IOSpec  # noqa: E402
 from tasks.diffusion import SCHEDULES, ddim_sample  # noqa: E402
 
 FAMILIES = ("uvit", "lmlp", "mixer-block")

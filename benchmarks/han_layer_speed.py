@@ -24,6 +24,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_util import device_sync, timed  # noqa: E402
+
 from models.han_layer import HanLayer  # noqa: E402
 
 

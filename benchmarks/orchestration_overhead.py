@@ -17,8 +17,9 @@ import time
 
 import torch
 
+from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from search.executors import EXECUTORS, LocalExecutor
-from search.specs import EpochRecord, RunResult, RunSpec, TrialResult, TrialSpec
+from search.specs import RunSpec
 from search.study import run_study
 from storage import Store
 
@@ -49,7 +50,7 @@ def main() -> None:
         EXECUTORS.add("instant", InstantExecutor)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"python {platform.python_version()}, torch {torch.__version__}")
-    print(f"| sampler | trials | total s | ms per trial |\n|---|---|---|---|")
+    print("| sampler | trials | total s | ms per trial |\n|---|---|---|---|")
     for sampler in ("random", "tpe", "nsga2"):
         with tempfile.TemporaryDirectory() as d:
             store = Store(f"sqlite:///{d}/bench.db")

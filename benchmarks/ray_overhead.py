@@ -17,9 +17,10 @@ import time
 import cloudpickle
 import ray
 
+from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from search.executors import EXECUTORS, LocalExecutor
 from search.executors.ray import RayExecutor
-from search.specs import EpochRecord, RunResult, RunSpec, TrialResult, TrialSpec
+from search.specs import RunSpec
 from search.study import run_study
 from storage import Store
 

@@ -21,8 +21,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_util import device_sync, timed  # noqa: E402
+
+from core.io import IOSpec  # noqa: E402
 from models import get_family  # noqa: E402
-from tasks.base import IOSpec  # noqa: E402
 
 SHAPES = [  # (name, input (C, H, W), config)
     ("digits 8x8, S=C=16", (1, 8, 8), {"S": 16, "C": 16, "gamma": 4, "L": 4, "patch": 2}),

@@ -39,7 +39,7 @@ STUDY = "load"
 
 
 def _result(number: int, i: int) -> Any:
-    from search.specs import EpochRecord, RunResult, TrialResult
+    from core.trials import EpochRecord, RunResult, TrialResult
 
     epochs = [EpochRecord(e, 1.0 / e, {"val_psnr": 20.0 + e, "val_ssim": 0.5 + 0.1 * e}, 0.01 * e)
               for e in (1, 2, 3)]

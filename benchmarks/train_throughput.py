@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench_util import cpu_name  # noqa: E402
+
 import models  # noqa: E402
 import tasks  # noqa: E402
 from tasks.train import batch_bounds, linear_decay, make_optimizer, train_epoch  # noqa: E402

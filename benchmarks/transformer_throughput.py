@@ -41,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench_util import cpu_name  # noqa: E402
+
 import models  # noqa: E402
 import tasks  # noqa: E402
 from tasks.lm_data import autocast  # noqa: E402

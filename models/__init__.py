@@ -5,9 +5,9 @@ Every module of this package is imported here; family files register themselves 
 """
 from __future__ import annotations
 
+from core.registry import import_submodules
 from models.base import Family
 from models.registry import FAMILIES, get_family, register_family, trainable_params
-from search.registry import import_submodules
 
 import_submodules("models")
 

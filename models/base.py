@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from torch import nn
 
-from tasks.base import IOSpec
+from core.io import IOSpec
 
 
 class Family(ABC):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.io import IOSpec
 from models.registry import register_family
 from models.residual_mlp import ResidualMLPFamily
-from tasks.base import IOSpec
 
 PRESETS: dict[str, dict[str, Any]] = {
     "mnist-small": {"d_z": 512, "d_h": 2048, "L": 4},

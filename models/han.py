@@ -21,11 +21,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from core.errors import UserError
+from core.io import IOSpec
 from models.base import Family
 from models.han_layer import Abs, HanLayer, han_params
 from models.registry import register_family
-from search.errors import UserError
-from tasks.base import IOSpec
 
 PRESETS: dict[str, dict[str, Any]] = {
     "checkerboard-paper": {"width": 30, "depth": 20},  # the authors' checkerboard HanNet

@@ -24,12 +24,19 @@ from typing import Any
 import torch
 from torch import nn
 
+from core.errors import UserError
+from core.io import IOSpec
 from models.base import Family
 from models.han_layer import HanLayer, han_params
-from models.mixer_net import LN_EPS, MixerBlock, MixerConfig, PatchEmbed, mixer_counts, patch_grid
+from models.mixer_net import (
+    LN_EPS,
+    MixerBlock,
+    MixerConfig,
+    PatchEmbed,
+    mixer_counts,
+    patch_grid,
+)
 from models.registry import register_family
-from search.errors import UserError
-from tasks.base import IOSpec
 
 PRESETS: dict[str, dict[str, Any]] = {
     "digits-small": {"C": 32, "patch": 2, "L": 4, "mixer_L": 0},

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.io import IOSpec
 from models.registry import register_family
 from models.residual_mlp import ResidualMLPFamily
-from tasks.base import IOSpec
 
 # Plain-data presets (the benchmark's MNIST configuration among them).
 PRESETS: dict[str, dict[str, Any]] = {

@@ -36,9 +36,17 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from core.errors import UserError
 from models.registry import register_family
-from models.ubackbone import BlockFactory, Mlp, SkipMode, UBackboneConfig, UBackboneFamily, UBlock, mlp_params
-from search.errors import UserError
+from models.ubackbone import (
+    BlockFactory,
+    Mlp,
+    SkipMode,
+    UBackboneConfig,
+    UBackboneFamily,
+    UBlock,
+    mlp_params,
+)
 
 PRESETS: dict[str, dict[str, Any]] = {
     "digits-small": {"D": 64, "depth": 5, "patch": 2, "mlp_ratio": 4},

@@ -31,8 +31,16 @@ import torch
 from torch import nn
 
 from models.registry import register_family
-from models.ubackbone import (BlockFactory, Mlp, SkipMode, UBackboneConfig, UBackboneFamily, UBlock, mlp_params,
-                              positive_number)
+from models.ubackbone import (
+    BlockFactory,
+    Mlp,
+    SkipMode,
+    UBackboneConfig,
+    UBackboneFamily,
+    UBlock,
+    mlp_params,
+    positive_number,
+)
 
 PRESETS: dict[str, dict[str, Any]] = {
     "digits-small": {"D": 64, "depth": 5, "patch": 2, "mlp_ratio": 4},

@@ -35,9 +35,9 @@ from typing import Any, ClassVar, Literal
 import torch
 from torch import nn
 
+from core.errors import UserError
+from core.io import IOSpec
 from models.base import Family
-from search.errors import UserError
-from tasks.base import IOSpec
 
 Mixing = Literal["mlp", "single"]
 LN_EPS = 1e-6

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from core.registry import Registry
 from models.base import Family
-from search.registry import Registry
 
 FAMILIES: Registry[Family] = Registry("space")
 F = TypeVar("F", bound=type[Family])

@@ -19,9 +19,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from core.errors import UserError
+from core.io import IOSpec
 from models.base import Family
-from search.errors import UserError
-from tasks.base import IOSpec
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.errors import UserError
+from core.io import IOSpec
 from models.base import Family
 from models.registry import register_family
-from search.errors import UserError
-from tasks.base import IOSpec
 
 PRESETS: dict[str, dict[str, Any]] = {
     "digits-small": {"width": 512, "L": 2, "p": 0.05},

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.io import IOSpec
 from models.registry import register_family
 from models.transformer_lm import TransformerFamily
-from tasks.base import IOSpec
 
 # Plain-data presets (Llama's d_h ~ 8/3 d_model; the benchmark's size among them).
 PRESETS: dict[str, dict[str, Any]] = {

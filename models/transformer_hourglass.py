@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.io import IOSpec
 from models.registry import register_family
 from models.transformer_lm import TransformerFamily
-from tasks.base import IOSpec
 
 # Plain-data presets: d_h / d_model about 0.4, the papers' finding (the benchmark's first).
 PRESETS: dict[str, dict[str, Any]] = {

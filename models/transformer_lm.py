@@ -41,10 +41,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.errors import UserError
+from core.io import IOSpec
 from models.base import Family
 from models.rope import apply_rope, rope_freqs
-from search.errors import UserError
-from tasks.base import IOSpec
 
 NORM_EPS = 1e-5
 INIT_STD = 0.02

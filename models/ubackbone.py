@@ -54,9 +54,9 @@ from typing import Any, Callable, ClassVar, Literal
 import torch
 from torch import nn
 
+from core.errors import UserError
+from core.io import IOSpec
 from models.base import Family
-from search.errors import UserError
-from tasks.base import IOSpec
 
 SkipMode = Literal["add", "concat"]
 EXTRAS = 2  # time token + label token

@@ -29,10 +29,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.errors import UserError
 from models.registry import register_family
-from models.ubackbone import (BlockFactory, Mlp, SkipMode, UBackboneConfig, UBackboneFamily, UBlock, mlp_params,
-                              positive_int)
-from search.errors import UserError
+from models.ubackbone import (
+    BlockFactory,
+    Mlp,
+    SkipMode,
+    UBackboneConfig,
+    UBackboneFamily,
+    UBlock,
+    mlp_params,
+    positive_int,
+)
 
 PRESETS: dict[str, dict[str, Any]] = {
     "digits-small": {"D": 64, "depth": 5, "patch": 2, "mlp_ratio": 4},

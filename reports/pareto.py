@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-DIRECTIONS = ("minimize", "maximize")
+from core.directions import DIRECTIONS
 
 # Upper bound on the number of booleans materialised at once by `pareto_mask`.
 _CHUNK_ELEMENTS = 4_000_000

@@ -23,11 +23,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from core.budget import format_count
+from core.directions import arrow, check_direction
+from core.statuses import PROBLEM_STATUSES, TRIAL_STATUSES
 from reports.pareto import default_reference, hypervolume_history, pareto_mask
-from search.budget import format_count
-
-STATUSES = ("running", "complete", "failed", "diverged", "interrupted", "rejected")
-PROBLEM_STATUSES = ("failed", "diverged", "interrupted", "rejected")
+from storage.frames import metric_columns
 
 # Colour-blind friendly qualitative palette (Okabe-Ito, then Plotly's defaults).
 PALETTE = (
@@ -35,12 +35,6 @@ PALETTE = (
     "#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692",
 )
 
-# Columns of the trials frame that are not metrics or config dimensions.
-_BASE_COLUMNS = {
-    "study", "number", "status", "family", "params", "config", "n_runs", "objective",
-    "note", "error", "device", "started_at", "finished_at", "duration_s", "traceback",
-    "seeds", "optuna",
-}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -50,12 +44,6 @@ def family_colors(families: Iterable[str]) -> dict[str, str]:
     """Deterministic colour per family: sorted names take the palette in order."""
     names = sorted({str(f) for f in families})
     return {f: PALETTE[i % len(PALETTE)] for i, f in enumerate(names)}
-
-
-def metric_names(df: pd.DataFrame) -> list[str]:
-    """Metric columns of a trials frame: every column ``m`` that has an ``m_std`` twin."""
-    cols = set(df.columns)
-    return [c for c in df.columns if f"{c}_std" in cols and c not in _BASE_COLUMNS]
 
 
 def parse_config(value: Any) -> dict[str, Any]:
@@ -252,14 +240,9 @@ class FrontData:
         return max((float(f.params.max()) for f in self.families), default=float("nan"))
 
 
-def _check_direction(direction: str) -> None:
-    if direction not in ("minimize", "maximize"):
-        raise ValueError(f"direction must be 'minimize' or 'maximize', got {direction!r}")
-
-
 def front_data(df: pd.DataFrame, metric: str, direction: str) -> FrontData:
     """Per-family points and fronts (objectives: params minimised, metric in `direction`)."""
-    _check_direction(direction)
+    check_direction(direction)
     pts = complete_points(df, metric)
     n_complete = int((df["status"].astype(str) == "complete").sum()) if (
         df is not None and len(df) and "status" in df.columns) else 0
@@ -378,14 +361,13 @@ def pareto_figure(data: FrontData, *, title: str | None = None,
         x=ox, y=oy, mode="markers", name="overall front", hoverinfo="skip",
         marker=dict(symbol="circle-open", size=17, color="black", line=dict(width=1.5)),
     ))
-    arrow = "↑" if data.direction == "maximize" else "↓"
     fig.update_layout(
         title=title, template="plotly_white", height=560,
         legend=dict(orientation="v", groupclick="toggleitem"),
         hovermode="closest", margin=dict(l=60, r=20, t=60 if title else 30, b=50),
     )
     fig.update_xaxes(type="log", title_text=f"{params_label} (log)")
-    fig.update_yaxes(title_text=f"{metric_label} {arrow} better")
+    fig.update_yaxes(title_text=f"{metric_label} {arrow(data.direction)} better")
     return fig
 
 
@@ -402,7 +384,7 @@ def hypervolume_points(df: pd.DataFrame, metric: str, *, log_params: bool = True
 def hypervolume_reference(df: pd.DataFrame, metric: str, direction: str, *,
                           log_params: bool = True) -> np.ndarray | None:
     """The study's fixed reference: `default_reference` of all its complete points."""
-    _check_direction(direction)
+    check_direction(direction)
     pts = hypervolume_points(df, metric, log_params=log_params)
     if len(pts) == 0:
         return None
@@ -423,7 +405,7 @@ def hypervolume_data(df: pd.DataFrame, metric: str, direction: str, family: str 
         numbers (k,) int trial numbers and hv (k,) float non-decreasing hypervolume of the
         complete trials up to and including that one (of ``family`` only when given).
     """
-    _check_direction(direction)
+    check_direction(direction)
     pts = hypervolume_points(df, metric, log_params=log_params)
     if reference is None:
         if len(pts) == 0:
@@ -484,7 +466,7 @@ def pareto_table(df: pd.DataFrame, metric: str, direction: str, *,
     each metric as "mean ± std" (and no separate std columns).
     """
     data = front_data(df, metric, direction)
-    others = [m for m in metric_names(df) if m != metric] if df is not None and len(df) else []
+    others = [m for m in metric_columns(df) if m != metric] if df is not None and len(df) else []
     rows = []
     for f in data.families:
         for i in f.front_index:
@@ -529,7 +511,7 @@ def pareto_table(df: pd.DataFrame, metric: str, direction: str, *,
 
 def status_counts(df: pd.DataFrame) -> dict[str, int]:
     """Number of trials per status; every known status present (0 when none), then others."""
-    counts = {s: 0 for s in STATUSES}
+    counts = {s: 0 for s in TRIAL_STATUSES}
     if df is not None and len(df) and "status" in df.columns:
         for s, n in df["status"].astype(str).value_counts(sort=False).items():
             counts[str(s)] = int(n)
@@ -538,7 +520,7 @@ def status_counts(df: pd.DataFrame) -> dict[str, int]:
 
 def best_trial(df: pd.DataFrame, metric: str, direction: str) -> dict[str, Any] | None:
     """The complete trial with the best mean metric: {number, family, params, value, std}."""
-    _check_direction(direction)
+    check_direction(direction)
     pts = complete_points(df, metric)
     if len(pts) == 0:
         return None
@@ -581,7 +563,7 @@ def trials_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     each metric as "mean ± std", runs, duration, device, start time and note/error."""
     if df is None or len(df) == 0:
         return pd.DataFrame(columns=["number", "status", "family", "params"])
-    metrics = metric_names(df)
+    metrics = metric_columns(df)
     if metric in metrics:
         metrics = [metric] + [m for m in metrics if m != metric]
     configs = [parse_config(c) for c in _column(df, "config", None).to_numpy()]

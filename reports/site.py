@@ -24,8 +24,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from core.budget import format_count
+from core.directions import arrow
+from core.statuses import HEADLINE_STATUSES
 from reports import plots
-from search.budget import format_count
 from storage.records import StudyRecord
 
 PLOTLY_JS = "plotly.min.js"
@@ -187,7 +189,7 @@ def _budget_text(budget: Any) -> str:
 
 def _counts_html(counts: dict[str, int]) -> str:
     parts = [f'<span><span class="badge s-{esc(s)}">{esc(s)}</span> {n}</span>'
-             for s, n in counts.items() if n or s in ("complete", "failed", "rejected")]
+             for s, n in counts.items() if n or s in HEADLINE_STATUSES]
     total = sum(counts.values())
     return f'<p class="counts">{"".join(parts)} <span class="muted">total {total}</span></p>'
 
@@ -323,7 +325,7 @@ def index_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], links: Seque
             f'<td><a href="{esc(link)}">{esc(rec.name)}</a></td>'
             f"<td>{esc(rec.task)}</td>"
             f"<td>{esc(', '.join(map(str, rec.families)))}</td>"
-            f"<td>{esc(rec.metric)} {'↑' if rec.direction == 'maximize' else '↓'}</td>"
+            f"<td>{esc(rec.metric)} {arrow(rec.direction)}</td>"
             f'<td class="num">{esc(format_count(rec.budget) if isinstance(rec.budget, (int, float)) else rec.budget)}</td>'
             f'<td class="num">{c["complete"]}</td>'
             f'<td class="num">{c["failed"] + c["diverged"]}</td>'

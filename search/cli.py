@@ -8,9 +8,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-from search.errors import UserError
+from core.errors import UserError
+from search.samplers import DEFAULT_SAMPLER, SAMPLERS
 
 DEFAULT_REPORT_DIR = "search-reports"
 
@@ -69,9 +70,10 @@ def _task_options(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from search.budget import parse_budget
-    from search.progress import ConsoleProgress, format_config
-    from search.specs import RunSpec, TrainSettings
+    from core.budget import parse_budget
+    from core.trials import TrainSettings
+    from search.progress import ConsoleProgress
+    from search.specs import RunSpec
     from search.study import default_task, prepare, run_study
 
     spaces = tuple(s.strip() for s in a.space.split(",") if s.strip())
@@ -154,12 +156,12 @@ def cmd_report(a: argparse.Namespace) -> int:
 def cmd_studies(a: argparse.Namespace) -> int:
     import pandas as pd
 
-    from search.budget import format_count
+    from core.budget import format_count
 
     rows = [
         {"study": s.name, "task": s.task, "families": ",".join(s.families), "budget": format_count(s.budget),
          "done": s.n_complete, "failed": s.n_failed, "running": s.n_running, "rejected": s.n_rejected,
-         f"best": None if s.best is None else round(s.best, 4), "metric": s.metric}
+         "best": None if s.best is None else round(s.best, 4), "metric": s.metric}
         for s in _open_store(a.storage).list_studies()
     ]
     if not rows and a.format == "table":
@@ -187,13 +189,10 @@ def trials_records(df, metric_names: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _metric_names(df) -> list[str]:
-    fixed = {"objective", "duration_s", "params", "number", "n_runs", "d_z", "d_h", "L"}
-    return [c for c in df.columns if f"{c}_std" in df.columns and c not in fixed]
-
-
 def cmd_trials(a: argparse.Namespace) -> int:
     import pandas as pd
+
+    from storage.frames import metric_columns
 
     store = _open_store(a.storage)
     study = store.get_study(a.study)
@@ -207,7 +206,7 @@ def cmd_trials(a: argparse.Namespace) -> int:
 
         fronts = front_data(df, study.metric, study.direction)
         df = df[df["number"].isin({int(n) for f in fronts.families for n in f.front_numbers})]
-    metrics = _metric_names(df)
+    metrics = metric_columns(df)
     if a.format == "json":
         print(json.dumps(trials_records(df, metrics), indent=2, default=str))
         return 0
@@ -255,8 +254,8 @@ def _parse_value(text: str) -> Any:
 
 
 def cmd_params(a: argparse.Namespace) -> int:
+    from core.budget import format_count
     from models import get_family
-    from search.budget import format_count
     from tasks import get_task
 
     fam = get_family(a.space)
@@ -316,7 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--task", help="task (default: the first family's paper task)")
     r.add_argument("--trials", type=int, help="finished trials to reach (default 20)")
     r.add_argument("--repeats", type=int, default=1, help="seeds per configuration (default 1)")
-    r.add_argument("--sampler", default="tpe", help="tpe, nsga2, random or grid (default tpe)")
+    r.add_argument("--sampler", default=DEFAULT_SAMPLER,
+                   help=f"{', '.join(SAMPLERS.names())} (default {DEFAULT_SAMPLER})")
     r.add_argument("--study", help="study name (default: TASK-FAMILIES)")
     _storage_arg(r)
     r.add_argument("--data-dir", help="where data sets are (default: $SEARCH_DATA_DIR, then the user cache)")

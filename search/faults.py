@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 
-from search.specs import TrialSpec
+from core.trials import TrialSpec
 
 ENV = "SEARCH_FAULT"
 

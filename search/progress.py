@@ -7,9 +7,9 @@ import sys
 import time
 from typing import Any, TextIO
 
-from search.budget import format_count
+from core.budget import format_count
+from core.trials import EpochRecord, TrialResult, TrialSpec
 from search.proposers import Rejection
-from search.specs import EpochRecord, TrialResult, TrialSpec
 from storage.records import StudyRecord
 
 

@@ -16,14 +16,14 @@ import optuna
 from optuna.distributions import distribution_to_json, json_to_distribution
 from optuna.trial import TrialState
 
+from core.io import IOSpec
 from search.optuna_draw import TrialDraw
 from search.spaces import Infeasible, Space, check_config, grid_configs, suggest_config
 from storage.records import TrialRecord
-from tasks.base import IOSpec
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
-Counter = Callable[[str, dict[str, Any]], int]  # (family, config) -> params
+ParamCounter = Callable[[str, dict[str, Any]], int]  # (family, config) -> exact parameter count
 
 
 @dataclass
@@ -49,7 +49,7 @@ def config_key(family: str, config: dict[str, Any]) -> str:
 
 
 class Proposer:
-    def __init__(self, spaces: dict[str, Space], io: IOSpec, budget: int, count: Counter) -> None:
+    def __init__(self, spaces: dict[str, Space], io: IOSpec, budget: int, count: ParamCounter) -> None:
         self.spaces, self.io, self.budget, self.count = spaces, io, budget, count
         self.families = list(spaces)
 
@@ -76,21 +76,16 @@ class OptunaProposer(Proposer):
     resume, finished trials are replayed into a fresh in-memory Optuna study.
     """
 
-    def __init__(self, spaces, io, budget, count, *, sampler: str, direction: str, seed: int, trials: int) -> None:
+    def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int], optuna.samplers.BaseSampler],
+                 direction: str, seed: int) -> None:
         super().__init__(spaces, io, budget, count)
-        self.sampler_name, self.direction, self.seed, self.trials = sampler, direction, seed, trials
+        self.make_sampler, self.direction, self.seed = make_sampler, direction, seed
         self.study: optuna.Study | None = None
         self._replayed = 0
 
     def _make_study(self) -> optuna.Study:
         seed = self.seed * 100_003 + self._replayed  # a resumed study proposes anew
-        if self.sampler_name == "tpe":
-            sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(10, max(4, self.trials // 4)))
-        elif self.sampler_name == "nsga2":
-            sampler = optuna.samplers.NSGAIISampler(seed=seed, population_size=min(50, max(4, self.trials // 3)))
-        else:
-            sampler = optuna.samplers.RandomSampler(seed=seed)
-        return optuna.create_study(directions=["minimize", self.direction], sampler=sampler)
+        return optuna.create_study(directions=["minimize", self.direction], sampler=self.make_sampler(seed))
 
     def replay(self, past, objective) -> None:
         trials = []
@@ -163,9 +158,3 @@ class GridProposer(Proposer):
                 return Rejection(fam, cfg, n, f"over budget: {n} > {self.budget} parameters")
             return Proposal(fam, cfg, n)
         return None
-
-
-def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int) -> Proposer:
-    if sampler == "grid":
-        return GridProposer(spaces, io, budget, count, seed=seed)
-    return OptunaProposer(spaces, io, budget, count, sampler=sampler, direction=direction, seed=seed, trials=trials)

@@ -24,9 +24,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal
 
-from search.errors import UserError
-from search.registry import Registry, import_submodules
-from tasks.base import IOSpec
+from core.errors import UserError, one_line
+from core.io import IOSpec
+from core.registry import Registry, import_submodules
 
 PAPER_LRS = (1e-4, 5e-4, 1e-3, 5e-3)  # Chen et al.'s learning-rate set
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
@@ -178,10 +178,10 @@ def _choice_ok(space: Space, name: str, value: Any, known: dict[str, Any]) -> bo
     )
 
 
-Counter = Callable[[dict[str, Any]], int]
+ConfigCounter = Callable[[dict[str, Any]], int]  # config -> exact parameter count (one family)
 
 
-def _min_completion(space: Space, start: int, known: dict[str, Any], count: Counter) -> float:
+def _min_completion(space: Space, start: int, known: dict[str, Any], count: ConfigCounter) -> float:
     """The smallest parameter count of any valid completion of `known` (greedy, per dim)."""
     vals = dict(known)
     for dim in space.dims[start:]:
@@ -212,7 +212,7 @@ def _index(space: Space, name: str) -> int:
     return [d.name for d in space.dims].index(name)
 
 
-def min_params(space: Space, io: IOSpec, count: Counter) -> float:
+def min_params(space: Space, io: IOSpec, count: ConfigCounter) -> float:
     """The smallest parameter count in the space (inf when the constraints allow none)."""
     return _min_completion(space, 0, _io_values(io), count)
 
@@ -237,7 +237,7 @@ class Infeasible:
 
 
 def suggest_config(
-    space: Space, io: IOSpec, budget: int, count: Counter, draw: Suggester
+    space: Space, io: IOSpec, budget: int, count: ConfigCounter, draw: Suggester
 ) -> dict[str, Any] | Infeasible:
     """Draw one config of `space` that fits `budget`, or say why none could be drawn."""
     known: dict[str, Any] = _io_values(io)
@@ -365,8 +365,7 @@ def load_space_file(path: str | Path) -> dict[str, dict[str, Dim]]:
     except UserError:
         raise
     except Exception as e:  # tomllib.TOMLDecodeError, yaml.YAMLError, UnicodeError
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UserError(f"malformed space file {str(p)!r}: {first}") from None
+        raise UserError(f"malformed space file {str(p)!r}: {one_line(e)}") from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise UserError(f"malformed space file {str(p)!r}: expected one table per family")
     try:

@@ -21,16 +21,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
+from core.budget import format_count
+from core.errors import UserError
+from core.io import IOSpec
+from core.statuses import FINISHED_STATUSES
+from core.trials import EpochRecord, TrainSettings, TrialResult, TrialSpec
 from models import FAMILIES, Family, get_family
-from search.budget import format_count
-from search.errors import UserError
 from search.executors import EXECUTORS, make_executor
-from search.proposers import Proposal, Rejection, make_proposer
+from search.proposers import Proposal, Rejection
+from search.samplers import make_proposer
 from search.spaces import Space, build_spaces, min_params
-from search.specs import FINISHED_STATUSES, EpochRecord, RunSpec, TrainSettings, TrialResult, TrialSpec
+from search.specs import RunSpec
 from storage.records import StudyRecord, TrialRecord
 from tasks import get_task
-from tasks.base import IOSpec, Task
+from tasks.base import Task
 
 MAX_REJECTIONS_IN_A_ROW = 1000
 

@@ -43,6 +43,13 @@ def metric_column(name: str) -> str:
     return f"metric_{name}" if name in FIXED_COLUMNS else name
 
 
+def metric_columns(df: pd.DataFrame) -> list[str]:
+    """The metric (mean) columns of a trials frame, in frame order: every column `m` with
+    an `m_std` twin that is not a fixed column. The one rule for "which columns are metrics"."""
+    cols = set(df.columns)
+    return [c for c in df.columns if f"{c}_std" in cols and c not in FIXED_COLUMNS]
+
+
 def _part(metric: Metric | None, i: int) -> float:
     """Mean (i=0) or std (i=1) of a metric as a float, NaN when missing."""
     value = None if metric is None else metric[i]

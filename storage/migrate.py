@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, Engine, inspect, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from search.errors import StorageError
+from core.errors import StorageError, one_line
 
 if TYPE_CHECKING:  # alembic is imported only when the schema must change
     from alembic.config import Config
@@ -22,13 +22,6 @@ if TYPE_CHECKING:  # alembic is imported only when the schema must change
 # The newest revision in migrations/versions (a test checks it against alembic).
 SCHEMA_HEAD = "0004"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-
-
-def one_line(exc: BaseException) -> str:
-    """The first line of a database error's own message (without SQLAlchemy's wrapping)."""
-    orig = getattr(exc, "orig", None)
-    msg = str(orig if orig is not None else exc).strip()
-    return msg.splitlines()[0] if msg else type(exc).__name__
 
 
 def current_version(conn: Connection) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from search.errors import StorageError
+from core.errors import StorageError
 
 REFUSED = "refused: only read-only queries (SELECT/WITH/EXPLAIN) are allowed"
 

@@ -26,10 +26,9 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-TRIAL_STATUSES: tuple[str, ...] = (
-    "running", "complete", "failed", "diverged", "interrupted", "rejected",
-)
-DIRECTIONS: tuple[str, ...] = ("maximize", "minimize")
+from core.directions import DIRECTIONS
+from core.statuses import TRIAL_STATUSES
+
 # Key dimensions copied from a trial's config into their own columns (for quick SQL):
 # the MLP families' (0001) and the transformer, mixer, Han and L-MLP families' (0002).
 DIM_COLUMNS: tuple[str, ...] = ("d_z", "d_h", "L", "d_model", "K", "n_heads", "S", "C", "patch", "depth", "D", "width")

@@ -19,16 +19,31 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from search.errors import StorageError
-from search.specs import TrialResult
+from core.directions import DIRECTIONS
+from core.errors import StorageError, one_line
+from core.statuses import FINISHED_STATUSES, TRIAL_STATUSES
+from core.trials import TrialResult
 from storage.convert import (
-    Metric, dims, finite, jsonable, metric_tuple, now_utc, study_record, trial_record,
+    Metric,
+    dims,
+    finite,
+    jsonable,
+    metric_tuple,
+    now_utc,
+    study_record,
+    trial_record,
 )
-from storage.migrate import ensure_schema, one_line
+from storage.migrate import ensure_schema
 from storage.readonly import check_readonly
 from storage.records import StudyRecord, StudySummary, TrialRecord
 from storage.schema import (
-    DIM_COLUMNS, DIRECTIONS, TRIAL_STATUSES, Epoch, Run, RunArtifact, Study, Trial, TrialMetric,
+    DIM_COLUMNS,
+    Epoch,
+    Run,
+    RunArtifact,
+    Study,
+    Trial,
+    TrialMetric,
 )
 
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for (CLI start-up)
@@ -460,7 +475,7 @@ class Store:
             retried = select(Trial.retry_of).where(Trial.study_id == study_id, Trial.retry_of.is_not(None))
             final = s.scalar(
                 select(func.count()).select_from(Trial)
-                .where(Trial.study_id == study_id, Trial.status.in_(["complete", "failed", "diverged"]),
+                .where(Trial.study_id == study_id, Trial.status.in_(FINISHED_STATUSES),
                        Trial.number.not_in(retried))
             )
             running = s.scalar(

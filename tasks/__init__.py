@@ -7,8 +7,9 @@
 Every module of this package is imported here, so a module that registers tasks or a
 trainer needs no central list.
 """
-from search.registry import import_submodules
-from tasks.base import IOSpec, Task, TrainDefaults
+from core.io import IOSpec
+from core.registry import import_submodules
+from tasks.base import Task, TrainDefaults
 from tasks.loading import clear_data_cache, device_label, load_data, resolve_device
 from tasks.registry import TASKS, TRAINERS, get_task
 from tasks.train import run_trial

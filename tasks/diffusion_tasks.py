@@ -43,8 +43,9 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
-from search.errors import UserError
-from tasks.base import IOSpec, TrainDefaults
+from core.errors import UserError
+from core.io import IOSpec
+from tasks.base import TrainDefaults
 from tasks.datasets import ImageSplits
 from tasks.image_grid import grid_png, png_artifact
 from tasks.image_tasks import DigitsImages, MnistImages

@@ -22,8 +22,9 @@ from typing import Any, Callable, ClassVar
 import torch
 import torch.nn.functional as F
 
-from search.errors import UserError
-from tasks.base import IOSpec, Task, TrainDefaults
+from core.errors import UserError
+from core.io import IOSpec
+from tasks.base import Task, TrainDefaults
 from tasks.datasets.splits import split_indices
 from tasks.registry import TASKS
 

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from search.errors import UserError
+from core.errors import UserError
 from tasks.base import TrainDefaults
 from tasks.datasets import ImageSplits, load_digits, load_imagenet32, load_mnist
 from tasks.datasets.cifar10 import load_cifar10
-from tasks.images import ClassifyTask, DenoiseTask, GenClassTask, ImageTask, SuperResolutionTask
+from tasks.images import (
+    ClassifyTask,
+    DenoiseTask,
+    GenClassTask,
+    ImageTask,
+    SuperResolutionTask,
+)
 from tasks.registry import TASKS
 
 

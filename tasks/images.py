@@ -22,8 +22,9 @@ from typing import Any, Callable, ClassVar, Iterator
 import torch
 import torch.nn.functional as F
 
-from search.errors import UserError
-from tasks.base import IOSpec, Task
+from core.errors import UserError
+from core.io import IOSpec
+from tasks.base import Task
 from tasks.datasets.splits import ImageSplits
 from tasks.metrics import psnr, ssim
 

@@ -20,7 +20,7 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from search.errors import DataError
+from core.errors import DataError
 from tasks.datasets.text import TextSplits
 
 EVAL_BATCH = 64  # windows per evaluation forward pass

@@ -21,8 +21,9 @@ from typing import Any, ClassVar
 
 import torch
 
-from search.errors import DataError, UserError
-from tasks.base import IOSpec, Task, TrainDefaults
+from core.errors import DataError, UserError
+from core.io import IOSpec
+from tasks.base import Task, TrainDefaults
 from tasks.datasets.text import TextSplits, load_corpus, load_text_file
 from tasks.lm_data import LMData
 from tasks.registry import TASKS

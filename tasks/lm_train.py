@@ -30,12 +30,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from search.errors import UserError
-from search.specs import EpochRecord, RunResult, TrialSpec
+import models
+from core.errors import UserError
+from core.trials import EpochRecord, RunResult, TrialSpec
 from tasks.base import Task
 from tasks.lm_data import LMData, autocast
 from tasks.registry import TRAINERS
-from tasks.train import GPU_CHECK_EVERY, BestValidation, OnEpoch, RunLog, evaluate, guarded_trainer
+from tasks.train import (
+    GPU_CHECK_EVERY,
+    BestValidation,
+    OnEpoch,
+    RunLog,
+    evaluate,
+    guarded_trainer,
+)
 
 BETAS = (0.9, 0.95)
 GRAD_CLIP = 1.0
@@ -120,8 +128,6 @@ def train_lm(
     spec: TrialSpec, task: Task, data: LMData, seed: int, index: int, on_epoch: OnEpoch | None, run: RunLog
 ) -> RunResult:
     """One seed of a language-model run."""
-    import models  # here, not at import time: models imports tasks.base
-
     hyper = LMHyper.resolve(spec, task)
     device = data.device
     check_every = 1 if device.type == "cpu" else GPU_CHECK_EVERY

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from search.errors import UserError
+from core.errors import UserError
 from tasks.base import Task
 from tasks.datasets.fetch import ENV_DATA_DIR
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from search.registry import Registry
+from core.registry import Registry
 from tasks.base import Task
 
 TASKS: Registry[type[Task]] = Registry("task")

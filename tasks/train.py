@@ -36,15 +36,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from search.specs import EpochRecord, RunResult, TrialResult, TrialSpec
-from search.errors import UserError
+import models
+from core.directions import better
+from core.errors import UserError, one_line
+from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from tasks.base import Task
 from tasks.loading import device_label, load_data, resolve_device
 from tasks.registry import TRAINERS, get_task
 
 OnEpoch = Callable[[int, EpochRecord], None]
 GPU_CHECK_EVERY = 25
-MAX_ERROR_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -169,19 +170,6 @@ def evaluate(model: nn.Module, data: Any, split: str) -> dict[str, float]:
         model.train(was_training)
 
 
-def _better(value: float, best: float | None, direction: str) -> bool:
-    if value != value:  # NaN is never better
-        return False
-    if best is None:
-        return True
-    return value > best if direction == "maximize" else value < best
-
-
-def _one_line(e: BaseException) -> str:
-    msg = " ".join(f"{type(e).__name__}: {e}".split())
-    return msg if len(msg) <= MAX_ERROR_CHARS else msg[: MAX_ERROR_CHARS - 3] + "..."
-
-
 class _CallbackError(Exception):
     """Carries an exception raised by the caller's on_epoch out of the run's try."""
 
@@ -212,7 +200,7 @@ class BestValidation:
     def observe(self, model: nn.Module, record: EpochRecord, index: int, on_epoch: OnEpoch | None) -> None:
         """After an evaluation: remember the state if it is the best, then tell the caller."""
         best = self.record.metrics[self.task.metric] if self.record else None
-        if _better(record.metrics[self.task.metric], best, self.task.direction):
+        if better(record.metrics[self.task.metric], best, self.task.direction):
             self.record = record
             self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         if on_epoch is not None:
@@ -271,7 +259,7 @@ def guarded_trainer(train: Callable[..., RunResult]) -> Trainer:
         except _CallbackError:
             raise
         except Exception as e:
-            return run.result("failed", _one_line(e)), traceback.format_exc()
+            return run.result("failed", one_line(e, with_type=True)), traceback.format_exc()
 
     return trainer
 
@@ -282,8 +270,6 @@ def _run(
     spec: TrialSpec, task: Task, data: Any, seed: int, index: int, on_epoch: OnEpoch | None, run: RunLog
 ) -> RunResult:
     """One seed of a supervised run."""
-    import models  # here, not at import time: models imports tasks.base
-
     hyper = Hyper.resolve(spec, task)
     device = data.device
     torch.manual_seed(seed)

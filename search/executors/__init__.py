@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Callable
 
+from core.registry import Registry
 from search.executors.base import EpochCallback, Executor
 from search.executors.local import LocalExecutor
-from search.registry import Registry
 
 EXECUTORS: Registry[Callable[..., Executor]] = Registry("executor")
 EXECUTORS.add("local", LocalExecutor)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Callable
 
-from search.specs import EpochRecord, TrialResult, TrialSpec
+from core.errors import one_line
+from core.trials import EpochRecord, TrialResult, TrialSpec
 
 EpochCallback = Callable[[TrialSpec, int, EpochRecord], None]
 
@@ -45,10 +46,11 @@ def run_guarded(spec: TrialSpec, on_epoch=None) -> TrialResult:
     t0 = time.monotonic()
     try:
         inject(spec)
-        from tasks import run_trial  # imported lazily: torch start-up stays off the CLI's fast paths
+        from tasks import (
+            run_trial,  # imported lazily: torch start-up stays off the CLI's fast paths
+        )
 
         return run_trial(spec, on_epoch=on_epoch)
     except Exception as e:
-        msg = f"{type(e).__name__}: {e}".strip().splitlines()[0][:500]
-        return TrialResult(spec.number, "failed", [], time.monotonic() - t0, "unknown", error=msg,
+        return TrialResult(spec.number, "failed", [], time.monotonic() - t0, "unknown", error=one_line(e, with_type=True),
                            traceback=traceback.format_exc())

@@ -1,8 +1,8 @@
 """The default executor: trials run one after another in this process."""
 from __future__ import annotations
 
+from core.trials import TrialResult, TrialSpec
 from search.executors.base import EpochCallback, Executor, run_guarded
-from search.specs import TrialResult, TrialSpec
 
 
 class LocalExecutor(Executor):
@@ -10,7 +10,7 @@ class LocalExecutor(Executor):
 
     def __init__(self, on_epoch: EpochCallback | None = None, **options) -> None:
         if options:
-            from search.errors import UserError
+            from core.errors import UserError
 
             raise UserError(f"the local executor takes no {', '.join(sorted(options))} (use --executor ray)")
         self.on_epoch = on_epoch

@@ -25,10 +25,10 @@ import os
 import time
 from typing import Any
 
-from search.errors import UserError
+from core.errors import MAX_ERROR_CHARS, UserError, one_line
+from core.trials import TrialResult, TrialSpec
 from search.executors.base import EpochCallback, Executor, run_guarded
 from search.faults import ENV as FAULT_ENV
-from search.specs import TrialResult, TrialSpec
 
 
 def _run_remote(spec_dict: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +37,7 @@ def _run_remote(spec_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 def _failed(spec: TrialSpec, error: str, started: float, device: str = "ray") -> TrialResult:
-    return TrialResult(spec.number, "failed", [], time.monotonic() - started, device, error=error)
+    return TrialResult(spec.number, "failed", [], time.monotonic() - started, device, error=error[:MAX_ERROR_CHARS])
 
 
 class RayExecutor(Executor):
@@ -63,7 +63,7 @@ class RayExecutor(Executor):
                          num_gpus=num_gpus, include_dashboard=False, log_to_driver=True,
                          configure_logging=False, runtime_env={"env_vars": env} if env else None)
             except (ConnectionError, RuntimeError, ValueError) as e:
-                raise UserError(f"cannot start or join Ray at {address or 'local'}: {str(e).splitlines()[0]}") from None
+                raise UserError(f"cannot start or join Ray at {address or 'local'}: {one_line(e)}") from None
         self.startup_s = time.monotonic() - t0
         res = ray.cluster_resources()
         fits = [res.get("CPU", 0) / cpus_per_trial]
@@ -98,11 +98,9 @@ class RayExecutor(Executor):
                     done.append((spec, TrialResult.from_dict(ray.get(ref))))
                 except ray.exceptions.RayTaskError as e:  # an exception outside our guard, e.g. at import
                     cause = e.cause if getattr(e, "cause", None) is not None else e
-                    msg = " ".join(f"{type(cause).__name__}: {cause}".split())
-                    done.append((spec, _failed(spec, f"error in worker: {msg}"[:500], started)))
+                    done.append((spec, _failed(spec, f"error in worker: {one_line(cause, with_type=True)}", started)))
                 except ray.exceptions.RayError as e:  # the worker process or its node died
-                    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                    done.append((spec, _failed(spec, f"worker died: {type(e).__name__}: {first}"[:500], started)))
+                    done.append((spec, _failed(spec, f"worker died: {one_line(e, with_type=True)}", started)))
             if self.trial_timeout is not None:
                 now = time.monotonic()
                 for ref, (spec, started) in list(self._refs.items()):

@@ -13,10 +13,10 @@ No lr: the task's default learning rate is used (a space file may add one).
 """
 from __future__ import annotations
 
+from core.errors import UserError
+from core.io import IOSpec
 from models.mixer_net import patch_choices
-from search.errors import UserError
 from search.spaces import Dim, Space, register_space
-from tasks.base import IOSpec
 
 MLP_RATIOS = (2, 4)
 

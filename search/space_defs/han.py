@@ -2,8 +2,8 @@
 checkerboard net is width 30, depth 20; its regression nets width 100, depth 20)."""
 from __future__ import annotations
 
+from core.io import IOSpec
 from search.spaces import PAPER_LRS, Dim, Space, register_space
-from tasks.base import IOSpec
 
 
 @register_space("han")

@@ -8,10 +8,10 @@ largest value that still fits the budget (counts grow with each of S, C, gamma, 
 """
 from __future__ import annotations
 
+from core.errors import UserError
+from core.io import IOSpec
 from models.mixer_net import patch_choices
-from search.errors import UserError
 from search.spaces import PAPER_LRS, Dim, Space, register_space
-from tasks.base import IOSpec
 
 
 def _check(io: IOSpec, family: str) -> None:

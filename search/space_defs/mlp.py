@@ -1,8 +1,8 @@
 """Default spaces of the hourglass and conventional MLPs (Chen et al., MNIST ranges)."""
 from __future__ import annotations
 
+from core.io import IOSpec
 from search.spaces import PAPER_LRS, Constraint, Dim, Space, register_space, scaled
-from tasks.base import IOSpec
 
 MIN_SIZE = 64  # tasks with fewer inputs and outputs (2-D checkerboard, sines) get digits-sized ranges
 

@@ -3,8 +3,8 @@ axes, and the number of sparse layers. The density is drawn first (a float: neve
 the budget), then L, then the width, cut to what fits the non-zero-parameter budget."""
 from __future__ import annotations
 
+from core.io import IOSpec
 from search.spaces import PAPER_LRS, Dim, Space, register_space
-from tasks.base import IOSpec
 
 
 @register_space("sw-mlp")

@@ -19,8 +19,8 @@ key, so the budget-aware sampler never proposes an over-budget model.
 """
 from __future__ import annotations
 
+from core.io import IOSpec
 from search.spaces import Constraint, Dim, Space, register_space
-from tasks.base import IOSpec
 
 HEAD_DIM = 64
 LM_LRS = (5e-4, 1e-3, 2e-3, 4e-3)

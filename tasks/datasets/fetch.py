@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 from typing import Iterable
 
-from search.errors import DataError
+from core.errors import DataError
 
 ENV_DATA_DIR = "SEARCH_DATA_DIR"
 STAMP_FILE = "verified.json"  # in the cache dir: path -> [size, mtime_ns, sha256]

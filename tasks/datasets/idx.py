@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from search.errors import DataError
+from core.errors import DataError
 
 # IDX type code -> big-endian numpy dtype.
 IDX_DTYPES: dict[int, str] = {

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from search.errors import DataError
+from core.errors import DataError
 from tasks.datasets import fetch
 from tasks.datasets.splits import ImageSplits, split_indices
 

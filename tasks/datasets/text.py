@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from search.errors import DataError
+from core.errors import DataError
 from tasks.datasets import fetch
 
 SPLIT = (0.90, 0.05, 0.05)  # contiguous train / validation / test fractions

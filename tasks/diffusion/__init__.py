@@ -10,7 +10,13 @@ from tasks.diffusion.classifier import (
 )
 from tasks.diffusion.frechet import feature_stats, frechet_distance
 from tasks.diffusion.sampler import ddim_sample, ddim_timesteps, guided_eps
-from tasks.diffusion.schedule import SCHEDULES, NoiseSchedule, cosine_schedule, linear_schedule, noisy_mix
+from tasks.diffusion.schedule import (
+    SCHEDULES,
+    NoiseSchedule,
+    cosine_schedule,
+    linear_schedule,
+    noisy_mix,
+)
 
 __all__ = [
     "DigitClassifier",

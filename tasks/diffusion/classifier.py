@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from search.errors import DataError, UserError
+from core.errors import DataError, UserError
 from tasks.datasets.fetch import cache_root
 from tasks.diffusion.frechet import feature_stats, frechet_distance
 

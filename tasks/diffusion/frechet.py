@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from search.errors import UserError
+from core.errors import UserError
 
 
 def feature_stats(features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 import torch
 
-from search.errors import UserError
+from core.errors import UserError
 from tasks.diffusion.schedule import NoiseSchedule
 
 EpsFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]

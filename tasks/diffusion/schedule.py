@@ -17,7 +17,7 @@ from typing import Callable
 
 import torch
 
-from search.errors import UserError
+from core.errors import UserError
 
 COSINE_MAX_BETA = 0.999  # Nichol & Dhariwal 2021: clip betas to avoid a singularity at t = T
 

@@ -4,9 +4,9 @@ import random
 import pytest
 import torch
 
-from models import FAMILIES, get_family, trainable_params
-from search.errors import UserError
-from tasks.base import IOSpec
+from core.errors import UserError
+from core.io import IOSpec
+from models import get_family, trainable_params
 
 IOS = [IOSpec(784, 784, "image"), IOSpec(196, 784, "image"), IOSpec(64, 64, "image"), IOSpec(16, 64, "image"),
        IOSpec(64, 10, "logits")]

@@ -4,10 +4,10 @@ import pytest
 import torch
 from torch import nn
 
+from core.errors import UserError
+from core.io import IOSpec
 from models import get_family, trainable_params
 from models.han_layer import HanLayer, householder
-from search.errors import UserError
-from tasks.base import IOSpec
 
 
 def han(d, seed=0, dtype=torch.float64):

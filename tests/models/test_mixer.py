@@ -7,12 +7,12 @@ import pytest
 import torch
 from torch import nn
 
+from core.errors import UserError
+from core.io import IOSpec
 from models import get_family, trainable_params
 from models.mixer_net import EntryPermutation, MixerBlock, hidden
-from search.errors import UserError
 from search.spaces import default_space, min_params, suggest_config
 from tasks import get_task
-from tasks.base import IOSpec
 from tests.models.helpers import randomise
 
 DIGITS = IOSpec(64, 10, "logits", None, (1, 8, 8))

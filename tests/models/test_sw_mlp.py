@@ -3,10 +3,10 @@ training, the non-zero-parameter budget and the tensor size beside it."""
 import pytest
 import torch
 
+from core.errors import UserError
+from core.io import IOSpec
 from models import get_family
 from models.sw_mlp import MaskedLinear
-from search.errors import UserError
-from tasks.base import IOSpec
 from tasks.train import make_optimizer
 
 IO = IOSpec(64, 10, "logits")

@@ -8,11 +8,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from core.errors import UserError
+from core.io import IOSpec
 from models import get_family, trainable_params
 from models.rope import _apply_rope_real, apply_rope, rope_freqs
-from models.transformer_lm import TransformerConfig, TransformerLM, count_parts
-from search.errors import UserError
-from tasks.base import IOSpec
+from models.transformer_lm import TransformerConfig, count_parts
 
 IO = IOSpec(256, 256, "lm", None, (32,))
 HG = {"d_model": 64, "L": 2, "K": 3, "d_h": 24, "n_heads": 4}

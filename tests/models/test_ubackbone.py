@@ -9,17 +9,17 @@ import pytest
 import torch
 from torch import nn
 
+from core.errors import UserError
+from core.io import IOSpec
 from models import get_family, trainable_params
-from models.lmlp import LMLPBlock
 from models.lmlp import PRESETS as LMLP_PRESETS
+from models.lmlp import LMLPBlock
 from models.mixer_block import PRESETS as MIXER_PRESETS
 from models.mixer_block import MixerTokenBlock
 from models.ubackbone import timestep_embedding, unpatchify
 from models.uvit import PRESETS as UVIT_PRESETS
 from models.uvit import UViTBlock
-from search.errors import UserError
 from search.spaces import default_space, min_params, suggest_config
-from tasks.base import IOSpec
 from tests.models.helpers import randomise
 
 FAMILIES = ["lmlp", "uvit", "mixer-block"]

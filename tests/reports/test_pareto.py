@@ -6,7 +6,12 @@ import itertools
 import numpy as np
 import pytest
 
-from reports.pareto import default_reference, hypervolume_2d, hypervolume_history, pareto_mask
+from reports.pareto import (
+    default_reference,
+    hypervolume_2d,
+    hypervolume_history,
+    pareto_mask,
+)
 
 MIN2 = ["minimize", "minimize"]
 MIN_MAX = ["minimize", "maximize"]

@@ -105,7 +105,6 @@ def test_duplicate_study_names_get_distinct_pages(tmp_path):
 
 def test_params_axis_names_the_studys_parameter_convention(tmp_path):
     from reports.plots import front_data, pareto_figure
-
     from tests.reports.frames import two_family_trials
 
     df = two_family_trials()

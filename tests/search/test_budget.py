@@ -1,7 +1,7 @@
 import pytest
 
-from search.budget import format_count, parse_budget
-from search.errors import UserError
+from core.budget import format_count, parse_budget
+from core.errors import UserError
 
 
 @pytest.mark.parametrize("text,n", [("500K", 500_000), ("80M", 80_000_000), ("1.5B", 1_500_000_000),

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from storage import Store, load_trials
+from storage import load_trials
 
 RUN = ("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "60K",
        "--trials", "4", "--epochs", "2", "--no-report")

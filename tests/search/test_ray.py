@@ -1,8 +1,9 @@
 """The Ray executor on a local CPU-only Ray instance (num_cpus=2)."""
 import pytest
 
+from core.trials import TrainSettings
 from search.progress import ConsoleProgress
-from search.specs import RunSpec, TrainSettings
+from search.specs import RunSpec
 from search.study import run_study
 from storage import Store
 

@@ -1,9 +1,9 @@
 """kill -9 in the middle of a study, then the same command again: the study completes
 with every finished trial kept exactly once and the interrupted one run again."""
 import signal
-from pathlib import Path
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 

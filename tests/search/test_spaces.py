@@ -4,12 +4,20 @@ import numpy as np
 import optuna
 import pytest
 
+from core.errors import UserError
+from core.io import IOSpec
 from models import get_family
-from search.errors import UserError
 from search.optuna_draw import TrialDraw
-from search.spaces import (Infeasible, build_spaces, check_config, default_space, grid_configs, load_space_file,
-                           min_params, suggest_config)
-from tasks.base import IOSpec
+from search.spaces import (
+    Infeasible,
+    build_spaces,
+    check_config,
+    default_space,
+    grid_configs,
+    load_space_file,
+    min_params,
+    suggest_config,
+)
 
 MNIST = IOSpec(784, 784)
 DIGITS = IOSpec(64, 64)

@@ -9,7 +9,16 @@ import pytest
 
 from models import get_family
 from search.optuna_draw import TrialDraw
-from search.spaces import Constraint, Dim, Infeasible, Space, check_config, default_space, grid_configs, suggest_config
+from search.spaces import (
+    Constraint,
+    Dim,
+    Infeasible,
+    Space,
+    check_config,
+    default_space,
+    grid_configs,
+    suggest_config,
+)
 from tasks import get_task
 from tests.search.conftest import SHARED_DATA
 

@@ -1,7 +1,7 @@
 """Builders of search.specs results for the storage tests."""
 from __future__ import annotations
 
-from search.specs import EpochRecord, RunResult, TrialResult
+from core.trials import EpochRecord, RunResult, TrialResult
 
 PG_ENV = "SEARCH_TEST_POSTGRES_URL"
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from search.errors import StorageError
+from core.errors import StorageError
 from storage import Store
 from storage.store import INTERRUPTED_NOTE
 from tests.storage.helpers import make_result, make_run

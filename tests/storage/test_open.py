@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine
 
-from search.errors import StorageError
+from core.errors import StorageError
 from storage import Store, default_url, migrate
 from storage.schema import Base
 from tests.storage.helpers import PG_ENV

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from search.errors import StorageError
+from core.errors import StorageError
 from storage import Store
 from storage.readonly import REFUSED, check_readonly
 from tests.storage.helpers import make_result, make_run

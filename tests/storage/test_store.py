@@ -6,13 +6,12 @@ import math
 from datetime import timezone
 
 import pandas as pd
-
-from storage.schema import DIM_COLUMNS
 import pytest
 
-from search.errors import StorageError
+from core.errors import StorageError
 from storage import Store, load_trials
 from storage.frames import FIXED_COLUMNS
+from storage.schema import DIM_COLUMNS
 from tests.storage.helpers import make_result, make_run
 
 CONFIG = {"d_z": 1024, "d_h": 64, "L": 3, "fixed_w_in": True, "lr": 1e-3}

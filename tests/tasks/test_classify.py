@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import tasks
-from search.errors import DataError
-from search.specs import TrainSettings, TrialSpec
+from core.errors import DataError
+from core.trials import TrainSettings, TrialSpec
 from tasks.datasets.cifar10 import FILES, load_cifar10
 from tests.tasks.conftest import SHARED_DATA, needs_mnist
 

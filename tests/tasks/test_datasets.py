@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from search.errors import DataError
+from core.errors import DataError
 from tasks.datasets import load_digits, load_imagenet32, split_indices
 
 

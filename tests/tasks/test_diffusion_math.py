@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from search.errors import UserError
-from tasks.datasets import load_digits, load_mnist
-from tasks.datasets import fetch
+from core.errors import UserError
+from tasks.datasets import fetch, load_digits, load_mnist
 from tasks.diffusion import (
     SCHEDULES,
     DigitClassifier,

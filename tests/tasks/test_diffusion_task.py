@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import tasks
-from search.errors import UserError
-from search.specs import TrainSettings, TrialResult, TrialSpec
+from core.errors import UserError
+from core.trials import TrainSettings, TrialResult, TrialSpec
 from tasks.diffusion_tasks import T_STEPS, eval_timesteps, to_model_scale
 from tests.tasks.conftest import SHARED_DATA, needs_mnist
 

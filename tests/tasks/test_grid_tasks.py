@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import tasks
-from search.errors import UserError
-from search.specs import TrainSettings, TrialSpec
+from core.errors import UserError
+from core.trials import TrainSettings, TrialSpec
 
 # Points of the authors' released checkerboard training set (x1, x2, label).
 AUTHORS = [(0.5, 1.0, 0), (0.2, -0.2, 1), (0.25, -0.875, 1), (0.55, -0.175, 1), (-0.675, 0.5, 0),

@@ -6,7 +6,7 @@ import gzip
 import numpy as np
 import pytest
 
-from search.errors import DataError
+from core.errors import DataError
 from tasks.datasets.idx import parse_idx, read_idx
 from tests.tasks.conftest import idx_bytes, write_idx
 

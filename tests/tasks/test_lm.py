@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tasks
-from search.errors import DataError, UserError
+from core.errors import DataError, UserError
 from tasks.datasets.text import split_bytes
 from tasks.lm_data import LMData, eval_starts
 from tests.tasks.conftest import SHARED_DATA

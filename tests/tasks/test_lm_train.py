@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import tasks
-from search.specs import EpochRecord, TrainSettings, TrialSpec
-from search.errors import UserError
+from core.errors import UserError
+from core.trials import EpochRecord, TrainSettings, TrialSpec
 from tasks.lm_train import LMHyper, make_lm_optimizer, warmup_cosine
 from tests.tasks.conftest import SHARED_DATA
 from tests.tasks.test_lm import needs_shakespeare, text_file
@@ -94,8 +94,8 @@ def test_warmup_then_cosine_to_a_tenth():
 
 
 def test_adamw_settings_and_no_decay_on_norm_scales():
+    from core.io import IOSpec
     from models import get_family
-    from tasks.base import IOSpec
 
     model = get_family("transformer-hourglass").build(TINY, IOSpec(256, 256, "lm", None, (16,)))
     opt = make_lm_optimizer(model, 1e-3, 0.1)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from search.errors import DataError
+from core.errors import DataError
 from tasks.datasets import fetch, load_mnist, mnist, read_mnist
 from tests.tasks.conftest import SHARED_DATA, idx_bytes, needs_mnist
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 import tasks
-from search.errors import UserError
+from core.errors import UserError
 from tasks.base import TrainDefaults
 
 EXPECTED_IO = {

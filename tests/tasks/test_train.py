@@ -7,9 +7,10 @@ import pytest
 import torch
 
 import tasks
-from search.errors import UserError
-from search.specs import EpochRecord, TrainSettings, TrialResult, TrialSpec
-from tasks.base import IOSpec, Task, TrainDefaults
+from core.errors import UserError
+from core.io import IOSpec
+from core.trials import EpochRecord, TrainSettings, TrialResult, TrialSpec
+from tasks.base import Task, TrainDefaults
 from tasks.images import ImageData
 from tasks.train import Hyper, batch_bounds, linear_decay
 from tests.tasks.conftest import SHARED_DATA, needs_mnist

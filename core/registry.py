@@ -5,7 +5,7 @@ import importlib
 import pkgutil
 from typing import Callable, Generic, Iterator, TypeVar
 
-from search.errors import UserError
+from core.errors import UserError
 
 T = TypeVar("T")
 

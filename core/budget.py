@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from search.errors import UserError
+from core.errors import UserError
 
 _SUFFIX = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9}
 _RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMBG]?)\s*$", re.IGNORECASE)

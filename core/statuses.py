@@ -1,0 +1,28 @@
+"""Trial statuses: the one list, and the groups every layer uses.
+
+    running      a process is training it now (owner + heartbeat)
+    complete     trained; its metrics are stored
+    failed       an exception (message and traceback stored); retried per --retries
+    diverged     the loss became NaN/inf
+    interrupted  the process running it stopped (Ctrl-C, kill -9); re-run first on resume
+    rejected     proposed but never trained (e.g. over budget); the reason is its note
+
+The database's CHECK constraint (storage.schema) is built from `TRIAL_STATUSES`;
+migration 0001 froze the same list as text, as migrations must.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+TrialStatus = Literal["running", "complete", "failed", "diverged", "interrupted", "rejected"]
+FinishedStatus = Literal["complete", "failed", "diverged"]
+
+TRIAL_STATUSES: tuple[str, ...] = ("running", "complete", "failed", "diverged", "interrupted", "rejected")
+# A trial with one of these counts towards --trials (unless a retry supersedes it).
+FINISHED_STATUSES: tuple[str, ...] = ("complete", "failed", "diverged")
+# Shown in the reports' "problems" table, with their reasons.
+PROBLEM_STATUSES: tuple[str, ...] = ("failed", "diverged", "interrupted", "rejected")
+# Re-run on resume (up to --retries attempts).
+RETRY_STATUSES: tuple[str, ...] = ("interrupted", "failed")
+# Always listed in status summaries, even at zero.
+HEADLINE_STATUSES: tuple[str, ...] = ("complete", "failed", "rejected")

@@ -1,0 +1,145 @@
+"""Typed, serialisable descriptions of trials and their results (every layer shares them).
+
+Data flows one way: CLI -> RunSpec -> study -> TrialSpec -> executor -> train ->
+TrialResult -> storage -> reports. A `TrialSpec` describes a trial completely (family,
+config, task, training hyper-parameters, seeds), so any worker anywhere can run it and
+the database can replay it. Everything here round-trips through `to_dict`/`from_dict`
+(plain JSON types only).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.statuses import FinishedStatus
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Training hyper-parameters shared by every trial of a study.
+
+    `None` means "the task's default". The learning rate is part of the searched
+    config (key `lr`) when the space searches it; otherwise `lr` here is used.
+    """
+
+    epochs: int | None = None
+    batch_size: int | None = None
+    lr: float | None = None
+    weight_decay: float | None = None
+    device: str = "auto"  # "auto" -> cuda when available, else cpu
+    max_train_samples: int | None = None  # smoke runs: cap the training set
+    tokens: int | None = None  # token budget per run (language-model tasks)
+    batch_size_halved: bool = False  # set on the out-of-memory retry of a trial
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrainSettings":
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """Everything needed to run one trial, anywhere."""
+
+    study: str
+    number: int
+    family: str
+    config: dict[str, Any]  # the family's config keys (e.g. d_z, d_h, L, fixed_w_in, lr)
+    task: str
+    seeds: tuple[int, ...]  # one run per seed (repeats)
+    train: TrainSettings = field(default_factory=TrainSettings)
+    data_dir: str | None = None
+    task_options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["seeds"] = list(self.seeds)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrialSpec":
+        d = dict(d)
+        d["seeds"] = tuple(d["seeds"])
+        d["train"] = TrainSettings.from_dict(d.get("train") or {})
+        return cls(**d)
+
+
+@dataclass
+class EpochRecord:
+    """Metrics after one epoch of one run. `metrics` holds validation metrics by name."""
+
+    epoch: int  # 1-based
+    train_loss: float
+    metrics: dict[str, float]
+    elapsed_s: float  # since the run started
+
+
+@dataclass
+class RunResult:
+    """One seed of one trial."""
+
+    seed: int
+    status: FinishedStatus
+    metrics: dict[str, float]  # test metrics at the best-validation epoch + val_* at that epoch
+    best_epoch: int | None
+    epochs: list[EpochRecord]
+    duration_s: float
+    error: str | None = None
+    # Files a run produced, by name -> {"media_type": ..., "data": base64 text}, e.g. the
+    # grid of generated samples of a diffusion run ("samples": an image/png).
+    artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "RunResult":
+        d = dict(d)
+        d["epochs"] = [EpochRecord(**e) for e in d["epochs"]]
+        return cls(**d)
+
+
+@dataclass
+class TrialResult:
+    """The outcome of one trial: its runs, aggregated."""
+
+    number: int
+    status: FinishedStatus
+    runs: list[RunResult]
+    duration_s: float
+    device: str
+    error: str | None = None
+    traceback: str | None = None
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """Mean of each metric over the complete runs."""
+        return {k: v[0] for k, v in self.aggregate().items()}
+
+    def aggregate(self) -> dict[str, tuple[float, float | None, int]]:
+        """metric -> (mean, sample std or None for one run, number of runs)."""
+        done = [r for r in self.runs if r.status == "complete"]
+        names: list[str] = []
+        for r in done:
+            names += [k for k in r.metrics if k not in names]
+        out: dict[str, tuple[float, float | None, int]] = {}
+        for k in names:
+            vals = [float(r.metrics[k]) for r in done if k in r.metrics]
+            n = len(vals)
+            mean = sum(vals) / n
+            std = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1)) if n > 1 else None
+            out[k] = (mean, std, n)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrialResult":
+        d = dict(d)
+        d["runs"] = [RunResult.from_dict(r) for r in d["runs"]]
+        return cls(**d)
