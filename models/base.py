@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from torch import nn
 
 from core.io import IOSpec
+from core.shape_rules import Constraint, first_violation
 
 
 class Family(ABC):
@@ -41,9 +42,16 @@ class Family(ABC):
         (e.g. total/embedding/non-embedding, attention/FFN, non-zero vs. tensor size)."""
         return {}
 
+    # The family's shape as rules over config keys and io sizes (its search space reuses
+    # them as constraints); `shape_subject` names the shape in the messages.
+    shape_rules: ClassVar[tuple[Constraint, ...]] = ()
+    shape_subject: ClassVar[str | None] = None  # default: the family's name
+
     def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
-        """Why `config` breaks the family's shape rule on `io`, or None (default: no rule)."""
-        return None
+        """Why `config` breaks the family's shape rules on `io`, or None (after `parse`
+        has validated it)."""
+        self.parse(config, io)
+        return first_violation(self.shape_subject or self.name, self.shape_rules, config, io)
 
     def fits(self, io: IOSpec) -> bool:
         return io.output in self.outputs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.io import IOSpec
+from core.shape_rules import Constraint
 from models.registry import register_family
 from models.residual_mlp import ResidualMLPFamily
 
@@ -25,8 +25,4 @@ class Conventional(ResidualMLPFamily):
     paper = "Chen et al., Rethinking the shape convention of an MLP (baseline)"
     default_task = "mnist-denoise"
 
-    def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
-        c = self.parse(config, io)
-        if c.d_h <= c.d_z:
-            return f"conventional needs d_h > d_z ({c.d_h} <= {c.d_z})"
-        return None
+    shape_rules = (Constraint("d_h", ">", "d_z"),)

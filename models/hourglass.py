@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.io import IOSpec
+from core.shape_rules import Constraint
 from models.registry import register_family
 from models.residual_mlp import ResidualMLPFamily
 
@@ -27,11 +27,4 @@ class Hourglass(ResidualMLPFamily):
     paper = "Chen et al., Rethinking the shape convention of an MLP"
     default_task = "mnist-denoise"
 
-    def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
-        """Why `config` is not an hourglass on `io`, or None when it is one."""
-        c = self.parse(config, io)
-        if c.d_z <= io.d_in:
-            return f"hourglass needs d_z > d_x ({c.d_z} <= {io.d_in})"
-        if c.d_h >= c.d_z:
-            return f"hourglass needs d_h < d_z ({c.d_h} >= {c.d_z})"
-        return None
+    shape_rules = (Constraint("d_z", ">", "d_x"), Constraint("d_h", "<", "d_z"))

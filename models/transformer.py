@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.io import IOSpec
+from core.shape_rules import Constraint
 from models.registry import register_family
 from models.transformer_lm import TransformerFamily
 
@@ -24,10 +25,11 @@ class Transformer(TransformerFamily):
     name = "transformer"
     description = "Llama-style decoder, conventional SwiGLU FFN (K=1, d_h > d_model)"
 
+    shape_rules = (Constraint("d_h", ">", "d_model"),)
+    shape_subject = "the conventional FFN"
+
     def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
         c = self.parse(config, io)
         if c.K != 1:
             return f"the conventional FFN has one SwiGLU per layer (K=1), got K={c.K}"
-        if c.d_h <= c.d_model:
-            return f"the conventional FFN needs d_h > d_model ({c.d_h} <= {c.d_model})"
-        return None
+        return super().shape_violation(config, io)

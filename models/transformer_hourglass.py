@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.io import IOSpec
+from core.shape_rules import Constraint
 from models.registry import register_family
 from models.transformer_lm import TransformerFamily
 
@@ -26,8 +26,5 @@ class TransformerHourglass(TransformerFamily):
     name = "transformer-hourglass"
     description = "Llama-style decoder, K hourglass SwiGLU sub-blocks per layer (d_h < d_model)"
 
-    def shape_violation(self, config: dict[str, Any], io: IOSpec) -> str | None:
-        c = self.parse(config, io)
-        if c.d_h >= c.d_model:
-            return f"the hourglass FFN needs d_h < d_model ({c.d_h} >= {c.d_model})"
-        return None
+    shape_rules = (Constraint("d_h", "<", "d_model"),)
+    shape_subject = "the hourglass FFN"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 import random
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -27,11 +26,9 @@ from typing import Any, Callable, Iterator, Literal
 from core.errors import UserError, one_line
 from core.io import IOSpec
 from core.registry import Registry, import_submodules
+from core.shape_rules import Constraint, io_values
 
 PAPER_LRS = (1e-4, 5e-4, 1e-3, 5e-3)  # Chen et al.'s learning-rate set
-_OPS: dict[str, Callable[[Any, Any], bool]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-}
 
 
 @dataclass(frozen=True)
@@ -96,27 +93,6 @@ def _geometric(lo: float, hi: float, n: int, integer: bool) -> tuple[Any, ...]:
 
 
 @dataclass(frozen=True)
-class Constraint:
-    """`left op scale * right`, each side a config key or an io size (`d_x`, `d_out`).
-    `scale` (positive, default 1) states ratio rules such as d_h >= 0.1 * d_model; it is
-    applied as an exact fraction, so 0.1 * 640 is 64, not 64.00000000000001."""
-
-    left: str
-    op: Literal["<", "<=", ">", ">="]
-    right: str
-    scale: float = 1
-
-    def ratio(self) -> Fraction:
-        return Fraction(self.scale).limit_denominator(10**6)
-
-    def holds(self, values: dict[str, Any]) -> bool:
-        return _OPS[self.op](values[self.left], self.ratio() * values[self.right])
-
-    def __str__(self) -> str:
-        return f"{self.left} {self.op} {'' if self.scale == 1 else f'{self.scale:g} * '}{self.right}"
-
-
-@dataclass(frozen=True)
 class Space:
     family: str
     dims: tuple[Dim, ...]
@@ -139,10 +115,6 @@ class Space:
 
 
 # ---------------------------------------------------------------- constraint bounds
-
-
-def _io_values(io: IOSpec) -> dict[str, int]:
-    return {"d_x": io.d_in, "d_out": io.d_out}
 
 
 def _bounds(space: Space, dim: Dim, known: dict[str, Any]) -> tuple[float, float]:
@@ -214,7 +186,7 @@ def _index(space: Space, name: str) -> int:
 
 def min_params(space: Space, io: IOSpec, count: ConfigCounter) -> float:
     """The smallest parameter count in the space (inf when the constraints allow none)."""
-    return _min_completion(space, 0, _io_values(io), count)
+    return _min_completion(space, 0, io_values(io), count)
 
 
 # ---------------------------------------------------------------- sampling
@@ -240,7 +212,7 @@ def suggest_config(
     space: Space, io: IOSpec, budget: int, count: ConfigCounter, draw: Suggester
 ) -> dict[str, Any] | Infeasible:
     """Draw one config of `space` that fits `budget`, or say why none could be drawn."""
-    known: dict[str, Any] = _io_values(io)
+    known: dict[str, Any] = io_values(io)
     for i, dim in enumerate(space.dims):
         if dim.kind == "choice":
             v = draw.choice(dim.name, dim.choices)
@@ -276,7 +248,7 @@ def _strip(known: dict[str, Any]) -> dict[str, Any]:
 
 def check_config(space: Space, io: IOSpec, config: dict[str, Any]) -> str | None:
     """Why `config` (e.g. a grid point) is outside the space's constraints, or None."""
-    vals = dict(_io_values(io), **config)
+    vals = dict(io_values(io), **config)
     for c in space.constraints:
         if c.left in vals and c.right in vals and not c.holds(vals):
             return f"breaks {c}"

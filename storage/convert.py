@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from storage.records import StudyRecord, TrialRecord
-from storage.schema import DIM_COLUMNS, Study, Trial
+from storage.schema import DIM_COLUMNS, FLOAT_DIM_COLUMNS, Study, Trial
 
 Metric = tuple[float, float | None, int]  # (mean, sample std or None, number of runs)
 
@@ -44,16 +44,20 @@ def jsonable(obj: Any) -> Any:
     return str(obj)
 
 
-def dims(config: dict[str, Any]) -> dict[str, int | None]:
-    """The key dimension columns (DIM_COLUMNS) from a config, None when absent."""
-    out: dict[str, int | None] = {}
+def dims(config: dict[str, Any]) -> dict[str, int | float | None]:
+    """The key dimension columns (DIM_COLUMNS) from a config, None when absent or not a
+    number of the column's kind (an integral value for the integer columns)."""
+    out: dict[str, int | float | None] = {}
     for key in DIM_COLUMNS:
         v = config.get(key)
         if hasattr(v, "item"):
             v = v.item()
-        ok = isinstance(v, int) and not isinstance(v, bool)
-        ok = ok or (isinstance(v, float) and v.is_integer())
-        out[key] = int(v) if ok else None  # type: ignore[arg-type]
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if key in FLOAT_DIM_COLUMNS:
+            out[key] = finite(v) if number else None
+        else:
+            integral = isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+            out[key] = int(v) if number and integral else None
     return out
 
 

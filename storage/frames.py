@@ -4,8 +4,8 @@ One row per trial (every status), ordered by `number`, with columns
     study, number, status, family, params, config, <key dims: DIM_COLUMNS>, seeds,
     <m>, <m>_std for each stored metric m (NaN std when only one run),
     n_runs, objective, note, error, device, started_at, finished_at, duration_s.
-`number`/`params` are int64; the key dims and `n_runs` (complete runs) nullable
-Int64; metrics, `objective`, `duration_s` float64 (NaN when missing); `started_at`,
+`number`/`params` are int64; the integer key dims and `n_runs` (complete runs) nullable
+Int64, the float key dims (`mlp_ratio`) float64; metrics, `objective`, `duration_s` float64 (NaN when missing); `started_at`,
 `finished_at` datetime64[us, UTC] (NaT when missing); text, `config` and `seeds` are
 object columns (None when missing), the same under pandas 2 and 3. A metric whose name
 would clash with a fixed column is prefixed with `metric_`.
@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from storage.convert import Metric
-from storage.schema import DIM_COLUMNS
+from storage.schema import DIM_COLUMNS, FLOAT_DIM_COLUMNS, INT_DIM_COLUMNS
 
 HEAD_COLUMNS: tuple[str, ...] = (
     "study", "number", "status", "family", "params", "config", *DIM_COLUMNS, "seeds",
@@ -32,7 +32,8 @@ FIXED_COLUMNS: tuple[str, ...] = HEAD_COLUMNS + TAIL_COLUMNS
 _TEXT = ("study", "status", "family", "config", "seeds", "note", "error", "device")
 _DTYPES: dict[str, str] = {
     **{c: "object" for c in _TEXT}, "number": "int64", "params": "int64",
-    **{d: "Int64" for d in DIM_COLUMNS}, "n_runs": "Int64", "objective": "float64",
+    **{d: "Int64" for d in INT_DIM_COLUMNS}, **{d: "float64" for d in FLOAT_DIM_COLUMNS},
+    "n_runs": "Int64", "objective": "float64",
     "duration_s": "float64", "started_at": "object", "finished_at": "object",
 }
 _TIME = "datetime64[us, UTC]"

@@ -30,8 +30,13 @@ from core.directions import DIRECTIONS
 from core.statuses import TRIAL_STATUSES
 
 # Key dimensions copied from a trial's config into their own columns (for quick SQL):
-# the MLP families' (0001) and the transformer, mixer, Han and L-MLP families' (0002).
-DIM_COLUMNS: tuple[str, ...] = ("d_z", "d_h", "L", "d_model", "K", "n_heads", "S", "C", "patch", "depth", "D", "width")
+# every registered family's `key_dims` (a test checks the registry against this list):
+# the MLP families' (0001), the transformer, mixer, Han and L-MLP families' (0002), and
+# the diffusion backbones' float `mlp_ratio` (0005). A new key dim needs a migration.
+INT_DIM_COLUMNS: tuple[str, ...] = ("d_z", "d_h", "L", "d_model", "K", "n_heads", "S", "C", "patch", "depth", "D",
+                                    "width")
+FLOAT_DIM_COLUMNS: tuple[str, ...] = ("mlp_ratio",)
+DIM_COLUMNS: tuple[str, ...] = INT_DIM_COLUMNS + FLOAT_DIM_COLUMNS
 
 # JSON whose Python None is SQL NULL (not the JSON text 'null').
 JSONData = JSON(none_as_null=True)
@@ -119,6 +124,7 @@ class Trial(Base):
     depth: Mapped[int | None] = mapped_column(Integer)
     D: Mapped[int | None] = mapped_column(Integer)
     width: Mapped[int | None] = mapped_column(Integer)
+    mlp_ratio: Mapped[float | None] = mapped_column(Float)  # 0005
     # 0003: who runs a trial ("host:pid:token"), its last sign of life, and retry chains.
     owner: Mapped[str | None] = mapped_column(String(255))
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

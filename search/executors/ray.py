@@ -31,8 +31,16 @@ from search.executors.base import EpochCallback, Executor, run_guarded
 from search.faults import ENV as FAULT_ENV
 
 
-def _run_remote(spec_dict: dict[str, Any]) -> dict[str, Any]:
-    """Runs inside a Ray worker: one trial, returned as plain data."""
+def worker_threads(cpus_per_trial: float) -> int:
+    """Torch threads of a Ray trial: its CPU share, at least one (Ray's OMP_NUM_THREADS rule)."""
+    return max(1, int(math.floor(cpus_per_trial + 1e-9)))
+
+
+def _run_remote(spec_dict: dict[str, Any], threads: int) -> dict[str, Any]:
+    """Runs inside a Ray worker: one trial with `threads` torch threads, returned as plain data."""
+    import torch
+
+    torch.set_num_threads(threads)
     return run_guarded(TrialSpec.from_dict(spec_dict)).to_dict()
 
 
@@ -77,6 +85,7 @@ class RayExecutor(Executor):
         self.poll_s = poll_s
         self._remote = ray.remote(_run_remote).options(num_cpus=cpus_per_trial, num_gpus=gpus_per_trial,
                                                        max_retries=0)
+        self.threads = worker_threads(cpus_per_trial)
         self._refs: dict[Any, tuple[TrialSpec, float]] = {}
 
     @property
@@ -85,7 +94,7 @@ class RayExecutor(Executor):
 
     def submit(self, spec: TrialSpec) -> None:
         # device "auto" is resolved by the worker: cuda when Ray gave it a GPU
-        self._refs[self._remote.remote(spec.to_dict())] = (spec, time.monotonic())
+        self._refs[self._remote.remote(spec.to_dict(), self.threads)] = (spec, time.monotonic())
 
     def wait(self) -> list[tuple[TrialSpec, TrialResult]]:
         ray = self.ray

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from core.io import IOSpec
-from search.spaces import PAPER_LRS, Constraint, Dim, Space, register_space, scaled
+from models import get_family
+from search.spaces import PAPER_LRS, Dim, Space, register_space, scaled
 
 MIN_SIZE = 64  # tasks with fewer inputs and outputs (2-D checkerboard, sines) get digits-sized ranges
 
@@ -25,7 +26,7 @@ def hourglass_space(io: IOSpec) -> Space:
             Dim("d_h", "int", 4, _w(2500, io), log=True),
             Dim("lr", "choice", choices=PAPER_LRS),
         ),
-        (Constraint("d_z", ">", "d_x"), Constraint("d_h", "<", "d_z")),
+        get_family("hourglass").shape_rules,
     )
 
 
@@ -42,5 +43,5 @@ def conventional_space(io: IOSpec) -> Space:
             Dim("d_h", "int", _w(64, io) + 1, _w(4500, io), log=True),
             Dim("lr", "choice", choices=PAPER_LRS),
         ),
-        (Constraint("d_h", ">", "d_z"),),
+        get_family("conventional").shape_rules,
     )

@@ -20,6 +20,7 @@ key, so the budget-aware sampler never proposes an over-budget model.
 from __future__ import annotations
 
 from core.io import IOSpec
+from models import get_family
 from search.spaces import Constraint, Dim, Space, register_space
 
 HEAD_DIM = 64
@@ -57,7 +58,7 @@ def transformer_hourglass_space(io: IOSpec) -> Space:
             Dim("K", "int", 1, 8, grid=(1, 2, 4, 8)),
             Dim("d_h", "int", 7, 1023, log=True, grid=(16, 32, 64, 128, 256, 512)),
         ),
-        _SHAPE + (Constraint("d_h", ">=", "d_model", scale=0.1), Constraint("d_h", "<", "d_model")),
+        _SHAPE + get_family("transformer-hourglass").shape_rules + (Constraint("d_h", ">=", "d_model", scale=0.1),),
     )
 
 
@@ -70,5 +71,6 @@ def transformer_space(io: IOSpec) -> Space:
             Dim("K", "choice", choices=(1,)),
             Dim("d_h", "int", 128, 4096, log=True, grid=(128, 256, 512, 1024, 2048, 4096)),
         ),
-        _SHAPE + (Constraint("d_h", ">=", "d_model", scale=2), Constraint("d_h", "<=", "d_model", scale=4)),
+        _SHAPE + get_family("transformer").shape_rules
+        + (Constraint("d_h", ">=", "d_model", scale=2), Constraint("d_h", "<=", "d_model", scale=4)),
     )
