@@ -26,6 +26,9 @@ def cli(tmp_path, monkeypatch, capsys):
 
 
 def run_subprocess(args, cwd, env_extra=None, **kw):
-    env = dict(os.environ, PYTHONPATH=str(REPO), **(env_extra or {}))
+    """`search ARGS` in a child process. Each child gets one torch thread (unless the caller
+    says otherwise): tests start several at once on a 2-core machine, and oversubscribed
+    torch threads slow every process by orders of magnitude."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), **{"OMP_NUM_THREADS": "1", **(env_extra or {})})
     return subprocess.Popen([sys.executable, "-m", "search.cli", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
