@@ -1,5 +1,9 @@
 """The study loop: ask -> TrialSpec -> executor -> TrialResult -> store -> tell.
 
+`prepare` resolves a `RunSpec`; `StudyLoop` runs it over any `StudyStore`
+(search/study_store.py); owners and heartbeats are in search/ownership.py, jobs and
+retries in search/retries.py.
+
 Everything a user can get wrong is checked in `prepare` before the database is touched,
 so bad input leaves the database as it was. Each finished trial is committed at once
 (one transaction); re-running the same command resumes: finished trials are replayed
@@ -8,31 +12,28 @@ their configurations run again first.
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
-import os
-import socket
-import threading
-import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from core.budget import format_count
 from core.errors import UserError
 from core.io import IOSpec
-from core.statuses import FINISHED_STATUSES
-from core.trials import EpochRecord, TrainSettings, TrialResult, TrialSpec
+from core.statuses import FINISHED_STATUSES, RETRY_STATUSES
+from core.trials import EpochRecord, TrialResult, TrialSpec
 from models import FAMILIES, Family, get_family
-from search.executors import EXECUTORS, make_executor
-from search.proposers import Proposal, Rejection
+from search.executors import EXECUTORS, Executor, make_executor
+from search.ownership import Heartbeat, is_orphan, owner_id
+from search.proposers import Proposer, Rejection
+from search.retries import Job, follow_up, resume_job
 from search.samplers import make_proposer
 from search.spaces import Space, build_spaces, min_params
 from search.specs import RunSpec
-from storage.records import StudyRecord, TrialRecord
+from search.study_store import StudyStore
+from storage.records import StudyRecord
 from tasks import get_task
 from tasks.base import Task
 
@@ -114,199 +115,173 @@ class Outcome:
     results: list[TrialResult] = field(default_factory=list)
 
 
-@dataclass
-class Job:
-    """A trial about to run: a fresh proposal or a retry of an earlier trial."""
+class StudyLoop:
+    """One driver's run of a study, in steps that can be tested alone.
 
-    proposal: Proposal
-    train: TrainSettings
-    attempt: int = 0
-    retry_of: int | None = None
-    seeds: tuple[int, ...] | None = None
-    supersedes_final: bool = False  # the retried trial is failed, so counted as final until this runs
+    `start` creates or loads the study, marks orphaned trials interrupted, replays the
+    past into the proposer and queues retries; `next_job` gives the next trial to run
+    (a queued retry first, else a proposal; rejections are recorded on the way) or None
+    when the study has enough trials; `submit` records a trial and hands it to the
+    executor; `on_result` stores a finished trial, tells the proposer and queues the
+    retry it earns. `run` drives them until the study has `spec.trials` finished trials.
+    """
+
+    def __init__(self, spec: RunSpec, store: StudyStore, progress: Progress, prep: Prepared,
+                 executor: Executor | None = None) -> None:
+        self.spec, self.store, self.progress, self.prep = spec, store, progress, prep
+        self.name = spec.study_name
+        self.owner = owner_id()
+        self.executor = executor
+        self.retries: deque[Job] = deque()
+        self.pending: dict[int, Job] = {}  # trial number -> job, for trials in flight
+        self.rejected_in_a_row = 0
+        self.proposer: Proposer | None = None
+        self.out: Outcome | None = None
+
+    # -- steps ----------------------------------------------------------------------
+    def start(self) -> Outcome:
+        spec, prep, store = self.spec, self.prep, self.store
+        study = store.create_or_load_study(
+            self.name, task=spec.task, families=list(spec.spaces), metric=prep.task.metric,
+            direction=prep.task.direction, budget=spec.budget, settings=study_settings(spec, prep),
+        )
+        interrupted = store.interrupt_running(self.name, orphan=is_orphan)
+        past = store.trials(self.name, statuses=(*FINISHED_STATUSES, "interrupted"))
+        self.proposer = make_proposer(
+            spec.sampler, prep.spaces, prep.io, spec.budget, prep.count,
+            direction=prep.task.direction, seed=spec.seed, trials=spec.trials,
+        )
+        key = prep.objective_key
+        self.proposer.replay(past, lambda r: r.metrics.get(key, (None,))[0])
+        self.retries.extend(
+            resume_job(r, spec.train)
+            for r in store.retry_candidates(self.name, RETRY_STATUSES, max_attempt=spec.retries)
+            if r.family in prep.families
+        )
+        if self.executor is None:
+            self.executor = make_executor(spec.executor, on_epoch=self.progress.epoch, **spec.executor_options)
+        final, _ = store.progress(self.name)
+        self.out = Outcome(study, final, 0, 0, len(interrupted))
+        self.progress.start(study, spec.trials, final, len(self.retries))
+        return self.out
+
+    def _queued_finals(self) -> int:
+        """Failed trials whose queued retry has not run yet: final until it supersedes them."""
+        return sum(j.supersedes_final for j in self.retries)
+
+    def next_job(self) -> Job | None:
+        """The next trial to run, or None when the finished and running trials of every
+        process reach `spec.trials`, or the grid is exhausted (`out.exhausted`)."""
+        assert self.proposer is not None and self.out is not None, "start() first"
+        while True:
+            final, running = self.store.progress(self.name)  # every process's trials count
+            self.out.finished = final
+            # a queued retry's original is final until the retry supersedes it
+            if final - self._queued_finals() + running >= self.spec.trials:
+                return None
+            if self.retries:
+                return self.retries.popleft()
+            p = self.proposer.ask()
+            if p is None:
+                self.out.exhausted = True
+                return None
+            if isinstance(p, Rejection):
+                self._reject(p)
+                continue
+            self.rejected_in_a_row = 0
+            return Job(p, self.spec.train)
+
+    def _reject(self, p: Rejection) -> None:
+        assert self.proposer is not None and self.out is not None
+        self.store.add_rejected(self.name, family=p.family, config=p.config, params=p.params or 0, reason=p.reason)
+        self.proposer.reject(p)
+        self.progress.rejected(p)
+        self.out.rejected += 1
+        self.rejected_in_a_row += 1
+        if self.rejected_in_a_row >= MAX_REJECTIONS_IN_A_ROW:
+            raise UserError(f"{self.rejected_in_a_row} proposals in a row were rejected: "
+                            "widen the space or raise the budget")
+
+    def submit(self, job: Job) -> TrialSpec:
+        """Record the trial as running (owned by this process) and hand it to the executor."""
+        assert self.executor is not None
+        spec, p = self.spec, job.proposal
+        seeds = job.seeds or run_seeds(spec.seed, p.family, p.config, spec.repeats)
+        number = self.store.add_trial(self.name, family=p.family, config=p.config, params=p.params,
+                                      seeds=list(seeds), optuna=p.optuna, note=p.note, owner=self.owner,
+                                      attempt=job.attempt, retry_of=job.retry_of)
+        tspec = TrialSpec(self.name, number, p.family, p.config, spec.task, seeds, job.train, spec.data_dir,
+                          spec.task_options)
+        self.pending[number] = job
+        self.executor.submit(tspec)
+        self.progress.trial_started(tspec, p.params, p.note)
+        return tspec
+
+    def on_result(self, tspec: TrialSpec, result: TrialResult) -> None:
+        """Store a finished trial (one transaction), tell the proposer, queue its retry."""
+        assert self.proposer is not None and self.out is not None
+        self.store.finish_trial(self.name, tspec.number, result)
+        job = self.pending.pop(tspec.number)
+        key = self.prep.objective_key
+        objective = result.aggregate().get(key, (None,))[0] if result.status == "complete" else None
+        self.proposer.tell(job.proposal, objective, job.proposal.params)
+        self.out.ran += 1
+        self.out.retried += job.attempt > 0
+        self.out.results.append(result)
+        again = follow_up(job, tspec.number, tspec.seeds, result, retries=self.spec.retries,
+                          oom_retry=self.spec.oom_retry, default_batch=self.prep.task.defaults.batch_size)
+        if again is not None:
+            self.retries.append(again)
+        final = self.store.progress(self.name)[0] - self._queued_finals()
+        self.progress.trial_finished(tspec, job.proposal.params, result, final)
+
+    # -- the loop -------------------------------------------------------------------
+    def run(self) -> Outcome:
+        out = self.start()
+        executor = self.executor
+        assert executor is not None
+        beat = Heartbeat(lambda numbers: self.store.heartbeat(self.name, numbers, self.owner),
+                         lambda: list(self.pending))
+        try:
+            while True:
+                while executor.in_flight < executor.capacity and not out.exhausted:
+                    job = self.next_job()
+                    if job is None:
+                        break
+                    self.submit(job)
+                if not executor.in_flight:
+                    break
+                for tspec, result in executor.wait():
+                    self.on_result(tspec, result)
+            out.finished = self.store.progress(self.name)[0]
+        finally:
+            beat.stop()
+            if self.pending:  # Ctrl-C or an error: our running trials are interrupted, not lost
+                self.store.interrupt_trials(self.name, list(self.pending))
+            executor.close()
+            self.progress.close()
+        return out
 
 
-def _oom(result: TrialResult) -> bool:
-    return result.status == "failed" and "out of memory" in (result.error or "").lower()
+def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
+    """The settings stored with a new study (kept as created when it is resumed)."""
+    return {"sampler": spec.sampler, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+            "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
+            "task_options": spec.task_options,
+            "param_convention": " / ".join(sorted({f.param_convention for f in prep.families.values()}))}
 
 
-def _retry(record_or_spec: Any, proposal: Proposal, train: TrainSettings, attempt: int, why: str,
-           seeds: tuple[int, ...], failed: bool) -> Job:
-    note = f"retry {attempt} of trial {record_or_spec.number}: {why}"
-    return Job(Proposal(proposal.family, proposal.config, proposal.params, proposal.optuna, note=note),
-               train, attempt, record_or_spec.number, seeds, supersedes_final=failed)
-
-
-def run_study(spec: RunSpec, store: Any, progress: Progress, prep: Prepared | None = None) -> Outcome:
+def run_study(spec: RunSpec, store: StudyStore, progress: Progress, prep: Prepared | None = None) -> Outcome:
     """Run (or resume) the study until it has `spec.trials` finished trials.
 
     Several processes may run the same study at once (each with its own sampler): each
     trial records its owner and a heartbeat; a trial whose owner died (same host, pid
-    gone) or whose heartbeat is stale is an orphan, marked `interrupted` and retried.
-    Failed and interrupted trials are retried up to `spec.retries` times; an
-    out-of-memory failure once more with half the batch when `spec.oom_retry`.
+    gone) or whose heartbeat is stale is an orphan, marked `interrupted` and retried
+    (search/ownership.py). Failed and interrupted trials are retried up to
+    `spec.retries` times; an out-of-memory failure once more with half the batch when
+    `spec.oom_retry` (search/retries.py).
     """
-    prep = prep or prepare(spec)
-    name, metric = spec.study_name, prep.task.metric
-    study = store.create_or_load_study(
-        name, task=spec.task, families=list(spec.spaces), metric=metric, direction=prep.task.direction,
-        budget=spec.budget,
-        settings={"sampler": spec.sampler, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
-                  "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
-                  "task_options": spec.task_options,
-                  "param_convention": " / ".join(sorted({f.param_convention for f in prep.families.values()}))},
-    )
-    me = owner_id()
-    interrupted = store.interrupt_running(name, orphan=is_orphan)
-    past = store.trials(name, statuses=(*FINISHED_STATUSES, "interrupted"))
-    proposer = make_proposer(
-        spec.sampler, prep.spaces, prep.io, spec.budget, prep.count,
-        direction=prep.task.direction, seed=spec.seed, trials=spec.trials,
-    )
-    key = prep.objective_key
-    proposer.replay(past, lambda r: r.metrics.get(key, (None,))[0])
-    retries: deque[Job] = deque(
-        _retry(r, Proposal(r.family, r.config, r.params, r.optuna), spec.train, r.attempt + 1,
-               "interrupted" if r.status == "interrupted" else (r.error or "failed"), tuple(r.seeds),
-               r.status == "failed")
-        for r in store.retry_candidates(name, ("interrupted", "failed"), max_attempt=spec.retries)
-        if r.family in prep.families
-    )
-    executor = make_executor(spec.executor, on_epoch=progress.epoch, **spec.executor_options)
-    final, _ = store.progress(name)
-    out = Outcome(study, final, 0, 0, len(interrupted))
-    progress.start(study, spec.trials, out.finished, len(retries))
-    pending: dict[int, Job] = {}
-    beat = Heartbeat(store, name, me, pending)
-    in_a_row = 0
-    try:
-        while True:
-            while executor.in_flight < executor.capacity and not out.exhausted:
-                final, running = store.progress(name)  # every process's trials count
-                out.finished = final
-                # a queued retry's original is final until the retry supersedes it
-                if final - sum(j.supersedes_final for j in retries) + running >= spec.trials:
-                    break
-                job = retries.popleft() if retries else None
-                if job is None:
-                    p = proposer.ask()
-                    if p is None:
-                        out.exhausted = True
-                        break
-                    if isinstance(p, Rejection):
-                        store.add_rejected(name, family=p.family, config=p.config, params=p.params or 0,
-                                           reason=p.reason)
-                        proposer.reject(p)
-                        progress.rejected(p)
-                        out.rejected += 1
-                        in_a_row += 1
-                        if in_a_row >= MAX_REJECTIONS_IN_A_ROW:
-                            raise UserError(f"{in_a_row} proposals in a row were rejected: "
-                                            "widen the space or raise the budget")
-                        continue
-                    in_a_row = 0
-                    job = Job(p, spec.train)
-                p = job.proposal
-                seeds = job.seeds or run_seeds(spec.seed, p.family, p.config, spec.repeats)
-                number = store.add_trial(name, family=p.family, config=p.config, params=p.params,
-                                         seeds=list(seeds), optuna=p.optuna, note=p.note, owner=me,
-                                         attempt=job.attempt, retry_of=job.retry_of)
-                tspec = TrialSpec(name, number, p.family, p.config, spec.task, seeds, job.train, spec.data_dir,
-                                  spec.task_options)
-                pending[number] = job
-                executor.submit(tspec)
-                progress.trial_started(tspec, p.params, p.note)
-            if not executor.in_flight:
-                break
-            for tspec, result in executor.wait():
-                store.finish_trial(name, tspec.number, result)
-                job = pending.pop(tspec.number)
-                objective = result.aggregate().get(key, (None,))[0] if result.status == "complete" else None
-                proposer.tell(job.proposal, objective, job.proposal.params)
-                out.ran += 1
-                out.retried += job.attempt > 0
-                out.results.append(result)
-                again = _follow_up(spec, prep, tspec, job, result)
-                if again is not None:
-                    retries.append(again)
-                final = store.progress(name)[0] - sum(j.supersedes_final for j in retries)
-                progress.trial_finished(tspec, job.proposal.params, result, final)
-        out.finished = store.progress(name)[0]
-    finally:
-        beat.stop()
-        if pending:  # Ctrl-C or an error: our running trials are interrupted, not lost
-            store.interrupt_trials(name, list(pending))
-        executor.close()
-        progress.close()
-    return out
-
-
-def _follow_up(spec: RunSpec, prep: Prepared, tspec: TrialSpec, job: Job, result: TrialResult) -> Job | None:
-    """The retry a finished trial earns, if any."""
-    if _oom(result) and spec.oom_retry and not job.train.batch_size_halved:
-        batch = (job.train.batch_size or prep.task.defaults.batch_size) // 2
-        if batch >= 2:
-            train = dataclasses.replace(job.train, batch_size=batch, batch_size_halved=True)
-            return _retry(tspec, job.proposal, train, job.attempt + 1, f"out of memory; batch size {batch}",
-                          tspec.seeds, True)
-    if result.status == "failed" and job.attempt < spec.retries:
-        return _retry(tspec, job.proposal, job.train, job.attempt + 1, result.error or "failed", tspec.seeds, True)
-    return None
-
-
-# ---------------------------------------------------------------- owners and heartbeats
-
-HEARTBEAT_S = 10.0  # how often a driver refreshes its running trials
-STALE_S = 120.0  # a running trial without a heartbeat for this long is an orphan
-
-
-def owner_id() -> str:
-    """"host:pid:token" of this process (the token tells apart reused pids)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def is_orphan(trial: TrialRecord, now: datetime | None = None) -> bool:
-    """No live process runs this trial: no owner, its owner's process is gone (same
-    host), or its heartbeat is older than STALE_S."""
-    if not trial.owner:
-        return True
-    host, _, rest = trial.owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host == socket.gethostname() and pid.isdigit() and not _pid_alive(int(pid)):
-        return True
-    now = now or datetime.now(timezone.utc)
-    return trial.heartbeat_at is None or (now - trial.heartbeat_at).total_seconds() > STALE_S
-
-
-class Heartbeat:
-    """A daemon thread that refreshes the heartbeat of this process's running trials."""
-
-    def __init__(self, store: Any, study: str, owner: str, pending: dict[int, Any]) -> None:
-        self.store, self.study, self.owner, self.pending = store, study, owner, pending
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="search-heartbeat", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(HEARTBEAT_S):
-            try:
-                self.store.heartbeat(self.study, list(self.pending), self.owner)
-            except Exception:  # a missed beat is harmless; the next one retries
-                pass
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
+    return StudyLoop(spec, store, progress, prep or prepare(spec)).run()
 
 
 def known_spaces() -> list[str]:
