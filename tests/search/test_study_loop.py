@@ -8,7 +8,13 @@ from search import study as study_mod
 from search.specs import RunSpec
 from search.study import StudyLoop, prepare
 from storage import Store
-from tests.search.fakes import MemoryStore, RecordingProgress, ScriptedExecutor, complete, failed
+from tests.search.fakes import (
+    MemoryStore,
+    RecordingProgress,
+    ScriptedExecutor,
+    complete,
+    failed,
+)
 
 GRID = "[hourglass]\nd_z = [100]\nd_h = [7, 8]\nL = [1]\nlr = [0.005]\n"
 
