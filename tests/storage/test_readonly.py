@@ -134,9 +134,9 @@ def test_the_transaction_is_read_only(filled: Store, sql: str,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The second line of defence: a write that got past the static check fails in the
     database (PRAGMA query_only on SQLite, a READ ONLY transaction on PostgreSQL)."""
-    import storage.store
+    import storage.sql
 
-    monkeypatch.setattr(storage.store, "check_readonly", lambda sql, dialect: sql)
+    monkeypatch.setattr(storage.sql, "check_readonly", lambda sql, dialect: sql)
     before = counts(filled)
     with pytest.raises(StorageError) as info:
         filled.query_readonly(sql)

@@ -1,0 +1,131 @@
+"""The database connection under `Store`: URLs, the engine, and one transaction per call.
+
+`Database` opens (and creates or migrates) the schema at a SQLAlchemy URL, and its
+`_session()` runs one transaction that commits or rolls back, mapping database errors to
+`StorageError` (`_Conflict` for a refused unique/foreign-key write, which callers may
+retry). The parts of `Store` (storage/studies.py, trial_writes.py, trial_reads.py, sql.py)
+build on it.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from core.errors import StorageError, one_line
+from storage.migrate import ensure_schema
+from storage.schema import Study, Trial
+
+DEFAULT_URL = "sqlite:///search.db"
+SQLITE_BUSY_TIMEOUT_S = 5.0
+
+
+def default_url() -> str:
+    """`$SEARCH_STORAGE` if set, else a SQLite file `search.db` in the current directory."""
+    return os.environ.get("SEARCH_STORAGE") or DEFAULT_URL
+
+
+def normalize_url(url: str) -> str:
+    """A plain filesystem path (no `://`) becomes an absolute sqlite URL."""
+    if "://" in url:
+        return url
+    return "sqlite:///" + os.path.abspath(os.path.expanduser(url))
+
+
+class _Conflict(StorageError):
+    """A unique or foreign-key constraint refused a write (callers may retry)."""
+
+
+def _sqlite_on_connect(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA foreign_keys = ON")
+    cur.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+    cur.execute("PRAGMA journal_mode = WAL")
+    cur.close()
+
+
+class Database:
+    """An open database: engine, sessions, and the lookups every part of `Store` uses."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = normalize_url(url if url is not None else default_url())
+        self._shown = self.url
+        try:
+            parsed = make_url(self.url)
+            self._shown = parsed.render_as_string(hide_password=True)
+            self.dialect = parsed.get_backend_name()
+            kwargs: dict[str, Any] = {}
+            if self.dialect == "sqlite":
+                kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_S}
+            else:
+                kwargs["pool_pre_ping"] = True
+            self._engine: Engine = create_engine(parsed, **kwargs)
+            if self.dialect == "sqlite":
+                event.listen(self._engine, "connect", _sqlite_on_connect)
+            ensure_schema(self._engine, self._shown)
+        except StorageError:
+            raise
+        except ImportError as exc:
+            raise StorageError(
+                f"cannot open storage '{self._shown}': "
+                f"its database driver is not installed ({exc})"
+            ) from exc
+        except (SQLAlchemyError, ValueError, OSError) as exc:
+            raise StorageError(f"cannot open storage '{self._shown}': {one_line(exc)}") from exc
+        self._sessions = sessionmaker(self._engine, expire_on_commit=False)
+
+    # -- life cycle ---------------------------------------------------------------
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self._engine.dispose()
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._shown!r})"
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        """One transaction: commit on success, roll back and map errors on failure."""
+        session = self._sessions()
+        try:
+            yield session
+            session.commit()
+        except IntegrityError as exc:
+            session.rollback()
+            raise _Conflict(f"storage conflict in '{self._shown}': {one_line(exc)}") from exc
+        except SQLAlchemyError as exc:
+            session.rollback()
+            raise StorageError(f"storage error in '{self._shown}': {one_line(exc)}") from exc
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+
+    # -- lookups ------------------------------------------------------------------
+    def _study(self, session: Session, name: str) -> Study:
+        study = session.scalar(select(Study).where(Study.name == name))
+        if study is None:
+            known = session.scalars(select(Study.name).order_by(Study.name)).all()
+            raise StorageError(
+                f"no study named {name!r}; known: {', '.join(known) if known else '(none)'}"
+            )
+        return study
+
+    @staticmethod
+    def _trial(s: Session, study: Study, number: int) -> Trial:
+        trial = s.scalar(select(Trial).where(Trial.study_id == study.id, Trial.number == number))
+        if trial is None:
+            raise StorageError(f"study {study.name!r} has no trial {number}")
+        return trial

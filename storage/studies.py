@@ -1,0 +1,132 @@
+"""Studies: create or load one, read, list with counts, delete."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import delete, func, select
+
+from core.directions import DIRECTIONS
+from core.errors import StorageError
+from storage.convert import jsonable, now_utc, study_record
+from storage.engine import Database, _Conflict
+from storage.records import StudyRecord, StudySummary
+from storage.schema import Epoch, Run, Study, Trial, TrialMetric
+
+
+class Studies(Database):
+    def create_or_load_study(
+        self,
+        name: str,
+        *,
+        task: str,
+        families: Iterable[str],
+        metric: str,
+        direction: str,
+        budget: int,
+        settings: dict[str, Any] | None = None,
+    ) -> StudyRecord:
+        """Create study `name`, or load it (adding new families, taking the new budget).
+
+        A different task, metric or direction than the stored one is a StorageError.
+        Stored settings are kept as created; a budget change is logged in
+        `settings["budget_history"]`.
+        """
+        families = list(dict.fromkeys(families))
+        if direction not in DIRECTIONS:
+            raise StorageError(
+                f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}"
+            )
+        for attempt in range(3):
+            try:
+                with self._session() as s:
+                    study = s.scalar(select(Study).where(Study.name == name))
+                    if study is None:
+                        study = Study(
+                            name=name, task=task, families=families, metric=metric,
+                            direction=direction, budget=int(budget),
+                            settings=jsonable(settings or {}), created_at=now_utc(),
+                        )
+                        s.add(study)
+                    else:
+                        self._merge_study(study, task, families, metric, direction, int(budget))
+                    s.flush()
+                    return study_record(study)
+            except _Conflict:  # created by another process meanwhile: load it
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _merge_study(
+        study: Study, task: str, families: list[str], metric: str, direction: str, budget: int
+    ) -> None:
+        for field, new in (("task", task), ("metric", metric), ("direction", direction)):
+            old = getattr(study, field)
+            if old != new:
+                raise StorageError(
+                    f"study {study.name!r} exists with {field} {old!r}; use that {field} "
+                    f"or another study name (not {new!r})"
+                )
+        merged = list(study.families) + [f for f in families if f not in study.families]
+        if merged != list(study.families):
+            study.families = merged
+        if budget != study.budget:
+            settings = dict(study.settings or {})
+            history = list(settings.get("budget_history", []))
+            history.append({"budget": int(study.budget), "until": now_utc().isoformat()})
+            settings["budget_history"] = history
+            study.settings = settings
+            study.budget = budget
+
+    def get_study(self, name: str) -> StudyRecord:
+        """The study named `name` (StorageError listing the known names when missing)."""
+        with self._session() as s:
+            return study_record(self._study(s, name))
+
+    def list_studies(self) -> list[StudySummary]:
+        """Every study with trial counts by status and its best complete objective."""
+        with self._session() as s:
+            studies = s.scalars(select(Study).order_by(Study.name)).all()
+            counts: dict[int, dict[str, int]] = {}
+            for sid, status, n in s.execute(
+                select(Trial.study_id, Trial.status, func.count()).group_by(
+                    Trial.study_id, Trial.status
+                )
+            ):
+                counts.setdefault(sid, {})[status] = n
+            best = {
+                sid: (hi, lo)
+                for sid, hi, lo in s.execute(
+                    select(Trial.study_id, func.max(Trial.objective), func.min(Trial.objective))
+                    .where(Trial.status == "complete")
+                    .group_by(Trial.study_id)
+                )
+            }
+            out = []
+            for st in studies:
+                c = counts.get(st.id, {})
+                hi, lo = best.get(st.id, (None, None))
+                out.append(
+                    StudySummary(
+                        name=st.name, task=st.task, families=list(st.families),
+                        metric=st.metric, direction=st.direction, budget=int(st.budget),
+                        n_complete=c.get("complete", 0),
+                        n_failed=c.get("failed", 0) + c.get("diverged", 0),
+                        n_running=c.get("running", 0), n_rejected=c.get("rejected", 0),
+                        best=hi if st.direction == "maximize" else lo,
+                    )
+                )
+            return out
+
+    def delete_study(self, name: str) -> None:
+        """Delete a study with all its trials, metrics, runs and epochs."""
+        with self._session() as s:
+            study = self._study(s, name)
+            trial_ids = select(Trial.id).where(Trial.study_id == study.id)
+            run_ids = select(Run.id).where(Run.trial_id.in_(trial_ids))
+            s.execute(delete(Epoch).where(Epoch.run_id.in_(run_ids)))
+            s.execute(delete(Run).where(Run.trial_id.in_(trial_ids)))
+            s.execute(delete(TrialMetric).where(TrialMetric.trial_id.in_(trial_ids)))
+            s.execute(delete(Trial).where(Trial.study_id == study.id))
+            s.execute(delete(Study).where(Study.id == study.id))

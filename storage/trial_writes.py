@@ -1,0 +1,226 @@
+"""Trial writes: numbering new trials, storing results, interrupting, heartbeats, and
+the counts the study loop steers by (progress, retry candidates)."""
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+
+from core.errors import StorageError
+from core.statuses import FINISHED_STATUSES, TRIAL_STATUSES
+from core.trials import TrialResult
+from storage.convert import dims, finite, jsonable, now_utc, trial_record
+from storage.engine import Database, _Conflict
+from storage.records import TrialRecord
+from storage.schema import Epoch, Run, RunArtifact, Trial, TrialMetric
+
+INTERRUPTED_NOTE = "interrupted: the process running it stopped"
+_NUMBER_ATTEMPTS = 20
+
+
+class TrialWrites(Database):
+    def add_trial(
+        self,
+        study: str,
+        *,
+        family: str,
+        config: dict[str, Any],
+        params: int,
+        seeds: Iterable[int],
+        status: str = "running",
+        optuna: dict[str, Any] | None = None,
+        note: str | None = None,
+        owner: str | None = None,
+        attempt: int = 0,
+        retry_of: int | None = None,
+    ) -> int:
+        """Insert a trial with the study's next free number (0-based) and return it.
+
+        `owner` names the process that runs it (its heartbeat starts now); `retry_of`
+        and `attempt` link a retry to the trial it repeats.
+
+        Safe across processes: the (study, number) unique constraint refuses a
+        duplicate and the insert is retried with a fresh number.
+        """
+        if status not in TRIAL_STATUSES:
+            raise StorageError(
+                f"unknown trial status {status!r}; known: {', '.join(TRIAL_STATUSES)}"
+            )
+        now = now_utc()
+        values: dict[str, Any] = dict(
+            family=family, status=status, params=int(params), config=jsonable(config),
+            seeds=[int(x) for x in seeds],
+            optuna=jsonable(optuna) if optuna is not None else None,
+            note=note, started_at=now if status == "running" else None,
+            owner=owner, heartbeat_at=now if owner else None, attempt=int(attempt), retry_of=retry_of,
+            finished_at=now if status == "rejected" else None, **dims(config),
+        )
+        last: _Conflict | None = None
+        for attempt in range(_NUMBER_ATTEMPTS):
+            try:
+                with self._session() as s:
+                    study_id = self._study(s, study).id
+                    top = s.scalar(
+                        select(func.max(Trial.number)).where(Trial.study_id == study_id)
+                    )
+                    number = 0 if top is None else top + 1
+                    s.add(Trial(study_id=study_id, number=number, **values))
+                    s.flush()
+                    return number
+            except _Conflict as exc:
+                last = exc
+                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+        raise StorageError(
+            f"could not number a new trial of study {study!r} "
+            f"after {_NUMBER_ATTEMPTS} tries: {last}"
+        )
+
+    def add_rejected(
+        self, study: str, *, family: str, config: dict[str, Any], params: int, reason: str
+    ) -> int:
+        """Record a proposal that was never trained (e.g. over budget); returns its number."""
+        return self.add_trial(
+            study, family=family, config=config, params=params, seeds=[],
+            status="rejected", note=reason,
+        )
+
+    def finish_trial(self, study: str, number: int, result: TrialResult) -> None:
+        """Store a trial's result, its metrics, runs and epochs in one transaction.
+
+        Calling it again for the same trial replaces what the first call stored.
+        """
+        if result.status not in TRIAL_STATUSES:
+            raise StorageError(f"unknown trial status {result.status!r}")
+        aggregate = result.aggregate()
+        with self._session() as s:
+            st = self._study(s, study)
+            trial = self._trial(s, st, number)
+            run_ids = select(Run.id).where(Run.trial_id == trial.id)
+            s.execute(delete(Epoch).where(Epoch.run_id.in_(run_ids)))
+            s.execute(delete(RunArtifact).where(RunArtifact.run_id.in_(run_ids)))
+            s.execute(delete(Run).where(Run.trial_id == trial.id))
+            s.execute(delete(TrialMetric).where(TrialMetric.trial_id == trial.id))
+            trial.status = result.status
+            trial.error = result.error
+            trial.traceback = result.traceback
+            trial.device = result.device
+            trial.duration_s = finite(result.duration_s)
+            trial.finished_at = now_utc()
+            primary = aggregate.get(st.metric)
+            trial.objective = finite(primary[0]) if primary else None
+            s.add_all(
+                TrialMetric(trial_id=trial.id, name=name, mean=finite(mean), std=finite(std), n=n)
+                for name, (mean, std, n) in aggregate.items()
+            )
+            runs = [
+                Run(
+                    trial_id=trial.id, repeat=i, seed=int(r.seed), status=r.status,
+                    best_epoch=r.best_epoch, metrics=jsonable(r.metrics),
+                    duration_s=finite(r.duration_s), error=r.error,
+                )
+                for i, r in enumerate(result.runs)
+            ]
+            s.add_all(runs)
+            s.flush()
+            epoch_rows = [
+                dict(
+                    run_id=run.id, epoch=int(e.epoch), train_loss=finite(e.train_loss),
+                    metrics=jsonable(e.metrics), elapsed_s=finite(e.elapsed_s),
+                )
+                for run, r in zip(runs, result.runs)
+                for e in r.epochs
+            ]
+            if epoch_rows:
+                s.execute(Epoch.__table__.insert(), epoch_rows)
+            artifact_rows = [
+                dict(run_id=run.id, name=str(name), media_type=str(a["media_type"]), data=str(a["data"]))
+                for run, r in zip(runs, result.runs)
+                for name, a in (r.artifacts or {}).items()
+            ]
+            if artifact_rows:
+                s.execute(RunArtifact.__table__.insert(), artifact_rows)
+
+    def interrupt_running(
+        self, study: str, orphan: Callable[[TrialRecord], bool] | None = None
+    ) -> list[TrialRecord]:
+        """Mark `running` trials of `study` interrupted and return them.
+
+        With `orphan`, only the trials it says no live process runs any more (its owner
+        died, or its heartbeat is stale); without it, every running trial.
+        """
+        with self._session() as s:
+            study_id = self._study(s, study).id
+            trials = s.scalars(
+                select(Trial)
+                .where(Trial.study_id == study_id, Trial.status == "running")
+                .order_by(Trial.number)
+            ).all()
+            hit = []
+            for t in trials:
+                if orphan is not None and not orphan(trial_record(t, {})):
+                    continue
+                # only if still running: its owner may have finished it since we read it
+                changed = s.execute(
+                    update(Trial).where(Trial.id == t.id, Trial.status == "running")
+                    .values(status="interrupted", note=INTERRUPTED_NOTE)
+                    .execution_options(synchronize_session=False)
+                ).rowcount
+                if changed:
+                    s.refresh(t)
+                    hit.append(t)
+            return [trial_record(t, {}) for t in hit]
+
+    def interrupt_trials(self, study: str, numbers: Iterable[int], note: str = INTERRUPTED_NOTE) -> None:
+        """Mark these trials interrupted if they are still running (e.g. on Ctrl-C)."""
+        self._update_running(study, numbers, {"status": "interrupted", "note": note})
+
+    def heartbeat(self, study: str, numbers: Iterable[int], owner: str) -> None:
+        """Refresh the heartbeat of the running trials `owner` runs."""
+        self._update_running(study, numbers, {"heartbeat_at": now_utc()}, owner=owner)
+
+    def _update_running(self, study: str, numbers: Iterable[int], values: dict[str, Any],
+                        owner: str | None = None) -> None:
+        """Set `values` on the trials among `numbers` that are still running (and run by
+        `owner`, when given), in one UPDATE."""
+        numbers = [int(n) for n in numbers]
+        if not numbers:
+            return
+        with self._session() as s:
+            study_id = self._study(s, study).id
+            where = [Trial.study_id == study_id, Trial.number.in_(numbers), Trial.status == "running"]
+            if owner is not None:
+                where.append(Trial.owner == owner)
+            s.execute(update(Trial).where(*where).values(**values))
+
+    def retry_candidates(self, study: str, statuses: Iterable[str], max_attempt: int) -> list[TrialRecord]:
+        """Trials with one of `statuses`, `attempt < max_attempt` and no retry yet."""
+        with self._session() as s:
+            study_id = self._study(s, study).id
+            retried = select(Trial.retry_of).where(Trial.study_id == study_id, Trial.retry_of.is_not(None))
+            rows = s.scalars(
+                select(Trial)
+                .where(Trial.study_id == study_id, Trial.status.in_(list(statuses)),
+                       Trial.attempt < max_attempt, Trial.number.not_in(retried))
+                .order_by(Trial.number)
+            ).all()
+            return [trial_record(t, {}) for t in rows]
+
+    def progress(self, study: str) -> tuple[int, int]:
+        """(final, running): finished trials (complete/failed/diverged) that no retry
+        supersedes, and trials running now, over every process of the study."""
+        with self._session() as s:
+            study_id = self._study(s, study).id
+            retried = select(Trial.retry_of).where(Trial.study_id == study_id, Trial.retry_of.is_not(None))
+            final = s.scalar(
+                select(func.count()).select_from(Trial)
+                .where(Trial.study_id == study_id, Trial.status.in_(FINISHED_STATUSES),
+                       Trial.number.not_in(retried))
+            )
+            running = s.scalar(
+                select(func.count()).select_from(Trial)
+                .where(Trial.study_id == study_id, Trial.status == "running")
+            )
+            return int(final or 0), int(running or 0)
