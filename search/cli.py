@@ -127,7 +127,7 @@ def _study_page(name: str) -> str:
 
 
 def _print_pareto(df, metric: str, direction: str) -> None:
-    from reports.plots import pareto_table
+    from reports.tables import pareto_table
 
     table = pareto_table(df, metric, direction, formatted=True)
     if table.empty:
@@ -202,7 +202,7 @@ def cmd_trials(a: argparse.Namespace) -> int:
             raise UserError(f"study {a.study!r} has no family {a.family!r}; it has {', '.join(study.families)}")
         df = df[df["family"] == a.family]
     if a.pareto:
-        from reports.plots import front_data
+        from reports.fronts import front_data
 
         fronts = front_data(df, study.metric, study.direction)
         df = df[df["number"].isin({int(n) for f in fronts.families for n in f.front_numbers})]

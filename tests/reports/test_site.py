@@ -104,7 +104,8 @@ def test_duplicate_study_names_get_distinct_pages(tmp_path):
 
 
 def test_params_axis_names_the_studys_parameter_convention(tmp_path):
-    from reports.plots import front_data, pareto_figure
+    from reports.figures import pareto_figure
+    from reports.fronts import front_data
     from tests.reports.frames import two_family_trials
 
     df = two_family_trials()
@@ -114,7 +115,7 @@ def test_params_axis_names_the_studys_parameter_convention(tmp_path):
 
 
 def test_sample_grids_of_pareto_optimal_trials_only(tmp_path):
-    from reports.plots import pareto_table
+    from reports.tables import pareto_table
 
     rec, df = study_record("diffusion demo"), two_family_trials()
     front = set(pareto_table(df, rec.metric, rec.direction)["number"])
@@ -138,3 +139,26 @@ def test_sample_grids_of_pareto_optimal_trials_only(tmp_path):
 
     write_site([(rec, df)], tmp_path / "none", lambda s, n: [])
     assert "Samples of the Pareto" not in (tmp_path / "none" / study_filename("diffusion demo")).read_text()
+
+
+def test_a_study_page_computes_its_front_and_pareto_table_once(monkeypatch):
+    """The page, its Pareto table and its sample section share one front computation."""
+    from reports import fronts, site, tables
+
+    calls = {"front_data": 0, "pareto_table": 0}
+
+    def counting(module, name):
+        original = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    counting(fronts, "front_data")
+    counting(tables, "front_data")  # pareto_table would call this copy if not handed the data
+    counting(tables, "pareto_table")
+    html = site.study_page(study_record("once"), two_family_trials(), lambda s, n: [])
+    assert calls == {"front_data": 1, "pareto_table": 1}
+    assert "Pareto-optimal configurations" in html

@@ -2,7 +2,7 @@
 three families in one study, three fronts, a sample grid per Pareto-optimal model."""
 import re
 
-from reports.plots import front_data
+from reports.fronts import front_data
 from reports.site import study_filename
 from storage import Store, load_trials
 

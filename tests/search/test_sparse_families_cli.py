@@ -2,7 +2,7 @@
 side on a classification task, fitting tasks listed, clear errors where they do not fit."""
 import json
 
-from reports.plots import front_data
+from reports.fronts import front_data
 from storage import load_trials
 
 FAMILIES = ["mixer", "s-mixer", "rp-mixer", "sw-mlp", "han", "han-mixer", "hourglass"]

@@ -106,7 +106,7 @@ def test_both_families_in_one_study_with_two_fronts(cli, tmp_path):
     assert "Pareto-optimal configurations (loss vs. parameters, per family)" in out
     assert "report: search-reports/study-" in out
 
-    from reports.plots import front_data
+    from reports.fronts import front_data
     from storage import Store
 
     store = Store(None)

@@ -1,0 +1,117 @@
+"""Plotly figures, each drawn only from a data object of reports/fronts.py."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core.directions import arrow
+from reports.fronts import FrontData, HypervolumeData
+
+
+def nan_to_none(a: np.ndarray) -> list[float | None]:
+    return [float(x) if np.isfinite(x) else None for x in np.asarray(a, dtype=float)]
+
+
+def empty_figure(title: str | None, message: str) -> go.Figure:
+    fig = go.Figure()
+    fig.add_annotation(text=html.escape(message), showarrow=False, x=0.5, y=0.5,
+                       xref="paper", yref="paper", font=dict(size=16))
+    fig.update_layout(title=title, template="plotly_white", height=300,
+                      xaxis=dict(visible=False), yaxis=dict(visible=False))
+    return fig
+
+
+def pareto_figure(data: FrontData, *, title: str | None = None,
+                  metric_label: str | None = None, params_label: str = "trainable parameters") -> go.Figure:
+    """Metric vs. parameters (log x), one colour per family.
+
+    Per family: every complete trial as a faint marker (error bars = std over repeats),
+    the family front as a bold step line with highlighted markers. The step line is
+    ``line_shape="hv"``: with params ascending, the best metric achievable with at most
+    x parameters holds horizontally until the next front member. The last step extends
+    to the largest parameter count of the study. Members of the all-families front get a
+    black ring.
+    """
+    metric_label = metric_label or data.metric
+    if data.empty:
+        return empty_figure(title, "no complete trials yet")
+    fig = go.Figure()
+    x_end = data.max_params
+    for f in data.families:
+        err = np.isfinite(f.stds).any()
+        rest = ~f.on_front
+        fig.add_trace(go.Scatter(
+            x=f.params[rest], y=f.values[rest], mode="markers", name=f"{html.escape(f.family)} trials",
+            legendgroup=f.family, showlegend=bool(rest.any()),
+            marker=dict(color=f.color, size=7, opacity=0.45),
+            error_y=dict(type="data", array=nan_to_none(f.stds[rest]), visible=bool(err),
+                         thickness=1, width=2, color=f.color),
+            text=[h for h, r in zip(f.hover, rest) if r],
+            hovertemplate="%{text}<extra></extra>",
+        ))
+        fi = f.front_index
+        fx = list(f.params[fi])
+        fy = list(f.values[fi])
+        line_x, line_y = fx, fy
+        if fx and x_end > fx[-1]:
+            line_x, line_y = fx + [x_end], fy + [fy[-1]]
+        fig.add_trace(go.Scatter(
+            x=line_x, y=line_y, mode="lines", line_shape="hv", name=f"{html.escape(f.family)} front",
+            legendgroup=f.family, showlegend=False, hoverinfo="skip",
+            line=dict(color=f.color, width=2.5),
+        ))
+        fig.add_trace(go.Scatter(
+            x=fx, y=fy, mode="markers", name=f"{html.escape(f.family)} front",
+            legendgroup=f.family,
+            marker=dict(color=f.color, size=11, line=dict(color="white", width=1.5)),
+            error_y=dict(type="data", array=nan_to_none(f.stds[fi]),
+                         visible=bool(np.isfinite(f.stds[fi]).any()),
+                         thickness=1.5, width=4, color=f.color),
+            text=[f.hover[i] for i in fi],
+            hovertemplate="%{text}<extra></extra>",
+        ))
+    ox, oy = [], []
+    for f in data.families:
+        ox.extend(f.params[f.on_overall_front])
+        oy.extend(f.values[f.on_overall_front])
+    fig.add_trace(go.Scatter(
+        x=ox, y=oy, mode="markers", name="overall front", hoverinfo="skip",
+        marker=dict(symbol="circle-open", size=17, color="black", line=dict(width=1.5)),
+    ))
+    fig.update_layout(
+        title=title, template="plotly_white", height=560,
+        legend=dict(orientation="v", groupclick="toggleitem"),
+        hovermode="closest", margin=dict(l=60, r=20, t=60 if title else 30, b=50),
+    )
+    fig.update_xaxes(type="log", title_text=f"{params_label} (log)")
+    fig.update_yaxes(title_text=f"{metric_label} {arrow(data.direction)} better")
+    return fig
+
+
+def hypervolume_figure(data: HypervolumeData, *, title: str | None = None,
+                       metric_label: str | None = None) -> go.Figure:
+    """Hypervolume vs. trial number: one step line per family and one for all families."""
+    metric_label = metric_label or data.metric
+    if data.empty or data.overall is None:
+        return empty_figure(title, "no complete trials yet")
+    fig = go.Figure()
+    for s in data.families:
+        fam = html.escape(s.name)
+        fig.add_trace(go.Scatter(
+            x=s.numbers, y=s.values, mode="lines+markers", line_shape="hv", name=fam,
+            line=dict(color=s.color, width=2), marker=dict(size=5),
+            hovertemplate=f"{fam}<br>trial #%{{x}}<br>hypervolume %{{y:.4g}}<extra></extra>",
+        ))
+    fig.add_trace(go.Scatter(
+        x=data.overall.numbers, y=data.overall.values, mode="lines", line_shape="hv", name="all families",
+        line=dict(color="black", width=3, dash="dot"),
+        hovertemplate="all families<br>trial #%{x}<br>hypervolume %{y:.4g}<extra></extra>",
+    ))
+    xname = "log10 params" if data.log_params else "params"
+    fig.update_layout(title=title, template="plotly_white", height=420, hovermode="closest",
+                      margin=dict(l=60, r=20, t=60 if title else 30, b=50))
+    fig.update_xaxes(title_text="trial number")
+    fig.update_yaxes(title_text=f"hypervolume ({xname} × {metric_label})")
+    return fig

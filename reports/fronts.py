@@ -1,0 +1,275 @@
+"""Front and hypervolume data of a trials frame: pure pandas/numpy, what tests check.
+
+Input: a DataFrame of trials as produced by storage (`storage.frames`), one row per trial
+ordered by ``number``, with columns ``number``, ``status``, ``family``, ``params``,
+``config`` (dict), per metric ``m`` its mean ``m`` and std ``m_std`` (NaN for a single
+run), and more. Only ``status == "complete"`` rows with a finite metric and a positive
+finite parameter count take part in fronts and hypervolumes. The figures
+(reports/figures.py) are drawn from the data objects built here (`FrontData`,
+`HypervolumeData`), as in Optuna's ``visualization/_pareto_front.py``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core.directions import check_direction
+from reports.formatting import family_colors, hover_text, parse_config
+from reports.pareto import default_reference, hypervolume_history, pareto_mask
+
+
+def column(df: pd.DataFrame, name: str, default: Any = np.nan) -> pd.Series:
+    if name in df.columns:
+        return df[name]
+    return pd.Series([default] * len(df), index=df.index, dtype=object if default is None else None)
+
+
+def floats(s: pd.Series) -> np.ndarray:
+    return pd.to_numeric(s, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
+def complete_points(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The rows that take part in fronts: complete, finite metric, finite params > 0.
+
+    Returns a frame with columns number, family, params (float), value, std, config,
+    plus the original index, in trial-number order.
+    """
+    if df is None or len(df) == 0 or "status" not in df.columns or metric not in df.columns:
+        return pd.DataFrame(
+            {"number": pd.Series(dtype=int), "family": pd.Series(dtype=object),
+             "params": pd.Series(dtype=float), "value": pd.Series(dtype=float),
+             "std": pd.Series(dtype=float), "config": pd.Series(dtype=object)}
+        )
+    params = floats(column(df, "params"))
+    value = floats(df[metric])
+    std = floats(column(df, f"{metric}_std"))
+    ok = (
+        (df["status"].astype(str) == "complete").to_numpy()
+        & np.isfinite(value)
+        & np.isfinite(params)
+        & (params > 0)
+    )
+    out = pd.DataFrame(
+        {
+            "number": pd.to_numeric(column(df, "number"), errors="coerce").to_numpy()[ok],
+            "family": column(df, "family", "").astype(str).to_numpy()[ok],
+            "params": params[ok],
+            "value": value[ok],
+            "std": std[ok],
+            "config": [parse_config(c) for c in column(df, "config", None).to_numpy()[ok]],
+        },
+        index=df.index[ok],
+    )
+    return out.sort_values("number", kind="stable")
+
+
+@dataclass(frozen=True)
+class FamilyFront:
+    """One family's complete trials and its own Pareto front.
+
+    All arrays have shape (k,) for the family's k complete points, in trial order;
+    ``front_index`` (f,) indexes the family-front members sorted by params ascending.
+    """
+
+    family: str
+    color: str
+    numbers: np.ndarray  # (k,) int trial numbers
+    params: np.ndarray  # (k,) float parameter counts
+    values: np.ndarray  # (k,) float metric means
+    stds: np.ndarray  # (k,) float metric stds, NaN for single runs
+    hover: list[str]  # (k,) hover texts
+    on_front: np.ndarray  # (k,) bool, on this family's front
+    on_overall_front: np.ndarray  # (k,) bool, on the all-families front
+    front_index: np.ndarray  # (f,) int, family front sorted by params
+
+    @property
+    def front_numbers(self) -> np.ndarray:
+        return self.numbers[self.front_index]
+
+    @property
+    def front_params(self) -> np.ndarray:
+        return self.params[self.front_index]
+
+    @property
+    def front_values(self) -> np.ndarray:
+        return self.values[self.front_index]
+
+    @property
+    def front_stds(self) -> np.ndarray:
+        return self.stds[self.front_index]
+
+
+@dataclass(frozen=True)
+class FrontData:
+    """Everything the Pareto figure needs; families sorted by name."""
+
+    metric: str
+    direction: str
+    families: list[FamilyFront] = field(default_factory=list)
+    overall_numbers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    # (o,) trial numbers on the all-families front, sorted by params ascending
+    n_excluded: int = 0  # complete trials left out (non-finite metric or params)
+
+    @property
+    def empty(self) -> bool:
+        return not self.families
+
+    def family(self, name: str) -> FamilyFront:
+        for f in self.families:
+            if f.family == name:
+                return f
+        raise KeyError(f"no complete trials of family {name!r}; have {[f.family for f in self.families]}")
+
+    @property
+    def max_params(self) -> float:
+        return max((float(f.params.max()) for f in self.families), default=float("nan"))
+
+
+def front_data(df: pd.DataFrame, metric: str, direction: str) -> FrontData:
+    """Per-family points and fronts (objectives: params minimised, metric in `direction`)."""
+    check_direction(direction)
+    pts = complete_points(df, metric)
+    n_complete = int((df["status"].astype(str) == "complete").sum()) if (
+        df is not None and len(df) and "status" in df.columns) else 0
+    n_excluded = n_complete - len(pts)
+    if len(pts) == 0:
+        return FrontData(metric=metric, direction=direction, n_excluded=n_excluded)
+
+    dirs = ["minimize", direction]
+    objectives = pts[["params", "value"]].to_numpy(dtype=float)
+    overall = pareto_mask(objectives, dirs)
+    pts = pts.assign(overall=overall)
+    overall_rows = pts[overall].sort_values(["params", "number"], kind="stable")
+    colors = family_colors(pts["family"])
+
+    families = []
+    for fam in sorted(pts["family"].unique()):
+        sub = pts[pts["family"] == fam]
+        obj = sub[["params", "value"]].to_numpy(dtype=float)
+        on_front = pareto_mask(obj, dirs)
+        idx = np.flatnonzero(on_front)
+        idx = idx[np.argsort(obj[idx, 0], kind="stable")]
+        hover = [
+            hover_text(r.number, fam, r.config, r.params, metric, r.value, r.std)
+            for r in sub.itertuples(index=False)
+        ]
+        families.append(
+            FamilyFront(
+                family=fam,
+                color=colors[fam],
+                numbers=sub["number"].to_numpy(dtype=int),
+                params=sub["params"].to_numpy(dtype=float),
+                values=sub["value"].to_numpy(dtype=float),
+                stds=sub["std"].to_numpy(dtype=float),
+                hover=hover,
+                on_front=on_front,
+                on_overall_front=sub["overall"].to_numpy(dtype=bool),
+                front_index=idx,
+            )
+        )
+    return FrontData(
+        metric=metric,
+        direction=direction,
+        families=families,
+        overall_numbers=overall_rows["number"].to_numpy(dtype=int),
+        n_excluded=n_excluded,
+    )
+
+
+def hypervolume_points(df: pd.DataFrame, metric: str, *, log_params: bool = True) -> pd.DataFrame:
+    """Complete points with objective columns ``x`` (params, log10 when log_params) and ``y``."""
+    pts = complete_points(df, metric)
+    x = np.log10(pts["params"].to_numpy(dtype=float)) if log_params else pts["params"].to_numpy(dtype=float)
+    return pts.assign(x=x, y=pts["value"].to_numpy(dtype=float))
+
+
+def hypervolume_reference(df: pd.DataFrame, metric: str, direction: str, *,
+                          log_params: bool = True) -> np.ndarray | None:
+    """The study's fixed reference: `default_reference` of all its complete points."""
+    check_direction(direction)
+    pts = hypervolume_points(df, metric, log_params=log_params)
+    if len(pts) == 0:
+        return None
+    return default_reference(pts[["x", "y"]].to_numpy(dtype=float), ["minimize", direction])
+
+
+def hypervolume_data(df: pd.DataFrame, metric: str, direction: str, family: str | None = None,
+                     *, log_params: bool = True,
+                     reference: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Hypervolume after each complete trial, in trial-number order.
+
+    Objectives: params (minimised; log10 of params when ``log_params``, since counts span
+    decades) and the metric in ``direction``. The reference is fixed for the whole study
+    (`hypervolume_reference`: computed from all complete points of every family), so the
+    per-family and overall curves are comparable.
+
+    Returns:
+        numbers (k,) int trial numbers and hv (k,) float non-decreasing hypervolume of the
+        complete trials up to and including that one (of ``family`` only when given).
+    """
+    check_direction(direction)
+    pts = hypervolume_points(df, metric, log_params=log_params)
+    if reference is None:
+        if len(pts) == 0:
+            return np.zeros(0, dtype=int), np.zeros(0, dtype=float)
+        reference = default_reference(pts[["x", "y"]].to_numpy(dtype=float), ["minimize", direction])
+    if family is not None:
+        pts = pts[pts["family"] == family]
+    hv = hypervolume_history(pts[["x", "y"]].to_numpy(dtype=float).reshape(-1, 2),
+                             ["minimize", direction], reference)
+    return pts["number"].to_numpy(dtype=int), hv
+
+
+@dataclass(frozen=True)
+class HypervolumeSeries:
+    """Hypervolume after each complete trial of one family (or of all families).
+
+    ``numbers`` (k,) int trial numbers in order; ``values`` (k,) float, non-decreasing.
+    """
+
+    name: str
+    color: str
+    numbers: np.ndarray
+    values: np.ndarray
+
+
+@dataclass(frozen=True)
+class HypervolumeData:
+    """Everything the hypervolume figure needs: one series per family (sorted by name)
+    and one over all families, against one fixed reference point (None when the study
+    has no complete trial)."""
+
+    metric: str
+    direction: str
+    log_params: bool
+    reference: np.ndarray | None
+    families: list[HypervolumeSeries] = field(default_factory=list)
+    overall: HypervolumeSeries | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.reference is None
+
+    def family(self, name: str) -> HypervolumeSeries:
+        for s in self.families:
+            if s.name == name:
+                return s
+        raise KeyError(f"no complete trials of family {name!r}; have {[s.name for s in self.families]}")
+
+
+def hypervolume_curves(df: pd.DataFrame, metric: str, direction: str, *, log_params: bool = True) -> HypervolumeData:
+    """Per-family and overall hypervolume series of a trials frame (see `hypervolume_data`)."""
+    ref = hypervolume_reference(df, metric, direction, log_params=log_params)
+    if ref is None:
+        return HypervolumeData(metric, direction, log_params, None)
+    families = sorted(complete_points(df, metric)["family"].unique())
+    colors = family_colors(families)
+    series = [HypervolumeSeries(fam, colors[fam], *hypervolume_data(df, metric, direction, fam, log_params=log_params,
+                                                                    reference=ref))
+              for fam in families]
+    overall = HypervolumeSeries("all families", "black",
+                                *hypervolume_data(df, metric, direction, log_params=log_params, reference=ref))
+    return HypervolumeData(metric, direction, log_params, ref, series, overall)
