@@ -1,0 +1,108 @@
+"""Reading a database: `search report`, `studies`, `trials` and `sql`."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from core.errors import UserError
+from search.commands.common import open_store, print_frame
+from search.commands.run import samples_for
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    from reports import write_site
+
+    store = open_store(a.storage)
+    names = a.studies or [s.name for s in store.list_studies()]
+    if not names:
+        raise UserError("no studies in this database yet: run 'search run' first")
+    studies = [(store.get_study(n), store.trials_frame(n)) for n in names]
+    index = write_site(studies, a.out, samples_for(store))
+    print(f"report: {index}")
+    return 0
+
+
+def cmd_studies(a: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from core.budget import format_count
+
+    rows = [
+        {"study": s.name, "task": s.task, "families": ",".join(s.families), "budget": format_count(s.budget),
+         "done": s.n_complete, "failed": s.n_failed, "running": s.n_running, "rejected": s.n_rejected,
+         "best": None if s.best is None else round(s.best, 4), "metric": s.metric}
+        for s in open_store(a.storage).list_studies()
+    ]
+    if not rows and a.format == "table":
+        print("no studies yet: run 'search run --space hourglass --task digits-denoise --budget 200K'")
+        return 0
+    print_frame(pd.DataFrame(rows), a.format)
+    return 0
+
+
+def trials_records(df, metric_names: list[str]) -> list[dict[str, Any]]:
+    """JSON form of `search trials`: one object per trial, metrics by name."""
+    out = []
+    for r in df.to_dict(orient="records"):
+        rec: dict[str, Any] = {k: r.get(k) for k in ("number", "status", "family", "config", "params")}
+        for m in metric_names:
+            v = r.get(m)
+            rec[m] = None if v is None or v != v else float(v)
+            s = r.get(f"{m}_std")
+            if s is not None and s == s:
+                rec[f"{m}_std"] = float(s)
+        for k in ("n_runs", "seeds", "note", "error", "device", "duration_s"):
+            v = r.get(k)
+            rec[k] = None if (isinstance(v, float) and v != v) else v
+        out.append(rec)
+    return out
+
+
+def cmd_trials(a: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from storage.frames import metric_columns
+
+    store = open_store(a.storage)
+    study = store.get_study(a.study)
+    df = store.trials_frame(a.study)
+    if a.family:
+        if a.family not in study.families:
+            raise UserError(f"study {a.study!r} has no family {a.family!r}; it has {', '.join(study.families)}")
+        df = df[df["family"] == a.family]
+    if a.pareto:
+        from reports.fronts import front_data
+
+        fronts = front_data(df, study.metric, study.direction)
+        df = df[df["number"].isin({int(n) for f in fronts.families for n in f.front_numbers})]
+    metrics = metric_columns(df)
+    if a.format == "json":
+        print(json.dumps(trials_records(df, metrics), indent=2, default=str))
+        return 0
+    if a.format == "csv":
+        out = df.copy()
+        out["config"] = out["config"].map(lambda c: json.dumps(c, sort_keys=True))
+        out["seeds"] = out["seeds"].map(json.dumps)
+        print_frame(out, "csv")
+        return 0
+    from search.progress import format_config
+
+    cols = {"number": df["number"], "status": df["status"], "family": df["family"],
+            "config": df["config"].map(format_config), "params": df["params"]}
+    for m in metrics:
+        cols[m] = df[m].round(4)
+        if df[f"{m}_std"].notna().any():
+            cols[f"{m}_std"] = df[f"{m}_std"].round(4)
+    cols["time_s"] = df["duration_s"].round(1)
+    cols["reason"] = df["error"].fillna(df["note"]).fillna("")
+    print_frame(pd.DataFrame(cols), "table")
+    return 0
+
+
+def cmd_sql(a: argparse.Namespace) -> int:
+    import pandas as pd
+
+    cols, rows = open_store(a.storage).query_readonly(a.query)
+    print_frame(pd.DataFrame(rows, columns=cols), a.format)
+    return 0

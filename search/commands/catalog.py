@@ -1,0 +1,54 @@
+"""What the registries hold: `search params`, `spaces` and `tasks`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from search.commands.common import key_values, task_options
+
+
+def cmd_params(a: argparse.Namespace) -> int:
+    from core.budget import format_count
+    from models import get_family
+    from tasks import get_task
+
+    fam = get_family(a.space)
+    task = get_task(a.task or fam.default_task, task_options(a))
+    io = task.io()
+    config = key_values(a.config, "config")
+    n = fam.count_params(config, io)
+    parts = fam.param_breakdown(config, io)
+    violation = fam.shape_violation(config, io)
+    if a.json:
+        print(json.dumps({"space": fam.name, "task": task.name, "config": config, "params": n,
+                          "convention": fam.param_convention, "breakdown": parts, "d_x": io.d_in,
+                          "d_out": io.d_out, "shape_ok": violation is None, "shape_violation": violation}))
+    else:
+        print(f"{n} {fam.param_convention} ({format_count(n)}) for {fam.name} on {task.name} "
+              f"(d_x={io.d_in}, d_out={io.d_out})")
+        for name, count in parts.items():
+            print(f"  {name}: {count} ({format_count(count)})")
+        if violation:
+            print(f"note: {violation}", file=sys.stderr)
+    return 0
+
+
+def cmd_spaces(a: argparse.Namespace) -> int:
+    from models import FAMILIES
+    from tasks import TASKS, get_task
+
+    for name, fam in FAMILIES.items():
+        fits = [t for t in TASKS.names() if fam.fits(get_task(t).io())]
+        print(f"{name:<14} {fam.description}; default task {fam.default_task}; "
+              f"keys {', '.join(fam.key_dims)}; tasks: {', '.join(fits)}")
+    return 0
+
+
+def cmd_tasks(a: argparse.Namespace) -> int:
+    from tasks import TASKS, get_task
+
+    for name in TASKS.names():
+        t = get_task(name)
+        print(f"{name:<20} {t.description} [{t.metric}, {t.direction}]")
+    return 0

@@ -1,0 +1,79 @@
+"""`search run`: parse the flags into a RunSpec, check everything, run the study, print
+its Pareto table and write its report page."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core.errors import UserError
+from search.commands.common import open_store, print_frame, task_options
+
+DEFAULT_REPORT_DIR = "search-reports"
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    from core.budget import parse_budget
+    from core.trials import TrainSettings
+    from search.progress import ConsoleProgress
+    from search.specs import RunSpec
+    from search.study import default_task, prepare, run_study
+
+    spaces = tuple(s.strip() for s in a.space.split(",") if s.strip())
+    if a.smoke:
+        a.trials = 2 if a.trials is None else a.trials
+        a.epochs = 1 if a.epochs is None else a.epochs
+        a.max_train_samples = 512 if a.max_train_samples is None else a.max_train_samples
+    spec = RunSpec(
+        spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(a.budget),
+        trials=20 if a.trials is None else a.trials, repeats=a.repeats, sampler=a.sampler, study=a.study, storage=a.storage,
+        data_dir=a.data_dir, seed=a.seed, executor=a.executor, space_file=a.space_file,
+        train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
+                            max_train_samples=a.max_train_samples, tokens=a.tokens),
+        task_options=task_options(a), retries=a.retries, oom_retry=a.oom_retry,
+        executor_options={k: v for k, v in (
+            ("address", a.ray_address), ("gpus_per_trial", a.gpus_per_trial), ("cpus_per_trial", a.cpus_per_trial),
+            ("max_concurrent", a.max_concurrent), ("trial_timeout", a.trial_timeout)) if v is not None},
+    )
+    prep = prepare(spec)  # every name, range and the budget checked before the database is touched
+    if a.data_dir is not None and not Path(a.data_dir).is_dir():
+        raise UserError(f"data directory {a.data_dir!r} does not exist")
+    from tasks import load_data
+
+    load_data(prep.task, spec.data_dir, spec.train.device)  # missing data fails here, before any write
+    store = open_store(a.storage)
+    out = run_study(spec, store, ConsoleProgress(), prep)
+    df = store.trials_frame(spec.study_name)
+    print(f"study {spec.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
+          + (f" ({out.retried} retries)" if out.retried else "") +
+          f", {out.rejected} proposal(s) rejected over budget or shape"
+          + (" (grid exhausted)" if out.exhausted else ""))
+    print_pareto(df, out.study.metric, out.study.direction)
+    if not a.no_report:
+        from reports import write_site
+
+        index = write_site([(out.study, df)], a.out, samples_for(store))
+        page = Path(a.out) / study_page_name(out.study.name)
+        print(f"report: {page if page.exists() else index}")
+    return 0
+
+
+def samples_for(store):
+    """The report's source of sample grids: the "samples" artifacts of a trial's runs."""
+    return lambda study, number: store.artifacts(study, number, "samples")
+
+
+def study_page_name(name: str) -> str:
+    from reports.site import study_filename
+
+    return study_filename(name)
+
+
+def print_pareto(df, metric: str, direction: str) -> None:
+    from reports.tables import pareto_table
+
+    table = pareto_table(df, metric, direction, formatted=True)
+    if table.empty:
+        print("no complete trials yet, so no Pareto front")
+        return
+    print(f"Pareto-optimal configurations ({metric} vs. parameters, per family):")
+    print_frame(table, "table")
