@@ -20,6 +20,10 @@ FinishedStatus = Literal["complete", "failed", "diverged"]
 TRIAL_STATUSES: tuple[str, ...] = ("running", "complete", "failed", "diverged", "interrupted", "rejected")
 # A trial with one of these counts towards --trials (unless a retry supersedes it).
 FINISHED_STATUSES: tuple[str, ...] = ("complete", "failed", "diverged")
+# Trained but without a result: counted together as "failed" in summaries.
+FAILURE_STATUSES: tuple[str, ...] = ("failed", "diverged")
+# Replayed into a resumed study's sampler (complete ones with their values, the rest as failures).
+REPLAYED_STATUSES: tuple[str, ...] = (*FINISHED_STATUSES, "interrupted")
 # Shown in the reports' "problems" table, with their reasons.
 PROBLEM_STATUSES: tuple[str, ...] = ("failed", "diverged", "interrupted", "rejected")
 # Re-run on resume (up to --retries attempts).

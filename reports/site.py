@@ -23,7 +23,7 @@ from plotly.offline import get_plotlyjs
 
 from core.budget import format_count
 from core.directions import arrow
-from core.statuses import HEADLINE_STATUSES
+from core.statuses import FAILURE_STATUSES, HEADLINE_STATUSES
 from reports import figures, fronts, tables
 from reports.formatting import format_mean_std, format_params, format_time, format_value
 from reports.html import PLOTLY_JS, esc, figure_html, html_table, page
@@ -208,7 +208,7 @@ def index_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], links: Seque
             f"<td>{esc(rec.metric)} {arrow(rec.direction)}</td>"
             f'<td class="num">{esc(format_count(rec.budget) if isinstance(rec.budget, (int, float)) else rec.budget)}</td>'
             f'<td class="num">{c["complete"]}</td>'
-            f'<td class="num">{c["failed"] + c["diverged"]}</td>'
+            f'<td class="num">{sum(c[s] for s in FAILURE_STATUSES)}</td>'
             f'<td class="num">{c["rejected"]}</td>'
             f'<td class="num">{c["running"]}</td>'
             f'<td class="num">{len(df)}</td>'

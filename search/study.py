@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from core.budget import format_count
 from core.errors import UserError
 from core.io import IOSpec
-from core.statuses import FINISHED_STATUSES, RETRY_STATUSES
+from core.statuses import REPLAYED_STATUSES, RETRY_STATUSES
 from core.trials import EpochRecord, TrialResult, TrialSpec
 from models import FAMILIES, Family, get_family
 from search.executors import EXECUTORS, Executor, make_executor
@@ -146,7 +146,7 @@ class StudyLoop:
             direction=prep.task.direction, budget=spec.budget, settings=study_settings(spec, prep),
         )
         interrupted = store.interrupt_running(self.name, orphan=is_orphan)
-        past = store.trials(self.name, statuses=(*FINISHED_STATUSES, "interrupted"))
+        past = store.trials(self.name, statuses=REPLAYED_STATUSES)
         self.proposer = make_proposer(
             spec.sampler, prep.spaces, prep.io, spec.budget, prep.count,
             direction=prep.task.direction, seed=spec.seed, trials=spec.trials,

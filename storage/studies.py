@@ -8,6 +8,7 @@ from sqlalchemy import delete, func, select
 
 from core.directions import DIRECTIONS
 from core.errors import StorageError
+from core.statuses import FAILURE_STATUSES
 from storage.convert import jsonable, now_utc, study_record
 from storage.engine import Database, _Conflict
 from storage.records import StudyRecord, StudySummary
@@ -112,7 +113,7 @@ class Studies(Database):
                         name=st.name, task=st.task, families=list(st.families),
                         metric=st.metric, direction=st.direction, budget=int(st.budget),
                         n_complete=c.get("complete", 0),
-                        n_failed=c.get("failed", 0) + c.get("diverged", 0),
+                        n_failed=sum(c.get(s, 0) for s in FAILURE_STATUSES),
                         n_running=c.get("running", 0), n_rejected=c.get("rejected", 0),
                         best=hi if st.direction == "maximize" else lo,
                     )

@@ -5,12 +5,19 @@ from core.directions import DIRECTIONS, arrow, better, check_direction
 from core.io import IOSpec
 from core.shape_rules import Constraint, first_violation
 from core.statuses import (
-    FINISHED_STATUSES, HEADLINE_STATUSES, PROBLEM_STATUSES, RETRY_STATUSES, TRIAL_STATUSES,
+    FAILURE_STATUSES,
+    FINISHED_STATUSES,
+    HEADLINE_STATUSES,
+    PROBLEM_STATUSES,
+    REPLAYED_STATUSES,
+    RETRY_STATUSES,
+    TRIAL_STATUSES,
 )
 
 
 def test_status_groups_are_subsets_of_the_one_list():
-    for group in (FINISHED_STATUSES, PROBLEM_STATUSES, RETRY_STATUSES, HEADLINE_STATUSES):
+    for group in (FINISHED_STATUSES, PROBLEM_STATUSES, RETRY_STATUSES, HEADLINE_STATUSES, FAILURE_STATUSES,
+                  REPLAYED_STATUSES):
         assert set(group) <= set(TRIAL_STATUSES)
     assert "running" not in FINISHED_STATUSES and "rejected" not in FINISHED_STATUSES
     assert not set(FINISHED_STATUSES) & {"interrupted"} and "complete" not in PROBLEM_STATUSES
