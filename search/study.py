@@ -25,7 +25,7 @@ from core.io import IOSpec
 from core.statuses import REPLAYED_STATUSES, RETRY_STATUSES
 from core.trials import EpochRecord, TrialResult, TrialSpec
 from models import FAMILIES, Family, get_family
-from search.executors import EXECUTORS, Executor, make_executor
+from search.executors import Executor, check_executor, make_executor
 from search.ownership import Heartbeat, is_orphan, owner_id
 from search.proposers import Proposer, Rejection
 from search.retries import Job, follow_up, resume_job
@@ -60,7 +60,7 @@ class Prepared:
 def prepare(spec: RunSpec) -> Prepared:
     """Resolve and validate names, spaces and the budget; touches no database."""
     task = get_task(spec.task, spec.task_options)
-    EXECUTORS.get(spec.executor)  # unknown executors fail here, before any write
+    check_executor(spec.executor, spec.executor_options)  # unknown executors and bad options fail before any write
     io = task.io()
     families = {name: get_family(name) for name in spec.spaces}
     for name, fam in families.items():

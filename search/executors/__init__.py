@@ -1,27 +1,25 @@
 """Executors by name (`--executor`)."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any
 
 from core.registry import Registry
 from search.executors.base import EpochCallback, Executor
 from search.executors.local import LocalExecutor
+from search.executors.ray import RayExecutor
 
-EXECUTORS: Registry[Callable[..., Executor]] = Registry("executor")
+EXECUTORS: Registry[type[Executor]] = Registry("executor")
 EXECUTORS.add("local", LocalExecutor)
+EXECUTORS.add("ray", RayExecutor)  # Ray itself is imported only when one is built
 
 
-def _ray(**kw) -> Executor:
-    from search.executors.ray import RayExecutor  # Ray is imported only when asked for
-
-    return RayExecutor(**kw)
-
-
-EXECUTORS.add("ray", _ray)
+def check_executor(name: str, options: dict[str, Any]) -> None:
+    """UserError for an unknown executor or options it cannot take; starts nothing."""
+    EXECUTORS.get(name).check_options(options)
 
 
 def make_executor(name: str, on_epoch: EpochCallback | None = None, **options) -> Executor:
     return EXECUTORS.get(name)(on_epoch=on_epoch, **options)
 
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "make_executor"]
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "check_executor", "make_executor"]

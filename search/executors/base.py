@@ -7,7 +7,7 @@ process; a Ray executor (a later issue) runs many on GPU workers behind the same
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable
+from typing import Any, Callable
 
 from core.errors import one_line
 from core.trials import EpochRecord, TrialResult, TrialSpec
@@ -17,6 +17,11 @@ EpochCallback = Callable[[TrialSpec, int, EpochRecord], None]
 
 class Executor(ABC):
     capacity: int = 1  # trials that may be in flight at once
+
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
+        """Raise UserError for options this executor cannot take, without starting
+        anything: `prepare` calls it before the database is touched."""
 
     @abstractmethod
     def submit(self, spec: TrialSpec) -> None:

@@ -1,6 +1,9 @@
 """The default executor: trials run one after another in this process."""
 from __future__ import annotations
 
+from typing import Any
+
+from core.errors import UserError
 from core.trials import TrialResult, TrialSpec
 from search.executors.base import EpochCallback, Executor, run_guarded
 
@@ -8,11 +11,13 @@ from search.executors.base import EpochCallback, Executor, run_guarded
 class LocalExecutor(Executor):
     capacity = 1
 
-    def __init__(self, on_epoch: EpochCallback | None = None, **options) -> None:
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
         if options:
-            from core.errors import UserError
-
             raise UserError(f"the local executor takes no {', '.join(sorted(options))} (use --executor ray)")
+
+    def __init__(self, on_epoch: EpochCallback | None = None, **options) -> None:
+        self.check_options(options)
         self.on_epoch = on_epoch
         self._queue: list[TrialSpec] = []
 

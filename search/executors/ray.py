@@ -48,19 +48,40 @@ def _failed(spec: TrialSpec, error: str, started: float, device: str = "ray") ->
     return TrialResult(spec.number, "failed", [], time.monotonic() - started, device, error=error[:MAX_ERROR_CHARS])
 
 
+# Options of `--executor ray` (RayExecutor's keywords that the CLI passes): name -> flag.
+FLAGS = {"address": "--ray-address", "gpus_per_trial": "--gpus-per-trial", "cpus_per_trial": "--cpus-per-trial",
+         "max_concurrent": "--max-concurrent", "trial_timeout": "--trial-timeout", "num_cpus": "num_cpus",
+         "num_gpus": "num_gpus", "poll_s": "poll_s"}
+
+
 class RayExecutor(Executor):
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
+        unknown = sorted(set(options) - set(FLAGS))
+        if unknown:
+            raise UserError(f"the ray executor takes no {', '.join(unknown)}")
+        number = {k: v for k, v in options.items() if k != "address" and v is not None}
+        for k, v in number.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise UserError(f"{FLAGS[k]} must be a number, got {v!r}")
+        if number.get("gpus_per_trial", 0) < 0 or number.get("cpus_per_trial", 1) <= 0:
+            raise UserError("--gpus-per-trial must be >= 0 and --cpus-per-trial > 0")
+        if number.get("trial_timeout", 1) <= 0:
+            raise UserError("--trial-timeout must be positive")
+        if number.get("max_concurrent", 1) < 1:
+            raise UserError("--max-concurrent must be at least 1")
+
     def __init__(self, on_epoch: EpochCallback | None = None, *, address: str | None = None,
                  gpus_per_trial: float = 0.0, cpus_per_trial: float = 1.0, max_concurrent: int | None = None,
                  trial_timeout: float | None = None, num_cpus: int | None = None, num_gpus: int | None = None,
                  poll_s: float = 1.0) -> None:
+        self.check_options(dict(address=address, gpus_per_trial=gpus_per_trial, cpus_per_trial=cpus_per_trial,
+                                max_concurrent=max_concurrent, trial_timeout=trial_timeout, num_cpus=num_cpus,
+                                num_gpus=num_gpus, poll_s=poll_s))
         try:
             import ray
         except ImportError:  # pragma: no cover - ray is a dependency
             raise UserError("--executor ray needs Ray: pip install 'ray[tune]'") from None
-        if gpus_per_trial < 0 or cpus_per_trial <= 0:
-            raise UserError("--gpus-per-trial must be >= 0 and --cpus-per-trial > 0")
-        if trial_timeout is not None and trial_timeout <= 0:
-            raise UserError("--trial-timeout must be positive")
         self.ray = ray
         t0 = time.monotonic()
         self._owns_ray = not ray.is_initialized()

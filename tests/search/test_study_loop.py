@@ -1,4 +1,6 @@
 """The study loop's steps on in-memory fakes: no database, no training (tests/search/fakes.py)."""
+import inspect
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -7,6 +9,7 @@ from core.errors import UserError
 from search import study as study_mod
 from search.specs import RunSpec
 from search.study import StudyLoop, prepare
+from search.study_store import StudyStore
 from storage import Store
 from tests.search.fakes import (
     MemoryStore,
@@ -160,3 +163,30 @@ def test_next_job_counts_trials_in_flight_and_queued_retries():
     loop.submit(second)
     assert loop.next_job() is None  # two running: enough for --trials 2
     assert [n for n in loop.pending] == [0, 1] and loop.out.finished == 0
+
+
+PROTOCOL = [n for n in vars(StudyStore) if not n.startswith("_")]
+
+
+def test_the_protocol_lists_exactly_what_the_loop_calls():
+    assert sorted(PROTOCOL) == sorted([
+        "create_or_load_study", "interrupt_running", "trials", "retry_candidates", "progress", "add_trial",
+        "add_rejected", "finish_trial", "interrupt_trials", "heartbeat"])
+
+
+@pytest.mark.parametrize("impl", [Store, MemoryStore])
+def test_the_store_and_the_fake_take_the_protocols_arguments(impl):
+    for name in PROTOCOL:
+        want = inspect.signature(getattr(StudyStore, name)).parameters
+        got = inspect.signature(getattr(impl, name)).parameters
+        assert list(got)[:len(want)] == list(want), name
+        assert all(p.default is not p.empty for p in list(got.values())[len(want):]), name
+
+
+def test_two_trials_in_flight_stop_at_the_trials_asked_for():
+    store = MemoryStore()
+    spec = run_spec(trials=5)
+    executor = ScriptedExecutor(lambda s: complete(s, 20.0), capacity=2)
+    out = StudyLoop(spec, store, RecordingProgress(), prepare(spec), executor=executor).run()
+    assert out.finished == 5 and statuses(store) == ["complete"] * 5 and executor.closed
+    assert not [t for t in threading.enumerate() if t.name == "search-heartbeat" and t.is_alive()]
