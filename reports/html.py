@@ -27,6 +27,9 @@ nav { font-size: .9em; margin-bottom: 12px; }
 .empty { padding: 18px; background: var(--bg2); border: 1px dashed var(--line); border-radius: 6px; }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 12px 0; }
 dl.meta dt { color: var(--muted); } dl.meta dd { margin: 0; word-break: break-word; }
+table.kv { border-collapse: collapse; font-size: 0.92em; margin: 0; }
+table.kv td { padding: 0 12px 0 0; border: 0; vertical-align: top; }
+table.kv td:first-child { color: var(--muted); }
 .scroll { overflow-x: auto; max-width: 100%; }
 .scroll.tall { max-height: 640px; overflow-y: auto; }
 table { border-collapse: collapse; font-size: .88em; }

@@ -13,7 +13,6 @@ fragments in our own template, so no page needs the network. Every piece of user
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -50,13 +49,19 @@ def study_filename(name: str) -> str:
     return f"study-{slugify(name)}.html"
 
 
-def _settings_text(value: Any) -> str:
-    if isinstance(value, (dict, list, tuple)):
-        try:
-            return json.dumps(value, default=str, sort_keys=True)
-        except (TypeError, ValueError):
-            return str(value)
-    return format_value(value) if not isinstance(value, str) else value
+def settings_html(value: Any) -> str:
+    """A study setting as escaped HTML: a nested key/value table for a dict (None shown as
+    "default": the task's or the executor's own), a comma list for a list, text otherwise."""
+    if isinstance(value, dict):
+        if not value:
+            return '<span class="muted">none</span>'
+        rows = "".join(f"<tr><td>{esc(k)}</td><td>{settings_html(v)}</td></tr>" for k, v in value.items())
+        return f'<table class="kv">{rows}</table>'
+    if isinstance(value, (list, tuple)):
+        return esc(", ".join(format_value(v) if not isinstance(v, str) else v for v in value)) or "none"
+    if value is None:
+        return '<span class="muted">default</span>'
+    return esc(format_value(value) if not isinstance(value, str) else value)
 
 
 def _budget_text(budget: Any) -> str:
@@ -130,7 +135,7 @@ def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | 
     if record.created_at is not None:
         meta.append(("created", esc(format_time(record.created_at))))
     for k, v in (record.settings or {}).items():
-        meta.append((esc(k), esc(_settings_text(v))))
+        meta.append((esc(k), settings_html(v)))
     if best is not None:
         meta.append(("best", esc(
             f"{format_mean_std(best['value'], best['std'])} — trial #{best['number']} "

@@ -10,6 +10,7 @@ import sys
 from typing import Sequence
 
 from core.errors import UserError
+from core.limits import SQL_TIMEOUT_S
 from search.commands import (
     cmd_params,
     cmd_report,
@@ -93,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     tr = sub.add_parser("trials", help="list a study's trials")
     tr.add_argument("study")
-    tr.add_argument("--pareto", action="store_true", help="only Pareto-optimal trials (per family)")
+    tr.add_argument("--pareto", action="store_true", help="only Pareto-optimal trials (per family), by parameters, with overall_front")
     tr.add_argument("--family", help="only this family")
     tr.add_argument("--format", choices=("table", "csv", "json"), default="table")
     _storage_arg(tr)
@@ -101,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("sql", help="run a read-only SQL query")
     q.add_argument("query")
+    q.add_argument("--timeout", type=float, default=SQL_TIMEOUT_S, metavar="SECONDS",
+                   help=f"stop the query after this long (default {SQL_TIMEOUT_S:g})")
     q.add_argument("--format", choices=("table", "csv", "json"), default="table")
     _storage_arg(q)
     q.set_defaults(func=cmd_sql)

@@ -52,6 +52,8 @@ def trials_records(df, metric_names: list[str]) -> list[dict[str, Any]]:
             s = r.get(f"{m}_std")
             if s is not None and s == s:
                 rec[f"{m}_std"] = float(s)
+        if "overall_front" in r:  # with --pareto: also on the front over all families
+            rec["overall_front"] = bool(r["overall_front"])
         for k in ("n_runs", "seeds", "note", "error", "device", "duration_s"):
             v = r.get(k)
             rec[k] = None if (isinstance(v, float) and v != v) else v
@@ -76,6 +78,8 @@ def cmd_trials(a: argparse.Namespace) -> int:
 
         fronts = front_data(df, study.metric, study.direction)
         df = df[df["number"].isin({int(n) for f in fronts.families for n in f.front_numbers})]
+        overall = {int(n) for n in fronts.overall_numbers}
+        df = df.assign(overall_front=df["number"].isin(overall)).sort_values(["params", "number"], kind="stable")
     metrics = metric_columns(df)
     if a.format == "json":
         print(json.dumps(trials_records(df, metrics), indent=2, default=str))
@@ -94,6 +98,8 @@ def cmd_trials(a: argparse.Namespace) -> int:
         cols[m] = df[m].round(4)
         if df[f"{m}_std"].notna().any():
             cols[f"{m}_std"] = df[f"{m}_std"].round(4)
+    if "overall_front" in df.columns:
+        cols["overall_front"] = df["overall_front"].map({True: "✓", False: ""})
     cols["time_s"] = df["duration_s"].round(1)
     cols["reason"] = df["error"].fillna(df["note"]).fillna("")
     print_frame(pd.DataFrame(cols), "table")
@@ -103,6 +109,8 @@ def cmd_trials(a: argparse.Namespace) -> int:
 def cmd_sql(a: argparse.Namespace) -> int:
     import pandas as pd
 
-    cols, rows = open_store(a.storage).query_readonly(a.query)
+    if not a.timeout > 0:
+        raise UserError(f"--timeout must be a positive number of seconds, got {a.timeout:g}")
+    cols, rows = open_store(a.storage).query_readonly(a.query, timeout_s=a.timeout)
     print_frame(pd.DataFrame(rows, columns=cols), a.format)
     return 0

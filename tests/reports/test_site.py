@@ -162,3 +162,17 @@ def test_a_study_page_computes_its_front_and_pareto_table_once(monkeypatch):
     html = site.study_page(study_record("once"), two_family_trials(), lambda s, n: [])
     assert calls == {"front_data": 1, "pareto_table": 1}
     assert "Pareto-optimal configurations" in html
+
+
+def test_settings_are_a_readable_table_not_raw_json():
+    from reports import site
+
+    rec = study_record("settings", settings={
+        "sampler": "tpe", "train": {"epochs": 2, "batch_size": None, "device": "auto"},
+        "task_options": {}, "families": ["a", "<b>"]})
+    page = site.study_page(rec, two_family_trials())
+    assert '{"' not in page.split("<dl")[1].split("</dl>")[0]  # no JSON text in the header
+    assert "<tr><td>epochs</td><td>2</td></tr>" in page
+    assert '<tr><td>batch_size</td><td><span class="muted">default</span></td></tr>' in page
+    assert '<dt>task_options</dt><dd><span class="muted">none</span></dd>' in page
+    assert "a, &lt;b&gt;" in page

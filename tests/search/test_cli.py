@@ -51,6 +51,24 @@ def test_trials_json_and_csv(cli, study_db):
     assert code == 0 and 1 <= len(json.loads(out)) <= 4
 
 
+def test_pareto_trials_are_sorted_by_params_and_flag_the_overall_front(cli, study_db):
+    from reports.fronts import front_data
+
+    df = load_trials("digits-denoise-hourglass-conventional", f"sqlite:///{study_db}")
+    fronts = front_data(df, "psnr", "maximize")
+    on_front = {int(n) for f in fronts.families for n in f.front_numbers}
+    overall = {int(n) for n in fronts.overall_numbers}
+    code, out, _ = cli("trials", "digits-denoise-hourglass-conventional", "--pareto", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0 and {r["number"] for r in rows} == on_front
+    assert [r["params"] for r in rows] == sorted(r["params"] for r in rows)
+    assert {r["number"] for r in rows if r["overall_front"]} == overall
+    code, out, _ = cli("trials", "digits-denoise-hourglass-conventional", "--pareto")
+    assert code == 0 and "overall_front" in out.splitlines()[0]
+    code, out, _ = cli("trials", "digits-denoise-hourglass-conventional", "--pareto", "--format", "csv")
+    assert code == 0 and "overall_front" in out.splitlines()[0]
+
+
 def test_repeats_give_std(cli):
     code, _, err = cli("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "30K", "--trials", "2",
                        "--repeats", "2", "--epochs", "1", "--no-report", "--study", "rep")
@@ -81,6 +99,9 @@ def test_studies_sql_report(cli, study_db, tmp_path):
      "malformed space file"),
     (("sql", "DELETE FROM trials"), "refused"),
     (("sql", "SELECT 1; DROP TABLE trials"), "refused"),
+    (("sql", "SELECT 1", "--timeout", "0"), "--timeout must be a positive number"),
+    (("sql", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+      "--timeout", "0.2"), "stopped after 0.2 s"),
     (("trials", "nope"), "no study named 'nope'"),
     (("params", "--space", "hourglass", "--task", "digits-denoise", "d_z=100"), "missing d_h, L"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--task-option", "bogus=1"),

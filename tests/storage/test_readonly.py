@@ -161,3 +161,28 @@ def test_postgres_functions_that_write_are_refused(filled: Store) -> None:
     assert filled.query_readonly(
         "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'copied'")[1] == [(0,)]
     assert filled.add_trial("s", family="f", config={}, params=1, seeds=[0]) == 2
+
+
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+def test_a_query_is_stopped_at_its_timeout_and_the_store_goes_on(filled: Store) -> None:
+    import time
+
+    t0 = time.monotonic()
+    with pytest.raises(StorageError, match=r"stopped after 0\.3 s \(--timeout\)"):
+        filled.query_readonly(ENDLESS, timeout_s=0.3)
+    assert time.monotonic() - t0 < 10
+    # the connection went back to the pool usable and writable, without the time limit
+    assert filled.query_readonly("SELECT COUNT(*) FROM trials")[1] == [(2,)]
+    filled.add_trial("s", family="f", config={}, params=1, seeds=[0])
+    with pytest.raises(StorageError, match="positive number of seconds"):
+        filled.query_readonly("SELECT 1", timeout_s=0)
+
+
+def test_huge_values_are_refused_at_once_on_sqlite(filled: Store) -> None:
+    if filled.dialect != "sqlite":
+        pytest.skip("SQLite's length limit; PostgreSQL stops such a query by its statement timeout")
+    with pytest.raises(StorageError, match="too big"):
+        filled.query_readonly("SELECT randomblob(1e9)")
+    assert filled.query_readonly("SELECT length(randomblob(1000))")[1] == [(1000,)]
