@@ -12,6 +12,7 @@ from typing import Sequence
 from core.errors import UserError
 from core.limits import SQL_TIMEOUT_S
 from search.commands import (
+    cmd_export_optuna,
     cmd_params,
     cmd_report,
     cmd_run,
@@ -116,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--task-option", action="append", metavar="KEY=VALUE", help="task option (repeatable)")
     pa.add_argument("--json", action="store_true")
     pa.set_defaults(func=cmd_params)
+
+    ex = sub.add_parser("export-optuna", help="write a study as an Optuna study (optuna-dashboard opens it)")
+    ex.add_argument("study")
+    ex.add_argument("--to", required=True, metavar="URL", help="Optuna storage URL, e.g. sqlite:///optuna.db")
+    ex.add_argument("--name", help="the Optuna study's name (default: the study's)")
+    _storage_arg(ex)
+    ex.set_defaults(func=cmd_export_optuna)
 
     sub.add_parser("spaces", help="list model families").set_defaults(func=cmd_spaces)
     sub.add_parser("tasks", help="list tasks").set_defaults(func=cmd_tasks)
