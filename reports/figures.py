@@ -7,6 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.directions import arrow
+from reports.curves import LearningCurves
+from reports.formatting import PALETTE
 from reports.fronts import FrontData, HypervolumeData
 
 
@@ -114,4 +116,23 @@ def hypervolume_figure(data: HypervolumeData, *, title: str | None = None,
                       margin=dict(l=60, r=20, t=60 if title else 30, b=50))
     fig.update_xaxes(title_text="trial number")
     fig.update_yaxes(title_text=f"hypervolume ({xname} × {metric_label})")
+    return fig
+
+
+def learning_figure(data: LearningCurves, *, title: str | None = None) -> go.Figure:
+    """Training loss (left) and the validation metric (right) per epoch, one line per run."""
+    from plotly.subplots import make_subplots
+
+    if data.empty:
+        return empty_figure(title, "no epochs recorded")
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("training loss", f"validation {html.escape(data.metric)}"))
+    for i, run in enumerate(data.runs):
+        name, color = f"seed {run.seed}", PALETTE[i % len(PALETTE)]
+        for col, values in ((1, run.train_loss), (2, run.metric)):
+            fig.add_trace(go.Scatter(x=run.epochs, y=nan_to_none(np.asarray(values)), mode="lines+markers", name=name,
+                                     legendgroup=name, showlegend=col == 1, line=dict(color=color),
+                                     hovertemplate=f"{name}<br>epoch %{{x}}<br>%{{y:.4g}}<extra></extra>"),
+                          row=1, col=col)
+    fig.update_layout(title=title, template="plotly_white", height=380, margin=dict(l=60, r=20, t=60, b=50))
+    fig.update_xaxes(title_text="epoch")
     return fig

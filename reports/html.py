@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -87,8 +87,11 @@ def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def page(title: str, body: str, *, plotly: bool) -> str:
+def page(title: str, body: str, *, plotly: bool, refresh_s: int | None = None) -> str:
+    """A whole page; `refresh_s` makes the browser reload it that often (live pages)."""
     script = f'<script src="{PLOTLY_JS}" charset="utf-8"></script>\n' if plotly else ""
+    if refresh_s:
+        script = f'<meta http-equiv="refresh" content="{int(refresh_s)}">\n' + script
     generated = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -101,8 +104,9 @@ def page(title: str, body: str, *, plotly: bool) -> str:
 
 def html_table(df: pd.DataFrame, *, numeric: Iterable[str] = (), reason: Iterable[str] = (),
                status_col: str | None = "status", sortable: bool = True,
-               empty: str = "none") -> str:
-    """Render a frame of (already formatted) values as an escaped HTML table."""
+               empty: str = "none", number_link: Callable[[str], str] | None = None) -> str:
+    """Render a frame of (already formatted) values as an escaped HTML table; with
+    `number_link`, the `number` column links each trial to `number_link(number)`."""
     if df is None or len(df) == 0:
         return f'<p class="muted">{esc(empty)}</p>'
     numeric = set(numeric) | (_NUMERIC_COLUMNS & set(map(str, df.columns)))
@@ -117,6 +121,8 @@ def html_table(df: pd.DataFrame, *, numeric: Iterable[str] = (), reason: Iterabl
                 cells.append(f'<td><span class="badge s-{esc(re.sub(r"[^a-z]", "", text.lower()))}">{esc(text)}</span></td>')
             elif col in reason:
                 cells.append(f'<td class="reason">{esc(text)}</td>')
+            elif col == "number" and number_link is not None and text:
+                cells.append(f'<td class="num"><a href="{esc(number_link(text))}">{esc(text)}</a></td>')
             elif col in numeric:
                 cells.append(f'<td class="num">{esc(text)}</td>')
             else:

@@ -117,9 +117,11 @@ def samples_html(record: StudyRecord, table: pd.DataFrame, samples_for: SamplesF
             f'<div class="samples">{"".join(cards)}</div>')
 
 
-def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | None = None) -> str:
+def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | None = None, *,
+               trial_link: Callable[[str], str] | None = None, refresh_s: int | None = None) -> str:
     """The HTML text of one study's page (with the Pareto-optimal trials' sample grids
-    when `samples_for` is given and they stored some)."""
+    when `samples_for` is given and they stored some). The live server passes
+    `trial_link` (trial number -> its page) and `refresh_s` (reload while trials run)."""
     df = _ensure_frame(df)
     metric, direction = record.metric, record.direction
     counts = tables.status_counts(df)
@@ -166,7 +168,7 @@ def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | 
                          f'{esc(metric)} are left out.</p>')
         parts.append("<h2>Pareto-optimal configurations</h2>")
         table = tables.pareto_table(df, metric, direction, formatted=True, data=data)
-        parts.append(f'<div class="scroll">{html_table(table, status_col=None)}</div>')
+        parts.append(f'<div class="scroll">{html_table(table, status_col=None, number_link=trial_link)}</div>')
         if samples_for is not None:
             parts.append(samples_html(record, table, samples_for))
         parts.append("<h2>Hypervolume</h2>")
@@ -187,14 +189,20 @@ def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | 
 
     parts.append(f"<h2>All trials ({len(df)})</h2>")
     parts.append(f'<div class="scroll tall">'
-                 f'{html_table(tables.trials_table(df, metric), reason=["note / error"], empty="No trials yet.")}'
+                 f'{html_table(tables.trials_table(df, metric), reason=["note / error"], empty="No trials yet.", number_link=trial_link)}'
                  f"</div>")
-    return page(f"{record.name} — study", "\n".join(parts), plotly=uses_plotly)
+    if refresh_s:
+        parts.insert(2, f'<p class="muted">Trials are running: this page reloads every {int(refresh_s)} s.</p>')
+    return page(f"{record.name} — study", "\n".join(parts), plotly=uses_plotly, refresh_s=refresh_s)
 
 
-def index_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], links: Sequence[str]) -> str:
-    """The HTML text of the index page listing every study."""
-    head = ("<tr><th>study</th><th>task</th><th>families</th><th>metric</th><th>budget</th>"
+def index_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], links: Sequence[str],
+               compare: str | None = None) -> str:
+    """The HTML text of the index page listing every study. With `compare` (the live
+    server's compare page), each row gets a checkbox and a button opens the chosen
+    studies' fronts on one plot."""
+    head = ("<tr>" + ("<th>compare</th>" if compare else "") +
+            "<th>study</th><th>task</th><th>families</th><th>metric</th><th>budget</th>"
             "<th>complete</th><th>failed</th><th>rejected</th><th>running</th><th>total</th>"
             "<th>best</th></tr>")
     rows = []
@@ -205,8 +213,9 @@ def index_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], links: Seque
         best_text = "" if best is None else (
             f"{format_mean_std(best['value'], best['std'])} "
             f"(#{best['number']} {best['family']}, {format_count(best['params'])})")
+        pick = f'<td><input type="checkbox" name="study" value="{esc(rec.name)}"></td>' if compare else ""
         rows.append(
-            "<tr>"
+            f"<tr>{pick}"
             f'<td><a href="{esc(link)}">{esc(rec.name)}</a></td>'
             f"<td>{esc(rec.task)}</td>"
             f"<td>{esc(', '.join(map(str, rec.families)))}</td>"
@@ -223,6 +232,10 @@ def index_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], links: Seque
     if rows:
         table = (f'<div class="scroll"><table class="sortable"><thead>{head}</thead>\n<tbody>\n'
                  + "\n".join(rows) + "\n</tbody></table></div>")
+        if compare:
+            table = (f'<form method="get" action="{esc(compare)}">{table}'
+                     '<p><button type="submit">Compare the chosen studies\' fronts</button> '
+                     '<span class="muted">(studies of one task and metric)</span></p></form>')
     else:
         table = '<p class="empty">No studies yet.</p>'
     body = (f"<h1>Architecture search studies</h1>\n<p class=\"muted\">{len(rows)} "

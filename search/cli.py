@@ -16,6 +16,7 @@ from search.commands import (
     cmd_params,
     cmd_report,
     cmd_run,
+    cmd_serve,
     cmd_spaces,
     cmd_sql,
     cmd_studies,
@@ -117,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--task-option", action="append", metavar="KEY=VALUE", help="task option (repeatable)")
     pa.add_argument("--json", action="store_true")
     pa.set_defaults(func=cmd_params)
+
+    sv = sub.add_parser("serve", help="browse the studies in a web browser, live while they run")
+    _storage_arg(sv)
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    sv.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    sv.set_defaults(func=cmd_serve)
 
     ex = sub.add_parser("export-optuna", help="write a study as an Optuna study (optuna-dashboard opens it)")
     ex.add_argument("study")

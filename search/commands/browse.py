@@ -114,3 +114,19 @@ def cmd_sql(a: argparse.Namespace) -> int:
     cols, rows = open_store(a.storage).query_readonly(a.query, timeout_s=a.timeout)
     print_frame(pd.DataFrame(rows, columns=cols), a.format)
     return 0
+
+
+def cmd_serve(a: argparse.Namespace) -> int:
+    from reports.server import make_server
+
+    server = make_server(open_store(a.storage), a.host, a.port)
+    host, port = server.server_address[:2]
+    print(f"serving the studies of {a.storage or 'the default database'} at http://{host}:{port}/ "
+          "(read-only; Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

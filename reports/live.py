@@ -1,0 +1,79 @@
+"""Pages only the live server shows: one trial (configuration, runs, learning curves)
+and several studies' fronts on one plot."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from core.errors import UserError
+from reports import figures, fronts, tables
+from reports.curves import learning_curves
+from reports.formatting import format_mean_std, format_params, format_value
+from reports.html import esc, figure_html, html_table, page
+from reports.site import settings_html
+from storage.records import StudyRecord, TrialRecord
+
+
+def trial_page(record: StudyRecord, trial: TrialRecord, epochs: list[dict[str, Any]], study_link: str,
+               refresh_s: int | None = None) -> str:
+    """One trial: its configuration, status, metrics (mean ± std over runs) and each run's
+    per-epoch training loss and validation metric."""
+    meta = [("study", f'<a href="{esc(study_link)}">{esc(record.name)}</a>'), ("family", esc(trial.family)),
+            ("status", esc(trial.status)), ("params", esc(format_params(trial.params))),
+            ("config", settings_html(trial.config)), ("seeds", settings_html(list(trial.seeds)))]
+    for label, value in (("attempt", trial.attempt or None), ("retry of", trial.retry_of), ("device", trial.device),
+                         ("duration", None if trial.duration_s is None else f"{trial.duration_s:.1f} s"),
+                         ("note", trial.note), ("error", trial.error)):
+        if value is not None:
+            meta.append((label, esc(format_value(value))))
+    dl = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in meta)
+    metrics = pd.DataFrame([{"metric": name, "mean ± std": format_mean_std(mean, std), "runs": n}
+                            for name, (mean, std, n) in trial.metrics.items()])
+    curves = learning_curves(epochs, record.metric)
+    body = [f'<nav><a href="{esc(study_link)}">← {esc(record.name)}</a></nav>',
+            f"<h1>Trial #{trial.number} of {esc(record.name)}</h1>", f'<dl class="meta">{dl}</dl>',
+            "<h2>Metrics</h2>", html_table(metrics, empty="No metrics (the trial has no complete run)."),
+            "<h2>Learning curves</h2>",
+            figure_html(figures.learning_figure(curves), "learning-figure")]
+    return page(f"trial #{trial.number} — {record.name}", "\n".join(body), plotly=True, refresh_s=refresh_s)
+
+
+def compare_frame(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> pd.DataFrame:
+    """The studies' trials in one frame, each family labelled "study: family"; UserError
+    unless they share task, metric and direction (their fronts would not be comparable)."""
+    if len(studies) < 2:
+        raise UserError("choose at least two studies to compare")
+    first = studies[0][0]
+    for rec, _ in studies[1:]:
+        for field in ("task", "metric", "direction"):
+            if getattr(rec, field) != getattr(first, field):
+                raise UserError(f"studies {first.name!r} and {rec.name!r} differ in {field} "
+                                f"({getattr(first, field)} vs {getattr(rec, field)}): their fronts are not comparable")
+    frames = [df.assign(family=rec.name + ": " + df["family"].astype(str), trial=df["number"])
+              for rec, df in studies if len(df)]
+    if not frames:
+        return studies[0][1]
+    out = pd.concat(frames, ignore_index=True)
+    return out.assign(number=range(len(out)))  # unique across studies; `trial` keeps each study's own number
+
+
+def compare_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> str:
+    """Several studies' fronts on one plot, with their Pareto-optimal configurations."""
+    df = compare_frame(studies)
+    rec = studies[0][0]
+    data = fronts.front_data(df, rec.metric, rec.direction)
+    names = ", ".join(r.name for r, _ in studies)
+    body = ['<nav><a href="index.html">← all studies</a></nav>', f"<h1>Compare: {esc(names)}</h1>",
+            f'<p class="muted">Task {esc(rec.task)}, metric {esc(rec.metric)} ({esc(rec.direction)}); '
+            "each line is one study's family front.</p>"]
+    if data.empty:
+        body.append('<p class="empty">None of these studies has a complete trial yet.</p>')
+    else:
+        body.append(figure_html(figures.pareto_figure(data, metric_label=rec.metric), "compare-figure"))
+        table = tables.pareto_table(df, rec.metric, rec.direction, formatted=True, data=data)
+        table.insert(1, "trial", [int(df["trial"].iloc[n]) for n in table["number"]])
+        table = table.drop(columns="number")
+        body.append(f'<div class="scroll">{html_table(table, status_col=None)}</div>')
+    return page(f"compare {names}", "\n".join(body), plotly=not data.empty)

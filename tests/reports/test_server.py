@@ -1,0 +1,131 @@
+"""`search serve`: the pages served from the database, live while a study runs, read-only."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import pytest
+
+from core.trials import EpochRecord, RunResult, TrialResult
+from reports.server import make_server, trial_filename
+from reports.site import study_filename
+from storage import Store
+from tests.reports.test_browser import rendered_dom, script_errors
+from tests.search.conftest import run_subprocess
+
+BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SEARCH_TEST_POSTGRES_URL") else [])
+TASK = dict(task="digits-denoise", metric="psnr", direction="maximize", budget=60_000)
+
+
+def result(number: int, seeds: list[int], psnr: float) -> TrialResult:
+    runs = [RunResult(s, "complete", {"psnr": psnr + i, "val_psnr": psnr + i}, 3,
+                      [EpochRecord(e, 1.0 / e, {"psnr": psnr - 3 + e + i}, 0.1 * e) for e in (1, 2, 3)], 0.3)
+            for i, s in enumerate(seeds)]
+    return TrialResult(number, "complete", runs, 0.3, "cpu")
+
+
+@pytest.fixture(params=BACKENDS)
+def served(request, tmp_path):
+    """A server over a database with two studies of one task (trial 2 of the first still running)."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}" if request.param == "sqlite" else os.environ["SEARCH_TEST_POSTGRES_URL"]
+    names = [f"a-{uuid.uuid4().hex[:6]}", f"b-{uuid.uuid4().hex[:6]}"]
+    store = Store(url)
+    for k, name in enumerate(names):
+        store.create_or_load_study(name, families=["hourglass", "conventional"], **TASK)
+        for i, fam in enumerate(["hourglass", "conventional", "hourglass"]):
+            n = store.add_trial(name, family=fam, config={"d_z": 70 + i, "d_h": 8 + i, "L": 1}, params=9000 + 1000 * i,
+                                seeds=[1, 2], owner="test:1:x")
+            if k == 1 or i < 2:
+                store.finish_trial(name, n, result(n, [1, 2], 14.0 + i + k))
+    server = make_server(store, "127.0.0.1", 0, quiet=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    yield base, store, names
+    server.shutdown()
+    server.server_close()
+    if request.param == "postgresql":
+        for name in names:
+            store.delete_study(name)
+    store.close()
+
+
+def get(url: str, method: str = "GET") -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=30) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_the_index_study_trial_and_compare_pages(served):
+    base, store, (a, b) = served
+    code, index = get(base)
+    assert code == 200 and f'href="{study_filename(a)}"' in index and 'name="study"' in index
+    code, page = get(base + study_filename(a))
+    assert code == 200 and "Pareto front" in page and 'id="pareto-figure"' in page
+    assert 'http-equiv="refresh"' in page  # trial 2 is running
+    assert f'href="{trial_filename(a, 0)}"' in page
+    code, page = get(base + study_filename(b))
+    assert code == 200 and 'http-equiv="refresh"' not in page  # nothing runs there
+    code, trial = get(base + trial_filename(a, 1))
+    assert code == 200 and "Trial #1 of" in trial and 'id="learning-figure"' in trial and "seed 2" in trial
+    code, cmp = get(base + f"compare.html?study={a}&study={b}")
+    assert code == 200 and f"{a}: hourglass" in cmp and f"{b}: conventional" in cmp
+    code, js = get(base + "plotly.min.js")
+    assert code == 200 and len(js) > 1_000_000
+
+
+def test_errors_and_writes_are_refused(served):
+    base, store, (a, b) = served
+    before = [(t.number, t.status) for t in store.trials(a)]
+    assert get(base + "nope.html")[0] == 404
+    assert get(base + trial_filename(a, 99))[0] == 404
+    code, page = get(base + f"compare.html?study={a}")
+    assert code == 400 and "at least two studies" in page
+    code, page = get(base + "compare.html?study=nope&study=" + a)
+    assert code == 400 and "no study named" in page
+    for method in ("POST", "PUT", "DELETE"):
+        assert get(base + study_filename(a), method)[0] == 405
+    assert [(t.number, t.status) for t in store.trials(a)] == before
+
+
+def test_a_served_page_renders_in_the_browser(served, tmp_path):
+    base, _, (a, b) = served  # b: no running trial, so the page does not reload during the check
+    page = tmp_path / "served.html"
+    page.write_text(get(base + study_filename(b))[1].replace("<head>", f'<head><base href="{base}">', 1))
+    dom = rendered_dom(page)
+    assert script_errors(dom) == "" and dom.count('class="plot-container plotly"') == 2
+
+
+@pytest.mark.slow
+def test_the_page_follows_a_running_study(tmp_path):
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    store = Store(url)
+    server = make_server(store, "127.0.0.1", 0, quiet=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    page_url = f"http://127.0.0.1:{server.server_address[1]}/{study_filename('live')}"
+    run = run_subprocess(["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "60K", "--trials", "4",
+                          "--epochs", "6", "--no-report", "--study", "live", "--storage", url], cwd=tmp_path)
+    seen = []
+    try:
+        deadline = time.monotonic() + 240
+        while run.poll() is None and time.monotonic() < deadline:
+            code, page = get(page_url)
+            if code == 200:
+                seen.append((page.count('<td><span class="badge s-complete">complete</span></td>'),
+                             'http-equiv="refresh"' in page))
+            time.sleep(0.2)
+        run.communicate(timeout=60)
+        code, final = get(page_url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert run.returncode == 0 and code == 200
+    assert any(refresh for _, refresh in seen)  # while trials ran, the page reloaded itself
+    assert len({n for n, _ in seen}) >= 2  # and it changed as trials finished
+    assert final.count('<td><span class="badge s-complete">complete</span></td>') == 4 and 'http-equiv="refresh"' not in final
