@@ -106,3 +106,26 @@ def test_a_single_family_study_uses_plain_names():
     assert a.params == {"d_z": 80, "flag": True} and a.values == [500.0, 20.0]
     assert b.state == optuna.trial.TrialState.FAIL  # complete without a finite metric
     assert json.dumps(a.distributions["flag"].choices) == "[false, true]"
+
+
+def test_optuna_dashboard_loads_the_exported_study(exported):
+    """optuna-dashboard's own WSGI app (no server) lists the study and serves its trials."""
+    import io
+
+    dashboard = pytest.importorskip("optuna_dashboard")
+    _, to, ours = exported
+    app = dashboard.wsgi(to)
+
+    def call(path):
+        env = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "x",
+               "SERVER_PORT": "80", "wsgi.input": io.BytesIO(), "wsgi.url_scheme": "http"}
+        status = []
+        body = b"".join(app(env, lambda s, h, *a: status.append(s)))
+        return status[0], json.loads(body)
+
+    status, listing = call("/api/studies")
+    assert status.startswith("200")
+    (summary,) = [s for s in listing["study_summaries"] if s["study_name"] == STUDY]
+    status, detail = call(f"/api/studies/{summary['study_id']}")
+    assert status.startswith("200") and len(detail["trials"]) == len([t for t in ours if t.status != "running"])
+    assert detail["objective_names"] == ["params", "psnr"]
