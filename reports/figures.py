@@ -7,6 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.directions import arrow
+from reports.compare import Verdict
 from reports.curves import LearningCurves
 from reports.formatting import PALETTE
 from reports.fronts import FrontData, HypervolumeData
@@ -135,4 +136,31 @@ def learning_figure(data: LearningCurves, *, title: str | None = None) -> go.Fig
                           row=1, col=col)
     fig.update_layout(title=title, template="plotly_white", height=380, margin=dict(l=60, r=20, t=60, b=50))
     fig.update_xaxes(title_text="epoch")
+    return fig
+
+
+def wins_figure(verdicts: list[Verdict], metric: str, *, params_label: str = "trainable parameters") -> go.Figure:
+    """Each family's best value within each budget (a line over the budgets, log x) with
+    its confidence band where the repeats give one."""
+    families = [r.family for r in verdicts[0].families] if verdicts else []
+    if not any(r.value is not None for v in verdicts for r in v.families):
+        return empty_figure(None, "no complete trials yet")
+    fig = go.Figure()
+    for i, fam in enumerate(sorted(families)):
+        color = PALETTE[i % len(PALETTE)]
+        pts = [(v.budget, r) for v in verdicts for r in v.families if r.family == fam and r.value is not None]
+        band = [(b, r) for b, r in pts if r.low is not None]
+        if band:
+            xs = [b for b, _ in band]
+            fig.add_trace(go.Scatter(x=xs + xs[::-1], y=[r.high for _, r in band] + [r.low for _, r in band][::-1],
+                                     mode="lines", fill="toself", fillcolor=color, opacity=0.2, line=dict(width=0),
+                                     name=f"{html.escape(fam)} interval", legendgroup=fam, hoverinfo="skip"))
+        fig.add_trace(go.Scatter(x=[b for b, _ in pts], y=[r.value for _, r in pts], mode="lines+markers",
+                                 name=html.escape(fam), legendgroup=fam, line=dict(color=color, width=2.5),
+                                 text=[f"#{r.number}, {r.params:.4g} params" for _, r in pts],
+                                 hovertemplate=f"{html.escape(fam)}<br>budget %{{x:.4g}}<br>{html.escape(metric)} "
+                                               "%{y:.4g}<br>%{text}<extra></extra>"))
+    fig.update_layout(template="plotly_white", height=420, margin=dict(l=60, r=20, t=30, b=50))
+    fig.update_xaxes(type="log", title_text=f"budget: {params_label} (log)")
+    fig.update_yaxes(title_text=f"best {metric} within the budget")
     return fig

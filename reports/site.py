@@ -23,7 +23,7 @@ from plotly.offline import get_plotlyjs
 from core.budget import format_count
 from core.directions import arrow
 from core.statuses import FAILURE_STATUSES, HEADLINE_STATUSES
-from reports import figures, fronts, tables
+from reports import compare, figures, fronts, tables
 from reports.formatting import format_mean_std, format_params, format_time, format_value
 from reports.html import PLOTLY_JS, esc, figure_html, html_table, page
 from storage.records import StudyRecord
@@ -117,6 +117,21 @@ def samples_html(record: StudyRecord, table: pd.DataFrame, samples_for: SamplesF
             f'<div class="samples">{"".join(cards)}</div>')
 
 
+def wins_html(df: pd.DataFrame, metric: str, direction: str, params_label: str, levels: int = 5) -> str:
+    """The "Which shape wins" section: per budget, each family's best value with its
+    interval (reports/compare.py) and the verdict, as a table and a plot with bands."""
+    cands = compare.candidates(df, metric)
+    verdicts = compare.compare_at(cands, compare.default_levels(cands, levels), direction)
+    fig = figures.wins_figure(verdicts, metric, params_label=params_label)
+    return ("<h2>Which shape wins</h2>"
+            f'<p class="muted">For each budget, each family\'s best {esc(metric)} with at most that many '
+            "parameters and a 95% interval that redoes the selection over seed noise (it needs repeats: "
+            "<code>--repeats 3</code>); the verdict says whether the leader is ahead beyond that noise. "
+            "<code>search compare</code> prints the same for any budgets and across studies.</p>"
+            f'<div class="scroll">{html_table(compare.wins_table(verdicts), status_col=None, reason=["verdict"])}</div>'
+            + figure_html(fig, "wins-figure"))
+
+
 def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | None = None, *,
                trial_link: Callable[[str], str] | None = None, refresh_s: int | None = None) -> str:
     """The HTML text of one study's page (with the Pareto-optimal trials' sample grids
@@ -169,6 +184,7 @@ def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | 
         parts.append("<h2>Pareto-optimal configurations</h2>")
         table = tables.pareto_table(df, metric, direction, formatted=True, data=data)
         parts.append(f'<div class="scroll">{html_table(table, status_col=None, number_link=trial_link)}</div>')
+        parts.append(wins_html(df, metric, direction, params_label))
         if samples_for is not None:
             parts.append(samples_html(record, table, samples_for))
         parts.append("<h2>Hypervolume</h2>")

@@ -12,6 +12,7 @@ from typing import Sequence
 from core.errors import UserError
 from core.limits import SQL_TIMEOUT_S
 from search.commands import (
+    cmd_compare,
     cmd_export_optuna,
     cmd_params,
     cmd_report,
@@ -118,6 +119,17 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--task-option", action="append", metavar="KEY=VALUE", help="task option (repeatable)")
     pa.add_argument("--json", action="store_true")
     pa.set_defaults(func=cmd_params)
+
+    cp = sub.add_parser("compare", help="which family wins at each budget, with confidence intervals")
+    cp.add_argument("studies", nargs="+", metavar="STUDY", help="studies of one task and metric")
+    cp.add_argument("--families", help="comma list (default: every family of the studies)")
+    levels = cp.add_mutually_exclusive_group()
+    levels.add_argument("--budgets", help="comma list of budgets, e.g. 10K,100K,1M")
+    levels.add_argument("--levels", type=int, help="log-spaced budgets from the smallest to the largest model (default 5)")
+    cp.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    cp.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    _storage_arg(cp)
+    cp.set_defaults(func=cmd_compare)
 
     sv = sub.add_parser("serve", help="browse the studies in a web browser, live while they run")
     _storage_arg(sv)

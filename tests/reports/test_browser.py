@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import figures, fronts, write_site
+from reports import compare, figures, fronts, write_site
 from tests.reports.frames import make_trials, study_record, two_family_trials
 
 pytestmark = pytest.mark.slow
@@ -53,13 +53,16 @@ def site(tmp_path_factory):
 def test_a_study_page_renders_its_plots_and_tables(site):
     dom = rendered_dom(site / "study-demo.html")
     assert script_errors(dom) == ""
-    assert dom.count('class="plot-container plotly"') == 2  # the Pareto and hypervolume figures
+    assert dom.count('class="plot-container plotly"') == 3  # Pareto front, which shape wins, hypervolume
     df = two_family_trials()
     front = figures.pareto_figure(fronts.front_data(df, "psnr", "maximize"))
     hv = figures.hypervolume_figure(fronts.hypervolume_curves(df, "psnr", "maximize"))
+    cands = compare.candidates(df, "psnr")
+    wins = figures.wins_figure(compare.compare_at(cands, compare.default_levels(cands, 5), "maximize"), "psnr")
     # plotly draws one <g class="trace scatter ..."> per trace
-    assert len(re.findall(r'class="trace scatter', dom)) == len(front.data) + len(hv.data)
-    assert "Pareto-optimal configurations" in dom and dom.count("<table") >= 3
+    assert len(re.findall(r'class="trace scatter', dom)) == len(front.data) + len(hv.data) + len(wins.data)
+    assert "Pareto-optimal configurations" in dom and dom.count("<table") >= 4
+    assert "Which shape wins" in dom and "verdict" in dom
 
 
 def test_the_index_and_an_empty_study_render_without_errors(site):

@@ -99,7 +99,7 @@ def test_a_served_page_renders_in_the_browser(served, tmp_path):
     page = tmp_path / "served.html"
     page.write_text(get(base + study_filename(b))[1].replace("<head>", f'<head><base href="{base}">', 1))
     dom = rendered_dom(page)
-    assert script_errors(dom) == "" and dom.count('class="plot-container plotly"') == 2
+    assert script_errors(dom) == "" and dom.count('class="plot-container plotly"') == 3
 
 
 @pytest.mark.slow

@@ -1,0 +1,95 @@
+"""Which shape wins: the statistics of reports/compare.py on hand-built data with known answers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reports.compare import candidates, compare_at, default_levels, front_volumes, verdicts_frame
+from tests.reports.frames import make_trials, trial
+
+
+def frame(rows):
+    """rows: (number, family, params, mean, std, runs)."""
+    return make_trials([trial(n, f, p, m, psnr_std=s, n_runs=r) for n, f, p, m, s, r in rows])
+
+
+def verdicts(df, budgets, direction="maximize", families=None, **kw):
+    return compare_at(candidates(df, "psnr", families), budgets, direction, **kw)
+
+
+def test_a_family_that_dominates_by_a_wide_margin_is_better():
+    df = frame([(0, "a", 1000, 30.0, 0.1, 3), (1, "a", 5000, 32.0, 0.1, 3),
+                (2, "b", 1000, 20.0, 0.1, 3), (3, "b", 5000, 21.0, 0.1, 3)])
+    v1, v2 = verdicts(df, [1000, 5000])
+    assert (v1.winner, v1.runner_up, v1.status) == ("a", "b", "better") and v1.margin == pytest.approx(10.0)
+    assert 9.0 < v1.margin_low < 10.0 < v1.margin_high < 11.0
+    assert v2.margin == pytest.approx(11.0) and v2.status == "better" and "a better by 11" in v2.text
+    a = next(r for r in v2.families if r.family == "a")
+    assert (a.number, a.params, a.value, a.runs) == (1, 5000.0, 32.0, 3) and a.low < 32.0 < a.high
+
+
+def test_two_identical_families_are_not_distinguishable():
+    rows = [(0, "a", 1000, 25.0, 1.0, 3), (1, "a", 4000, 27.0, 1.0, 3)]
+    df = frame(rows + [(n + 2, "b", p, m, s, r) for n, _, p, m, s, r in rows])
+    for v in verdicts(df, [1000, 4000]):
+        assert v.status == "not distinguishable" and v.margin == 0.0
+        assert v.margin_low < 0.0 < v.margin_high
+        assert "not distinguishable from seed noise" in v.text
+
+
+def test_crossing_fronts_change_the_winner_with_the_budget():
+    df = frame([(0, "a", 1000, 20.0, 0.1, 4), (1, "a", 100_000, 22.0, 0.1, 4),
+                (2, "b", 3000, 15.0, 0.1, 4), (3, "b", 50_000, 30.0, 0.1, 4)])
+    small, middle, large = verdicts(df, [1000, 10_000, 100_000])
+    assert small.status == "only one family" and small.winner == "a"
+    assert middle.winner == "a" and middle.status == "better"  # b's small model is worse
+    assert large.winner == "b" and large.status == "better" and large.margin == pytest.approx(8.0)
+
+
+def test_minimize_direction():
+    df = frame([(0, "a", 1000, 0.20, 0.01, 3), (1, "b", 1000, 0.35, 0.01, 3)])
+    (v,) = verdicts(df, [1000], direction="minimize")
+    assert v.winner == "a" and v.margin == pytest.approx(0.15) and v.status == "better"
+
+
+def test_single_runs_give_no_interval():
+    df = frame([(0, "a", 1000, 30.0, np.nan, 1), (1, "b", 1000, 20.0, np.nan, 1)])
+    (v,) = verdicts(df, [1000])
+    assert v.status == "single run" and v.margin_low is None and "single run" in v.text
+    assert all(r.low is None and r.high is None for r in v.families)
+
+
+def test_the_interval_accounts_for_the_selection():
+    """Two equal noisy configurations: the best of them is, in expectation, above either
+    one's mean, so the interval of the selected value sits above the shared mean."""
+    df = frame([(0, "a", 1000, 10.0, 2.0, 3), (1, "a", 2000, 10.0, 2.0, 3)])
+    (v,) = verdicts(df, [2000], draws=20_000)
+    a = v.families[0]
+    assert a.value == 10.0 and (a.low + a.high) / 2 > 10.2
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_swapping_the_families_swaps_the_verdict(seed):
+    rng = np.random.default_rng(seed)
+    rows = [(i, "ab"[i % 2], float(rng.integers(1000, 100_000)), float(rng.normal(20, 3)), 0.5, 3) for i in range(12)]
+    df = frame(rows)
+    swapped = frame([(n, {"a": "b", "b": "a"}[f], p, m, s, r) for n, f, p, m, s, r in rows])
+    budgets = default_levels(candidates(df, "psnr"), 4)
+    for v, w in zip(verdicts(df, budgets, seed=1), verdicts(swapped, budgets, seed=1)):
+        flip = {"a": "b", "b": "a", None: None}
+        assert (w.winner, w.runner_up, w.status) == (flip[v.winner], flip[v.runner_up], v.status)
+        if v.margin is not None:
+            assert w.margin == pytest.approx(v.margin)
+
+
+def test_levels_fronts_and_the_table():
+    df = frame([(0, "a", 1000, 30.0, 0.1, 3), (1, "b", 100_000, 20.0, 0.1, 3), (2, "a", 10_000, 31.0, np.nan, 1)])
+    cands = candidates(df, "psnr")
+    assert default_levels(cands, 3) == [1000.0, 10_000.0, 100_000.0]
+    vols, ref = front_volumes(cands, "maximize")
+    assert [f.family for f in vols] == ["a", "b"] and vols[0].value > vols[1].value > 0
+    assert vols[0].low is None and vols[1].low is not None  # a has a single-run configuration
+    table = verdicts_frame(verdicts(df, [1000.0, 100_000.0]), "psnr")
+    assert list(table.columns[:3]) == ["budget", "family", "psnr"] and len(table) == 4
+    with pytest.raises(ValueError):
+        verdicts(df, [1000], confidence=1.5)
