@@ -41,7 +41,7 @@ def combined_frame(records: list, frames: list):
     return out.assign(number=range(len(out)))
 
 
-def compare_json(records, df, verdicts, volumes, reference, confidence: float) -> dict[str, Any]:
+def compare_json(records, df, verdicts, volumes, reference, difference, confidence: float) -> dict[str, Any]:
     rec = records[0]
 
     def origin(number):
@@ -63,7 +63,10 @@ def compare_json(records, df, verdicts, volumes, reference, confidence: float) -
     return {"studies": [r.name for r in records], "task": rec.task, "metric": rec.metric, "direction": rec.direction,
             "confidence": confidence, "interval": INTERVAL, "levels": levels,
             "fronts": [{"family": f.family, "hypervolume": f.value, "low": f.low, "high": f.high} for f in volumes],
-            "hypervolume_reference": None if reference is None else [float(x) for x in reference]}
+            "hypervolume_reference": None if reference is None else [float(x) for x in reference],
+            "front_difference": None if difference is None else {
+                "first": difference.first, "second": difference.second, "difference": difference.difference,
+                "low": difference.low, "high": difference.high}}
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -72,6 +75,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         candidates,
         compare_at,
         default_levels,
+        front_difference,
         front_volumes,
         verdicts_frame,
     )
@@ -96,8 +100,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
         raise UserError("these studies have no complete trial yet: nothing to compare")
     verdicts = compare_at(cands, [float(b) for b in levels], rec.direction, confidence=a.confidence)
     volumes, reference = front_volumes(cands, rec.direction, confidence=a.confidence)
+    difference = front_difference(cands, rec.direction, confidence=a.confidence)
     if a.format == "json":
-        print(json.dumps(compare_json(records, df, verdicts, volumes, reference, a.confidence), indent=2))
+        print(json.dumps(compare_json(records, df, verdicts, volumes, reference, difference, a.confidence), indent=2))
         return 0
     table = verdicts_frame(verdicts, rec.metric)
     if a.format == "csv":
@@ -117,5 +122,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
     for f in volumes:
         ci = "interval unknown (single runs)" if f.low is None else f"[{f.low:.4g}, {f.high:.4g}]"
         print(f"  {f.family:<24} {f.value:.4g} {ci}")
+    if difference is not None:
+        ci = "interval unknown (single runs)" if difference.low is None else \
+            f"interval {difference.low:.4g} .. {difference.high:.4g}"
+        print(f"  {difference.first} - {difference.second}: {difference.difference:.4g} ({ci})")
     sys.stdout.flush()
     return 0

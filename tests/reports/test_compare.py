@@ -4,7 +4,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reports.compare import candidates, compare_at, default_levels, front_volumes, verdicts_frame
+from reports.compare import (
+    candidates,
+    compare_at,
+    default_levels,
+    front_volumes,
+    verdicts_frame,
+)
 from tests.reports.frames import make_trials, trial
 
 
@@ -93,3 +99,15 @@ def test_levels_fronts_and_the_table():
     assert list(table.columns[:3]) == ["budget", "family", "psnr"] and len(table) == 4
     with pytest.raises(ValueError):
         verdicts(df, [1000], confidence=1.5)
+
+
+def test_the_front_difference_has_an_interval_that_can_exclude_zero():
+    from reports.compare import front_difference
+
+    df = frame([(0, "a", 1000, 30.0, 0.1, 3), (1, "a", 10_000, 32.0, 0.1, 3),
+                (2, "b", 1000, 20.0, 0.1, 3), (3, "b", 10_000, 21.0, 0.1, 3)])
+    d = front_difference(candidates(df, "psnr"), "maximize")
+    assert (d.first, d.second) == ("a", "b") and d.difference > 0 and 0 < d.low <= d.difference <= d.high
+    same = frame([(0, "a", 1000, 30.0, 0.5, 3), (1, "b", 1000, 30.0, 0.5, 3)])
+    d = front_difference(candidates(same, "psnr"), "maximize")
+    assert d.difference == 0 and d.low < 0 < d.high

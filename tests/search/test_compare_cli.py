@@ -55,6 +55,10 @@ def test_compare_two_studies_as_json(cli, studies):
     assert large["status"] == "not distinguishable" and large["margin_low"] < 0 < large["margin_high"]
     assert {f["family"] for f in got["fronts"]} == {"hourglass", "conventional"}
     assert all(f["low"] <= f["hypervolume"] <= f["high"] for f in got["fronts"])
+    d = got["front_difference"]
+    vols = {f["family"]: f["hypervolume"] for f in got["fronts"]}
+    assert d["difference"] == pytest.approx(vols[d["first"]] - vols[d["second"]]) and d["difference"] >= 0
+    assert d["low"] <= d["difference"] <= d["high"]
 
 
 def test_compare_table_and_csv(cli, studies):
