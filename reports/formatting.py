@@ -67,33 +67,27 @@ def format_value(v: Any) -> str:
     return str(v)
 
 
+def _finite(v: Any) -> float | None:
+    """`v` as a finite float, or None (missing, NaN, infinite or not a number)."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
 def format_params(n: Any) -> str:
     """'1.23M (1,234,567)' for a parameter count; '' when missing."""
-    try:
-        x = float(n)
-    except (TypeError, ValueError):
-        return ""
-    if not math.isfinite(x):
-        return ""
-    return f"{format_count(x)} ({int(round(x)):,})"
+    x = _finite(n)
+    return "" if x is None else f"{format_count(x)} ({int(round(x)):,})"
 
 
 def format_mean_std(mean: Any, std: Any = None, digits: int = 4) -> str:
     """'25.31 ± 0.1234' (the ± part only when std is finite); '' when mean is missing."""
-    try:
-        m = float(mean)
-    except (TypeError, ValueError):
+    m, s = _finite(mean), _finite(std)
+    if m is None:
         return ""
-    if not math.isfinite(m):
-        return ""
-    text = f"{m:.{digits}g}"
-    try:
-        s = float(std)
-    except (TypeError, ValueError):
-        s = float("nan")
-    if math.isfinite(s):
-        text += f" ± {s:.2g}"
-    return text
+    return f"{m:.{digits}g}" + ("" if s is None else f" ± {s:.2g}")
 
 
 def hover_text(number: Any, family: str, config: dict[str, Any], params: float,
@@ -110,11 +104,8 @@ def hover_text(number: Any, family: str, config: dict[str, Any], params: float,
 
 
 def format_duration(v: Any) -> str:
-    try:
-        s = float(v)
-    except (TypeError, ValueError):
-        return ""
-    if not math.isfinite(s):
+    s = _finite(v)
+    if s is None:
         return ""
     if s < 60:
         return f"{s:.1f} s"

@@ -32,9 +32,15 @@ def trial_page(record: StudyRecord, trial: TrialRecord, epochs: list[dict[str, A
     metrics = pd.DataFrame([{"metric": name, "mean ± std": format_mean_std(mean, std), "runs": n}
                             for name, (mean, std, n) in trial.metrics.items()])
     curves = learning_curves(epochs, record.metric)
+    best = max if record.direction == "maximize" else min
+    runs = pd.DataFrame([{"run": r.repeat, "seed": r.seed, "epochs": len(r.epochs),
+                          "last train loss": format_value(r.train_loss[-1]) if r.train_loss else "",
+                          f"best validation {record.metric}": format_value(best(r.metric)) if r.metric else ""}
+                         for r in curves.runs])
     body = [f'<nav><a href="{esc(study_link)}">← {esc(record.name)}</a></nav>',
             f"<h1>Trial #{trial.number} of {esc(record.name)}</h1>", f'<dl class="meta">{dl}</dl>',
             "<h2>Metrics</h2>", html_table(metrics, empty="No metrics (the trial has no complete run)."),
+            "<h2>Runs</h2>", html_table(runs, numeric=["run", "seed", "epochs"], empty="No epochs recorded yet."),
             "<h2>Learning curves</h2>",
             figure_html(figures.learning_figure(curves), "learning-figure")]
     return page(f"trial #{trial.number} — {record.name}", "\n".join(body), plotly=True, refresh_s=refresh_s)

@@ -74,6 +74,7 @@ def test_the_index_study_trial_and_compare_pages(served):
     assert code == 200 and 'http-equiv="refresh"' not in page  # nothing runs there
     code, trial = get(base + trial_filename(a, 1))
     assert code == 200 and "Trial #1 of" in trial and 'id="learning-figure"' in trial and "seed 2" in trial
+    assert "<th>best validation psnr</th>" in trial and '<td class="num">3</td>' in trial  # runs table: 3 epochs
     code, cmp = get(base + f"compare.html?study={a}&study={b}")
     assert code == 200 and f"{a}: hourglass" in cmp and f"{b}: conventional" in cmp
     code, js = get(base + "plotly.min.js")
