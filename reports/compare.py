@@ -17,6 +17,7 @@ config, the metric `m`, `m_std`, n_runs). Directions are `core.directions`'.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,9 +25,11 @@ import numpy as np
 import pandas as pd
 
 from core.directions import check_direction
+from core.errors import UserError
 from reports.formatting import parse_config
 from reports.fronts import complete_points
 from reports.pareto import default_reference, hypervolume_2d
+from storage.records import StudyRecord
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_DRAWS = 2000
@@ -47,6 +50,21 @@ class Candidates:
     def known_noise(self, mask: np.ndarray) -> bool:
         """Every selected configuration was run at least twice with a finite std."""
         return bool(np.all((self.runs[mask] >= 2) & np.isfinite(self.stds[mask])))
+
+
+def check_comparable(records: Sequence[StudyRecord]) -> None:
+    """UserError unless the studies share task, metric, direction and parameter convention
+    (their fronts and values would not be comparable otherwise)."""
+    first = records[0]
+    for rec in records[1:]:
+        for name in ("task", "metric", "direction"):
+            if getattr(rec, name) != getattr(first, name):
+                raise UserError(f"studies {first.name!r} and {rec.name!r} differ in {name} "
+                                f"({getattr(first, name)} vs {getattr(rec, name)}): they cannot be compared")
+        conv = [(r.settings or {}).get("param_convention") for r in (first, rec)]
+        if None not in conv and conv[0] != conv[1]:
+            raise UserError(f"studies {first.name!r} and {rec.name!r} count parameters differently "
+                            f"({conv[0]} vs {conv[1]}): they cannot be compared")
 
 
 def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None) -> dict[str, Candidates]:

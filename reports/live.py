@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from core.errors import UserError
-from reports import figures, fronts, tables
+from reports import compare, figures, fronts, tables
 from reports.curves import learning_curves
 from reports.formatting import format_mean_std, format_params, format_value
 from reports.html import esc, figure_html, html_table, page
@@ -48,15 +48,10 @@ def trial_page(record: StudyRecord, trial: TrialRecord, epochs: list[dict[str, A
 
 def compare_frame(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> pd.DataFrame:
     """The studies' trials in one frame, each family labelled "study: family"; UserError
-    unless they share task, metric and direction (their fronts would not be comparable)."""
+    unless they are comparable (`reports.compare.check_comparable`)."""
     if len(studies) < 2:
         raise UserError("choose at least two studies to compare")
-    first = studies[0][0]
-    for rec, _ in studies[1:]:
-        for field in ("task", "metric", "direction"):
-            if getattr(rec, field) != getattr(first, field):
-                raise UserError(f"studies {first.name!r} and {rec.name!r} differ in {field} "
-                                f"({getattr(first, field)} vs {getattr(rec, field)}): their fronts are not comparable")
+    compare.check_comparable([rec for rec, _ in studies])
     frames = [df.assign(family=rec.name + ": " + df["family"].astype(str), trial=df["number"])
               for rec, df in studies if len(df)]
     if not frames:

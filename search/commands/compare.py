@@ -18,16 +18,9 @@ def combined_frame(records: list, frames: list):
     A family that appears in several studies is labelled "study:family"."""
     import pandas as pd
 
-    first = records[0]
-    for rec in records[1:]:
-        for field in ("task", "metric", "direction"):
-            if getattr(rec, field) != getattr(first, field):
-                raise UserError(f"studies {first.name!r} and {rec.name!r} differ in {field} "
-                                f"({getattr(first, field)} vs {getattr(rec, field)}): they cannot be compared")
-        conv = [(r.settings or {}).get("param_convention") for r in (first, rec)]
-        if None not in conv and conv[0] != conv[1]:
-            raise UserError(f"studies {first.name!r} and {rec.name!r} count parameters differently "
-                            f"({conv[0]} vs {conv[1]}): they cannot be compared")
+    from reports.compare import check_comparable
+
+    check_comparable(records)
     seen: dict[str, int] = {}
     for rec in records:
         for fam in rec.families:
