@@ -1,0 +1,144 @@
+"""Search efficiency: the share of the best known front each search finds, against trials
+and against training compute (issue 11).
+
+For each setting (task, families, budget), every sampler runs `--seeds` studies of
+`--trials` trials, and the full paper-style grid runs once. All their complete trials
+together make the reference front of the setting; each study's hypervolume in (log10
+params, metric), against one reference point, is reported as a fraction of that front's
+(reports/efficiency.py on reports/pareto.py). Medians over seeds.
+
+    python benchmarks/search_efficiency.py                 # all settings (hours on 2 CPU cores)
+    python benchmarks/search_efficiency.py --quick         # the code path in about a minute
+    python benchmarks/search_efficiency.py --settings hourglass --samplers tpe,random --seeds 5
+
+Each trial's training runs in this process (the local executor), one torch thread unless
+--threads says otherwise; studies go to a temporary SQLite file (or --storage).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench_util import cpu_name  # noqa: E402
+
+from core.trials import TrainSettings  # noqa: E402
+from reports.efficiency import (  # noqa: E402
+    fraction_at,
+    fraction_curve,
+    union_hypervolume,
+    union_reference,
+)
+from search.specs import RunSpec  # noqa: E402
+from search.study import run_study  # noqa: E402
+from storage import Store  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    task: str
+    families: tuple[str, ...]
+    budget: int
+    task_options: dict = field(default_factory=dict)
+
+
+SETTINGS = {
+    "hourglass": Setting("hourglass", "digits-denoise", ("hourglass",), 100_000),
+    "hourglass-conventional": Setting("hourglass-conventional", "digits-denoise", ("hourglass", "conventional"), 100_000),
+    "checkerboard-han": Setting("checkerboard-han", "checkerboard", ("han", "conventional"), 5_000),
+}
+
+
+class Quiet:
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+
+
+def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, trials: int, train: TrainSettings,
+        data_dir: str | None):
+    spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=sampler,
+                   study=study, seed=seed, train=train, task_options=setting.task_options, data_dir=data_dir,
+                   retries=0)
+    t0 = time.perf_counter()
+    run_study(spec, store, Quiet())
+    return store.get_study(study), store.trials_frame(study), time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="one setting, two samplers, one seed, tiny trials")
+    ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
+    ap.add_argument("--samplers", default="tpe,random,nsga2,grid")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--trials", type=int, default=40)
+    ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")
+    ap.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
+    ap.add_argument("--max-train-samples", type=int)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--storage", help="SQLAlchemy URL (default: a temporary SQLite file)")
+    ap.add_argument("--out", help="write the curves and the summary as JSON here")
+    a = ap.parse_args()
+    if a.quick:
+        a.settings, a.samplers, a.seeds, a.trials, a.grid_trials = "hourglass", "tpe,grid", 1, 3, 6
+        a.epochs, a.max_train_samples = a.epochs or 1, a.max_train_samples or 256
+    import torch
+
+    torch.set_num_threads(a.threads)
+    os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
+    train = TrainSettings(epochs=a.epochs, max_train_samples=a.max_train_samples)
+    tmp = tempfile.TemporaryDirectory()
+    store = Store(a.storage or f"sqlite:///{tmp.name}/efficiency.db")
+    tag = time.strftime("%Y%m%d-%H%M%S")
+    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}, {a.threads} thread(s)")
+    report = {"settings": {}, "trials": a.trials, "seeds": a.seeds, "epochs": a.epochs}
+    for key in a.settings.split(","):
+        setting = SETTINGS[key]
+        runs = []  # (sampler, seed, record, frame, wall_s)
+        for sampler in a.samplers.split(","):
+            for seed in range(a.seeds):
+                study = f"eff-{tag}-{key}-{sampler}-{seed}"
+                runs.append((sampler, seed, *run(store, setting, study, sampler, seed, a.trials, train, a.data_dir)))
+        grid = run(store, setting, f"eff-{tag}-{key}-fullgrid", "grid", 0, a.grid_trials, train, a.data_dir)
+        record = grid[0]
+        frames = [r[3] for r in runs] + [grid[1]]
+        ref = union_reference(frames, record.metric, record.direction)
+        best = union_hypervolume(frames, record.metric, record.direction, ref)
+        grid_curve = fraction_curve(grid[1], record.metric, record.direction, ref, best)
+        summary = {"full grid": {"trials": int(grid_curve["trials"].iloc[-1]), "fraction": float(grid_curve["fraction"].iloc[-1]),
+                                 "compute_s": float(grid_curve["compute_s"].iloc[-1])}}
+        curves = {"full grid": grid_curve.to_dict("list")}
+        print(f"\n## {key}: {setting.task}, {', '.join(setting.families)}, budget {setting.budget:,}")
+        print(f"full grid: {summary['full grid']['trials']} trials, fraction {summary['full grid']['fraction']:.3f}, "
+              f"{summary['full grid']['compute_s']:.0f} s of training\n")
+        print("| search | trials | median fraction | min .. max | median training s |\n|---|---|---|---|---|")
+        for sampler in a.samplers.split(","):
+            mine = [r for r in runs if r[0] == sampler]
+            cs = [fraction_curve(r[3], record.metric, record.direction, ref, best) for r in mine]
+            fr = [fraction_at(c, trials=a.trials) for c in cs]
+            secs = [float(c["compute_s"].iloc[-1]) if len(c) else 0.0 for c in cs]
+            summary[sampler] = {"fractions": fr, "median": statistics.median(fr), "compute_s": secs}
+            curves[sampler] = [c.to_dict("list") for c in cs]
+            print(f"| {sampler} | {a.trials} | {statistics.median(fr):.3f} | {min(fr):.3f} .. {max(fr):.3f} | "
+                  f"{statistics.median(secs):.0f} |")
+        report["settings"][key] = {"summary": summary, "curves": curves, "reference": [float(x) for x in ref],
+                                   "best_hypervolume": best}
+    if a.out:
+        Path(a.out).write_text(json.dumps(report, indent=1))
+        print(f"\ncurves and summary: {a.out}")
+    store.close()
+    tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()

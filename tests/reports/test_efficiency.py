@@ -1,0 +1,44 @@
+"""Search-efficiency fractions on hand-computed fronts (reports/efficiency.py)."""
+import numpy as np
+import pytest
+
+from reports.efficiency import (
+    fraction_at,
+    fraction_curve,
+    union_hypervolume,
+    union_reference,
+)
+from tests.reports.frames import make_trials, trial
+
+
+def study(rows):
+    """rows: (number, params, psnr, status, duration_s)."""
+    df = make_trials([trial(n, "a", p, v, status=s) for n, p, v, s, _ in rows])
+    return df.assign(duration_s=[d for *_, d in rows])
+
+
+def test_fractions_against_the_union_front():
+    # log10 params 1, 2, 3 (params 10, 100, 1000); psnr maximised
+    a = study([(0, 100, 20.0, "complete", 1.0), (1, 10, 10.0, "complete", 2.0), (2, 1000, 30.0, "failed", 4.0)])
+    b = study([(0, 1000, 30.0, "complete", 8.0)])
+    ref = union_reference([a, b], "psnr", "maximize")
+    # union points (1, 10), (2, 20), (3, 30): x range 2 -> ref x 3.2; y range 20 -> ref y 8
+    np.testing.assert_allclose(ref, [3.2, 8.0])
+    best = union_hypervolume([a, b], "psnr", "maximize", ref)
+    # slabs from the left: (1,10): 2.2 x 2; (2,20): 1.2 x 10; (3,30): 0.2 x 10
+    assert best == pytest.approx(2.2 * 2 + 1.2 * 10 + 0.2 * 10)
+    curve = fraction_curve(a, "psnr", "maximize", ref, best)
+    assert curve["trials"].tolist() == [1, 2, 3] and curve["compute_s"].tolist() == [1.0, 3.0, 7.0]
+    first = 1.2 * 12 / best  # (2, 20) alone: (3.2 - 2) x (20 - 8)
+    np.testing.assert_allclose(curve["fraction"], [first, (1.2 * 12 + 1.0 * 2) / best, (1.2 * 12 + 1.0 * 2) / best])
+    assert fraction_at(curve, trials=1) == pytest.approx(first) and fraction_at(curve, compute_s=0.5) == 0.0
+    assert fraction_at(fraction_curve(b, "psnr", "maximize", ref, best), trials=1) == pytest.approx(0.2 * 22 / best)
+
+
+def test_a_search_that_found_everything_reaches_one():
+    a = study([(0, 10, 10.0, "complete", 1.0), (1, 100, 20.0, "complete", 1.0)])
+    ref = union_reference([a], "psnr", "maximize")
+    curve = fraction_curve(a, "psnr", "maximize", ref, union_hypervolume([a], "psnr", "maximize", ref))
+    assert curve["fraction"].iloc[-1] == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        fraction_curve(a, "psnr", "maximize", ref, 0.0)
