@@ -67,6 +67,24 @@ def check_comparable(records: Sequence[StudyRecord]) -> None:
                             f"({conv[0]} vs {conv[1]}): they cannot be compared")
 
 
+def combined_frame(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> pd.DataFrame:
+    """Comparable studies' trials in one frame (`check_comparable` first): `number` made
+    unique across studies, `study` and `trial` keep each row's origin, and a family that
+    several of the studies searched is labelled "study: family"."""
+    records = [rec for rec, _ in studies]
+    check_comparable(records)
+    shared = {f for f in {f for r in records for f in r.families}
+              if sum(f in r.families for r in records) > 1}
+    parts = []
+    for rec, df in studies:
+        fam = df["family"].astype(str)
+        parts.append(df.assign(family=fam.where(~fam.isin(shared), rec.name + ": " + fam), study=rec.name,
+                               trial=df["number"]))
+    nonempty = [p for p in parts if len(p)] or parts[:1]
+    out = pd.concat(nonempty, ignore_index=True)
+    return out.assign(number=range(len(out)))
+
+
 def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None) -> dict[str, Candidates]:
     """Per family (sorted by name, or in `families` order) its complete configurations."""
     pts = complete_points(df, metric)
@@ -108,6 +126,12 @@ def _draws(c: Candidates, seed: int, draws: int) -> np.ndarray:
             rng = np.random.default_rng([seed, int(c.numbers[j])])
             out[:, j] += rng.standard_t(c.runs[j] - 1, size=draws) * c.stds[j] / np.sqrt(c.runs[j])
     return out
+
+
+def _interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The central `confidence` percentile interval of bootstrap draws."""
+    lo, hi = np.percentile(draws, [(1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100])
+    return float(lo), float(hi)
 
 
 def _best(values: np.ndarray, mask: np.ndarray, sign: float) -> np.ndarray:
@@ -162,7 +186,6 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     sign = _sign(direction)
     boot = {f: _draws(c, seed, draws) for f, c in cands.items()}
-    q = [(1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100]
     out = []
     for budget in budgets:
         rows, draws_of, known = [], {}, {}
@@ -174,7 +197,7 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
             i = int(np.flatnonzero(mask)[np.argmax(sign * c.means[mask])])
             known[fam] = c.known_noise(mask)
             draws_of[fam] = _best(boot[fam], mask, sign)
-            lo, hi = (float(v) for v in np.percentile(draws_of[fam], q)) if known[fam] else (None, None)
+            lo, hi = _interval(draws_of[fam], confidence) if known[fam] else (None, None)
             rows.append(FamilyAtLevel(fam, float(c.means[i]), lo, hi, int(c.numbers[i]), float(c.params[i]),
                                       c.configs[i], int(c.runs[i])))
         present = sorted((r for r in rows if r.value is not None), key=lambda r: (-sign * r.value, r.family))
@@ -190,7 +213,7 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
             out.append(Verdict(budget, rows, win.family, second.family, margin, None, None, "single run"))
             continue
         diff = sign * (draws_of[win.family] - draws_of[second.family])
-        lo, hi = (float(v) for v in np.percentile(diff, q))
+        lo, hi = _interval(diff, confidence)
         status = "better" if lo > 0 else "not distinguishable"
         out.append(Verdict(budget, rows, win.family, second.family, margin, lo, hi, status))
     return out
@@ -202,6 +225,7 @@ class FrontVolume:
     value: float  # hypervolume of the family's front (log10 params, metric)
     low: float | None
     high: float | None
+    draws: np.ndarray | None = field(default=None, repr=False, compare=False)  # (d,) bootstrap volumes
 
 
 def front_volumes(cands: dict[str, Candidates], direction: str, *, confidence: float = DEFAULT_CONFIDENCE,
@@ -219,13 +243,12 @@ def front_volumes(cands: dict[str, Candidates], direction: str, *, confidence: f
         if fam not in pts:
             continue
         value = hypervolume_2d(pts[fam], dirs, ref)  # dominated points add nothing
-        lo = hi = None
+        lo = hi = vols = None
         if c.known_noise(np.ones(len(c.means), dtype=bool)):
-            boot = _draws(c, seed, draws)
-            vols = [hypervolume_2d(np.column_stack([np.log10(c.params), row]), dirs, ref) for row in boot]
-            q = [(1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100]
-            lo, hi = (float(v) for v in np.percentile(vols, q))
-        out.append(FrontVolume(fam, float(value), lo, hi))
+            x = np.log10(c.params)
+            vols = np.array([hypervolume_2d(np.column_stack([x, row]), dirs, ref) for row in _draws(c, seed, draws)])
+            lo, hi = _interval(vols, confidence)
+        out.append(FrontVolume(fam, float(value), lo, hi, vols))
     return out, ref
 
 
@@ -238,26 +261,17 @@ class FrontDifference:
     high: float | None
 
 
-def front_difference(cands: dict[str, Candidates], direction: str, *, confidence: float = DEFAULT_CONFIDENCE,
-                     draws: int = 400, seed: int = 0) -> FrontDifference | None:
-    """The two largest fronts' hypervolume difference, with an interval taken draw by draw
-    (the same redrawn means as `front_volumes`, against the same reference)."""
-    vols, ref = front_volumes(cands, direction, confidence=confidence, draws=draws, seed=seed)
-    if len(vols) < 2 or ref is None:
+def front_difference(volumes: list[FrontVolume], *,
+                     confidence: float = DEFAULT_CONFIDENCE) -> FrontDifference | None:
+    """The two largest fronts' hypervolume difference (`front_volumes`' results), with an
+    interval taken draw by draw from their bootstrap volumes."""
+    if len(volumes) < 2:
         return None
-    first, second = sorted(vols, key=lambda f: -f.value)[:2]
+    first, second = sorted(volumes, key=lambda f: -f.value)[:2]
     diff = first.value - second.value
-    if first.low is None or second.low is None:
+    if first.draws is None or second.draws is None:
         return FrontDifference(first.family, second.family, diff, None, None)
-    dirs = ["minimize", direction]
-
-    def boot(c: Candidates) -> np.ndarray:
-        x = np.log10(c.params)
-        return np.array([hypervolume_2d(np.column_stack([x, row]), dirs, ref) for row in _draws(c, seed, draws)])
-
-    d = boot(cands[first.family]) - boot(cands[second.family])
-    q = [(1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100]
-    lo, hi = (float(v) for v in np.percentile(d, q))
+    lo, hi = _interval(first.draws - second.draws, confidence)
     return FrontDifference(first.family, second.family, diff, lo, hi)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from core.directions import check_direction
+from core.statuses import FINISHED_STATUSES
 from reports.fronts import complete_points
 from reports.pareto import default_reference, hypervolume_2d, hypervolume_history
 
@@ -47,7 +48,7 @@ def fraction_curve(df: pd.DataFrame, metric: str, direction: str, reference: np.
     `best` is the union's hypervolume)."""
     if best <= 0:
         raise ValueError(f"the best hypervolume must be positive, got {best}")
-    done = df[df["status"].astype(str).isin(["complete", "failed", "diverged"])].sort_values("number")
+    done = df[df["status"].astype(str).isin(FINISHED_STATUSES)].sort_values("number")
     seconds = pd.to_numeric(done.get("duration_s"), errors="coerce").fillna(0.0).to_numpy(dtype=float)
     objectives, pts = _objectives(done, metric)
     hv = hypervolume_history(objectives.reshape(-1, 2), ["minimize", check_direction(direction)], reference)

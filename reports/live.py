@@ -46,23 +46,12 @@ def trial_page(record: StudyRecord, trial: TrialRecord, epochs: list[dict[str, A
     return page(f"trial #{trial.number} — {record.name}", "\n".join(body), plotly=True, refresh_s=refresh_s)
 
 
-def compare_frame(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> pd.DataFrame:
-    """The studies' trials in one frame, each family labelled "study: family"; UserError
-    unless they are comparable (`reports.compare.check_comparable`)."""
+def compare_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> str:
+    """Several studies' fronts on one plot, with their Pareto-optimal configurations
+    (`reports.compare.combined_frame`)."""
     if len(studies) < 2:
         raise UserError("choose at least two studies to compare")
-    compare.check_comparable([rec for rec, _ in studies])
-    frames = [df.assign(family=rec.name + ": " + df["family"].astype(str), trial=df["number"])
-              for rec, df in studies if len(df)]
-    if not frames:
-        return studies[0][1]
-    out = pd.concat(frames, ignore_index=True)
-    return out.assign(number=range(len(out)))  # unique across studies; `trial` keeps each study's own number
-
-
-def compare_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> str:
-    """Several studies' fronts on one plot, with their Pareto-optimal configurations."""
-    df = compare_frame(studies)
+    df = compare.combined_frame(studies)
     rec = studies[0][0]
     data = fronts.front_data(df, rec.metric, rec.direction)
     names = ", ".join(r.name for r, _ in studies)

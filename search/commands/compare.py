@@ -13,27 +13,6 @@ INTERVAL = ("parametric bootstrap of the whole selection: each configuration's m
             "mean + std/sqrt(runs) * t(runs - 1), the best per family and budget re-selected in every draw")
 
 
-def combined_frame(records: list, frames: list):
-    """The studies' trials in one frame (unique `number`; `study`/`trial` keep the origin).
-    A family that appears in several studies is labelled "study:family"."""
-    import pandas as pd
-
-    from reports.compare import check_comparable
-
-    check_comparable(records)
-    seen: dict[str, int] = {}
-    for rec in records:
-        for fam in rec.families:
-            seen[fam] = seen.get(fam, 0) + 1
-    parts = []
-    for rec, df in zip(records, frames):
-        fam = df["family"].astype(str)
-        label = fam.where(fam.map(lambda f: seen.get(f, 0) < 2), rec.name + ":" + fam)
-        parts.append(df.assign(family=label, study=rec.name, trial=df["number"]))
-    out = pd.concat(parts, ignore_index=True)
-    return out.assign(number=range(len(out)))
-
-
 def compare_json(records, df, verdicts, volumes, reference, difference, confidence: float) -> dict[str, Any]:
     rec = records[0]
 
@@ -66,6 +45,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from core.budget import format_count, parse_budget
     from reports.compare import (
         candidates,
+        combined_frame,
         compare_at,
         default_levels,
         front_difference,
@@ -80,7 +60,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     budgets = [parse_budget(b) for b in a.budgets.split(",") if b.strip()] if a.budgets else None
     store = open_store(a.storage)
     records = [store.get_study(name) for name in a.studies]
-    df = combined_frame(records, [store.trials_frame(name) for name in a.studies])
+    df = combined_frame([(rec, store.trials_frame(rec.name)) for rec in records])
     known = sorted(set(df["family"].astype(str))) if len(df) else []
     families = [f.strip() for f in a.families.split(",") if f.strip()] if a.families else known
     missing = [f for f in families if f not in known]
@@ -93,7 +73,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         raise UserError("these studies have no complete trial yet: nothing to compare")
     verdicts = compare_at(cands, [float(b) for b in levels], rec.direction, confidence=a.confidence)
     volumes, reference = front_volumes(cands, rec.direction, confidence=a.confidence)
-    difference = front_difference(cands, rec.direction, confidence=a.confidence)
+    difference = front_difference(volumes, confidence=a.confidence)
     if a.format == "json":
         print(json.dumps(compare_json(records, df, verdicts, volumes, reference, difference, a.confidence), indent=2))
         return 0

@@ -106,8 +106,8 @@ def test_the_front_difference_has_an_interval_that_can_exclude_zero():
 
     df = frame([(0, "a", 1000, 30.0, 0.1, 3), (1, "a", 10_000, 32.0, 0.1, 3),
                 (2, "b", 1000, 20.0, 0.1, 3), (3, "b", 10_000, 21.0, 0.1, 3)])
-    d = front_difference(candidates(df, "psnr"), "maximize")
+    d = front_difference(front_volumes(candidates(df, "psnr"), "maximize")[0])
     assert (d.first, d.second) == ("a", "b") and d.difference > 0 and 0 < d.low <= d.difference <= d.high
     same = frame([(0, "a", 1000, 30.0, 0.5, 3), (1, "b", 1000, 30.0, 0.5, 3)])
-    d = front_difference(candidates(same, "psnr"), "maximize")
+    d = front_difference(front_volumes(candidates(same, "psnr"), "maximize")[0])
     assert d.difference == 0 and d.low < 0 < d.high

@@ -12,6 +12,7 @@ from core.statuses import FINISHED_STATUSES
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from search.executors.base import Executor
 from storage.records import StudyRecord, TrialRecord
+from storage.trial_writes import INTERRUPTED_NOTE
 
 
 class MemoryStore:
@@ -37,7 +38,7 @@ class MemoryStore:
     def interrupt_running(self, study, orphan=None):
         hit = [t for t in self._trials(study) if t.status == "running" and (orphan is None or orphan(t))]
         for t in hit:
-            t.status, t.note = "interrupted", "interrupted: the process running it stopped"
+            t.status, t.note = "interrupted", INTERRUPTED_NOTE
         return [dataclasses.replace(t) for t in hit]
 
     def trials(self, study, statuses=None):
