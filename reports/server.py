@@ -27,7 +27,7 @@ from plotly.offline import get_plotlyjs
 from core.errors import UserError
 from reports.html import PLOTLY_JS, esc, page
 from reports.live import compare_page, trial_page
-from reports.site import index_page, slugify, study_filename, study_page
+from reports.site import index_page, slugify, store_samples, study_filename, study_page
 from reports.tables import status_counts
 from storage import Store
 
@@ -66,7 +66,7 @@ class Pages:
         name = self._study_named(slug)
         record, df = self.store.get_study(name), self.store.trials_frame(name)
         running = status_counts(df).get("running", 0) > 0
-        return study_page(record, df, lambda s, n: self.store.artifacts(s, n, "samples"),
+        return study_page(record, df, store_samples(self.store),
                           trial_link=lambda n: trial_filename(name, n), refresh_s=REFRESH_S if running else None)
 
     def trial(self, slug: str, number: int) -> str:

@@ -90,6 +90,12 @@ def _ensure_frame(df: pd.DataFrame | None) -> pd.DataFrame:
 # Artifacts of one trial by (study name, trial number): dicts with repeat, seed, name,
 # media_type and data (base64), as `Store.artifacts(study, number, "samples")` returns.
 SamplesFor = Callable[[str, int], list[dict[str, Any]]]
+SAMPLES_ARTIFACT = "samples"  # the artifact name of a run's grid of generated samples
+
+
+def store_samples(store: Any) -> SamplesFor:
+    """The sample grids a store holds (`Store.artifacts(study, number, "samples")`)."""
+    return lambda study, number: store.artifacts(study, number, SAMPLES_ARTIFACT)
 
 
 def samples_html(record: StudyRecord, table: pd.DataFrame, samples_for: SamplesFor) -> str:
