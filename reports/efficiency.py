@@ -70,3 +70,20 @@ def fraction_at(curve: pd.DataFrame, *, trials: int | None = None, compute_s: fl
     else:
         raise ValueError("give trials or compute_s")
     return float(got["fraction"].iloc[-1]) if len(got) else 0.0
+
+
+def ks_uniform(values: Sequence[float], low: float, high: float) -> float:
+    """Kolmogorov-Smirnov statistic of `values` (n,) against the uniform law on [low,
+    high]: the largest distance between their empirical CDF and the uniform CDF (0: a
+    perfect spread; 1: all on one end). How evenly a search spread its models over the
+    log-parameter axis, with low = log10 of the smallest model and high = log10 budget.
+    Values outside [low, high] count at the nearer end. ValueError on no values or
+    high <= low."""
+    if not len(values):
+        raise ValueError("no values")
+    if not high > low:
+        raise ValueError(f"need high > low, got {low}..{high}")
+    u = np.clip((np.sort(np.asarray(values, dtype=float)) - low) / (high - low), 0.0, 1.0)
+    n = len(u)
+    i = np.arange(1, n + 1)
+    return float(max(np.max(i / n - u), np.max(u - (i - 1) / n)))

@@ -25,7 +25,7 @@ from search.commands import (
     cmd_trials,
 )
 from search.commands.run import DEFAULT_REPORT_DIR
-from search.samplers import DEFAULT_SAMPLER, SAMPLERS
+from search.samplers import DEFAULT_SAMPLER, DEFAULT_SPREAD, SAMPLERS, SPREADS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--repeats", type=int, default=1, help="seeds per configuration (default 1)")
     r.add_argument("--sampler", default=DEFAULT_SAMPLER,
                    help=f"{', '.join(SAMPLERS.names())} (default {DEFAULT_SAMPLER})")
+    r.add_argument("--spread", default=DEFAULT_SPREAD,
+                   help=f"{', '.join(SPREADS)}: with an Optuna sampler, draw a target size log-uniformly between the "
+                        f"smallest model and the budget first and aim the config at it, or not (default {DEFAULT_SPREAD})")
     r.add_argument("--study", help="study name (default: TASK-FAMILIES)")
     _storage_arg(r)
     r.add_argument("--data-dir", help="where data sets are (default: $SEARCH_DATA_DIR, then the user cache)")

@@ -18,7 +18,16 @@ from optuna.trial import TrialState
 
 from core.io import IOSpec
 from search.optuna_draw import TrialDraw
-from search.spaces import Infeasible, Space, check_config, grid_configs, suggest_config
+from search.samplers import DEFAULT_SPREAD
+from search.spaces import (
+    Infeasible,
+    Space,
+    check_config,
+    grid_configs,
+    min_params,
+    smallest_config,
+    suggest_config,
+)
 from storage.records import TrialRecord
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -68,24 +77,53 @@ class Proposer:
         """A rejected proposal (already recorded by the caller)."""
 
 
+SIZE_PARAM = "log10_params"  # the Optuna parameter of a proposal's target size
+
+
 class OptunaProposer(Proposer):
     """Multi-objective Optuna study (params: minimise; metric: the task's direction).
 
     The family is a categorical parameter when several families are searched; each
     family's keys are prefixed with its name. Our database is the source of truth: on
     resume, finished trials are replayed into a fresh in-memory Optuna study.
+
+    spread "size" (the default): the sampler first draws a target size, the Optuna float
+    `FAMILY.log10_params` in [log10 of the family's smallest model, log10 budget], and
+    the config is drawn so that its count lands at or just under it
+    (`suggest_config(..., target=)`); a new study first visits each family's corners,
+    its smallest model and a model at the budget (enqueued trials). A random sampler
+    then spreads models log-uniformly over the parameter axis, and TPE or NSGA-II learn
+    which sizes pay, since the size is one of their parameters. spread "none": every
+    range dim is drawn from its budget-feasible range (models pile up in the middle).
     """
 
     def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int], optuna.samplers.BaseSampler],
-                 direction: str, seed: int) -> None:
+                 direction: str, seed: int, spread: str = DEFAULT_SPREAD) -> None:
         super().__init__(spaces, io, budget, count)
-        self.make_sampler, self.direction, self.seed = make_sampler, direction, seed
+        self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
         self.study: optuna.Study | None = None
         self._replayed = 0
+        self._smallest = {f: min_params(s, io, lambda c, f=f: count(f, c)) for f, s in spaces.items()} \
+            if spread == "size" else {}
 
     def _make_study(self) -> optuna.Study:
         seed = self.seed * 100_003 + self._replayed  # a resumed study proposes anew
-        return optuna.create_study(directions=["minimize", self.direction], sampler=self.make_sampler(seed))
+        study = optuna.create_study(directions=["minimize", self.direction], sampler=self.make_sampler(seed))
+        if self.spread == "size" and not self._replayed:
+            for size in ("smallest", "budget"):  # the corners first
+                for fam in self.families:
+                    if self._smallest[fam] <= self.budget:
+                        lo, hi = self._size_range(fam)
+                        fixed = {f"{fam}.{SIZE_PARAM}": lo if size == "smallest" else hi}
+                        if size == "smallest":  # the whole config, choices too
+                            config = smallest_config(self.spaces[fam], self.io, lambda c, f=fam: self.count(f, c))
+                            fixed |= {f"{fam}.{k}": v for k, v in config.items()}
+                        study.enqueue_trial(fixed | ({"family": fam} if len(self.families) > 1 else {}))
+        return study
+
+    def _size_range(self, fam: str) -> tuple[float, float]:
+        lo = math.log10(max(1.0, self._smallest[fam]))
+        return lo, max(lo, math.log10(self.budget))
 
     def replay(self, past, objective) -> None:
         trials = []
@@ -111,7 +149,10 @@ class OptunaProposer(Proposer):
             self.study = self._make_study()
         t = self.study.ask()
         fam = t.suggest_categorical("family", self.families) if len(self.families) > 1 else self.families[0]
-        cfg = suggest_config(self.spaces[fam], self.io, self.budget, lambda c: self.count(fam, c), TrialDraw(t, fam))
+        draw, target = TrialDraw(t, fam), None
+        if self.spread == "size" and self._smallest[fam] <= self.budget:
+            target = 10 ** draw.float(SIZE_PARAM, *self._size_range(fam), False)
+        cfg = suggest_config(self.spaces[fam], self.io, self.budget, lambda c: self.count(fam, c), draw, target)
         if isinstance(cfg, Infeasible):
             self.study.tell(t, state=TrialState.PRUNED)
             return Rejection(fam, cfg.config, None, cfg.reason)

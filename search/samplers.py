@@ -19,16 +19,21 @@ if TYPE_CHECKING:
 
 ProposerFactory = Callable[..., "Proposer"]  # (spaces, io, budget, count, *, direction, seed, trials)
 SAMPLERS: Registry[ProposerFactory] = Registry("sampler")
+# How the Optuna samplers spread models over the parameter axis (`--spread`):
+# "size" draws a target size first (search.proposers.OptunaProposer), "none" does not.
+SPREADS = ("size", "none")
+DEFAULT_SPREAD = "size"
 
 
 def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"]) -> ProposerFactory:
     """A factory of `OptunaProposer`s whose Optuna sampler is `build(seed, trials)`."""
 
-    def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, **_: Any) -> "Proposer":
+    def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD,
+                **_: Any) -> "Proposer":
         from search.proposers import OptunaProposer
 
         return OptunaProposer(spaces, io, budget, count, make_sampler=lambda s: build(s, trials),
-                              direction=direction, seed=seed)
+                              direction=direction, seed=seed, spread=spread)
 
     return factory
 
@@ -64,6 +69,9 @@ SAMPLERS.add("grid", _grid)
 DEFAULT_SAMPLER = "tpe"
 
 
-def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int) -> "Proposer":
-    """The proposer of sampler `sampler` (UserError listing the known names if unknown)."""
-    return SAMPLERS.get(sampler)(spaces, io, budget, count, direction=direction, seed=seed, trials=trials)
+def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
+                  spread: str = DEFAULT_SPREAD) -> "Proposer":
+    """The proposer of sampler `sampler` (UserError listing the known names if unknown).
+    `spread` (search.proposers.SPREADS) is for the Optuna samplers; the grid ignores it."""
+    return SAMPLERS.get(sampler)(spaces, io, budget, count, direction=direction, seed=seed, trials=trials,
+                                 spread=spread)

@@ -155,29 +155,76 @@ ConfigCounter = Callable[[dict[str, Any]], int]  # config -> exact parameter cou
 
 def _min_completion(space: Space, start: int, known: dict[str, Any], count: ConfigCounter) -> float:
     """The smallest parameter count of any valid completion of `known` (greedy, per dim)."""
+    return _smallest_completion(space, start, known, count)[0]
+
+
+def _smallest_completion(space: Space, start: int, known: dict[str, Any],
+                         count: ConfigCounter) -> tuple[float, dict[str, Any]]:
+    """(count, config) of the smallest valid completion of `known` (inf, {} when none)."""
     vals = dict(known)
     for dim in space.dims[start:]:
         if dim.kind == "choice":
             options = [v for v in dim.choices if _choice_ok(space, dim.name, v, vals)]
             if not options:
-                return math.inf
+                return math.inf, {}
             if len(options) == 1:
                 vals[dim.name] = options[0]
                 continue
-            best, best_n = None, math.inf
-            for v in options:
-                n = _min_completion(space, _index(space, dim.name) + 1, dict(vals, **{dim.name: v}), count)
-                if n < best_n:
-                    best, best_n = v, n
-            if best is None:
-                return math.inf
-            vals[dim.name] = best
-            return best_n
+            nxt = _index(space, dim.name) + 1
+            return min((_smallest_completion(space, nxt, dict(vals, **{dim.name: v}), count) for v in options),
+                       key=lambda nc: nc[0])
         lo, hi = _bounds(space, dim, vals)
         if lo > hi:
-            return math.inf
+            return math.inf, {}
         vals[dim.name] = int(lo) if dim.kind == "int" else lo
+    config = _strip(vals)
+    return count(config), config
+
+
+def _max_corner(space: Space, start: int, known: dict[str, Any], count: ConfigCounter) -> float:
+    """The parameter count of the largest completion of `known`, budget aside (greedy,
+    per dim: each range dim at its highest valid value; a choice dim the option whose
+    completion is largest). -inf when the constraints allow none."""
+    vals = dict(known)
+    for i in range(start, len(space.dims)):
+        dim = space.dims[i]
+        if dim.kind == "choice":
+            options = [v for v in dim.choices if _choice_ok(space, dim.name, v, vals)]
+            return max((_max_corner(space, i + 1, dict(vals, **{dim.name: v}), count) for v in options),
+                       default=-math.inf)
+        lo, hi = _bounds(space, dim, vals)
+        if lo > hi:
+            return -math.inf
+        vals[dim.name] = int(hi) if dim.kind == "int" else hi
     return count({k: v for k, v in vals.items() if k not in ("d_x", "d_out")})
+
+
+def _largest_fitting(space: Space, dim: Dim, i: int, known: dict[str, Any], count: ConfigCounter, limit: float,
+                     lo: int, hi: int) -> int:
+    """The largest v = lo + j * step <= hi whose smallest completion fits `limit` (binary
+    search: counts grow monotonically with every width and depth); lo must fit."""
+    fits = lambda v: _min_completion(space, i + 1, dict(known, **{dim.name: v}), count) <= limit  # noqa: E731
+    k = dim.step
+    a, b = 0, (hi - lo) // k
+    while a < b:
+        mid = (a + b + 1) // 2
+        a, b = (mid, b) if fits(lo + mid * k) else (a, mid - 1)
+    return lo + a * k
+
+
+def _smallest_reaching(space: Space, dim: Dim, i: int, known: dict[str, Any], count: ConfigCounter,
+                       target: float, lo: int, hi: int) -> int:
+    """The smallest v = lo + j * step <= hi whose largest completion reaches `target` (hi
+    when none does). Counts are monotone, so a completion within budget lands between
+    the target and the budget whenever the largest one reaches the target, up to the
+    granularity of the last dim."""
+    reaches = lambda v: _max_corner(space, i + 1, dict(known, **{dim.name: v}), count) >= target  # noqa: E731
+    k = dim.step
+    a, b = 0, (hi - lo) // k
+    while a < b:
+        mid = (a + b) // 2
+        a, b = (a, mid) if reaches(lo + mid * k) else (mid + 1, b)
+    return lo + a * k
 
 
 def _index(space: Space, name: str) -> int:
@@ -187,6 +234,11 @@ def _index(space: Space, name: str) -> int:
 def min_params(space: Space, io: IOSpec, count: ConfigCounter) -> float:
     """The smallest parameter count in the space (inf when the constraints allow none)."""
     return _min_completion(space, 0, io_values(io), count)
+
+
+def smallest_config(space: Space, io: IOSpec, count: ConfigCounter) -> dict[str, Any]:
+    """The config of the space's smallest model ({} when the constraints allow none)."""
+    return _smallest_completion(space, 0, io_values(io), count)[1]
 
 
 # ---------------------------------------------------------------- sampling
@@ -209,9 +261,19 @@ class Infeasible:
 
 
 def suggest_config(
-    space: Space, io: IOSpec, budget: int, count: ConfigCounter, draw: Suggester
+    space: Space, io: IOSpec, budget: int, count: ConfigCounter, draw: Suggester, target: float | None = None
 ) -> dict[str, Any] | Infeasible:
-    """Draw one config of `space` that fits `budget`, or say why none could be drawn."""
+    """Draw one config of `space` that fits `budget`, or say why none could be drawn.
+
+    With a `target` size (parameters), each range dim is drawn only among values from
+    which a completion can still land on the target: no larger than the largest value
+    whose smallest completion fits the target, no smaller than the smallest value whose
+    largest completion reaches it. The last size-setting dim is then
+    nearly solved, so the count lands at or just under the target whatever the earlier
+    draws were (or as near as the space allows). Targets drawn log-uniformly between the
+    smallest model and the budget spread the accepted models over the parameter axis.
+    """
+    count = _memo(count)  # the bisections below count the same configs many times
     known: dict[str, Any] = io_values(io)
     for i, dim in enumerate(space.dims):
         if dim.kind == "choice":
@@ -229,17 +291,27 @@ def suggest_config(
             known[dim.name] = draw.float(dim.name, lo, hi, dim.log)
             continue
         lo, hi = int(lo), int(hi)
-        fits = lambda v: _min_completion(space, i + 1, dict(known, **{dim.name: v}), count) <= budget  # noqa: E731
-        if not fits(lo):
+        smallest = _min_completion(space, i, known, count)
+        if smallest > budget:
             return Infeasible(f"over budget even with the smallest {dim.name}={lo}", _strip(known))
-        k = dim.step  # largest v = lo + j * k <= hi that fits: binary search (counts are monotone)
-        a, b = 0, (hi - lo) // k
-        while a < b:
-            mid = (a + b + 1) // 2
-            a, b = (mid, b) if fits(lo + mid * k) else (a, mid - 1)
-        top = lo + a * k
-        known[dim.name] = draw.int(dim.name, lo, top, dim.log, k)
+        limit = budget if target is None else min(budget, max(target, smallest))
+        top = _largest_fitting(space, dim, i, known, count, limit, lo, hi)
+        if target is not None:
+            lo = min(top, _smallest_reaching(space, dim, i, known, count, limit, lo, top))
+        known[dim.name] = draw.int(dim.name, lo, top, dim.log, dim.step)
     return _strip(known)
+
+
+def _memo(count: ConfigCounter) -> ConfigCounter:
+    seen: dict[tuple, int] = {}
+
+    def counted(config: dict[str, Any]) -> int:
+        key = tuple(sorted(config.items()))
+        if key not in seen:
+            seen[key] = count(config)
+        return seen[key]
+
+    return counted
 
 
 def _strip(known: dict[str, Any]) -> dict[str, Any]:

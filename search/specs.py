@@ -10,7 +10,7 @@ from typing import Any
 
 from core.errors import UserError
 from core.trials import TrainSettings
-from search.samplers import DEFAULT_SAMPLER, SAMPLERS
+from search.samplers import DEFAULT_SAMPLER, DEFAULT_SPREAD, SAMPLERS, SPREADS
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class RunSpec:
     trials: int = 20  # finished (complete/failed/diverged) trials to reach
     repeats: int = 1  # seeds per configuration
     sampler: str = DEFAULT_SAMPLER  # a name in search.samplers.SAMPLERS
+    spread: str = DEFAULT_SPREAD  # search.samplers.SPREADS: aim proposals at sizes, or not
     study: str | None = None  # default: derived from task and families
     storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
     data_dir: str | None = None
@@ -46,6 +47,8 @@ class RunSpec:
         if self.retries < 0:
             raise UserError("--retries must be at least 0")
         SAMPLERS.get(self.sampler)  # unknown names fail with the known ones
+        if self.spread not in SPREADS:
+            raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")
         for name in ("epochs", "batch_size", "max_train_samples", "tokens"):
             v = getattr(self.train, name)
             if v is not None and v < 1:

@@ -149,7 +149,7 @@ class StudyLoop:
         past = store.trials(self.name, statuses=REPLAYED_STATUSES)
         self.proposer = make_proposer(
             spec.sampler, prep.spaces, prep.io, spec.budget, prep.count,
-            direction=prep.task.direction, seed=spec.seed, trials=spec.trials,
+            direction=prep.task.direction, seed=spec.seed, trials=spec.trials, spread=spec.spread,
         )
         key = prep.objective_key
         self.proposer.replay(past, lambda r: r.metrics.get(key, (None,))[0])
@@ -265,7 +265,7 @@ class StudyLoop:
 
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    return {"sampler": spec.sampler, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+    return {"sampler": spec.sampler, "spread": spec.spread, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
             "param_convention": " / ".join(sorted({f.param_convention for f in prep.families.values()}))}

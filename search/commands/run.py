@@ -25,7 +25,8 @@ def cmd_run(a: argparse.Namespace) -> int:
         a.max_train_samples = 512 if a.max_train_samples is None else a.max_train_samples
     spec = RunSpec(
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(a.budget),
-        trials=20 if a.trials is None else a.trials, repeats=a.repeats, sampler=a.sampler, study=a.study, storage=a.storage,
+        trials=20 if a.trials is None else a.trials, repeats=a.repeats, sampler=a.sampler, spread=a.spread,
+        study=a.study, storage=a.storage,
         data_dir=a.data_dir, seed=a.seed, executor=a.executor, space_file=a.space_file,
         train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
                             max_train_samples=a.max_train_samples, tokens=a.tokens),

@@ -5,6 +5,7 @@ import pytest
 from reports.efficiency import (
     fraction_at,
     fraction_curve,
+    ks_uniform,
     union_hypervolume,
     union_reference,
 )
@@ -42,3 +43,27 @@ def test_a_search_that_found_everything_reaches_one():
     assert curve["fraction"].iloc[-1] == pytest.approx(1.0)
     with pytest.raises(ValueError):
         fraction_curve(a, "psnr", "maximize", ref, 0.0)
+
+
+def test_ks_uniform_hand_computed():
+    # one value at the middle: the empirical CDF jumps 0 -> 1 at 0.5, distance 0.5 either side
+    assert ks_uniform([5.0], 0.0, 10.0) == pytest.approx(0.5)
+    # quartiles 1/8, 3/8, 5/8, 7/8 of [0, 1] with n = 4: largest gap 1/8
+    assert ks_uniform([0.875, 0.125, 0.625, 0.375], 0.0, 1.0) == pytest.approx(0.125)
+    # everything at the low end: distance 1; out-of-range values count at the nearer end
+    assert ks_uniform([-3.0, 0.0], 0.0, 1.0) == pytest.approx(1.0)
+    assert ks_uniform([2.0, 9.0, 1.0], 1.0, 2.0) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError):
+        ks_uniform([], 0.0, 1.0)
+    with pytest.raises(ValueError):
+        ks_uniform([1.0], 1.0, 1.0)
+
+
+def test_ks_uniform_matches_brute_force():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        xs = rng.uniform(-0.2, 1.2, size=int(rng.integers(1, 30)))
+        grid = np.linspace(0.0, 1.0, 20_001)  # sup over the CDF's points, approached from both sides
+        cdf = lambda t: np.mean(np.clip(xs, 0, 1)[:, None] <= t, axis=0)  # noqa: E731
+        brute = max(np.max(np.abs(cdf(grid) - grid)), np.max(np.abs(cdf(grid - 1e-12) - grid)))
+        assert ks_uniform(xs, 0.0, 1.0) == pytest.approx(brute, abs=1e-3)
