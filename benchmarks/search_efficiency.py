@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -35,11 +36,14 @@ from core.trials import TrainSettings  # noqa: E402
 from reports.efficiency import (  # noqa: E402
     fraction_at,
     fraction_curve,
+    ks_uniform,
     union_hypervolume,
     union_reference,
 )
+from search.samplers import DEFAULT_SPREAD  # noqa: E402
+from search.spaces import min_params  # noqa: E402
 from search.specs import RunSpec  # noqa: E402
-from search.study import run_study  # noqa: E402
+from search.study import prepare, run_study  # noqa: E402
 from storage import Store  # noqa: E402
 
 
@@ -66,9 +70,11 @@ class Quiet:
 
 def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, trials: int, train: TrainSettings,
         data_dir: str | None):
-    spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=sampler,
-                   study=study, seed=seed, train=train, task_options=setting.task_options, data_dir=data_dir,
-                   retries=0)
+    """One study; `sampler` is a --sampler name, or NAME/SPREAD for another --spread."""
+    name, _, spread = sampler.partition("/")
+    spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=name,
+                   spread=spread or DEFAULT_SPREAD, study=study, seed=seed, train=train,
+                   task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
     run_study(spec, store, Quiet())
     return store.get_study(study), store.trials_frame(study), time.perf_counter() - t0
@@ -78,7 +84,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="one setting, two samplers, one seed, tiny trials")
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
-    ap.add_argument("--samplers", default="tpe,random,nsga2,grid")
+    ap.add_argument("--samplers", default="tpe,tpe/none,random,nsga2,grid",
+                    help="comma list of --sampler names; NAME/none runs NAME with --spread none")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")
@@ -90,7 +97,7 @@ def main() -> None:
     ap.add_argument("--out", help="write the curves and the summary as JSON here")
     a = ap.parse_args()
     if a.quick:
-        a.settings, a.samplers, a.seeds, a.trials, a.grid_trials = "hourglass", "tpe,grid", 1, 3, 6
+        a.settings, a.samplers, a.seeds, a.trials, a.grid_trials = "hourglass", "tpe,tpe/none,grid", 1, 3, 6
         a.epochs, a.max_train_samples = a.epochs or 1, a.max_train_samples or 256
     import torch
 
@@ -104,6 +111,9 @@ def main() -> None:
     report = {"settings": {}, "trials": a.trials, "seeds": a.seeds, "epochs": a.epochs}
     for key in a.settings.split(","):
         setting = SETTINGS[key]
+        prep = prepare(RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget,
+                               task_options=setting.task_options))
+        spaces, io, count = prep.spaces, prep.io, prep.count
         runs = []  # (sampler, seed, record, frame, wall_s)
         for sampler in a.samplers.split(","):
             for seed in range(a.seeds):
@@ -121,16 +131,23 @@ def main() -> None:
         print(f"\n## {key}: {setting.task}, {', '.join(setting.families)}, budget {setting.budget:,}")
         print(f"full grid: {summary['full grid']['trials']} trials, fraction {summary['full grid']['fraction']:.3f}, "
               f"{summary['full grid']['compute_s']:.0f} s of training\n")
-        print("| search | trials | median fraction | min .. max | median training s |\n|---|---|---|---|---|")
+        lo = {f: math.log10(min_params(sp, io, lambda c, f=f: count(f, c))) for f, sp in spaces.items()}
+        hi = math.log10(setting.budget)
+        print("| search | trials | median fraction | min .. max | median vs full grid | median training s "
+              "| median KS of log params |\n|---|---|---|---|---|---|---|")
         for sampler in a.samplers.split(","):
             mine = [r for r in runs if r[0] == sampler]
             cs = [fraction_curve(r[3], record.metric, record.direction, ref, best) for r in mine]
             fr = [fraction_at(c, trials=a.trials) for c in cs]
             secs = [float(c["compute_s"].iloc[-1]) if len(c) else 0.0 for c in cs]
-            summary[sampler] = {"fractions": fr, "median": statistics.median(fr), "compute_s": secs}
+            ks = [statistics.mean(ks_uniform([math.log10(n) for n in df.loc[df["family"] == f, "params"]], lo[f], hi)
+                                  for f in lo if (df["family"] == f).any()) for df in (r[3][r[3]["status"] == "complete"]
+                                                                                       for r in mine)]
+            summary[sampler] = {"fractions": fr, "median": statistics.median(fr), "compute_s": secs, "ks": ks}
             curves[sampler] = [c.to_dict("list") for c in cs]
             print(f"| {sampler} | {a.trials} | {statistics.median(fr):.3f} | {min(fr):.3f} .. {max(fr):.3f} | "
-                  f"{statistics.median(secs):.0f} |")
+                  f"{statistics.median(fr) / summary['full grid']['fraction']:.3f} | {statistics.median(secs):.0f} | "
+                  f"{statistics.median(ks):.2f} |")
         report["settings"][key] = {"summary": summary, "curves": curves, "reference": [float(x) for x in ref],
                                    "best_hypervolume": best}
     if a.out:

@@ -8,7 +8,8 @@ W1_i: d_h x d_z, W2_i: d_z x d_h. As in the authors' code every linear is bias-f
 BN is BatchNorm1d(affine=False), so the only trainable parameters are the weights:
     d_x*d_z [if W_in is trained] + 2*L*d_z*d_h + d_z*d_out.
 A fixed W_in is a random Gaussian projection N(0, 1/d_x) regenerated from the trial's
-seed and kept as a buffer (frozen, not a trainable parameter). Weights use PyTorch's
+seed and kept as a buffer (frozen, not a trainable parameter). `no_w_in` drops W_in
+(z_0 = x, so d_z = d_x): the paper's conventional MLP without an input projection. Weights use PyTorch's
 default nn.Linear initialisation (the paper does not specify another).
 """
 from __future__ import annotations
@@ -30,14 +31,18 @@ class MLPConfig:
     d_h: int  # hidden width inside each block
     L: int  # number of residual blocks
     fixed_w_in: bool = False  # frozen random input projection instead of a trained one
+    no_w_in: bool = False  # no input projection at all: z_0 = x (needs d_z = d_x)
 
     def __post_init__(self) -> None:
         for name in ("d_z", "d_h", "L"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise UserError(f"{name} must be a positive integer, got {v!r}")
-        if not isinstance(self.fixed_w_in, bool):
-            raise UserError(f"fixed_w_in must be true or false, got {self.fixed_w_in!r}")
+        for name in ("fixed_w_in", "no_w_in"):
+            if not isinstance(getattr(self, name), bool):
+                raise UserError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if self.fixed_w_in and self.no_w_in:
+            raise UserError("fixed_w_in and no_w_in exclude each other (a fixed projection, or none)")
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "MLPConfig":
@@ -66,18 +71,24 @@ class ResidualMLP(nn.Module):
     def __init__(self, cfg: MLPConfig, io: IOSpec, seed: int = 0) -> None:
         super().__init__()
         self.sigmoid_out = io.output == "image"
-        if cfg.fixed_w_in:
+        self.identity_in = cfg.no_w_in
+        self.w_in = None
+        if cfg.no_w_in:
+            pass  # z_0 = x
+        elif cfg.fixed_w_in:
             g = torch.Generator().manual_seed(int(seed))
             w = torch.randn(cfg.d_z, io.d_in, generator=g) / io.d_in**0.5
             self.register_buffer("w_in_fixed", w)
-            self.w_in = None
         else:
             self.w_in = nn.Linear(io.d_in, cfg.d_z, bias=False)
         self.blocks = nn.ModuleList(ResidualBlock(cfg.d_z, cfg.d_h) for _ in range(cfg.L))
         self.w_out = nn.Linear(cfg.d_z, io.d_out, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, d_x) -> (B, d_out)
-        z = self.w_in(x) if self.w_in is not None else x @ self.w_in_fixed.t()
+        if self.identity_in:
+            z = x
+        else:
+            z = self.w_in(x) if self.w_in is not None else x @ self.w_in_fixed.t()
         for block in self.blocks:
             z = block(z)
         y = self.w_out(z)
@@ -86,7 +97,7 @@ class ResidualMLP(nn.Module):
 
 def count_residual_mlp(cfg: MLPConfig, io: IOSpec) -> int:
     """d_x*d_z [trained W_in] + 2*L*d_z*d_h + d_z*d_out (BN has no affine parameters)."""
-    w_in = 0 if cfg.fixed_w_in else io.d_in * cfg.d_z
+    w_in = 0 if cfg.fixed_w_in or cfg.no_w_in else io.d_in * cfg.d_z
     return w_in + 2 * cfg.L * cfg.d_z * cfg.d_h + cfg.d_z * io.d_out
 
 
@@ -98,7 +109,10 @@ class ResidualMLPFamily(Family):
     outputs = ("image", "logits", "regression")
 
     def parse(self, config: dict[str, Any], io: IOSpec) -> MLPConfig:
-        return MLPConfig.from_dict(config)
+        cfg = MLPConfig.from_dict(config)
+        if cfg.no_w_in and cfg.d_z != io.d_in:
+            raise UserError(f"no_w_in needs d_z = d_x = {io.d_in} (the stream is the input), got d_z={cfg.d_z}")
+        return cfg
 
     def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> nn.Module:
         return ResidualMLP(self.parse(config, io), io, seed)

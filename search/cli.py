@@ -15,6 +15,7 @@ from search.commands import (
     cmd_compare,
     cmd_export_optuna,
     cmd_params,
+    cmd_recipes,
     cmd_report,
     cmd_run,
     cmd_serve,
@@ -51,14 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run or resume a study")
-    r.add_argument("--space", required=True, help="family or comma list, e.g. hourglass,conventional")
-    r.add_argument("--budget", required=True, help="max trainable parameters: 500K, 80M, 1.5B, 80000000")
+    r.add_argument("--recipe", help="a paper experiment by name ('search recipes') or a recipe .toml file; "
+                                    "flags given here override its values")
+    r.add_argument("--space", help="family or comma list, e.g. hourglass,conventional (required without --recipe)")
+    r.add_argument("--budget", help="max trainable parameters: 500K, 80M, 1.5B, 80000000 (required without --recipe)")
     r.add_argument("--task", help="task (default: the first family's paper task)")
     r.add_argument("--trials", type=int, help="finished trials to reach (default 20)")
-    r.add_argument("--repeats", type=int, default=1, help="seeds per configuration (default 1)")
-    r.add_argument("--sampler", default=DEFAULT_SAMPLER,
+    r.add_argument("--repeats", type=int, help="seeds per configuration (default 1)")
+    r.add_argument("--sampler",
                    help=f"{', '.join(SAMPLERS.names())} (default {DEFAULT_SAMPLER})")
-    r.add_argument("--spread", default=DEFAULT_SPREAD,
+    r.add_argument("--spread",
                    help=f"{', '.join(SPREADS)}: with an Optuna sampler, draw a target size log-uniformly between the "
                         f"smallest model and the budget first and aim the config at it, or not (default {DEFAULT_SPREAD})")
     r.add_argument("--study", help="study name (default: TASK-FAMILIES)")
@@ -67,10 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
     r.add_argument("--batch-size", type=int, help="batch size (default: the task's)")
     r.add_argument("--lr", type=float, help="learning rate when the space does not search one (default: the task's)")
-    r.add_argument("--seed", type=int, default=0, help="study seed (default 0)")
+    r.add_argument("--seed", type=int, help="study seed (default 0)")
     r.add_argument("--space-file", help="TOML or YAML file overriding the spaces' ranges")
-    r.add_argument("--executor", default="local", help="where trials run (default: local, in this process)")
-    r.add_argument("--retries", type=int, default=1, help="re-runs of a failed or interrupted trial (default 1)")
+    r.add_argument("--executor", help="where trials run (default: local, in this process)")
+    r.add_argument("--retries", type=int, help="re-runs of a failed or interrupted trial (default 1)")
     r.add_argument("--oom-retry", action="store_true", help="re-run an out-of-memory trial once with half the batch")
     r.add_argument("--ray-address", help="with --executor ray: 'auto' or HOST:PORT of a cluster (default: a local Ray)")
     r.add_argument("--gpus-per-trial", type=float, help="with --executor ray: GPUs per trial, e.g. 0.25 packs 4 on a GPU")
@@ -86,6 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default=DEFAULT_REPORT_DIR, help=f"report folder (default {DEFAULT_REPORT_DIR})")
     r.add_argument("--no-report", action="store_true", help="do not write the report pages")
     r.set_defaults(func=cmd_run)
+
+    rc = sub.add_parser("recipes", help="list the paper experiments 'search run --recipe NAME' runs")
+    rc.add_argument("name", nargs="?", help="show this recipe's settings")
+    rc.set_defaults(func=cmd_recipes)
 
     rep = sub.add_parser("report", help="write the report pages")
     rep.add_argument("studies", nargs="*", metavar="STUDY", help="studies (default: all)")

@@ -35,6 +35,7 @@ class RunSpec:
     retries: int = 1  # re-runs of a failed or interrupted trial
     oom_retry: bool = False  # an out-of-memory trial runs once more with half the batch
     executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. ray address, gpus per trial
+    recipe: str | None = None  # the recipe the settings came from (`search run --recipe`)
 
     def __post_init__(self) -> None:
 

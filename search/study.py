@@ -265,7 +265,7 @@ class StudyLoop:
 
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    return {"sampler": spec.sampler, "spread": spec.spread, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+    return {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
             "param_convention": " / ".join(sorted({f.param_convention for f in prep.families.values()}))}

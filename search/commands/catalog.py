@@ -52,3 +52,21 @@ def cmd_tasks(a: argparse.Namespace) -> int:
         t = get_task(name)
         print(f"{name:<20} {t.description} [{t.metric}, {t.direction}]")
     return 0
+
+
+def cmd_recipes(a: argparse.Namespace) -> int:
+    from search.recipes import load_recipe, recipe_names
+
+    if a.name:
+        r = load_recipe(a.name)
+        print(f"{r.name}: {r.description}")
+        for label, text in (("paper", r.paper), ("claim", r.claim)):
+            if text:
+                print(f"{label}: {text}")
+        flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in r.run.items())
+        opts = " ".join(f"--task-option {k}={v}" for k, v in r.task_options.items())
+        print(f"runs: search run {flags}{' ' + opts if opts else ''}")
+        return 0
+    for name in recipe_names():
+        print(f"{name:<28} {load_recipe(name).description}")
+    return 0

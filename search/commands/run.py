@@ -15,22 +15,27 @@ def cmd_run(a: argparse.Namespace) -> int:
     from core.budget import parse_budget
     from core.trials import TrainSettings
     from search.progress import ConsoleProgress
+    from search.samplers import DEFAULT_SAMPLER, DEFAULT_SPREAD
     from search.specs import RunSpec
     from search.study import default_task, prepare, run_study
 
-    spaces = tuple(s.strip() for s in a.space.split(",") if s.strip())
-    if a.smoke:
+    if a.smoke:  # as if given on the command line: they win over a recipe's values
         a.trials = 2 if a.trials is None else a.trials
         a.epochs = 1 if a.epochs is None else a.epochs
         a.max_train_samples = 512 if a.max_train_samples is None else a.max_train_samples
+    recipe = _apply_recipe(a)
+    if a.space is None or a.budget is None:
+        raise UserError("search run needs --space and --budget (or a --recipe that sets them)")
+    spaces = tuple(s.strip() for s in str(a.space).split(",") if s.strip())
     spec = RunSpec(
-        spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(a.budget),
-        trials=20 if a.trials is None else a.trials, repeats=a.repeats, sampler=a.sampler, spread=a.spread,
-        study=a.study, storage=a.storage,
-        data_dir=a.data_dir, seed=a.seed, executor=a.executor, space_file=a.space_file,
+        spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
+        trials=20 if a.trials is None else a.trials, repeats=_or(a.repeats, 1), sampler=_or(a.sampler, DEFAULT_SAMPLER),
+        spread=_or(a.spread, DEFAULT_SPREAD), study=a.study, storage=a.storage,
+        data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"), space_file=a.space_file,
         train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
                             max_train_samples=a.max_train_samples, tokens=a.tokens),
-        task_options=task_options(a), retries=a.retries, oom_retry=a.oom_retry,
+        task_options=(recipe.task_options if recipe else {}) | task_options(a), retries=_or(a.retries, 1),
+        oom_retry=a.oom_retry, recipe=recipe.name if recipe else None,
         executor_options={k: v for k, v in (
             ("address", a.ray_address), ("gpus_per_trial", a.gpus_per_trial), ("cpus_per_trial", a.cpus_per_trial),
             ("max_concurrent", a.max_concurrent), ("trial_timeout", a.trial_timeout)) if v is not None},
@@ -61,6 +66,23 @@ def cmd_run(a: argparse.Namespace) -> int:
 def samples_for(store):
     """The report's source of sample grids: the "samples" artifacts of a trial's runs."""
     return lambda study, number: store.artifacts(study, number, "samples")
+
+
+def _or(value, default):
+    return default if value is None else value
+
+
+def _apply_recipe(a: argparse.Namespace):
+    """Fill the flags not given on the command line from `--recipe` (None without one)."""
+    if not a.recipe:
+        return None
+    from search.recipes import load_recipe
+
+    recipe = load_recipe(a.recipe)
+    for key, value in recipe.run.items():
+        if getattr(a, key, None) is None:
+            setattr(a, key, value)
+    return recipe
 
 
 def study_page_name(name: str) -> str:

@@ -32,10 +32,44 @@ def hourglass_space(io: IOSpec) -> Space:
 
 @register_space("conventional")
 def conventional_space(io: IOSpec) -> Space:
-    """Narrow stream, wide blocks: d_z in [64, 1024], d_h in [d_z+1, 4500] (scaled),
-    L in [1, 40]; shape: d_h > d_z."""
+    """The paper's ranges for both shapes (Chen et al., MNIST): d_z in [785, 4500], d_h in
+    [4, 2500], L in [1, 40], the paper's lr set (widths scaled by max(d_x, d_out)/784;
+    d_z above d_x as in the paper); conventional shape: d_h > d_z, so the stream is never
+    narrower than the input and the blocks are wider than the stream."""
     return Space(
         "conventional",
+        (
+            Dim("fixed_w_in", "choice", choices=(False,)),
+            Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
+            Dim("d_z", "int", max(io.d_in + 1, 5), max(io.d_in + 1, _w(4500, io)), log=True),
+            Dim("d_h", "int", 4, max(io.d_in + 2, _w(2500, io)), log=True),
+            Dim("lr", "choice", choices=PAPER_LRS),
+        ),
+        get_family("conventional").shape_rules,
+    )
+
+
+@register_space("conventional-noproj")
+def conventional_noproj_space(io: IOSpec) -> Space:
+    """No input projection: d_z = d_x; d_h in [4, 2500] (scaled) above d_z, L in [1, 40]."""
+    return Space(
+        "conventional-noproj",
+        (
+            Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
+            Dim("d_z", "int", io.d_in, io.d_in),
+            Dim("d_h", "int", 4, max(io.d_in + 1, _w(2500, io)), log=True),
+            Dim("lr", "choice", choices=PAPER_LRS),
+        ),
+        get_family("conventional-noproj").shape_rules,
+    )
+
+
+@register_space("conventional-narrow")
+def conventional_narrow_space(io: IOSpec) -> Space:
+    """Narrow stream, wide blocks (an ablation, not the paper's space): d_z in [64, 1024],
+    d_h in [d_z+1, 4500] (scaled), L in [1, 40]; shape: d_h > d_z."""
+    return Space(
+        "conventional-narrow",
         (
             Dim("fixed_w_in", "choice", choices=(False,)),
             Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
@@ -43,5 +77,5 @@ def conventional_space(io: IOSpec) -> Space:
             Dim("d_h", "int", _w(64, io) + 1, _w(4500, io), log=True),
             Dim("lr", "choice", choices=PAPER_LRS),
         ),
-        get_family("conventional").shape_rules,
+        get_family("conventional-narrow").shape_rules,
     )

@@ -112,7 +112,7 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("run", "--space", "lmlp", "--task", "digits-denoise", "--budget", "1M"), "does not fit task"),
     (("run", "--space", "lmlp", "--task", "digits-diffusion", "--budget", "1M", "--task-option", "guidance=-2"),
      "guidance must be a number"),
-    (("run", "--budget", "1M"), "--space"),
+    (("run", "--budget", "1M"), "needs --space and --budget"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "nope"),
      "unknown executor 'nope'"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--sampler", "cmaes"),
@@ -129,9 +129,16 @@ def test_studies_sql_report(cli, study_db, tmp_path):
      "the local executor takes no gpus_per_trial"),
     (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "60K",
       "--study", "digits-denoise-hourglass-conventional"), "exists with task"),
+    (("run", "--recipe", "nope"), "unknown recipe 'nope'; known: chen-denoise, "),
+    (("run", "--recipe", "bad.toml"), "malformed recipe"),
+    (("run", "--recipe", "norun.toml"), "needs a [run] table"),
+    (("run", "--recipe", "chen-denoise-small", "--sampler", "cmaes"), "unknown sampler"),
+    (("run", "--task", "digits-denoise"), "needs --space and --budget"),
+    (("recipes", "nope"), "unknown recipe 'nope'"),
 ])
 def test_bad_input_one_line_exit_2_database_unchanged(cli, study_db, tmp_path, args, match):
     (tmp_path / "bad.toml").write_text("[hourglass\n")
+    (tmp_path / "norun.toml").write_text('description = "no run table"\n')
     before = db_dump(study_db)
     code, out, err = cli(*args)
     assert code == 2

@@ -35,7 +35,7 @@ def draw_many(family, io, budget, n=200, seed=0, space=None):
     return out
 
 
-@pytest.mark.parametrize("family", ["hourglass", "conventional"])
+@pytest.mark.parametrize("family", ["hourglass", "conventional", "conventional-noproj", "conventional-narrow"])
 @pytest.mark.parametrize("io,budget", [(MNIST, 3_000_000), (MNIST, 80_000_000), (DIGITS, 100_000)])
 def test_never_over_budget_and_always_in_shape(family, io, budget):
     fam = get_family(family)
@@ -68,6 +68,36 @@ def test_paper_ranges_and_scaling():
     assert s.dim("lr").choices == (1e-4, 5e-4, 1e-3, 5e-3)
     d = default_space("hourglass", DIGITS)
     assert d.dim("d_z").low == 65 and d.dim("d_z").high == round(4500 * 64 / 784)
+
+
+def test_conventional_space_is_the_papers():
+    """Chen et al. search both shapes over d_z in [785, 4500] and d_h in [4, 2500] (MNIST),
+    the conventional one with d_h > d_z: its stream is never narrower than the input."""
+    s = default_space("conventional", MNIST)
+    assert (s.dim("d_z").low, s.dim("d_z").high) == (785, 4500)
+    assert (s.dim("d_h").low, s.dim("d_h").high) == (4, 2500)
+    for io, budget in ((MNIST, 80_000_000), (DIGITS, 100_000), (IOSpec(196, 784), 3_000_000)):
+        for c in draw_many("conventional", io, budget, n=100):
+            assert c["d_z"] > io.d_in and c["d_h"] > c["d_z"], c
+        for c in grid_configs(default_space("conventional", io), 0):
+            if check_config(default_space("conventional", io), io, c) is None:
+                assert c["d_z"] > io.d_in and c["d_h"] > c["d_z"], c
+
+
+def test_conventional_variants_are_explicit_families():
+    """No projection (the authors' code allows z_0 = x): d_z = d_x, no W_in parameters.
+    The narrow-stream ablation reaches d_z below d_x, which the paper's space never does."""
+    fam = get_family("conventional-noproj")
+    for c in draw_many("conventional-noproj", DIGITS, 100_000, n=50):
+        assert c["d_z"] == 64 and c["d_h"] > 64
+        n = fam.count_params(c, DIGITS)
+        assert n == 2 * c["L"] * 64 * c["d_h"] + 64 * 64  # blocks and W_out only
+        model = fam.build(c, DIGITS)
+        assert n == sum(p.numel() for p in model.parameters() if p.requires_grad)
+    with pytest.raises(UserError, match="no_w_in needs d_z = d_x = 64"):
+        fam.count_params({"d_z": 100, "d_h": 200, "L": 1}, DIGITS)
+    narrow = [c["d_z"] for c in draw_many("conventional-narrow", DIGITS, 100_000, n=100)]
+    assert min(narrow) < 64
 
 
 def test_min_params_is_the_smallest_model():
