@@ -6,6 +6,7 @@ loader; each task kind (tasks/images.py) gives inputs, targets and metrics.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from core.errors import UserError
@@ -27,8 +28,9 @@ class MnistImages(ImageTask):
 
     image_shape = (1, 28, 28)
     # Paper (Chen et al.): batch 128, AdamW, linear decay to 0; lr 1e-3 is one of the
-    # paper's searched values. Ours: 20 epochs; weight decay 0.01 (AdamW's default, the
-    # paper gives none).
+    # paper's searched values; epochs per task as its appendix (denoising 30, super-
+    # resolution and generative classification 50; set on each task below; 20 for plain
+    # classification, ours). Weight decay 0.01 (AdamW's default, the paper gives none).
     defaults = TrainDefaults(epochs=20, batch_size=128, lr=1e-3, weight_decay=0.01)
 
     def load_splits(self, data_dir: str | None) -> ImageSplits:
@@ -77,18 +79,21 @@ class ImageNet32Images(ImageTask):
 class MnistDenoise(DenoiseTask, MnistImages):
     name = "mnist-denoise"
     description = "MNIST denoising: clamp(x + 0.25 N(0,1)) -> x, PSNR (Chen et al.)"
+    defaults = replace(MnistImages.defaults, epochs=30)  # the paper's appendix: 30 epochs
 
 
 @TASKS.register("mnist-sr")
 class MnistSR(SuperResolutionTask, MnistImages):
     name = "mnist-sr"
     description = "MNIST super-resolution: bicubic 14x14 -> 28x28, PSNR (Chen et al.)"
+    defaults = replace(MnistImages.defaults, epochs=50)  # the paper's appendix: 50 epochs (its flips: not yet)
 
 
 @TASKS.register("mnist-genclass")
 class MnistGenClass(GenClassTask, MnistImages):
     name = "mnist-genclass"
     description = "MNIST generative classification: x -> its class prototype image, PSNR + accuracy"
+    defaults = replace(MnistImages.defaults, epochs=50)  # the paper's appendix: 50 epochs
 
 
 @TASKS.register("digits-denoise")

@@ -4,8 +4,8 @@ and plain classification (cross-entropy on logits; accuracy and error).
 An `ImageTask` turns clean images x in [0, 1] into (input, target) pairs:
   denoise: input clamp(x + noise * N(0, 1), 0, 1), target x           (noise = 0.25)
   sr:      input bicubic-downsampled x (factor 2, antialiased), target x
-  genclass: input x, target the fixed prototype image of x's class (the first training
-           image of that class in file order); `accuracy` = nearest prototype by MSE.
+  genclass: input x, target the fixed prototype image of x's class (one training image
+           per class, drawn with the split seed); `accuracy` = nearest prototype by MSE.
   classify: input x, target its class label; `accuracy` of the arg-max logit, `error`.
 Inputs and targets are flattened. `ImageData` holds a data set on the device (uint8 or
 float images, the whole set as tensors) and builds batches by index with tensor ops.
@@ -206,14 +206,18 @@ class GenClassTask(ImageTask):
     metrics = ("psnr", "ssim", "accuracy")
 
     def prototypes(self, train_x: torch.Tensor, train_y: torch.Tensor, num_classes: int) -> torch.Tensor:
-        """(K, d_out): the first training image (file order) of each class."""
-        classes = torch.arange(num_classes, device=train_y.device)
-        hits = train_y.unsqueeze(0) == classes.unsqueeze(1)  # (K, N)
-        if not bool(hits.any(1).all()):
-            missing = classes[~hits.any(1)].tolist()
-            raise UserError(f"{self.name}: no training image of class {missing[0]}")
-        first = hits.int().argmax(1)  # index of the first True per class
-        return as_float(train_x[first]).flatten(1)
+        """(K, d_out): one training image of each class, drawn with the split seed (a CPU
+        generator seeded by `split_seed`, so every trial and device of a study targets the
+        same prototypes, and another split seed draws others)."""
+        g = torch.Generator().manual_seed(int(self.options["split_seed"]))
+        labels = train_y.cpu()
+        picks = []
+        for k in range(num_classes):
+            (idx,) = torch.nonzero(labels == k, as_tuple=True)
+            if not len(idx):
+                raise UserError(f"{self.name}: no training image of class {k}")
+            picks.append(int(idx[torch.randint(len(idx), (1,), generator=g)]))
+        return as_float(train_x[torch.tensor(picks, device=train_x.device)]).flatten(1)
 
     def targets(self, x: torch.Tensor, y: torch.Tensor, prototypes: torch.Tensor | None) -> torch.Tensor:
         return prototypes[y]

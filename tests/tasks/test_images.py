@@ -65,9 +65,15 @@ def test_sr_inputs():
 def test_genclass_prototypes_and_accuracy():
     d = data("digits-genclass")
     train_x, train_y = d.x["train"], d.y["train"]
+    # One training image of each class, drawn with the split seed: the same draw every
+    # time for one seed, another draw for another seed.
+    flat = train_x.flatten(1).float()
     for k in range(10):
-        first = int((train_y == k).nonzero()[0, 0])
-        assert torch.equal(d.prototypes[k], train_x[first].flatten())
+        same = (flat == d.prototypes[k]).all(1)
+        assert same.any() and bool((train_y[same] == k).all())
+    assert torch.equal(d.prototypes, data("digits-genclass").prototypes)
+    other = data("digits-genclass", split_seed=1)
+    assert not torch.equal(other.prototypes, d.prototypes)
     _, target = d.train_batch(torch.arange(30), torch.Generator())
     assert torch.equal(target, d.prototypes[train_y[:30]])
     # A perfect model (outputs the prototype) has accuracy 1; a shifted one points elsewhere.
