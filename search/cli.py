@@ -154,7 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
     _storage_arg(ex)
     ex.set_defaults(func=cmd_export_optuna)
 
-    sub.add_parser("spaces", help="list model families").set_defaults(func=cmd_spaces)
+    sp = sub.add_parser("spaces", help="list model families, or show one family's default search space")
+    sp.add_argument("family", nargs="?", help="show this family's keys, ranges and shape rules")
+    sp.add_argument("--task", help="with a family: the task whose input size scales the ranges (default: its own)")
+    sp.set_defaults(func=cmd_spaces)
     sub.add_parser("tasks", help="list tasks").set_defaults(func=cmd_tasks)
     return p
 

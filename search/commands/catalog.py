@@ -38,6 +38,8 @@ def cmd_spaces(a: argparse.Namespace) -> int:
     from models import FAMILIES
     from tasks import TASKS, get_task
 
+    if a.family:
+        return _show_space(a.family, a.task)
     for name, fam in FAMILIES.items():
         fits = [t for t in TASKS.names() if fam.fits(get_task(t).io())]
         print(f"{name:<14} {fam.description}; default task {fam.default_task}; "
@@ -69,4 +71,28 @@ def cmd_recipes(a: argparse.Namespace) -> int:
         return 0
     for name in recipe_names():
         print(f"{name:<28} {load_recipe(name).description}")
+    return 0
+
+
+def _show_space(family: str, task: str | None) -> int:
+    """The default search space of `family` on `task` (its default task if None): every
+    key with its range or choices, the shape rules, and the smallest model."""
+    from core.budget import format_count
+    from search.spaces import build_spaces, min_params
+    from search.specs import RunSpec
+    from search.study import default_task, prepare
+
+    prep = prepare(RunSpec(spaces=(family,), task=task or default_task((family,)), budget=10**15))
+    space = build_spaces([family], prep.io, None)[family]
+    print(f"{family} on {prep.task.name} (d_x={prep.io.d_in}, d_out={prep.io.d_out}):")
+    for d in space.dims:
+        if d.kind == "choice":
+            print(f"  {d.name:<14} one of {', '.join(map(str, d.choices))}")
+        else:
+            extra = ", log" if d.log else (f", step {d.step}" if d.step > 1 else "")
+            print(f"  {d.name:<14} {d.kind} {d.low:g}..{d.high:g}{extra}; grid {', '.join(map(str, d.grid_values()))}")
+    if space.constraints:
+        print(f"  shape: {'; '.join(map(str, space.constraints))}")
+    smallest = min_params(space, prep.io, lambda c: prep.count(family, c))
+    print(f"  smallest model: {format_count(int(smallest))} parameters")
     return 0

@@ -13,6 +13,13 @@ def _w(v: float, io: IOSpec) -> int:
     return scaled(v, IOSpec(max(io.d_in, MIN_SIZE), max(io.d_out, MIN_SIZE)))
 
 
+def _geometric_ints(lo: int, hi: int, n: int = 4) -> tuple[int, ...]:
+    """n log-spaced integers from lo to hi: the conventional grid's d_h values, all wide
+    enough for the shape rule d_h > d_z at the smaller d_z grid values (a grid over the
+    whole d_h range would leave it one valid d_h)."""
+    return tuple(sorted({round(lo * (hi / lo) ** (i / (n - 1))) for i in range(n)}))
+
+
 @register_space("hourglass")
 def hourglass_space(io: IOSpec) -> Space:
     """d_z in [785, 4500], d_h in [4, 2500], L in [1, 40], the paper's lr set (widths scaled
@@ -42,7 +49,8 @@ def conventional_space(io: IOSpec) -> Space:
             Dim("fixed_w_in", "choice", choices=(False,)),
             Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
             Dim("d_z", "int", max(io.d_in + 1, 5), max(io.d_in + 1, _w(4500, io)), log=True),
-            Dim("d_h", "int", 4, max(io.d_in + 2, _w(2500, io)), log=True),
+            Dim("d_h", "int", 4, max(io.d_in + 2, _w(2500, io)), log=True,
+                grid=_geometric_ints(io.d_in + 2, max(io.d_in + 2, _w(2500, io)))),
             Dim("lr", "choice", choices=PAPER_LRS),
         ),
         get_family("conventional").shape_rules,

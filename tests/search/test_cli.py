@@ -135,6 +135,8 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("run", "--recipe", "chen-denoise-small", "--sampler", "cmaes"), "unknown sampler"),
     (("run", "--task", "digits-denoise"), "needs --space and --budget"),
     (("recipes", "nope"), "unknown recipe 'nope'"),
+    (("spaces", "nope"), "unknown space 'nope'"),
+    (("spaces", "hourglass", "--task", "nope"), "unknown task 'nope'"),
 ])
 def test_bad_input_one_line_exit_2_database_unchanged(cli, study_db, tmp_path, args, match):
     (tmp_path / "bad.toml").write_text("[hourglass\n")
@@ -155,6 +157,13 @@ def test_params_matches_paper_formula(cli):
     code, out, _ = cli("params", "--space", "conventional", "--task", "mnist-sr", "d_z=256", "d_h=1024", "L=2",
                        "fixed_w_in=true")
     assert code == 0 and out.split()[0] == str(2 * 2 * 256 * 1024 + 256 * 784)
+
+
+def test_spaces_shows_one_familys_default_space(cli):
+    code, out, _ = cli("spaces", "conventional", "--task", "digits-denoise")
+    assert code == 0
+    assert "d_z            int 65..367, log" in out  # the paper's [785, 4500] scaled by 64/784, above d_x
+    assert "shape: d_h > d_z" in out and "smallest model: 16.9K parameters" in out
 
 
 def test_spaces_and_tasks_list(cli):
