@@ -6,20 +6,22 @@
     diverged     the loss became NaN/inf
     interrupted  the process running it stopped (Ctrl-C, kill -9); re-run first on resume
     rejected     proposed but never trained (e.g. over budget); the reason is its note
+    pruned       stopped early by the pruner (dominated at equal epochs, `--pruner pareto`):
+                 finished (counts towards --trials), never complete, its epochs kept
 
 The database's CHECK constraint (storage.schema) is built from `TRIAL_STATUSES`;
-migration 0001 froze the same list as text, as migrations must.
+migration 0001 froze the list as text, as migrations must, and 0006 added `pruned`.
 """
 from __future__ import annotations
 
 from typing import Literal
 
-TrialStatus = Literal["running", "complete", "failed", "diverged", "interrupted", "rejected"]
-FinishedStatus = Literal["complete", "failed", "diverged"]
+TrialStatus = Literal["running", "complete", "failed", "diverged", "interrupted", "rejected", "pruned"]
+FinishedStatus = Literal["complete", "failed", "diverged", "pruned"]
 
-TRIAL_STATUSES: tuple[str, ...] = ("running", "complete", "failed", "diverged", "interrupted", "rejected")
+TRIAL_STATUSES: tuple[str, ...] = ("running", "complete", "failed", "diverged", "interrupted", "rejected", "pruned")
 # A trial with one of these counts towards --trials (unless a retry supersedes it).
-FINISHED_STATUSES: tuple[str, ...] = ("complete", "failed", "diverged")
+FINISHED_STATUSES: tuple[str, ...] = ("complete", "failed", "diverged", "pruned")
 # Trained but without a result: counted together as "failed" in summaries.
 FAILURE_STATUSES: tuple[str, ...] = ("failed", "diverged")
 # Replayed into a resumed study's sampler (complete ones with their values, the rest as failures).

@@ -68,6 +68,12 @@ class TrialSpec:
         return cls(**d)
 
 
+class TrialStopped(Exception):
+    """Raised by an on_epoch callback to stop the trial after that epoch: the run ends as
+    `pruned` with the epochs it trained (the message is the reason), and no more seeds
+    of the trial run."""
+
+
 @dataclass
 class EpochRecord:
     """Metrics after one epoch of one run. `metrics` holds validation metrics by name."""

@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--spread",
                    help=f"{', '.join(SPREADS)}: with an Optuna sampler, draw a target size log-uniformly between the "
                         f"smallest model and the budget first and aim the config at it, or not (default {DEFAULT_SPREAD})")
+    r.add_argument("--pruner", help="none, pareto: stop a trial after an epoch at which a finished trial with no "
+                                    "more parameters was clearly better (default none)")
     r.add_argument("--study", help="study name (default: TASK-FAMILIES)")
     _storage_arg(r)
     r.add_argument("--data-dir", help="where data sets are (default: $SEARCH_DATA_DIR, then the user cache)")

@@ -70,8 +70,8 @@ class Proposer:
         """The next config; None when the space is exhausted (grid)."""
         raise NotImplementedError
 
-    def tell(self, proposal: Proposal, objective: float | None, params: int) -> None:
-        """objective: the validation metric (None/NaN when the trial failed)."""
+    def tell(self, proposal: Proposal, objective: float | None, params: int, pruned: bool = False) -> None:
+        """objective: the validation metric (None/NaN when the trial failed or was pruned)."""
 
     def reject(self, rejection: Rejection) -> None:
         """A rejected proposal (already recorded by the caller)."""
@@ -137,7 +137,7 @@ class OptunaProposer(Proposer):
                 optuna.trial.create_trial(
                     params=r.optuna["params"], distributions=dists,
                     values=[float(r.params), obj] if ok else None,
-                    state=TrialState.COMPLETE if ok else TrialState.FAIL,
+                    state=TrialState.COMPLETE if ok else TrialState.PRUNED if r.status == "pruned" else TrialState.FAIL,
                 )
             )
         self._replayed = len(trials)
@@ -159,11 +159,11 @@ class OptunaProposer(Proposer):
         record = {"params": dict(t.params), "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()}}
         return Proposal(fam, cfg, self.count(fam, cfg), record, handle=t)
 
-    def tell(self, proposal: Proposal, objective: float | None, params: int) -> None:
+    def tell(self, proposal: Proposal, objective: float | None, params: int, pruned: bool = False) -> None:
         assert self.study is not None
-        ok = objective is not None and math.isfinite(objective)
+        ok = objective is not None and math.isfinite(objective) and not pruned
         values = [float(params), float(objective)] if ok else None
-        state = TrialState.COMPLETE if ok else TrialState.FAIL
+        state = TrialState.COMPLETE if ok else TrialState.PRUNED if pruned else TrialState.FAIL
         if proposal.handle is not None:
             self.study.tell(proposal.handle, values, state=state)
         elif proposal.optuna:  # a retried config: add it as a finished trial

@@ -24,6 +24,7 @@ class RunSpec:
     repeats: int = 1  # seeds per configuration
     sampler: str = DEFAULT_SAMPLER  # a name in search.samplers.SAMPLERS
     spread: str = DEFAULT_SPREAD  # search.samplers.SPREADS: aim proposals at sizes, or not
+    pruner: str = "none"  # a name in search.pruners.PRUNERS
     study: str | None = None  # default: derived from task and families
     storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
     data_dir: str | None = None
@@ -48,6 +49,12 @@ class RunSpec:
         if self.retries < 0:
             raise UserError("--retries must be at least 0")
         SAMPLERS.get(self.sampler)  # unknown names fail with the known ones
+        from search.pruners import PRUNERS
+
+        PRUNERS.get(self.pruner)  # unknown names fail with the known ones
+        if self.pruner != "none" and self.executor != "local":
+            raise UserError(f"--pruner {self.pruner} needs --executor local: the {self.executor} executor does not "
+                            "report epochs to the driver yet")
         if self.spread not in SPREADS:
             raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")
         for name in ("epochs", "batch_size", "max_train_samples", "tokens"):

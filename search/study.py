@@ -23,11 +23,12 @@ from core.budget import format_count
 from core.errors import UserError
 from core.io import IOSpec
 from core.statuses import REPLAYED_STATUSES, RETRY_STATUSES
-from core.trials import EpochRecord, TrialResult, TrialSpec
+from core.trials import EpochRecord, TrialResult, TrialSpec, TrialStopped
 from models import FAMILIES, Family, get_family
 from search.executors import Executor, check_executor, make_executor
 from search.ownership import Heartbeat, is_orphan, owner_id
 from search.proposers import Proposer, Rejection
+from search.pruners import Pruner, make_pruner
 from search.retries import Job, follow_up, resume_job
 from search.samplers import make_proposer
 from search.spaces import Space, build_spaces, min_params
@@ -136,6 +137,7 @@ class StudyLoop:
         self.pending: dict[int, Job] = {}  # trial number -> job, for trials in flight
         self.rejected_in_a_row = 0
         self.proposer: Proposer | None = None
+        self.pruner: Pruner = Pruner()  # `spec.pruner`'s, built by start()
         self.out: Outcome | None = None
 
     # -- steps ----------------------------------------------------------------------
@@ -153,13 +155,19 @@ class StudyLoop:
         )
         key = prep.objective_key
         self.proposer.replay(past, lambda r: r.metrics.get(key, (None,))[0])
+        epochs = spec.train.epochs or prep.task.defaults.epochs
+        self.pruner = make_pruner(spec.pruner, prep.task.direction, epochs)
+        if spec.pruner != "none":  # the curves of finished trials, for the same rule after a resume
+            for r in past:
+                if r.status in ("complete", "pruned"):
+                    self.pruner.observe(r.params, first_seed_curve(store.epochs(self.name, r.number), prep.task.metric))
         self.retries.extend(
             resume_job(r, spec.train)
             for r in store.retry_candidates(self.name, RETRY_STATUSES, max_attempt=spec.retries)
             if r.family in prep.families
         )
         if self.executor is None:
-            self.executor = make_executor(spec.executor, on_epoch=self.progress.epoch, **spec.executor_options)
+            self.executor = make_executor(spec.executor, on_epoch=self._on_epoch, **spec.executor_options)
         final, _ = store.progress(self.name)
         self.out = Outcome(study, final, 0, 0, len(interrupted))
         self.progress.start(study, spec.trials, final, len(self.retries))
@@ -217,6 +225,17 @@ class StudyLoop:
         self.progress.trial_started(tspec, p.params, p.note)
         return tspec
 
+    def _on_epoch(self, tspec: TrialSpec, index: int, record: EpochRecord) -> None:
+        """After each epoch of a running trial: show it; stop the trial if the pruner says
+        so (judged on its first seed)."""
+        self.progress.epoch(tspec, index, record)
+        job = self.pending.get(tspec.number)
+        if index == 0 and job is not None:
+            value = record.metrics.get(self.prep.task.metric, math.nan)
+            reason = self.pruner.check(job.proposal.params, record.epoch, value)
+            if reason is not None:
+                raise TrialStopped(reason)
+
     def on_result(self, tspec: TrialSpec, result: TrialResult) -> None:
         """Store a finished trial (one transaction), tell the proposer, queue its retry."""
         assert self.proposer is not None and self.out is not None
@@ -224,7 +243,10 @@ class StudyLoop:
         job = self.pending.pop(tspec.number)
         key = self.prep.objective_key
         objective = result.aggregate().get(key, (None,))[0] if result.status == "complete" else None
-        self.proposer.tell(job.proposal, objective, job.proposal.params)
+        self.proposer.tell(job.proposal, objective, job.proposal.params, pruned=result.status == "pruned")
+        if result.status in ("complete", "pruned") and result.runs:
+            curve = [e.metrics.get(self.prep.task.metric, math.nan) for e in result.runs[0].epochs]
+            self.pruner.observe(job.proposal.params, curve)
         self.out.ran += 1
         self.out.retried += job.attempt > 0
         self.out.results.append(result)
@@ -263,9 +285,14 @@ class StudyLoop:
         return out
 
 
+def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
+    """The validation `metric` by epoch of a trial's first run (rows: `Store.epochs`)."""
+    return [float(r.get(metric, math.nan)) for r in rows if r["repeat"] == 0]
+
+
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    return {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+    return {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "pruner": spec.pruner, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
             "param_convention": " / ".join(sorted({f.param_convention for f in prep.families.values()}))}

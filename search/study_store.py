@@ -34,6 +34,11 @@ class StudyStore(Protocol):
         """Trials with one of `statuses`, `attempt < max_attempt` and no retry yet."""
         ...
 
+    def epochs(self, study: str, number: int) -> list[dict[str, Any]]:
+        """Per-epoch rows (repeat, seed, epoch, train_loss, validation metrics, elapsed_s)
+        of every run of one trial (the pruner's curves after a resume)."""
+        ...
+
     def progress(self, study: str) -> tuple[int, int]:
         """(final, running) over every process: finished trials (core.statuses'
         FINISHED_STATUSES) that no retry supersedes, and trials running now."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # alembic is imported only when the schema must change
     from alembic.script import ScriptDirectory
 
 # The newest revision in migrations/versions (a test checks it against alembic).
-SCHEMA_HEAD = "0005"
+SCHEMA_HEAD = "0006"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 
@@ -74,24 +74,37 @@ def _config(conn: Connection | None = None) -> Config:
 
 
 def _upgrade(engine: Engine, shown_url: str) -> None:
+    with engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        try:
+            _upgrade_on(conn, sqlite, shown_url)
+        finally:
+            if sqlite:
+                conn.rollback()
+                conn.exec_driver_sql("PRAGMA foreign_keys = ON")
+
+
+def _upgrade_on(conn: Connection, sqlite: bool, shown_url: str) -> None:
     from alembic import command
 
-    with engine.connect() as conn:
-        if conn.dialect.name == "sqlite":
-            # Take the write lock first, so two processes do not both create tables.
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
-        # Not current_version: a failed query would end the locking transaction.
-        version = (
-            current_version(conn) if inspect(conn).has_table("alembic_version") else None
-        )
-        if version == SCHEMA_HEAD:
-            conn.commit()
-            return
-        if version is not None and version not in known_revisions():
-            conn.rollback()
-            raise StorageError(
-                f"the database '{shown_url}' has schema version {version!r}, newer than "
-                f"this program knows (up to {SCHEMA_HEAD!r}); upgrade shape-search"
-            )
-        command.upgrade(_config(conn), "head")
+    if sqlite:
+        # Off while a batch migration copies a table and drops the old one (SQLite cannot
+        # alter a CHECK): the drop would cascade-delete the rows of the tables that
+        # reference it. The pragma is a no-op inside a transaction, so it is set before
+        # BEGIN, and set back on (in _upgrade) before the connection is pooled again.
+        conn.exec_driver_sql("PRAGMA foreign_keys = OFF")
+        # Take the write lock first, so two processes do not both create tables.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    # Not current_version: a failed query would end the locking transaction.
+    version = current_version(conn) if inspect(conn).has_table("alembic_version") else None
+    if version == SCHEMA_HEAD:
         conn.commit()
+        return
+    if version is not None and version not in known_revisions():
+        conn.rollback()
+        raise StorageError(
+            f"the database '{shown_url}' has schema version {version!r}, newer than "
+            f"this program knows (up to {SCHEMA_HEAD!r}); upgrade shape-search"
+        )
+    command.upgrade(_config(conn), "head")
+    conn.commit()

@@ -31,6 +31,7 @@ class StudySummary:
     n_running: int
     n_rejected: int
     best: float | None  # best mean primary metric over complete trials
+    n_pruned: int = 0  # stopped early by the pruner (finished, never complete)
 
 
 @dataclass

@@ -115,6 +115,7 @@ class Studies(Database):
                         n_complete=c.get("complete", 0),
                         n_failed=sum(c.get(s, 0) for s in FAILURE_STATUSES),
                         n_running=c.get("running", 0), n_rejected=c.get("rejected", 0),
+                        n_pruned=c.get("pruned", 0),
                         best=hi if st.direction == "maximize" else lo,
                     )
                 )

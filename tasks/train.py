@@ -39,7 +39,7 @@ from torch import nn
 import models
 from core.directions import better
 from core.errors import UserError, one_line
-from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
+from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec, TrialStopped
 from tasks.base import Task
 from tasks.loading import device_label, load_data, resolve_device
 from tasks.registry import TRAINERS, get_task
@@ -256,7 +256,9 @@ def guarded_trainer(train: Callable[..., RunResult]) -> Trainer:
         run = RunLog(seed)
         try:
             return train(spec, task, data, seed, index, on_epoch, run), None
-        except _CallbackError:
+        except _CallbackError as e:
+            if isinstance(e.original, TrialStopped):  # the caller stopped it: pruned, epochs kept
+                return run.result("pruned", str(e.original)), None
             raise
         except Exception as e:
             return run.result("failed", one_line(e, with_type=True)), traceback.format_exc()
@@ -296,7 +298,7 @@ def _run(
 
 def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None) -> TrialResult:
     """Train spec.config on spec.task once per seed; on_epoch(repeat_index, record) after
-    every epoch of every run. DataError/UserError from loading the data propagate (check
+    every epoch of every run (raising TrialStopped there prunes the trial). DataError/UserError from loading the data propagate (check
     the data first with tasks.load_data); errors during runs become failed runs."""
     t0 = time.perf_counter()
     task = get_task(spec.task, spec.task_options)
@@ -313,6 +315,8 @@ def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None) -> TrialResul
             raise e.original from None
         runs.append(run)
         tb = tb or run_tb
+        if run.status == "pruned":
+            break
 
     problems = [r for r in runs if r.status != "complete"]
     status, error = ("complete", None) if runs and not problems else ("failed", "trial has no seeds")

@@ -31,6 +31,7 @@ def cmd_studies(a: argparse.Namespace) -> int:
     rows = [
         {"study": s.name, "task": s.task, "families": ",".join(s.families), "budget": format_count(s.budget),
          "done": s.n_complete, "failed": s.n_failed, "running": s.n_running, "rejected": s.n_rejected,
+         "pruned": s.n_pruned,
          "best": None if s.best is None else round(s.best, 4), "metric": s.metric}
         for s in open_store(a.storage).list_studies()
     ]

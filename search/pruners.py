@@ -1,0 +1,92 @@
+"""Pareto-aware early stopping (`--pruner pareto|none`).
+
+A running trial reports its validation metric after every epoch. With `pareto`, a trial is
+stopped at epoch e (e >= the grace period) when a finished trial with no more parameters
+had already reached a clearly better validation value at the same epoch e: it is
+dominated at equal fidelity (fewer or as many parameters, better metric), so finishing it
+is unlikely to add a point to the front. "Clearly": better by more than `margin` times the
+magnitude of the better value (1% by default, e.g. 0.18 dB at 18 dB PSNR).
+
+Only the first seed of a trial is watched and compared (the other seeds run only if it is
+not stopped). Stopped trials are stored as `pruned` with the epochs they trained; they
+count towards --trials and are told to the sampler as pruned (Optuna's PRUNED state),
+never as complete. Optuna's own pruners compare one objective; Ray Tune's schedulers take
+one metric: neither knows a parameter budget, hence this rule.
+
+The grace period defaults to a third of the epochs: with a learning rate decaying to zero,
+early epochs rank trials of different learning rates poorly.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Callable
+
+from core.directions import check_direction
+from core.registry import Registry
+
+DEFAULT_MARGIN = 0.01
+
+
+def dominated_at(params: int, epoch: int, value: float, curves: Sequence[tuple[int, Sequence[float]]],
+                 direction: str, margin: float = DEFAULT_MARGIN) -> tuple[int, float] | None:
+    """(its params, its value) of the best finished trial with params <= `params` whose
+    validation value at `epoch` (1-based; curves[i] = (params, values by epoch)) beats
+    `value` by more than margin * |that value|; None when there is none. Non-finite values
+    never dominate and are never judged."""
+    check_direction(direction)
+    if not math.isfinite(value):
+        return None
+    best: tuple[int, float] | None = None
+    for n, curve in curves:
+        if n > params or len(curve) < epoch or not math.isfinite(curve[epoch - 1]):
+            continue
+        v = float(curve[epoch - 1])
+        if best is None or (v > best[1] if direction == "maximize" else v < best[1]):
+            best = (n, v)
+    if best is None:
+        return None
+    gap = best[1] - value if direction == "maximize" else value - best[1]
+    return best if gap > margin * abs(best[1]) else None
+
+
+class Pruner:
+    """`none`: never stops a trial."""
+
+    def observe(self, params: int, curve: Sequence[float]) -> None:
+        """A finished (complete or pruned) trial's first-seed validation curve."""
+
+    def check(self, params: int, epoch: int, value: float) -> str | None:
+        """Why a running trial should stop after `epoch`, or None to go on."""
+        return None
+
+
+class ParetoPruner(Pruner):
+    def __init__(self, direction: str, epochs: int, grace: int | None = None, margin: float = DEFAULT_MARGIN) -> None:
+        self.direction, self.margin = check_direction(direction), margin
+        self.grace = grace if grace is not None else max(1, math.ceil(epochs / 3))
+        self.curves: list[tuple[int, list[float]]] = []
+
+    def observe(self, params: int, curve: Sequence[float]) -> None:
+        if curve:
+            self.curves.append((params, [float(v) for v in curve]))
+
+    def check(self, params: int, epoch: int, value: float) -> str | None:
+        if epoch < self.grace:
+            return None
+        hit = dominated_at(params, epoch, value, self.curves, self.direction, self.margin)
+        if hit is None:
+            return None
+        return (f"pruned at epoch {epoch}: validation {value:.4g}, while a trial with {hit[0]:,} parameters "
+                f"(no more than its {params:,}) had {hit[1]:.4g} at that epoch")
+
+
+PrunerFactory = Callable[[str, int], Pruner]  # (direction, epochs) -> Pruner
+PRUNERS: Registry[PrunerFactory] = Registry("pruner")
+PRUNERS.add("none", lambda direction, epochs: Pruner())
+PRUNERS.add("pareto", lambda direction, epochs: ParetoPruner(direction, epochs))
+DEFAULT_PRUNER = "none"
+
+
+def make_pruner(name: str, direction: str, epochs: int) -> Pruner:
+    return PRUNERS.get(name)(direction, epochs)
