@@ -70,10 +70,12 @@ class Quiet:
 
 def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, trials: int, train: TrainSettings,
         data_dir: str | None):
-    """One study; `sampler` is a --sampler name, or NAME/SPREAD for another --spread."""
+    """One study; `sampler` is a --sampler name, with /SPREAD for another --spread and
+    +PRUNER for a --pruner, e.g. tpe/none or tpe+pareto."""
+    sampler, _, pruner = sampler.partition("+")
     name, _, spread = sampler.partition("/")
     spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=name,
-                   spread=spread or DEFAULT_SPREAD, study=study, seed=seed, train=train,
+                   spread=spread or DEFAULT_SPREAD, pruner=pruner or "none", study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
     run_study(spec, store, Quiet())
@@ -85,7 +87,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one setting, two samplers, one seed, tiny trials")
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
     ap.add_argument("--samplers", default="tpe,tpe/none,random,nsga2,grid",
-                    help="comma list of --sampler names; NAME/none runs NAME with --spread none")
+                    help="comma list of --sampler names; NAME/none runs NAME with --spread none, "
+                         "NAME+pareto with --pruner pareto")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")
@@ -97,7 +100,7 @@ def main() -> None:
     ap.add_argument("--out", help="write the curves and the summary as JSON here")
     a = ap.parse_args()
     if a.quick:
-        a.settings, a.samplers, a.seeds, a.trials, a.grid_trials = "hourglass", "tpe,tpe/none,grid", 1, 3, 6
+        a.settings, a.samplers, a.seeds, a.trials, a.grid_trials = "hourglass", "tpe,tpe/none,tpe+pareto,grid", 1, 3, 6
         a.epochs, a.max_train_samples = a.epochs or 1, a.max_train_samples or 256
     import torch
 
@@ -115,8 +118,8 @@ def main() -> None:
                                task_options=setting.task_options))
         spaces, io, count = prep.spaces, prep.io, prep.count
         runs = []  # (sampler, seed, record, frame, wall_s)
-        for sampler in a.samplers.split(","):
-            for seed in range(a.seeds):
+        for seed in range(a.seeds):  # seed-major: every search sees the same drift of a shared machine
+            for sampler in a.samplers.split(","):
                 study = f"eff-{tag}-{key}-{sampler}-{seed}"
                 runs.append((sampler, seed, *run(store, setting, study, sampler, seed, a.trials, train, a.data_dir)))
         grid = run(store, setting, f"eff-{tag}-{key}-fullgrid", "grid", 0, a.grid_trials, train, a.data_dir)
@@ -148,6 +151,18 @@ def main() -> None:
             print(f"| {sampler} | {a.trials} | {statistics.median(fr):.3f} | {min(fr):.3f} .. {max(fr):.3f} | "
                   f"{statistics.median(fr) / summary['full grid']['fraction']:.3f} | {statistics.median(secs):.0f} | "
                   f"{statistics.median(ks):.2f} |")
+        pruned = [x for x in a.samplers.split(",") if "+" in x and x.split("+")[0] in summary]
+        if pruned:
+            print("\n| pruned search | vs | median hypervolume ratio | median compute ratio | pruned trials |"
+                  "\n|---|---|---|---|---|")
+        for x in pruned:  # each pruned search against its unpruned twin, seed by seed
+            base = summary[x.split("+")[0]]
+            hv = [p / b for p, b in zip(summary[x]["fractions"], base["fractions"]) if b > 0]
+            cost = [p / b for p, b in zip(summary[x]["compute_s"], base["compute_s"]) if b > 0]
+            n_pruned = [int((r[3]["status"] == "pruned").sum()) for r in runs if r[0] == x]
+            summary[x] |= {"hypervolume_ratio": hv, "compute_ratio": cost, "pruned": n_pruned}
+            print(f"| {x} | {x.split('+')[0]} | {statistics.median(hv):.3f} | {statistics.median(cost):.3f} | "
+                  f"median {statistics.median(n_pruned):g} of {a.trials} |")
         report["settings"][key] = {"summary": summary, "curves": curves, "reference": [float(x) for x in ref],
                                    "best_hypervolume": best}
     if a.out:

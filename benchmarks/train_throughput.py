@@ -74,7 +74,7 @@ class Ours:
         self.data, self.device = data, device
 
     def run(self, steps: int) -> int:
-        out = train_epoch(self.model, self.opt, self.sched, self.data, self.gen,
+        train_epoch(self.model, self.opt, self.sched, self.data, self.gen,
                           n_train=self.data.n_train, batch_size=BATCH, max_steps=steps)
         sync(self.device)
         return sum(b - a for a, b in batch_bounds(self.data.n_train, BATCH)[:steps])
