@@ -1,7 +1,8 @@
 """HanNet: a deep network of Householder-absolute layers (Yu & Zhang, "A lightweight and
 gradient-stable neural layer"; Han layer in models/han_layer.py).
 
-    h_0 = |W_in x + b_in|                  (d_x -> width, dense)
+    h_0 = |W_in x + b_in|                  (d_x -> width, dense; or h_0 = x, width = d_x,
+                                            without the input layer: `input_layer=false`)
     h_l = |H(u_l) h_{l-1} + b_l|           for l = 1..depth (Han layers, 2*width params each)
     y   = W_out h_depth + b_out            (width -> d_out; sigmoid for image outputs)
 
@@ -11,7 +12,9 @@ initialised with `nn.init.orthogonal_` (biases: PyTorch's default), Han vectors 
 unit vector. Their checkerboard script also makes the first and last hidden layers of its
 width-30 stack dense; here all `depth` hidden layers are Han layers, as the paper
 describes HanNet. Trainable parameters:
-    d_x*width + width + 2*width*depth + width*d_out + d_out.
+    [d_x*width + width] + 2*width*depth + width*d_out + d_out.
+Without the input layer the Han layers act on the input itself (width = d_x): the paper's
+MNIST HanNet of about 40K parameters is of that kind (784 wide, 20 Han layers: 39,210).
 """
 from __future__ import annotations
 
@@ -29,7 +32,9 @@ from models.registry import register_family
 
 PRESETS: dict[str, dict[str, Any]] = {
     "checkerboard-paper": {"width": 30, "depth": 20},  # the authors' checkerboard HanNet
-    "regression-paper": {"width": 100, "depth": 20},  # their UCI regression runs
+    "regression-paper": {"width": 100, "depth": 20},  # their UCI regression runs (README)
+    "regression-200": {"width": 200, "depth": 20},  # their regression script's default width
+    "mnist-paper": {"input_layer": False, "width": 784, "depth": 20},  # Han layers on the pixels: 39.2K
 }
 
 
@@ -37,12 +42,15 @@ PRESETS: dict[str, dict[str, Any]] = {
 class HanNetConfig:
     width: int
     depth: int  # number of Han layers
+    input_layer: bool = True  # False: no dense input layer, h_0 = x (width must be d_x)
 
     def __post_init__(self) -> None:
         for name in ("width", "depth"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise UserError(f"{name} must be a positive integer, got {v!r}")
+        if not isinstance(self.input_layer, bool):
+            raise UserError(f"input_layer must be true or false, got {self.input_layer!r}")
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "HanNetConfig":
@@ -57,21 +65,23 @@ class HanNet(nn.Module):
     def __init__(self, cfg: HanNetConfig, io: IOSpec) -> None:
         super().__init__()
         self.sigmoid_out = io.output == "image"
-        self.w_in = nn.Linear(io.d_in, cfg.width)
+        self.w_in = nn.Linear(io.d_in, cfg.width) if cfg.input_layer else None
         self.act_in = Abs()
         self.layers = nn.Sequential(*(HanLayer(cfg.width) for _ in range(cfg.depth)))
         self.w_out = nn.Linear(cfg.width, io.d_out)
         for m in (self.w_in, self.w_out):
-            nn.init.orthogonal_(m.weight)
+            if m is not None:
+                nn.init.orthogonal_(m.weight)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, d_x) -> (B, d_out)
-        h = self.layers(self.act_in(self.w_in(x)))  # (B, width)
+        h = self.layers(self.act_in(self.w_in(x)) if self.w_in is not None else x)  # (B, width)
         y = self.w_out(h)
         return torch.sigmoid(y) if self.sigmoid_out else y
 
 
 def count_hannet(cfg: HanNetConfig, io: IOSpec) -> int:
-    return io.d_in * cfg.width + cfg.width + cfg.depth * han_params(cfg.width) + cfg.width * io.d_out + io.d_out
+    w_in = io.d_in * cfg.width + cfg.width if cfg.input_layer else 0
+    return w_in + cfg.depth * han_params(cfg.width) + cfg.width * io.d_out + io.d_out
 
 
 @register_family
@@ -84,7 +94,11 @@ class Han(Family):
     outputs = ("image", "logits", "regression")
 
     def parse(self, config: dict[str, Any], io: IOSpec) -> HanNetConfig:
-        return HanNetConfig.from_dict(config)
+        cfg = HanNetConfig.from_dict(config)
+        if not cfg.input_layer and cfg.width != io.d_in:
+            raise UserError(f"input_layer false needs width = d_x = {io.d_in} (the Han layers act on the input), "
+                            f"got width={cfg.width}")
+        return cfg
 
     def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> nn.Module:
         return HanNet(self.parse(config, io), io)
@@ -95,7 +109,7 @@ class Han(Family):
     def param_breakdown(self, config: dict[str, Any], io: IOSpec) -> dict[str, int]:
         c = self.parse(config, io)
         return {
-            "input layer": io.d_in * c.width + c.width,
+            "input layer": io.d_in * c.width + c.width if c.input_layer else 0,
             "han layers": c.depth * han_params(c.width),
             "output layer": c.width * io.d_out + io.d_out,
             "dense equivalent of the han layers": c.depth * (c.width * c.width + c.width),

@@ -128,3 +128,22 @@ def test_han_mixer_blocks_have_no_norm_and_no_residual():
 def test_bad_configs_are_user_errors(family, bad):
     with pytest.raises(UserError):
         get_family(family).count_params(bad, IOSpec(64, 10, "logits", None, (1, 8, 8)))
+
+
+def test_hannet_without_input_layer_is_the_papers_40k_mnist_net():
+    """Yu & Zhang's MNIST HanNet (about 40K parameters) has no dense input layer: the Han
+    layers act on the 784 pixels. 20 of them and the dense 784 -> 10 output: 39,210."""
+    from models.han import PRESETS
+
+    mnist = IOSpec(784, 10, output="logits")
+    fam = get_family("han")
+    cfg = PRESETS["mnist-paper"]
+    n = fam.count_params(cfg, mnist)
+    assert n == 20 * 2 * 784 + 784 * 10 + 10 == 39_210
+    model = fam.build(cfg, mnist)
+    assert n == sum(p.numel() for p in model.parameters() if p.requires_grad)
+    assert model(torch.rand(3, 784)).shape == (3, 10)
+    with pytest.raises(UserError, match="input_layer false needs width = d_x = 784"):
+        fam.count_params({"input_layer": False, "width": 200, "depth": 20}, mnist)
+    assert fam.count_params(PRESETS["regression-200"], IOSpec(8, 1, output="regression")) == (
+        8 * 200 + 200 + 20 * 400 + 200 + 1)
