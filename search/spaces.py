@@ -113,6 +113,18 @@ class Space:
             )
         return replace(self, dims=tuple(overrides.get(d.name, d) for d in self.dims))
 
+    def with_constraints(self, search: tuple[Constraint, ...], shape_rules: tuple[Constraint, ...]) -> "Space":
+        """This space with `search` as its search constraints: the family's `shape_rules`
+        stay, the default search-only ones (ratios, aspect ranges) are replaced. Each
+        side must be a key of the space or an io size (d_x, d_out)."""
+        known = {d.name for d in self.dims} | {"d_x", "d_out"}
+        for c in search:
+            bad = [k for k in (c.left, c.right) if k not in known]
+            if bad:
+                raise UserError(f"constraint '{c}' names {', '.join(bad)}, not a key of space {self.family!r} "
+                                f"({', '.join(sorted(known))})")
+        return replace(self, constraints=tuple(shape_rules) + tuple(search))
+
 
 # ---------------------------------------------------------------- constraint bounds
 
@@ -388,9 +400,31 @@ def parse_dim(name: str, spec: Any) -> Dim:
     raise UserError(f"{name}: expected a list, a value or a {{low, high}} table, got {type(spec).__name__}")
 
 
-def load_space_file(path: str | Path) -> dict[str, dict[str, Dim]]:
+CONSTRAINTS_KEY = "constraints"  # a space file's list of search constraints for a family
+
+
+def parse_constraint(text: Any) -> Constraint:
+    """'LEFT OP [SCALE *] RIGHT', e.g. 'L >= 0.004 * d_model' or 'd_h < d_model'."""
+    import re
+
+    m = re.fullmatch(r"\s*(\w+)\s*(<=|>=|<|>)\s*(?:([0-9.eE+-]+)\s*\*\s*)?(\w+)\s*", str(text))
+    if not isinstance(text, str) or m is None:
+        raise UserError(f"constraint {text!r}: expected 'LEFT OP [SCALE *] RIGHT' with OP one of <, <=, >, >=")
+    left, op, scale, right = m.groups()
+    try:
+        factor = float(scale) if scale else 1.0
+    except ValueError:
+        raise UserError(f"constraint {text!r}: {scale!r} is not a number") from None
+    if not factor > 0:
+        raise UserError(f"constraint {text!r}: the scale must be positive")
+    return Constraint(left, op, right, scale=factor)  # type: ignore[arg-type]
+
+
+def load_space_file(path: str | Path) -> dict[str, dict[str, Any]]:
     """Read a TOML (.toml) or YAML (.yaml/.yml) file: one table per family, one entry per
-    key to override. Returns family -> key -> Dim."""
+    key to override, and optionally `constraints`, a list of 'LEFT OP [SCALE *] RIGHT'
+    that replaces the space's search constraints (the family's shape rules always hold).
+    Returns family -> key -> Dim (and `constraints` -> tuple of Constraint)."""
     p = Path(path)
     if not p.is_file():
         raise UserError(f"space file {str(p)!r} not found")
@@ -413,9 +447,16 @@ def load_space_file(path: str | Path) -> dict[str, dict[str, Dim]]:
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise UserError(f"malformed space file {str(p)!r}: expected one table per family")
     try:
-        return {fam: {k: parse_dim(k, v) for k, v in table.items()} for fam, table in data.items()}
+        return {fam: {k: (tuple(parse_constraint(c) for c in _as_list(v)) if k == CONSTRAINTS_KEY else parse_dim(k, v))
+                      for k, v in table.items()} for fam, table in data.items()}
     except UserError as e:
         raise UserError(f"malformed space file {str(p)!r}: {e}") from None
+
+
+def _as_list(v: Any) -> list[Any]:
+    if not isinstance(v, list):
+        raise UserError(f"{CONSTRAINTS_KEY} must be a list of strings, got {v!r}")
+    return v
 
 
 def build_spaces(families: list[str], io: IOSpec, space_file: str | None) -> dict[str, Space]:
@@ -423,4 +464,18 @@ def build_spaces(families: list[str], io: IOSpec, space_file: str | None) -> dic
     extra = sorted(set(overrides) - set(families))
     if extra:
         raise UserError(f"space file names {', '.join(extra)}, not searched here ({', '.join(families)})")
-    return {f: default_space(f, io).with_overrides(overrides.get(f, {})) for f in families}
+    out = {}
+    for f in families:
+        table = dict(overrides.get(f, {}))
+        constraints = table.pop(CONSTRAINTS_KEY, None)
+        space = default_space(f, io).with_overrides(table)
+        if constraints is not None:
+            space = space.with_constraints(constraints, _family_rules(f))
+        out[f] = space
+    return out
+
+
+def _family_rules(family: str) -> tuple[Constraint, ...]:
+    from models import get_family
+
+    return tuple(get_family(family).shape_rules)

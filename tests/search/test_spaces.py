@@ -100,6 +100,29 @@ def test_conventional_variants_are_explicit_families():
     assert min(narrow) < 64
 
 
+def test_space_file_constraints_replace_the_search_constraints_not_the_shape_rules():
+    """Liao et al. fix the number of heads and leave the head dimension free; the shipped
+    space file (the liao-ffn recipes') does it by replacing the default constraints that
+    pin 64 features per head. The family's shape rule (hourglass FFN: d_h < d_model) stays."""
+    from core.io import IOSpec as IO
+    from search.recipes import RECIPE_DIR
+
+    io = IO(256, 256, output="logits")
+    path = str(RECIPE_DIR / "spaces" / "liao-fixed-heads.toml")
+    spaces = build_spaces(["transformer", "transformer-hourglass"], io, path)
+    space = spaces["transformer-hourglass"]
+    assert spaces["transformer"].dim("n_heads").choices == (8,)
+    assert [str(c) for c in space.constraints] == [
+        "d_h < d_model", "L >= 0.004 * d_model", "L <= 0.02 * d_model", "d_h >= 0.1 * d_model"]
+    fam = get_family("transformer-hourglass")
+    heads_dims = set()
+    for c in draw_many("transformer-hourglass", io, 2_000_000, n=60, space=space):
+        assert c["n_heads"] == 8 and c["d_model"] % 16 == 0 and c["d_h"] < c["d_model"]
+        assert 50 <= c["d_model"] / c["L"] <= 250 and fam.shape_violation(c, io) is None
+        heads_dims.add(c["d_model"] // 8)
+    assert len(heads_dims) > 5  # the head dimension is free, not pinned at 64
+
+
 def test_min_params_is_the_smallest_model():
     fam = get_family("hourglass")
     smallest = min_params(default_space("hourglass", MNIST), MNIST, lambda c: fam.count_params(c, MNIST))
@@ -132,6 +155,10 @@ def test_space_file_toml_and_yaml(tmp_path):
 @pytest.mark.parametrize("text,match", [
     ("[hourglass\nd_z = 3", "malformed"),
     ("[hourglass]\nwidth = [1]", "no key width"),
+    ('[hourglass]\nconstraints = ["d_h =< d_z"]', "expected 'LEFT OP"),
+    ('[hourglass]\nconstraints = "d_h < d_z"', "must be a list"),
+    ('[hourglass]\nconstraints = ["d_h < 0 * d_z"]', "scale must be positive"),
+    ('[hourglass]\nconstraints = ["width < d_z"]', "names width, not a key"),
     ("[hourglass]\nd_z = {low = 300, high = 100}", "low <= high"),
     ("[hourglass]\nd_z = {high = 100}", "needs low and high"),
     ("[resnet]\nd_z = [1]", "not searched"),

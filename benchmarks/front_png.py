@@ -1,0 +1,43 @@
+"""A study's Pareto fronts as a PNG for the docs: the report's own figure
+(reports.figures.pareto_figure), written to a page and shot with headless Chromium.
+
+    python benchmarks/front_png.py STUDY OUT.png [--storage URL] [--title TEXT]
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from reports.figures import pareto_figure  # noqa: E402
+from reports.fronts import front_data  # noqa: E402
+from storage import Store  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("study")
+    ap.add_argument("out")
+    ap.add_argument("--storage")
+    ap.add_argument("--title")
+    a = ap.parse_args()
+    store = Store(a.storage)
+    rec, df = store.get_study(a.study), store.trials_frame(a.study)
+    fig = pareto_figure(front_data(df, rec.metric, rec.direction), title=a.title or a.study)
+    fig.update_layout(width=900, height=500, margin=dict(l=60, r=20, t=50, b=50))
+    with tempfile.TemporaryDirectory() as tmp:
+        page = Path(tmp) / "front.html"
+        fig.write_html(page, include_plotlyjs=True, full_html=True, config={"displayModeBar": False})
+        subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--window-size=920,520", "--virtual-time-budget=8000", f"--screenshot={Path(a.out).resolve()}",
+                        page.as_uri()], check=True, capture_output=True, timeout=120)
+    print(a.out)
+
+
+if __name__ == "__main__":
+    main()
