@@ -48,7 +48,7 @@ def test_pareto_table_empty():
 def test_status_counts_and_problems(df):
     counts = tables.status_counts(df)
     assert counts == {"running": 1, "complete": 10, "failed": 1, "diverged": 1,
-                      "interrupted": 0, "rejected": 1}
+                      "interrupted": 0, "rejected": 1, "pruned": 0}
     assert tables.status_counts(make_trials([]))["complete"] == 0
     probs = tables.problem_trials(df)
     assert probs["number"].tolist() == [3, 4, 11]

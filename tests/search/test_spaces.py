@@ -104,10 +104,10 @@ def test_space_file_constraints_replace_the_search_constraints_not_the_shape_rul
     """Liao et al. fix the number of heads and leave the head dimension free; the shipped
     space file (the liao-ffn recipes') does it by replacing the default constraints that
     pin 64 features per head. The family's shape rule (hourglass FFN: d_h < d_model) stays."""
-    from core.io import IOSpec as IO
     from search.recipes import RECIPE_DIR
+    from tasks import get_task
 
-    io = IO(256, 256, output="logits")
+    io = get_task("lm-shakespeare").io()
     path = str(RECIPE_DIR / "spaces" / "liao-fixed-heads.toml")
     spaces = build_spaces(["transformer", "transformer-hourglass"], io, path)
     space = spaces["transformer-hourglass"]
