@@ -208,6 +208,13 @@ def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | 
     parts.append(f'<div class="scroll">'
                  f'{html_table(problems, reason=["reason"], empty="No failed, diverged, interrupted or rejected trials.")}'
                  f"</div>")
+    pruned = tables.pruned_trials(df)
+    if len(pruned):
+        parts.append(f"<h2>Stopped early ({len(pruned)} pruned)</h2>")
+        parts.append('<p class="muted">Trials the pruner stopped after an epoch at which a finished trial with no '
+                     'more parameters was clearly better (<code>--pruner pareto</code>). They count towards the '
+                     'trials but never join a front; their learning curves are on their trial pages.</p>')
+        parts.append(f'<div class="scroll">{html_table(pruned, reason=["reason"], number_link=trial_link)}</div>')
 
     parts.append(f"<h2>All trials ({len(df)})</h2>")
     parts.append(f'<div class="scroll tall">'

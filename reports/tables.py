@@ -2,6 +2,7 @@
 best trial, problem trials and all trials (the pages and the CLI print them)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -112,10 +113,20 @@ def _reason(row: pd.Series) -> str:
 
 def problem_trials(df: pd.DataFrame) -> pd.DataFrame:
     """Failed, diverged, interrupted and rejected trials with their reason (note/error)."""
+    return trials_with_reasons(df, PROBLEM_STATUSES)
+
+
+def pruned_trials(df: pd.DataFrame) -> pd.DataFrame:
+    """Trials the pruner stopped early, with why (the epoch and the trial that beat them)."""
+    return trials_with_reasons(df, ("pruned",))
+
+
+def trials_with_reasons(df: pd.DataFrame, statuses: Sequence[str]) -> pd.DataFrame:
+    """Trials of `statuses`: number, status, family, params, config and reason."""
     cols = ["number", "status", "family", "params", "config", "reason"]
     if df is None or len(df) == 0 or "status" not in df.columns:
         return pd.DataFrame(columns=cols)
-    sub = df[df["status"].astype(str).isin(PROBLEM_STATUSES)]
+    sub = df[df["status"].astype(str).isin(list(statuses))]
     out = pd.DataFrame({
         "number": column(sub, "number").to_numpy(),
         "status": sub["status"].astype(str).to_numpy(),

@@ -77,7 +77,7 @@ class ParetoPruner(Pruner):
         hit = dominated_at(params, epoch, value, self.curves, self.direction, self.margin)
         if hit is None:
             return None
-        return (f"pruned at epoch {epoch}: validation {value:.4g}, while a trial with {hit[0]:,} parameters "
+        return (f"stopped at epoch {epoch}: validation {value:.4g}, while a trial with {hit[0]:,} parameters "
                 f"(no more than its {params:,}) had {hit[1]:.4g} at that epoch")
 
 

@@ -176,3 +176,17 @@ def test_settings_are_a_readable_table_not_raw_json():
     assert '<tr><td>batch_size</td><td><span class="muted">default</span></td></tr>' in page
     assert '<dt>task_options</dt><dd><span class="muted">none</span></dd>' in page
     assert "a, &lt;b&gt;" in page
+
+
+def test_pruned_trials_are_shown_apart(tmp_path):
+    from reports.site import study_page
+
+    df = make_trials([trial(0, "hourglass", 100, 20.0),
+                      trial(1, "hourglass", 200, status="pruned",
+                            error="stopped at epoch 4: validation 12, while a trial with 100 parameters had 19"),
+                      trial(2, "hourglass", 300, status="failed", error="boom")])
+    html = study_page(study_record("p"), df)
+    assert "Stopped early (1 pruned)" in html
+    section = html.split("Stopped early")[1].split("<h2>")[0]
+    assert "stopped at epoch 4" in section and "boom" not in section
+    assert "Stopped early" not in study_page(study_record("q"), make_trials([trial(0, "hourglass", 100, 20.0)]))

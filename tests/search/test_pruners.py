@@ -56,7 +56,7 @@ def test_grace_period_and_registry():
     assert p.grace == 10
     p.observe(10, [5.0] * 30)
     assert p.check(20, 9, 1.0) is None  # inside the grace period
-    assert "pruned at epoch 10" in p.check(20, 10, 1.0)
+    assert "stopped at epoch 10" in p.check(20, 10, 1.0)
     assert p.check(5, 10, 1.0) is None  # a smaller trial is never judged by a larger one
     assert make_pruner("none", "maximize", 30).check(20, 10, 1.0) is None
     assert set(PRUNERS.names()) == {"none", "pareto"}
@@ -111,7 +111,7 @@ def test_pruned_trials_are_stored_apart_and_survive_kill_9_and_resume(cli, tmp_p
     for t in pruned:
         epochs = store.epochs("p", t.number)
         assert 2 <= len(epochs) < 6 and t.metrics == {}  # stopped after the grace period, no test metrics
-        assert "pruned at epoch" in t.error
+        assert "stopped at epoch" in t.error
     df = store.trials_frame("p")
     assert set(df.loc[df.status == "pruned", "number"]) == {t.number for t in pruned}
     store.close()
