@@ -12,6 +12,7 @@ import argparse
 import math
 import os
 import platform
+import statistics
 import tempfile
 import time
 
@@ -42,25 +43,46 @@ class Quiet:
         return lambda *a, **k: None
 
 
+def one(sampler: str, spread: str, trials: int) -> float:
+    """Seconds per trial of one study of `trials` instant trials."""
+    with tempfile.TemporaryDirectory() as d:
+        store = Store(f"sqlite:///{d}/bench.db")
+        spec = RunSpec(spaces=("hourglass", "conventional"), task="mnist-denoise", budget=80_000_000,
+                       trials=trials, sampler=sampler, spread=spread, executor="instant", study="bench")
+        t0 = time.perf_counter()
+        out = run_study(spec, store, Quiet())
+        dt = time.perf_counter() - t0
+        store.close()
+        assert out.ran == trials
+        return dt / trials
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=int, default=200)
+    ap.add_argument("--samplers", default="random,tpe,nsga2")
+    ap.add_argument("--spreads", default="size", help="comma list of --spread values, run side by side")
+    ap.add_argument("--rounds", type=int, default=1, help="alternating rounds (medians are reported)")
     args = ap.parse_args()
     if "instant" not in EXECUTORS:
         EXECUTORS.add("instant", InstantExecutor)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"python {platform.python_version()}, torch {torch.__version__}")
-    print("| sampler | trials | total s | ms per trial |\n|---|---|---|---|")
-    for sampler in ("random", "tpe", "nsga2"):
-        with tempfile.TemporaryDirectory() as d:
-            store = Store(f"sqlite:///{d}/bench.db")
-            spec = RunSpec(spaces=("hourglass", "conventional"), task="mnist-denoise", budget=80_000_000,
-                           trials=args.trials, sampler=sampler, executor="instant", study="bench")
-            t0 = time.perf_counter()
-            out = run_study(spec, store, Quiet())
-            dt = time.perf_counter() - t0
-            assert out.ran == args.trials
-            print(f"| {sampler} | {args.trials} | {dt:.2f} | {1000 * dt / args.trials:.1f} |")
+          f"python {platform.python_version()}, torch {torch.__version__}, load {os.getloadavg()[0]:.2f}")
+    samplers, spreads = args.samplers.split(","), args.spreads.split(",")
+    ms: dict[tuple[str, str], list[float]] = {(a, b): [] for a in samplers for b in spreads}
+    for _ in range(args.rounds):
+        for sampler in samplers:
+            for spread in spreads:
+                ms[sampler, spread].append(1000 * one(sampler, spread, args.trials))
+    print("| sampler | spread | trials | ms per trial (rounds) | median |\n|---|---|---|---|---|")
+    for (sampler, spread), v in ms.items():
+        print(f"| {sampler} | {spread} | {args.trials} | {' / '.join(f'{x:.1f}' for x in v)} | "
+              f"{statistics.median(v):.1f} |")
+    if len(spreads) > 1:
+        for sampler in samplers:
+            base = statistics.median(ms[sampler, spreads[-1]])
+            for spread in spreads[:-1]:
+                print(f"{sampler}: {spread} / {spreads[-1]} = {statistics.median(ms[sampler, spread]) / base:.2f}")
 
 
 if __name__ == "__main__":
