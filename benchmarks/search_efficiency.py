@@ -122,18 +122,23 @@ def main() -> None:
             for sampler in a.samplers.split(","):
                 study = f"eff-{tag}-{key}-{sampler}-{seed}"
                 runs.append((sampler, seed, *run(store, setting, study, sampler, seed, a.trials, train, a.data_dir)))
-        grid = run(store, setting, f"eff-{tag}-{key}-fullgrid", "grid", 0, a.grid_trials, train, a.data_dir)
-        record = grid[0]
-        frames = [r[3] for r in runs] + [grid[1]]
+        grid = (run(store, setting, f"eff-{tag}-{key}-fullgrid", "grid", 0, a.grid_trials, train, a.data_dir)
+                if a.grid_trials else None)  # --grid-trials 0: no full grid (e.g. a pruner-only comparison)
+        record = grid[0] if grid else runs[0][2]
+        frames = [r[3] for r in runs] + ([grid[1]] if grid else [])
         ref = union_reference(frames, record.metric, record.direction)
         best = union_hypervolume(frames, record.metric, record.direction, ref)
-        grid_curve = fraction_curve(grid[1], record.metric, record.direction, ref, best)
-        summary = {"full grid": {"trials": int(grid_curve["trials"].iloc[-1]), "fraction": float(grid_curve["fraction"].iloc[-1]),
-                                 "compute_s": float(grid_curve["compute_s"].iloc[-1])}}
-        curves = {"full grid": grid_curve.to_dict("list")}
+        summary, curves = {}, {}
         print(f"\n## {key}: {setting.task}, {', '.join(setting.families)}, budget {setting.budget:,}")
-        print(f"full grid: {summary['full grid']['trials']} trials, fraction {summary['full grid']['fraction']:.3f}, "
-              f"{summary['full grid']['compute_s']:.0f} s of training\n")
+        if grid:
+            grid_curve = fraction_curve(grid[1], record.metric, record.direction, ref, best)
+            summary["full grid"] = {"trials": int(grid_curve["trials"].iloc[-1]),
+                                    "fraction": float(grid_curve["fraction"].iloc[-1]),
+                                    "compute_s": float(grid_curve["compute_s"].iloc[-1])}
+            curves["full grid"] = grid_curve.to_dict("list")
+            print(f"full grid: {summary['full grid']['trials']} trials, fraction {summary['full grid']['fraction']:.3f}, "
+                  f"{summary['full grid']['compute_s']:.0f} s of training\n")
+        grid_fraction = summary["full grid"]["fraction"] if grid else math.nan
         lo = {f: math.log10(min_params(sp, io, lambda c, f=f: count(f, c))) for f, sp in spaces.items()}
         hi = math.log10(setting.budget)
         print("| search | trials | median fraction | min .. max | median vs full grid | median training s "
@@ -149,7 +154,7 @@ def main() -> None:
             summary[sampler] = {"fractions": fr, "median": statistics.median(fr), "compute_s": secs, "ks": ks}
             curves[sampler] = [c.to_dict("list") for c in cs]
             print(f"| {sampler} | {a.trials} | {statistics.median(fr):.3f} | {min(fr):.3f} .. {max(fr):.3f} | "
-                  f"{statistics.median(fr) / summary['full grid']['fraction']:.3f} | {statistics.median(secs):.0f} | "
+                  f"{statistics.median(fr) / grid_fraction:.3f} | {statistics.median(secs):.0f} | "
                   f"{statistics.median(ks):.2f} |")
         pruned = [x for x in a.samplers.split(",") if "+" in x and x.split("+")[0] in summary]
         if pruned:
