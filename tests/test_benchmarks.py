@@ -19,8 +19,8 @@ def test_search_efficiency_quick_mode(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())["settings"]["hourglass"]
     summary = report["summary"]
-    assert set(summary) == {"full grid", "tpe", "grid"} and report["best_hypervolume"] > 0
-    for sampler in ("tpe", "grid"):
+    assert set(summary) == {"full grid", "tpe", "tpe/none", "tpe+pareto", "grid"} and report["best_hypervolume"] > 0
+    for sampler in ("tpe", "tpe/none", "tpe+pareto", "grid"):
         assert all(0 < f <= 1 + 1e-9 for f in summary[sampler]["fractions"])
         curve = report["curves"][sampler][0]
         assert curve["trials"] == [1, 2, 3] and curve["fraction"] == sorted(curve["fraction"])

@@ -23,6 +23,7 @@ class MemoryStore:
         self.studies: dict[str, StudyRecord] = {}
         self.rows: dict[str, list[TrialRecord]] = {}
         self.beats: list[tuple[str, list[int], str]] = []
+        self._epochs: dict[tuple[str, int], list[dict]] = {}
 
     def _trials(self, study: str) -> list[TrialRecord]:
         if study not in self.studies:
@@ -75,6 +76,12 @@ class MemoryStore:
         t = self._trials(study)[number]
         t.status, t.error, t.duration_s = result.status, result.error, result.duration_s
         t.metrics = result.aggregate()
+        self._epochs[(study, number)] = [
+            {"repeat": i, "seed": r.seed, "epoch": e.epoch, "train_loss": e.train_loss, **e.metrics,
+             "elapsed_s": e.elapsed_s} for i, r in enumerate(result.runs) for e in r.epochs]
+
+    def epochs(self, study, number):
+        return list(self._epochs.get((study, number), []))
 
     def interrupt_trials(self, study, numbers: Iterable[int]):
         for n in numbers:
