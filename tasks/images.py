@@ -68,14 +68,23 @@ class ImageData:
 
     @property
     def n_train(self) -> int:
-        return len(self.x["train"])
+        """Training examples: each image once, or in `task.train_copies()` versions."""
+        return len(self.x["train"]) * self.task.train_copies()
 
     def size(self, split: str) -> int:
         return len(self.x[split])
 
     def train_batch(self, idx: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        """Inputs and targets of training images `idx` (fresh noise from `generator`)."""
-        x = as_float(self.x["train"][idx])
+        """Inputs and targets of training examples `idx` (fresh noise from `generator`).
+        With 4 copies, example i is image i mod N flipped by i div N: 0 as is, 1
+        horizontally, 2 vertically, 3 both."""
+        n = len(self.x["train"])
+        x = as_float(self.x["train"][idx % n])
+        if self.task.train_copies() > 1:
+            kind = (idx // n).view(-1, 1, 1, 1)
+            x = torch.where((kind % 2) == 1, x.flip(-1), x)
+            x = torch.where(kind >= 2, x.flip(-2), x)
+            idx = idx % n
         noise = None
         if self.task.uses_noise:
             noise = torch.randn(x.shape, generator=generator, device=self.device, dtype=x.dtype)
@@ -137,6 +146,10 @@ class ImageTask(Task):
         ic, ih, iw = self.input_shape()
         return IOSpec(ic * ih * iw, c * h * w, "image", (c, h, w), (ic, ih, iw))
 
+    def train_copies(self) -> int:
+        """Versions of each training image an epoch sees (augmentation); 1: the image only."""
+        return 1
+
     def inputs(self, x: torch.Tensor, noise: torch.Tensor | None) -> torch.Tensor:
         """(B, C, H, W) clean images in [0, 1] -> (B, d_in) model inputs."""
         return x.flatten(1)
@@ -188,9 +201,22 @@ def downsample(x: torch.Tensor, factor: int = 2) -> torch.Tensor:
 
 
 class SuperResolutionTask(ImageTask):
-    """Input the bicubic 2x-downsampled image (flattened), target the full image."""
+    """Input the bicubic 2x-downsampled image (flattened), target the full image.
+
+    Option `flips` (default true, Chen et al.'s appendix): 4x flip augmentation, every
+    training image also flipped horizontally, vertically and both, so an epoch sees the
+    four versions of each (an epoch is 4x longer). `flips=false` is the short setting."""
 
     factor: ClassVar[int] = 2
+    own_options = {"flips": True}
+
+    def _check_options(self) -> None:
+        super()._check_options()
+        if not isinstance(self.options["flips"], bool):
+            raise UserError(f"flips must be true or false, got {self.options['flips']!r}")
+
+    def train_copies(self) -> int:
+        return 4 if self.options["flips"] else 1
 
     def input_shape(self) -> tuple[int, int, int]:
         c, h, w = self.image_shape

@@ -136,6 +136,8 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("run", "--task", "digits-denoise"), "needs --space and --budget"),
     (("recipes", "nope"), "unknown recipe 'nope'"),
     (("spaces", "nope"), "unknown space 'nope'"),
+    (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "60K", "--task-option", "flips=3"),
+     "flips must be true or false"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--pruner", "asha"),
      "unknown pruner 'asha'; known: none, pareto"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--pruner", "pareto",

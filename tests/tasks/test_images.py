@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import tasks
+from core.errors import UserError
 from tasks.images import EVAL_CHUNK, downsample, eval_noise, nearest_prototype
 
 
@@ -99,3 +100,19 @@ def test_load_data_is_cached():
     t = tasks.get_task("digits-sr")
     assert tasks.load_data(t, None, "cpu") is tasks.load_data(tasks.get_task("digits-sr"), None, "cpu")
     assert tasks.load_data(t, None, "cpu") is not tasks.load_data(tasks.get_task("digits-sr", {"split_seed": 1}), None, "cpu")
+
+
+def test_sr_trains_on_four_flips_of_each_image_by_default():
+    """Chen et al.'s appendix: super-resolution trains with 4x flip augmentation (the
+    image, flipped horizontally, vertically and both); flips=false is the short setting."""
+    d = data("digits-sr")
+    n = len(d.x["train"])
+    assert d.n_train == 4 * n
+    _, t = d.train_batch(torch.tensor([5, n + 5, 2 * n + 5, 3 * n + 5]), torch.Generator())
+    img = t[0].view(8, 8)
+    assert torch.equal(t[1].view(8, 8), img.flip(-1)) and torch.equal(t[2].view(8, 8), img.flip(-2))
+    assert torch.equal(t[3].view(8, 8), img.flip(-1).flip(-2))
+    assert data("digits-sr", flips=False).n_train == n
+    assert data("digits-denoise").n_train == n  # only super-resolution flips
+    with pytest.raises(UserError, match="flips must be true or false"):
+        tasks.get_task("digits-sr", {"flips": 3})
