@@ -13,6 +13,10 @@ count towards --trials and are told to the sampler as pruned (Optuna's PRUNED st
 never as complete. Optuna's own pruners compare one objective; Ray Tune's schedulers take
 one metric: neither knows a parameter budget, hence this rule.
 
+Executors: the local one calls the check after every epoch and stops at once; Ray workers
+post their epochs to the driver, which checks them and tells the worker to stop at its
+next epoch (search/executors/ray.py, EpochBoard).
+
 The grace period defaults to a third of the epochs: with a learning rate decaying to zero,
 early epochs rank trials of different learning rates poorly.
 """

@@ -52,9 +52,6 @@ class RunSpec:
         from search.pruners import PRUNERS
 
         PRUNERS.get(self.pruner)  # unknown names fail with the known ones
-        if self.pruner != "none" and self.executor != "local":
-            raise UserError(f"--pruner {self.pruner} needs --executor local: the {self.executor} executor does not "
-                            "report epochs to the driver yet")
         if self.spread not in SPREADS:
             raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")
         for name in ("epochs", "batch_size", "max_train_samples", "tokens"):

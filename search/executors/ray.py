@@ -15,6 +15,9 @@ CUDA_VISIBLE_DEVICES and OMP_NUM_THREADS per task). Faults:
   (force-killed) and recorded `failed` ("timed out"), then retried likewise;
 - exceptions, NaN and out-of-memory inside a trial are handled by the trainer as on the
   local executor (the worker returns a failed/diverged result).
+Epochs: when the study passes an on_epoch (live progress, `--pruner pareto`), workers post
+each epoch to an `EpochBoard` actor; the driver relays them to on_epoch every `poll_s`,
+and a trial the pruner stops is told so at its next epoch (it ends `pruned`).
 Workers import this package: on a cluster, install it on every node (`pip install -e .`)
 and give every node the data at the same `--data-dir` path.
 """
@@ -36,12 +39,47 @@ def worker_threads(cpus_per_trial: float) -> int:
     return max(1, int(math.floor(cpus_per_trial + 1e-9)))
 
 
-def _run_remote(spec_dict: dict[str, Any], threads: int) -> dict[str, Any]:
-    """Runs inside a Ray worker: one trial with `threads` torch threads, returned as plain data."""
+def _run_remote(spec_dict: dict[str, Any], threads: int, board: Any = None) -> dict[str, Any]:
+    """Runs inside a Ray worker: one trial with `threads` torch threads, returned as plain
+    data. With an epoch `board` (an EpochBoard actor), every epoch is posted to it, and a
+    stop the driver put there ends the trial as pruned (core.trials.TrialStopped)."""
+    import dataclasses
+
+    import ray
     import torch
 
+    from core.trials import TrialStopped
+
     torch.set_num_threads(threads)
-    return run_guarded(TrialSpec.from_dict(spec_dict)).to_dict()
+    spec = TrialSpec.from_dict(spec_dict)
+    on_epoch = None
+    if board is not None:
+        def on_epoch(index, record):
+            reason = ray.get(board.post.remote(spec.number, index, dataclasses.asdict(record)))
+            if reason is not None:
+                raise TrialStopped(reason)
+    return run_guarded(spec, on_epoch=on_epoch).to_dict()
+
+
+class EpochBoard:
+    """A Ray actor between the workers and the driver: workers post each epoch's record
+    (and learn whether the driver stopped their trial); the driver drains the records,
+    hands them to the study's on_epoch and posts stops."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[int, int, dict[str, Any]]] = []
+        self.stops: dict[int, str] = {}
+
+    def post(self, number: int, index: int, record: dict[str, Any]) -> str | None:
+        self.records.append((number, index, record))
+        return self.stops.get(number)
+
+    def drain(self) -> list[tuple[int, int, dict[str, Any]]]:
+        out, self.records = self.records, []
+        return out
+
+    def stop(self, number: int, reason: str) -> None:
+        self.stops[number] = reason
 
 
 def _failed(spec: TrialSpec, error: str, started: float, device: str = "ray") -> TrialResult:
@@ -108,6 +146,8 @@ class RayExecutor(Executor):
                                                        max_retries=0)
         self.threads = worker_threads(cpus_per_trial)
         self._refs: dict[Any, tuple[TrialSpec, float]] = {}
+        self.on_epoch = on_epoch  # with one, workers stream epochs through an EpochBoard actor
+        self._board = ray.remote(num_cpus=0)(EpochBoard).remote() if on_epoch is not None else None
 
     @property
     def in_flight(self) -> int:
@@ -115,12 +155,30 @@ class RayExecutor(Executor):
 
     def submit(self, spec: TrialSpec) -> None:
         # device "auto" is resolved by the worker: cuda when Ray gave it a GPU
-        self._refs[self._remote.remote(spec.to_dict(), self.threads)] = (spec, time.monotonic())
+        self._refs[self._remote.remote(spec.to_dict(), self.threads, self._board)] = (spec, time.monotonic())
+
+    def _relay_epochs(self) -> None:
+        """Hand the epochs the workers posted to the study's on_epoch; a TrialStopped it
+        raises becomes a stop on the board, which the trial's worker reads at its next
+        epoch (so a stopped trial trains at most one epoch more than on the local executor)."""
+        from core.trials import EpochRecord, TrialStopped
+
+        if self._board is None or self.on_epoch is None:
+            return
+        specs = {spec.number: spec for spec, _ in self._refs.values()}
+        for number, index, record in self.ray.get(self._board.drain.remote()):
+            if number not in specs:
+                continue
+            try:
+                self.on_epoch(specs[number], index, EpochRecord(**record))
+            except TrialStopped as stop:
+                self._board.stop.remote(number, str(stop))
 
     def wait(self) -> list[tuple[TrialSpec, TrialResult]]:
         ray = self.ray
         while True:
             ready, _ = ray.wait(list(self._refs), num_returns=1, timeout=self.poll_s)
+            self._relay_epochs()
             done: list[tuple[TrialSpec, TrialResult]] = []
             for ref in ready:
                 spec, started = self._refs.pop(ref)

@@ -140,8 +140,6 @@ def test_studies_sql_report(cli, study_db, tmp_path):
      "flips must be true or false"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--pruner", "asha"),
      "unknown pruner 'asha'; known: none, pareto"),
-    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--pruner", "pareto",
-      "--executor", "ray"), "--pruner pareto needs --executor local"),
     (("spaces", "hourglass", "--task", "nope"), "unknown task 'nope'"),
 ])
 def test_bad_input_one_line_exit_2_database_unchanged(cli, study_db, tmp_path, args, match):

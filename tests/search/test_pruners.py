@@ -62,8 +62,6 @@ def test_grace_period_and_registry():
     assert set(PRUNERS.names()) == {"none", "pareto"}
     with pytest.raises(UserError, match="unknown pruner 'asha'"):
         RunSpec(spaces=("hourglass",), task="digits-denoise", budget=100_000, pruner="asha")
-    with pytest.raises(UserError, match="--pruner pareto needs --executor local"):
-        RunSpec(spaces=("hourglass",), task="digits-denoise", budget=100_000, pruner="pareto", executor="ray")
 
 
 ARGS = ["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--epochs", "6",

@@ -66,3 +66,29 @@ def test_ray_worker_crash_and_hang_are_failed_and_retried(tmp_path, monkeypatch)
     assert [r.status for r in by[7]] == ["failed", "failed"] and "timed out" in by[7][0].error
     assert by[6][1].retry_of == by[6][0].number and by[7][1].attempt == 1
     assert [r.status for r in by[8]] == ["complete"] and out.finished == 3
+
+
+PRUNE_GRID = "[hourglass]\nd_z = [100]\nd_h = [8, 10, 12, 14, 16, 18]\nL = [1]\nlr = [0.005, 0.0001]\n"
+
+
+def test_the_pruner_stops_trials_on_ray_workers(tmp_path, one_thread):
+    """Workers stream their epochs to the driver (an EpochBoard actor); the driver's pruner
+    stops a dominated trial, which its worker learns at its next epoch: the same trials
+    are pruned as on the local executor, each after at most one more epoch."""
+    (tmp_path / "g.toml").write_text(PRUNE_GRID)
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    common = dict(spaces=("hourglass",), sampler="grid", space_file=str(tmp_path / "g.toml"), trials=8,
+                  pruner="pareto", train=TrainSettings(epochs=6, max_train_samples=400))
+    run_study(spec(tmp_path, "local", **common), store, ConsoleProgress(live=False))
+    run_study(spec(tmp_path, "ray", executor_options={"num_cpus": 2, "max_concurrent": 1, "poll_s": 0.05}, **common),
+              store, ConsoleProgress(live=False))
+    pruned = {}
+    for name in ("local", "ray"):
+        recs = store.trials(name)
+        assert len(recs) == 8
+        pruned[name] = {(r.config["d_h"], r.config["lr"]): len(store.epochs(name, r.number))
+                        for r in recs if r.status == "pruned"}
+        assert all("stopped at epoch" in r.error for r in recs if r.status == "pruned")
+    assert pruned["local"] and set(pruned["ray"]) == set(pruned["local"])
+    for key, n in pruned["ray"].items():
+        assert pruned["local"][key] <= n <= pruned["local"][key] + 1 < 6
