@@ -61,9 +61,17 @@ def _read_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 def load_imagenet32(
     data_dir: str | None = None, *, train_batches: int | None = None, val_size: int | None = None,
-    split_seed: int = 0,
+    split_seed: int = 0, val_from: str = "official",
 ) -> ImageSplits:
-    """ImageNet-32 as uint8 (N, 3, 32, 32) tensors, labels 0..999."""
+    """ImageNet-32 as uint8 (N, 3, 32, 32) tensors, labels 0..999.
+
+    val_from "official" (Chen et al., A.3): the official validation set (val_data.npz)
+    split in two halves with the split seed, one the validation split and the other the
+    test split; training uses every training image. "train": the validation split is
+    `val_size` training images (default 5%, at most 10,000) and the test split the whole
+    official validation set."""
+    if val_from not in ("official", "train"):
+        raise DataError(f"val_from must be 'official' or 'train', got {val_from!r}")
     train_paths, test_path = find_imagenet32(data_dir)
     if train_batches is not None:
         if train_batches > len(train_paths):
@@ -76,6 +84,14 @@ def load_imagenet32(
     x = torch.from_numpy(np.concatenate([p[0] for p in parts])).view(-1, 3, 32, 32)
     y = torch.from_numpy(np.concatenate([p[1] for p in parts]).astype(np.int64) - 1)
     test_data, test_labels = _read_batch(test_path)
+    tx = torch.from_numpy(test_data).view(-1, 3, 32, 32)
+    ty = torch.from_numpy(test_labels.astype(np.int64) - 1)
+    if val_from == "official":
+        if len(tx) < 2:
+            raise DataError(f"the official validation set has {len(tx)} image(s): too few to split in two")
+        val_idx, test_idx = split_indices(len(tx), (len(tx) // 2,), split_seed)
+        return ImageSplits(train_x=x, train_y=y, val_x=tx[val_idx], val_y=ty[val_idx], test_x=tx[test_idx],
+                           test_y=ty[test_idx], num_classes=1000)
     n_val = min(10_000, max(1, round(0.05 * len(x)))) if val_size is None else int(val_size)
     if not 0 < n_val < len(x):
         raise DataError(f"val_size={n_val} must be between 1 and {len(x) - 1}")
@@ -85,7 +101,7 @@ def load_imagenet32(
         train_y=y[train_idx],
         val_x=x[val_idx],
         val_y=y[val_idx],
-        test_x=torch.from_numpy(test_data).view(-1, 3, 32, 32),
-        test_y=torch.from_numpy(test_labels.astype(np.int64) - 1),
+        test_x=tx,
+        test_y=ty,
         num_classes=1000,
     )

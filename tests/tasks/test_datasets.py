@@ -50,7 +50,7 @@ def write_imagenet32(directory, n_batches=2, per_batch=40, n_test=12):
 @pytest.mark.parametrize("sub", ["", "imagenet32"])
 def test_imagenet32_fixture(tmp_path, sub):
     write_imagenet32(tmp_path / sub)
-    s = load_imagenet32(str(tmp_path))
+    s = load_imagenet32(str(tmp_path), val_from="train")
     n_val = 4  # 5% of 80
     assert s.sizes() == (80 - n_val, n_val, 12)
     assert s.train_x.shape == (76, 3, 32, 32) and s.train_x.dtype == torch.uint8
@@ -61,7 +61,7 @@ def test_imagenet32_fixture(tmp_path, sub):
 
 def test_imagenet32_options(tmp_path):
     write_imagenet32(tmp_path)
-    assert load_imagenet32(str(tmp_path), train_batches=1, val_size=10).sizes() == (30, 10, 12)
+    assert load_imagenet32(str(tmp_path), train_batches=1, val_size=10, val_from="train").sizes() == (30, 10, 12)
     with pytest.raises(DataError, match="train_batches=3 but only 2"):
         load_imagenet32(str(tmp_path), train_batches=3)
 
@@ -79,3 +79,14 @@ def test_imagenet32_malformed(tmp_path):
     np.savez(tmp_path / "val_data.npz", data=np.zeros((3, 100), np.uint8), labels=[1, 2, 3])
     with pytest.raises(DataError, match=r"expected \(N, 3072\) uint8"):
         load_imagenet32(str(tmp_path))
+
+
+def test_imagenet32_official_validation_set_split_in_two(tmp_path):
+    """Chen et al. (A.3): train on every training image; the official validation set,
+    split in halves with the split seed, gives the validation and the test splits."""
+    write_imagenet32(tmp_path)
+    s = load_imagenet32(str(tmp_path))
+    assert s.sizes() == (80, 6, 6)
+    assert sorted(s.val_y.tolist() + s.test_y.tolist()) == list(range(12))  # the official set, disjoint halves
+    again, other = load_imagenet32(str(tmp_path)), load_imagenet32(str(tmp_path), split_seed=1)
+    assert torch.equal(again.val_y, s.val_y) and not torch.equal(other.val_y, s.val_y)

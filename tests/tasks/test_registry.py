@@ -47,8 +47,8 @@ def test_io_and_attributes(name):
 def test_options_defaults_and_validation():
     assert tasks.get_task("mnist-denoise").options == {"split_seed": 0, "noise": 0.25}
     assert tasks.get_task("digits-denoise", {"noise": 0.5}).options["noise"] == 0.5
-    assert tasks.get_task("mnist-sr", {"split_seed": 3}).options == {"split_seed": 3}
-    with pytest.raises(UserError, match="unknown option 'noise' for task mnist-sr; known: split_seed"):
+    assert tasks.get_task("mnist-sr", {"split_seed": 3}).options == {"split_seed": 3, "flips": True}
+    with pytest.raises(UserError, match="unknown option 'noise' for task mnist-sr; known: "):
         tasks.get_task("mnist-sr", {"noise": 0.1})
     with pytest.raises(UserError, match="noise must be"):
         tasks.get_task("digits-denoise", {"noise": -1})
@@ -56,6 +56,10 @@ def test_options_defaults_and_validation():
         tasks.get_task("digits-sr", {"split_seed": "a"})
     with pytest.raises(UserError, match="train_batches"):
         tasks.get_task("imagenet32-sr", {"train_batches": 11})
+    with pytest.raises(UserError, match="val_from must be 'official' or 'train'"):
+        tasks.get_task("imagenet32-sr", {"val_from": "test"})
+    with pytest.raises(UserError, match="val_size needs val_from='train'"):
+        tasks.get_task("imagenet32-sr", {"val_size": 100})
 
 
 def test_paper_defaults_for_mnist():
