@@ -13,9 +13,12 @@ count towards --trials and are told to the sampler as pruned (Optuna's PRUNED st
 never as complete. Optuna's own pruners compare one objective; Ray Tune's schedulers take
 one metric: neither knows a parameter budget, hence this rule.
 
-Executors: the local one calls the check after every epoch and stops at once; Ray workers
-post their epochs to the driver, which checks them and tells the worker to stop at its
-next epoch (search/executors/ray.py, EpochBoard).
+A trial is never stopped after its last epoch (that saves nothing and would discard a
+complete result). Executors: the local one calls the check after every epoch and stops
+at once; Ray workers post their epochs to the driver, which checks them every poll
+interval and posts a stop that the worker reads at its next epoch, so on Ray a stopped
+trial may train a few epochs more when its epochs are shorter than the driver's poll
+interval (search/executors/ray.py, EpochBoard).
 
 The grace period defaults to a third of the epochs: with a learning rate decaying to zero,
 early epochs rank trials of different learning rates poorly.
@@ -67,7 +70,7 @@ class Pruner:
 
 class ParetoPruner(Pruner):
     def __init__(self, direction: str, epochs: int, grace: int | None = None, margin: float = DEFAULT_MARGIN) -> None:
-        self.direction, self.margin = check_direction(direction), margin
+        self.direction, self.margin, self.epochs = check_direction(direction), margin, epochs
         self.grace = grace if grace is not None else max(1, math.ceil(epochs / 3))
         self.curves: list[tuple[int, list[float]]] = []
 
@@ -76,7 +79,7 @@ class ParetoPruner(Pruner):
             self.curves.append((params, [float(v) for v in curve]))
 
     def check(self, params: int, epoch: int, value: float) -> str | None:
-        if epoch < self.grace:
+        if epoch < self.grace or epoch >= self.epochs:  # never after the last epoch: it saves nothing
             return None
         hit = dominated_at(params, epoch, value, self.curves, self.direction, self.margin)
         if hit is None:

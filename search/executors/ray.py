@@ -160,7 +160,8 @@ class RayExecutor(Executor):
     def _relay_epochs(self) -> None:
         """Hand the epochs the workers posted to the study's on_epoch; a TrialStopped it
         raises becomes a stop on the board, which the trial's worker reads at its next
-        epoch (so a stopped trial trains at most one epoch more than on the local executor)."""
+        epoch (so a stopped trial trains on until then: a few epochs more than on the local
+        executor when its epochs are shorter than `poll_s`)."""
         from core.trials import EpochRecord, TrialStopped
 
         if self._board is None or self.on_epoch is None:

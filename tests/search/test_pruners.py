@@ -58,6 +58,7 @@ def test_grace_period_and_registry():
     assert p.check(20, 9, 1.0) is None  # inside the grace period
     assert "stopped at epoch 10" in p.check(20, 10, 1.0)
     assert p.check(5, 10, 1.0) is None  # a smaller trial is never judged by a larger one
+    assert p.check(20, 30, 1.0) is None  # never after the last epoch
     assert make_pruner("none", "maximize", 30).check(20, 10, 1.0) is None
     assert set(PRUNERS.names()) == {"none", "pareto"}
     with pytest.raises(UserError, match="unknown pruner 'asha'"):

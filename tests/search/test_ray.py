@@ -68,27 +68,32 @@ def test_ray_worker_crash_and_hang_are_failed_and_retried(tmp_path, monkeypatch)
     assert [r.status for r in by[8]] == ["complete"] and out.finished == 3
 
 
-PRUNE_GRID = "[hourglass]\nd_z = [100]\nd_h = [8, 10, 12, 14, 16, 18]\nL = [1]\nlr = [0.005, 0.0001]\n"
+def test_ray_workers_stream_epochs_and_stop_when_the_driver_says_so(tmp_path):
+    """Workers post every epoch to the driver (an EpochBoard actor); the driver hands them
+    to the study's on_epoch, and a TrialStopped raised there stops the worker's trial at
+    its next epoch: it ends `pruned`, with the epochs it trained."""
+    from core.trials import TrialSpec, TrialStopped
+    from search.executors.ray import RayExecutor
 
+    seen = []
 
-def test_the_pruner_stops_trials_on_ray_workers(tmp_path, one_thread):
-    """Workers stream their epochs to the driver (an EpochBoard actor); the driver's pruner
-    stops a dominated trial, which its worker learns at its next epoch: the same trials
-    are pruned as on the local executor, each after at most one more epoch."""
-    (tmp_path / "g.toml").write_text(PRUNE_GRID)
-    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    common = dict(spaces=("hourglass",), sampler="grid", space_file=str(tmp_path / "g.toml"), trials=8,
-                  pruner="pareto", train=TrainSettings(epochs=6, max_train_samples=400))
-    run_study(spec(tmp_path, "local", **common), store, ConsoleProgress(live=False))
-    run_study(spec(tmp_path, "ray", executor_options={"num_cpus": 2, "max_concurrent": 1, "poll_s": 0.05}, **common),
-              store, ConsoleProgress(live=False))
-    pruned = {}
-    for name in ("local", "ray"):
-        recs = store.trials(name)
-        assert len(recs) == 8
-        pruned[name] = {(r.config["d_h"], r.config["lr"]): len(store.epochs(name, r.number))
-                        for r in recs if r.status == "pruned"}
-        assert all("stopped at epoch" in r.error for r in recs if r.status == "pruned")
-    assert pruned["local"] and set(pruned["ray"]) == set(pruned["local"])
-    for key, n in pruned["ray"].items():
-        assert pruned["local"][key] <= n <= pruned["local"][key] + 1 < 6
+    def on_epoch(spec, index, record):
+        seen.append((spec.number, index, record.epoch))
+        if spec.number == 1:
+            raise TrialStopped("stopped at epoch 1 by the test")
+
+    ex = RayExecutor(on_epoch, num_cpus=2, max_concurrent=2, poll_s=0.01)
+    try:
+        for number in (0, 1):
+            ex.submit(TrialSpec("s", number, "hourglass", {"d_z": 100, "d_h": 8, "L": 1, "lr": 0.005},
+                                "digits-denoise", (number,), TrainSettings(epochs=40)))
+        results = {}
+        while ex.in_flight:
+            results.update({spec.number: r for spec, r in ex.wait()})
+    finally:
+        ex.close()
+    assert results[0].status == "complete" and len(results[0].runs[0].epochs) == 40
+    assert [e for n, i, e in seen if n == 0] == list(range(1, 41))  # every epoch reached the driver
+    stopped = results[1]
+    assert stopped.status == "pruned" and "stopped at epoch 1 by the test" in stopped.error
+    assert 1 <= len(stopped.runs[0].epochs) < 40
