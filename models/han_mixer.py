@@ -49,7 +49,9 @@ class HanMixerConfig:
     L: int  # Han-Mixer blocks
     patch: int
     mixer_L: int = 0  # Mixer blocks before them
-    gamma: float = 4  # expansion of those Mixer blocks
+    # Expansion of those Mixer blocks: 1 (square) as the authors' code, whose Mixer blocks in
+    # CnnStemHanMixer take channels_mlp_dim = hidden_dim (image_experiments/train.py).
+    gamma: float = 1
 
     def __post_init__(self) -> None:
         for name, low in (("C", 1), ("L", 1), ("patch", 1), ("mixer_L", 0)):

@@ -72,12 +72,13 @@ def rp_mixer_space(io: IOSpec) -> Space:
 
 @register_space("han-mixer")
 def han_mixer_space(io: IOSpec) -> Space:
-    """patch, mixer_L in [0, 2] Mixer blocks (gamma 4), L in [1, 16] Han-Mixer blocks,
-    C in [4, 256] (log), lr."""
+    """patch, mixer_L in [0, 2] Mixer blocks (square, gamma 1, as the authors' code: their
+    channels_mlp_dim is the hidden width), L in [1, 16] Han-Mixer blocks, C in [4, 256]
+    (log), lr. A space file may set `gamma = [4]` for the usual Mixer expansion."""
     _check(io, "han-mixer")
     return Space("han-mixer", (
         _patch(io),
-        Dim("gamma", "choice", choices=(4,)),
+        Dim("gamma", "choice", choices=(1,)),
         Dim("mixer_L", "int", 0, 2, grid=(0, 1, 2)),
         Dim("L", "int", 1, 16, log=True, grid=(1, 2, 4, 8, 16)),
         Dim("C", "int", 4, 256, log=True, grid=(8, 16, 32, 64, 128)),

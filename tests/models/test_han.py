@@ -147,3 +147,15 @@ def test_hannet_without_input_layer_is_the_papers_40k_mnist_net():
         fam.count_params({"input_layer": False, "width": 200, "depth": 20}, mnist)
     assert fam.count_params(PRESETS["regression-200"], IOSpec(8, 1, output="regression")) == (
         8 * 200 + 200 + 20 * 400 + 200 + 1)
+
+
+def test_han_mixers_mixer_blocks_are_square_by_default():
+    """The authors' CnnStemHanMixer builds its Mixer blocks with channels_mlp_dim equal to
+    the hidden width (image_experiments/train.py): expansion gamma 1, the default here."""
+    from search.spaces import default_space
+
+    io = IOSpec(64, 10, output="logits", input_shape=(1, 8, 8))
+    assert default_space("han-mixer", io).dim("gamma").choices == (1,)
+    fam = get_family("han-mixer")
+    cfg = {"patch": 2, "mixer_L": 1, "L": 1, "C": 16}
+    assert fam.count_params(cfg, io) < fam.count_params(dict(cfg, gamma=4), io)
