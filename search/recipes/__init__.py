@@ -12,7 +12,7 @@ A recipe file in this folder (or any path ending in .toml) holds:
     budget = "80M"
     trials = 200
     epochs = 30
-    space_file = "spaces/chen-mnist.toml"   # optional, relative to the recipe file
+    space_file = "spaces/liao-fixed-heads.toml"   # optional, relative to the recipe file
     [task_options]            # as --task-option KEY=VALUE
     noise = 0.25
 
