@@ -40,7 +40,7 @@ from reports.efficiency import (  # noqa: E402
     union_hypervolume,
     union_reference,
 )
-from search.samplers import DEFAULT_SPREAD  # noqa: E402
+from search.samplers import DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
 from search.spaces import min_params  # noqa: E402
 from search.specs import RunSpec  # noqa: E402
 from search.study import prepare, run_study  # noqa: E402
@@ -60,6 +60,7 @@ SETTINGS = {
     "hourglass": Setting("hourglass", "digits-denoise", ("hourglass",), 100_000),
     "hourglass-conventional": Setting("hourglass-conventional", "digits-denoise", ("hourglass", "conventional"), 100_000),
     "checkerboard-han": Setting("checkerboard-han", "checkerboard", ("han", "conventional"), 5_000),
+    "classify-han-swmlp": Setting("classify-han-swmlp", "digits-classify", ("han", "sw-mlp"), 100_000),
 }
 
 
@@ -70,12 +71,14 @@ class Quiet:
 
 def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, trials: int, train: TrainSettings,
         data_dir: str | None):
-    """One study; `sampler` is a --sampler name, with /SPREAD for another --spread and
-    +PRUNER for a --pruner, e.g. tpe/none or tpe+pareto."""
+    """One study; `sampler` is a --sampler name, with /SPREAD for another --spread,
+    +PRUNER for a --pruner and @SHARE for another --share, e.g. tpe/none, tpe+pareto or
+    tpe@free."""
+    sampler, _, share = sampler.partition("@")
     sampler, _, pruner = sampler.partition("+")
     name, _, spread = sampler.partition("/")
     spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=name,
-                   spread=spread or DEFAULT_SPREAD, pruner=pruner or "none", study=study, seed=seed, train=train,
+                   spread=spread or DEFAULT_SPREAD, share=share or DEFAULT_SHARE, pruner=pruner or "none", study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
     run_study(spec, store, Quiet())
@@ -88,7 +91,7 @@ def main() -> None:
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
     ap.add_argument("--samplers", default="tpe,tpe/none,random,nsga2,grid",
                     help="comma list of --sampler names; NAME/none runs NAME with --spread none, "
-                         "NAME+pareto with --pruner pareto")
+                         "NAME+pareto with --pruner pareto, NAME@free with --share free")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")
@@ -100,7 +103,8 @@ def main() -> None:
     ap.add_argument("--out", help="write the curves and the summary as JSON here")
     a = ap.parse_args()
     if a.quick:
-        a.settings, a.samplers, a.seeds, a.trials, a.grid_trials = "hourglass", "tpe,tpe/none,tpe+pareto,grid", 1, 3, 6
+        a.settings, a.samplers, a.seeds, a.trials, a.grid_trials = ("hourglass-conventional",
+                                                                    "tpe,tpe/none,tpe@free,tpe+pareto,grid", 1, 4, 8)
         a.epochs, a.max_train_samples = a.epochs or 1, a.max_train_samples or 256
     import torch
 
@@ -139,10 +143,27 @@ def main() -> None:
             print(f"full grid: {summary['full grid']['trials']} trials, fraction {summary['full grid']['fraction']:.3f}, "
                   f"{summary['full grid']['compute_s']:.0f} s of training\n")
         grid_fraction = summary["full grid"]["fraction"] if grid else math.nan
+        fams = list(setting.families) if len(setting.families) > 1 else []
+        fam_ref = {}  # family -> (reference point, best hypervolume) of that family's trials of every search
+        for f in fams:
+            mine_f = [df[df["family"] == f] for df in frames]
+            fam_ref[f] = (r := union_reference(mine_f, record.metric, record.direction),
+                          union_hypervolume(mine_f, record.metric, record.direction, r))
+
+        def family_fraction(df, f):  # the study's front of family f, as a fraction of f's best known front
+            part = df[df["family"] == f]
+            c = fraction_curve(part, record.metric, record.direction, *fam_ref[f]) if len(part) else None
+            return float(c["fraction"].iloc[-1]) if c is not None and len(c) else 0.0
+
+        if grid and fams:
+            summary["full grid"]["family_fractions"] = {f: family_fraction(grid[1], f) for f in fams}
+            print("full grid, each family's fraction: " + ", ".join(
+                f"{f} {v:.3f}" for f, v in summary["full grid"]["family_fractions"].items()) + "\n")
         lo = {f: math.log10(min_params(sp, io, lambda c, f=f: count(f, c))) for f, sp in spaces.items()}
         hi = math.log10(setting.budget)
         print("| search | trials | median fraction | min .. max | median vs full grid | median training s "
-              "| median KS of log params |\n|---|---|---|---|---|---|---|")
+              "| median KS of log params |" + (" worst family's fraction: median (min) |" if fams else "")
+              + "\n|---|---|---|---|---|---|---|" + ("---|" if fams else ""))
         for sampler in a.samplers.split(","):
             mine = [r for r in runs if r[0] == sampler]
             cs = [fraction_curve(r[3], record.metric, record.direction, ref, best) for r in mine]
@@ -152,10 +173,17 @@ def main() -> None:
                                   for f in lo if (df["family"] == f).any()) for df in (r[3][r[3]["status"] == "complete"]
                                                                                        for r in mine)]
             summary[sampler] = {"fractions": fr, "median": statistics.median(fr), "compute_s": secs, "ks": ks}
+            worst = ""
+            if fams:  # each family's own front (the reports draw one per family)
+                per = {f: [family_fraction(r[3], f) for r in mine] for f in fams}
+                low = [min(v) for v in zip(*per.values())]
+                summary[sampler] |= {"family_fractions": per, "worst_family": low,
+                                     "family_trials": {f: [int((r[3]["family"] == f).sum()) for r in mine] for f in fams}}
+                worst = f" {statistics.median(low):.3f} ({min(low):.3f}) |"
             curves[sampler] = [c.to_dict("list") for c in cs]
             print(f"| {sampler} | {a.trials} | {statistics.median(fr):.3f} | {min(fr):.3f} .. {max(fr):.3f} | "
                   f"{statistics.median(fr) / grid_fraction:.3f} | {statistics.median(secs):.0f} | "
-                  f"{statistics.median(ks):.2f} |")
+                  f"{statistics.median(ks):.2f} |{worst}")
         pruned = [x for x in a.samplers.split(",") if "+" in x and x.split("+")[0] in summary]
         if pruned:
             print("\n| pruned search | vs | median hypervolume ratio | median compute ratio | pruned trials |"

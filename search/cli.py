@@ -26,7 +26,14 @@ from search.commands import (
     cmd_trials,
 )
 from search.commands.run import DEFAULT_REPORT_DIR
-from search.samplers import DEFAULT_SAMPLER, DEFAULT_SPREAD, SAMPLERS, SPREADS
+from search.samplers import (
+    DEFAULT_SAMPLER,
+    DEFAULT_SHARE,
+    DEFAULT_SPREAD,
+    SAMPLERS,
+    SHARES,
+    SPREADS,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--spread",
                    help=f"{', '.join(SPREADS)}: with an Optuna sampler, draw a target size log-uniformly between the "
                         f"smallest model and the budget first and aim the config at it, or not (default {DEFAULT_SPREAD})")
+    r.add_argument("--share",
+                   help=f"{', '.join(SHARES)}: with an Optuna sampler and several families, give the families "
+                        f"turns, or let the sampler choose the family (default {DEFAULT_SHARE})")
     r.add_argument("--pruner", help="none, pareto: stop a trial after an epoch at which a finished trial with no "
                                     "more parameters was clearly better (default none)")
     r.add_argument("--study", help="study name (default: TASK-FAMILIES)")

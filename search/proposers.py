@@ -18,7 +18,7 @@ from optuna.trial import TrialState
 
 from core.io import IOSpec
 from search.optuna_draw import TrialDraw
-from search.samplers import DEFAULT_SPREAD
+from search.samplers import DEFAULT_SHARE, DEFAULT_SPREAD
 from search.spaces import (
     Infeasible,
     Space,
@@ -95,14 +95,24 @@ class OptunaProposer(Proposer):
     then spreads models log-uniformly over the parameter axis, and TPE or NSGA-II learn
     which sizes pay, since the size is one of their parameters. spread "none": every
     range dim is drawn from its budget-feasible range (models pile up in the middle).
+
+    share "equal" (the default), with several families: the families take turns, the one
+    with the fewest trials so far (rejections excluded, replayed trials included) goes
+    next, ties in `--space` order; its name is enqueued as the trial's fixed `family`
+    and the sampler draws the rest. The reports draw one front per family, and a sampler
+    left to choose gives most trials to the family leading so far, which leaves the other
+    fronts thin (docs/benchmarks.md §14). share "free": `family` is a categorical the
+    sampler draws like any other parameter.
     """
 
     def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int], optuna.samplers.BaseSampler],
-                 direction: str, seed: int, spread: str = DEFAULT_SPREAD) -> None:
+                 direction: str, seed: int, spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE) -> None:
         super().__init__(spaces, io, budget, count)
         self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
+        self.share = share
         self.study: optuna.Study | None = None
         self._replayed = 0
+        self._turns = dict.fromkeys(self.families, 0)  # trials proposed per family (share "equal")
         self._smallest = {f: min_params(s, io, lambda c, f=f: count(f, c)) for f, s in spaces.items()} \
             if spread == "size" else {}
 
@@ -121,6 +131,11 @@ class OptunaProposer(Proposer):
                         study.enqueue_trial(fixed | ({"family": fam} if len(self.families) > 1 else {}))
         return study
 
+    def _waiting(self) -> bool:
+        """Whether enqueued trials (the corners) are still to be asked."""
+        assert self.study is not None
+        return bool(self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
+
     def _size_range(self, fam: str) -> tuple[float, float]:
         lo = math.log10(max(1.0, self._smallest[fam]))
         return lo, max(lo, math.log10(self.budget))
@@ -128,6 +143,8 @@ class OptunaProposer(Proposer):
     def replay(self, past, objective) -> None:
         trials = []
         for r in past:
+            if r.family in self._turns:  # past: the replayed statuses, rejections excluded
+                self._turns[r.family] += 1
             if not r.optuna:
                 continue
             dists = {k: json_to_distribution(v) for k, v in r.optuna["distributions"].items()}
@@ -147,6 +164,9 @@ class OptunaProposer(Proposer):
     def ask(self) -> Proposal | Rejection:
         if self.study is None:
             self.study = self._make_study()
+        if self.share == "equal" and len(self.families) > 1 and not self._waiting():
+            turn = min(self.families, key=self._turns.__getitem__)  # min() keeps the first of ties
+            self.study.enqueue_trial({"family": turn})
         t = self.study.ask()
         fam = t.suggest_categorical("family", self.families) if len(self.families) > 1 else self.families[0]
         draw, target = TrialDraw(t, fam), None
@@ -157,6 +177,7 @@ class OptunaProposer(Proposer):
             self.study.tell(t, state=TrialState.PRUNED)
             return Rejection(fam, cfg.config, None, cfg.reason)
         record = {"params": dict(t.params), "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()}}
+        self._turns[fam] += 1
         return Proposal(fam, cfg, self.count(fam, cfg), record, handle=t)
 
     def tell(self, proposal: Proposal, objective: float | None, params: int, pruned: bool = False) -> None:

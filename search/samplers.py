@@ -23,17 +23,22 @@ SAMPLERS: Registry[ProposerFactory] = Registry("sampler")
 # "size" draws a target size first (search.proposers.OptunaProposer), "none" does not.
 SPREADS = ("size", "none")
 DEFAULT_SPREAD = "size"
+# How the Optuna samplers share the trials of a multi-family study (`--share`): "equal"
+# gives the families turns (each family's front is a result of its own), "free" lets
+# the sampler choose the family like any other parameter.
+SHARES = ("equal", "free")
+DEFAULT_SHARE = "equal"
 
 
 def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"]) -> ProposerFactory:
     """A factory of `OptunaProposer`s whose Optuna sampler is `build(seed, trials)`."""
 
     def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD,
-                **_: Any) -> "Proposer":
+                share: str = DEFAULT_SHARE, **_: Any) -> "Proposer":
         from search.proposers import OptunaProposer
 
         return OptunaProposer(spaces, io, budget, count, make_sampler=lambda s: build(s, trials),
-                              direction=direction, seed=seed, spread=spread)
+                              direction=direction, seed=seed, spread=spread, share=share)
 
     return factory
 
@@ -70,8 +75,9 @@ DEFAULT_SAMPLER = "tpe"
 
 
 def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
-                  spread: str = DEFAULT_SPREAD) -> "Proposer":
+                  spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE) -> "Proposer":
     """The proposer of sampler `sampler` (UserError listing the known names if unknown).
-    `spread` (search.proposers.SPREADS) is for the Optuna samplers; the grid ignores it."""
+    `spread` (SPREADS) and `share` (SHARES) are for the Optuna samplers; the grid ignores
+    them (it interleaves the families' points)."""
     return SAMPLERS.get(sampler)(spaces, io, budget, count, direction=direction, seed=seed, trials=trials,
-                                 spread=spread)
+                                 spread=spread, share=share)

@@ -10,7 +10,14 @@ from typing import Any
 
 from core.errors import UserError
 from core.trials import TrainSettings
-from search.samplers import DEFAULT_SAMPLER, DEFAULT_SPREAD, SAMPLERS, SPREADS
+from search.samplers import (
+    DEFAULT_SAMPLER,
+    DEFAULT_SHARE,
+    DEFAULT_SPREAD,
+    SAMPLERS,
+    SHARES,
+    SPREADS,
+)
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,7 @@ class RunSpec:
     repeats: int = 1  # seeds per configuration
     sampler: str = DEFAULT_SAMPLER  # a name in search.samplers.SAMPLERS
     spread: str = DEFAULT_SPREAD  # search.samplers.SPREADS: aim proposals at sizes, or not
+    share: str = DEFAULT_SHARE  # search.samplers.SHARES: families take turns, or the sampler chooses
     pruner: str = "none"  # a name in search.pruners.PRUNERS
     study: str | None = None  # default: derived from task and families
     storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
@@ -54,6 +62,8 @@ class RunSpec:
         PRUNERS.get(self.pruner)  # unknown names fail with the known ones
         if self.spread not in SPREADS:
             raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")
+        if self.share not in SHARES:
+            raise UserError(f"unknown --share {self.share!r}; known: {', '.join(SHARES)}")
         for name in ("epochs", "batch_size", "max_train_samples", "tokens"):
             v = getattr(self.train, name)
             if v is not None and v < 1:

@@ -152,6 +152,7 @@ class StudyLoop:
         self.proposer = make_proposer(
             spec.sampler, prep.spaces, prep.io, spec.budget, prep.count,
             direction=prep.task.direction, seed=spec.seed, trials=spec.trials, spread=spec.spread,
+            share=spec.share,
         )
         key = prep.objective_key
         self.proposer.replay(past, lambda r: r.metrics.get(key, (None,))[0])
@@ -292,7 +293,7 @@ def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
 
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    return {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "pruner": spec.pruner, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+    return {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "pruner": spec.pruner, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
             "param_convention": " / ".join(sorted({f.param_convention for f in prep.families.values()}))}

@@ -17,11 +17,15 @@ def test_search_efficiency_quick_mode(tmp_path):
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "search_efficiency.py"), "--quick",
                            "--out", str(out)], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(out.read_text())["settings"]["hourglass"]
+    report = json.loads(out.read_text())["settings"]["hourglass-conventional"]
     summary = report["summary"]
-    assert set(summary) == {"full grid", "tpe", "tpe/none", "tpe+pareto", "grid"} and report["best_hypervolume"] > 0
-    for sampler in ("tpe", "tpe/none", "tpe+pareto", "grid"):
+    searches = ("tpe", "tpe/none", "tpe@free", "tpe+pareto", "grid")
+    assert set(summary) == {"full grid", *searches} and report["best_hypervolume"] > 0
+    for sampler in searches:
         assert all(0 < f <= 1 + 1e-9 for f in summary[sampler]["fractions"])
         curve = report["curves"][sampler][0]
-        assert curve["trials"] == [1, 2, 3] and curve["fraction"] == sorted(curve["fraction"])
-    assert summary["full grid"]["trials"] == 6 and "| tpe | 3 |" in done.stdout
+        assert curve["trials"] == [1, 2, 3, 4] and curve["fraction"] == sorted(curve["fraction"])
+        assert all(0 <= f <= 1 + 1e-9 for f in summary[sampler]["worst_family"])
+    # families take turns by default: the 4 trials are the two families' corners
+    assert summary["tpe"]["family_trials"] == {"hourglass": [2], "conventional": [2]}
+    assert summary["full grid"]["trials"] == 8 and "| tpe | 4 |" in done.stdout

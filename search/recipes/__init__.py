@@ -33,8 +33,8 @@ RECIPE_DIR = Path(__file__).resolve().parent
 # The `search run` settings a recipe may set: key -> accepted Python types.
 RUN_KEYS: dict[str, tuple[type, ...]] = {
     "space": (str,), "task": (str,), "budget": (str, int), "trials": (int,), "repeats": (int,),
-    "sampler": (str,), "spread": (str,), "pruner": (str,), "seed": (int,), "epochs": (int,), "batch_size": (int,),
-    "lr": (float, int), "max_train_samples": (int,), "tokens": (int,), "space_file": (str,),
+    "sampler": (str,), "spread": (str,), "share": (str,), "pruner": (str,), "seed": (int,), "epochs": (int,),
+    "batch_size": (int,), "lr": (float, int), "max_train_samples": (int,), "tokens": (int,), "space_file": (str,),
     "retries": (int,), "executor": (str,), "study": (str,),
 }
 TOP_KEYS = {"description", "paper", "claim", "run", "task_options"}
