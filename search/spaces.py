@@ -459,7 +459,10 @@ def _as_list(v: Any) -> list[Any]:
     return v
 
 
-def build_spaces(families: list[str], io: IOSpec, space_file: str | None) -> dict[str, Space]:
+def build_spaces(families: list[str], io: IOSpec, space_file: str | None,
+                 lrs: tuple[float, ...] | None = None) -> dict[str, Space]:
+    """The families' default spaces on `io`, with the task's learning rates `lrs` (if any:
+    `Task.search_lrs`) as every `lr` choice, then the space file's overrides."""
     overrides = load_space_file(space_file) if space_file else {}
     extra = sorted(set(overrides) - set(families))
     if extra:
@@ -468,7 +471,10 @@ def build_spaces(families: list[str], io: IOSpec, space_file: str | None) -> dic
     for f in families:
         table = dict(overrides.get(f, {}))
         constraints = table.pop(CONSTRAINTS_KEY, None)
-        space = default_space(f, io).with_overrides(table)
+        space = default_space(f, io)
+        if lrs and any(d.name == "lr" and d.kind == "choice" for d in space.dims):
+            space = space.with_overrides({"lr": Dim("lr", "choice", choices=tuple(lrs))})
+        space = space.with_overrides(table)
         if constraints is not None:
             space = space.with_constraints(constraints, _family_rules(f))
         out[f] = space

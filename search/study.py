@@ -69,7 +69,7 @@ def prepare(spec: RunSpec) -> Prepared:
             shape = io.input_shape or (io.d_in,)
             raise UserError(f"space {name!r} does not fit task {spec.task!r} ({io.output} output, input shape "
                             f"{tuple(shape)}); 'search spaces' lists the tasks each family fits")
-    spaces = build_spaces(list(families), io, spec.space_file)
+    spaces = build_spaces(list(families), io, spec.space_file, task.search_lrs)
     prep = Prepared(spec, task, io, families, spaces)
     for name, space in spaces.items():
         smallest = min_params(space, io, lambda c, n=name: prep.count(n, c))

@@ -35,6 +35,10 @@ class Task(ABC):
     metrics: ClassVar[tuple[str, ...]]  # every test metric reported, primary first
     defaults: ClassVar[TrainDefaults]
     trainer: ClassVar[str] = "supervised"  # key in tasks.registry.TRAINERS
+    # The learning rates the spaces search on this task (their `lr` choice) where its paper
+    # fixes another set than Chen et al.'s MNIST set (search.spaces.PAPER_LRS); a space
+    # file's `lr` still wins. None: the spaces' own.
+    search_lrs: ClassVar[tuple[float, ...] | None] = None
     # Options this class adds (name -> default); a task takes those of all its bases.
     own_options: ClassVar[dict[str, Any]] = {}
 

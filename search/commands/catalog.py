@@ -83,7 +83,7 @@ def _show_space(family: str, task: str | None) -> int:
     from search.study import default_task, prepare
 
     prep = prepare(RunSpec(spaces=(family,), task=task or default_task((family,)), budget=10**15))
-    space = build_spaces([family], prep.io, None)[family]
+    space = build_spaces([family], prep.io, None, prep.task.search_lrs)[family]
     print(f"{family} on {prep.task.name} (d_x={prep.io.d_in}, d_out={prep.io.d_out}):")
     for d in space.dims:
         if d.kind == "choice":

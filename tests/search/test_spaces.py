@@ -152,6 +152,22 @@ def test_space_file_toml_and_yaml(tmp_path):
     assert spaces["hourglass"].dim("L").high == 3 and spaces["hourglass"].dim("lr").choices == (0.001,)
 
 
+def test_imagenet_tasks_search_the_papers_learning_rates(tmp_path):
+    """Chen et al. A.3: on ImageNet-32 the lr is searched in {1, 3, 5, 7}e-4, not in the
+    MNIST set; every family's lr choice follows the task, and a space file still wins."""
+    from search.specs import RunSpec
+    from search.study import prepare
+
+    for family in ("hourglass", "conventional"):
+        prep = prepare(RunSpec(spaces=(family,), task="imagenet32-denoise", budget=10**9))
+        assert prep.spaces[family].dim("lr").choices == (1e-4, 3e-4, 5e-4, 7e-4)
+    mnist = prepare(RunSpec(spaces=("hourglass",), task="mnist-denoise", budget=10**9))
+    assert mnist.spaces["hourglass"].dim("lr").choices == (1e-4, 5e-4, 1e-3, 5e-3)
+    (tmp_path / "s.toml").write_text("[hourglass]\nlr = [2e-4]\n")
+    spaces = build_spaces(["hourglass"], IOSpec(3072, 3072), str(tmp_path / "s.toml"), (1e-4, 3e-4))
+    assert spaces["hourglass"].dim("lr").choices == (2e-4,)
+
+
 @pytest.mark.parametrize("text,match", [
     ("[hourglass\nd_z = 3", "malformed"),
     ("[hourglass]\nwidth = [1]", "no key width"),
