@@ -1,24 +1,41 @@
 """SW-MLP: a wide MLP with fixed random sparse weights (Hayase & Karakida, "Understanding
 MLP-Mixer as a wide and sparse MLP", ICML 2024).
 
+Two stems (config key `stem`):
+
+"patch", the paper's SW-MLP (appendix A.2.5), the default on image inputs:
+    X_0 = patches(x) W_e + b_e                        (P x C: per-patch linear, as the Mixer)
+    h_0 = vec(X_0)                                    (width = P*C, token-major)
+    h_l = h_{l-1} + GELU((M_l * W_l) LN(h_{l-1}) + b_l)   for l = 1..L (width -> width)
+    y   = W_out h_L + b_out                           (width -> d_out; sigmoid for images)
+  `p = "s-mixer"` sets the density of the S-Mixer with S = P tokens and C channels seen
+  as a wide MLP of width S*C: its token mixing is I_C (x) W (density 1/C), its channel
+  mixing V^T (x) I_S (density 1/S), so the twin's density is (1/S + 1/C)/2 and an
+  L-block S-Mixer has as many connections as an SW-MLP of 2L layers (the paper compares
+  a Mixer and its sparse-MLP twin at equal width). As the Mixer of models/mixer_net.py
+  (the S-Mixer it is compared with): LayerNorm eps 1e-6, GELU with the tanh
+  approximation, LeCun-normal patch embedding, zero biases, zero-initialised output
+  layer. The appendix's formula shows no bias in the sparse layer; we keep one per unit
+  (as the S-Mixer's mixing layers have), so the twins differ only in the mask.
+
+"dense", ours (the default on non-image inputs, and for configs without `stem`):
     h_0 = GELU(W_in x + b_in)                         (d_x -> width, dense)
     h_l = GELU((M_l * W_l) h_{l-1} + b_l)             for l = 1..L (width -> width)
     y   = W_out h_L + b_out                           (width -> d_out; sigmoid for images)
+  PyTorch's default init, exact GELU, no residual and no norm.
 
 M_l is a fixed random 0/1 mask of density p: exactly k = round(p * width^2) of its entries
 are 1, at positions drawn uniformly (a Bernoulli(p) mask conditioned on its number of
 ones, so the count is known before the model is built). Masks are buffers regenerated
 from the trial's seed and the layer index; masked weights are zero from initialisation
-and get zero gradients, so under (Adam)W they stay exactly zero.
+and get zero gradients, so under (Adam)W they stay exactly zero. Sparse weights are
+initialised with variance 1/(fan_in * p), the fan-in of a unit's non-zero inputs.
 
 Budget convention (the paper's): the budget counts the FREE parameters, i.e. non-zero
-weights plus biases:
-    d_x*width + width + L*(k + width) + width*d_out + d_out,
+weights plus biases (and LayerNorm's scales and shifts):
+    dense: d_x*width + width + L*(k + width) + width*d_out + d_out
+    patch: c*q*q*C + C + L*(k + 3*width) + width*d_out + d_out   (q: patch side)
 while the weight tensors hold L*width^2 entries; `search params` shows both.
-Choices of ours (the paper's text does not fix them): the input and output layers are
-dense (as the Mixer's patch embedding and head sit outside its mixing layers); GELU as in
-the Mixer; PyTorch's default init with the hidden weights scaled by 1/sqrt(p) so a unit's
-pre-activation variance does not shrink with the density.
 """
 from __future__ import annotations
 
@@ -33,35 +50,67 @@ from torch import nn
 from core.errors import UserError
 from core.io import IOSpec
 from models.base import Family
+from models.mixer_net import LN_EPS, PatchEmbed, patch_grid
 from models.registry import register_family
 
 PRESETS: dict[str, dict[str, Any]] = {
     "digits-small": {"width": 512, "L": 2, "p": 0.05},
+    # the twin of an S-Mixer with 16 tokens and 16 channels and 1 block (2 mixing layers)
+    "digits-s-mixer-twin": {"stem": "patch", "patch": 2, "C": 16, "L": 2, "p": "s-mixer"},
 }
+STEMS = ("patch", "dense")
+MATCH_S_MIXER = "s-mixer"  # the value of p that takes the S-Mixer twin's density
 
 
 @dataclass(frozen=True)
 class SWMLPConfig:
-    width: int
     L: int  # number of sparse hidden layers (width x width)
-    p: float  # density of each mask
+    p: float | str  # density of each mask, or "s-mixer" (patch stem): (1/P + 1/C) / 2
+    width: int | None = None  # dense stem
+    stem: str = "dense"
+    patch: int | None = None  # patch stem: patch side in pixels
+    C: int | None = None  # patch stem: channels per patch; width = P * C
 
     def __post_init__(self) -> None:
-        for name in ("width", "L"):
+        if self.stem not in STEMS:
+            raise UserError(f"stem must be one of {', '.join(STEMS)}, got {self.stem!r}")
+        need = ("width",) if self.stem == "dense" else ("patch", "C")
+        other = ("patch", "C") if self.stem == "dense" else ("width",)
+        given = [n for n in other if getattr(self, n) is not None]
+        if given:
+            raise UserError(f"stem {self.stem!r} takes no {', '.join(given)} (its keys: {', '.join(need)}, L, p)")
+        for name in ("L", *need):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise UserError(f"{name} must be a positive integer, got {v!r}")
-        if isinstance(self.p, bool) or not isinstance(self.p, (int, float)) or not 0 < self.p <= 1:
-            raise UserError(f"p (mask density) must be a number in (0, 1], got {self.p!r}")
+        if self.p == MATCH_S_MIXER:
+            if self.stem != "patch":
+                raise UserError(f"p = {MATCH_S_MIXER!r} (the S-Mixer twin's density) needs stem 'patch'")
+        elif isinstance(self.p, bool) or not isinstance(self.p, (int, float)) or not 0 < self.p <= 1:
+            raise UserError(f"p (mask density) must be a number in (0, 1] or {MATCH_S_MIXER!r}, got {self.p!r}")
 
-    @property
-    def nonzeros(self) -> int:
+    def tokens(self, io: IOSpec) -> int:
+        """P, the patches of the input (patch stem)."""
+        return patch_grid(io, int(self.patch))[1]  # type: ignore[arg-type]
+
+    def hidden_width(self, io: IOSpec) -> int:
+        return int(self.width) if self.stem == "dense" else self.tokens(io) * int(self.C)  # type: ignore[arg-type]
+
+    def density(self, io: IOSpec) -> float:
+        if self.p == MATCH_S_MIXER:
+            return (1.0 / self.tokens(io) + 1.0 / int(self.C)) / 2.0  # type: ignore[arg-type]
+        return float(self.p)
+
+    def nonzeros(self, io: IOSpec) -> int:
         """Ones in each mask: round(p * width^2), at least 1."""
-        return max(1, int(self.p * self.width * self.width + 0.5))
+        w = self.hidden_width(io)
+        return max(1, int(self.density(io) * w * w + 0.5))
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "SWMLPConfig":
-        missing = [n for n in ("width", "L", "p") if n not in config]
+        stem = config.get("stem", "dense")
+        keys = ("width", "L", "p") if stem == "dense" else ("patch", "C", "L", "p")
+        missing = [n for n in keys if n not in config]
         if missing:
             raise UserError(f"config is missing {', '.join(missing)}")
         names = {f.name for f in fields(cls)}
@@ -76,9 +125,10 @@ def random_mask(n_out: int, n_in: int, nonzeros: int, generator: torch.Generator
 
 
 class MaskedLinear(nn.Module):
-    """y = (M * W) x + b with a fixed 0/1 mask M (a buffer, part of the state dict)."""
+    """y = (M * W) x + b with a fixed 0/1 mask M (a buffer, part of the state dict).
+    W ~ U(+-1/sqrt(fan_in * density)); b ~ U(+-1/sqrt(fan_in)), or zero (`zero_bias`)."""
 
-    def __init__(self, n_in: int, n_out: int, mask: torch.Tensor) -> None:
+    def __init__(self, n_in: int, n_out: int, mask: torch.Tensor, zero_bias: bool = False) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.empty(n_out, n_in))
         self.bias = nn.Parameter(torch.empty(n_out))
@@ -87,7 +137,10 @@ class MaskedLinear(nn.Module):
         bound = 1.0 / math.sqrt(n_in * density)
         with torch.no_grad():
             nn.init.uniform_(self.weight, -bound, bound).mul_(self.mask)
-            nn.init.uniform_(self.bias, -1.0 / math.sqrt(n_in), 1.0 / math.sqrt(n_in))
+            if zero_bias:
+                nn.init.zeros_(self.bias)
+            else:
+                nn.init.uniform_(self.bias, -1.0 / math.sqrt(n_in), 1.0 / math.sqrt(n_in))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.linear(x, self.weight * self.mask, self.bias)
@@ -96,17 +149,21 @@ class MaskedLinear(nn.Module):
         return int(self.mask.count_nonzero()) + self.bias.numel()
 
 
+def _masks(cfg: SWMLPConfig, io: IOSpec, seed: int) -> list[torch.Tensor]:
+    w, k = cfg.hidden_width(io), cfg.nonzeros(io)
+    return [random_mask(w, w, k, torch.Generator().manual_seed(int(seed) * 1_000_003 + i)) for i in range(cfg.L)]
+
+
 class SWMLP(nn.Module):
+    """The dense stem (ours): dense in, L sparse layers, dense out; no norm, no residual."""
+
     def __init__(self, cfg: SWMLPConfig, io: IOSpec, seed: int = 0) -> None:
         super().__init__()
         self.sigmoid_out = io.output == "image"
-        self.w_in = nn.Linear(io.d_in, cfg.width)
-        layers = []
-        for i in range(cfg.L):
-            g = torch.Generator().manual_seed(int(seed) * 1_000_003 + i)
-            layers.append(MaskedLinear(cfg.width, cfg.width, random_mask(cfg.width, cfg.width, cfg.nonzeros, g)))
-        self.layers = nn.ModuleList(layers)
-        self.w_out = nn.Linear(cfg.width, io.d_out)
+        width = cfg.hidden_width(io)
+        self.w_in = nn.Linear(io.d_in, width)
+        self.layers = nn.ModuleList(MaskedLinear(width, width, m) for m in _masks(cfg, io, seed))
+        self.w_out = nn.Linear(width, io.d_out)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, d_x) -> (B, d_out)
         h = F.gelu(self.w_in(x))
@@ -117,13 +174,45 @@ class SWMLP(nn.Module):
 
     def budgeted_params(self) -> int:
         """Free parameters, read off the module: dense layers' numel + masks' ones + biases."""
-        dense = sum(p.numel() for m in (self.w_in, self.w_out) for p in m.parameters())
-        return dense + sum(layer.free_params() for layer in self.layers)
+        dense_ = sum(p.numel() for m in (self.w_in, self.w_out) for p in m.parameters())
+        return dense_ + sum(layer.free_params() for layer in self.layers)
+
+
+class PatchSWMLP(nn.Module):
+    """The paper's SW-MLP (A.2.5): per-patch linear in, flatten, residual sparse layers
+    h + GELU((M * W) LN(h) + b), linear out."""
+
+    def __init__(self, cfg: SWMLPConfig, io: IOSpec, seed: int = 0) -> None:
+        super().__init__()
+        self.sigmoid_out = io.output == "image"
+        width = cfg.hidden_width(io)
+        self.embed = PatchEmbed(io.input_shape, int(cfg.patch), int(cfg.C))  # type: ignore[arg-type]
+        self.norms = nn.ModuleList(nn.LayerNorm(width, eps=LN_EPS) for _ in range(cfg.L))
+        self.layers = nn.ModuleList(MaskedLinear(width, width, m, zero_bias=True) for m in _masks(cfg, io, seed))
+        self.act = nn.GELU(approximate="tanh")
+        self.w_out = nn.Linear(width, io.d_out)
+        nn.init.zeros_(self.w_out.weight)  # as the Mixer's head
+        nn.init.zeros_(self.w_out.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, d_x) -> (B, d_out)
+        h = self.embed(x).flatten(1)  # (B, P, C) -> (B, P*C)
+        for norm, layer in zip(self.norms, self.layers):
+            h = h + self.act(layer(norm(h)))
+        y = self.w_out(h)
+        return torch.sigmoid(y) if self.sigmoid_out else y
+
+    def budgeted_params(self) -> int:
+        """Free parameters, read off the module: dense parts' numel + masks' ones + biases."""
+        dense_ = sum(p.numel() for m in (self.embed, self.norms, self.w_out) for p in m.parameters())
+        return dense_ + sum(layer.free_params() for layer in self.layers)
 
 
 def count_sw_mlp(cfg: SWMLPConfig, io: IOSpec) -> int:
-    w = cfg.width
-    return io.d_in * w + w + cfg.L * (cfg.nonzeros + w) + w * io.d_out + io.d_out
+    w, k = cfg.hidden_width(io), cfg.nonzeros(io)
+    if cfg.stem == "dense":
+        return io.d_in * w + w + cfg.L * (k + w) + w * io.d_out + io.d_out
+    c, _, patch_size = patch_grid(io, int(cfg.patch))  # type: ignore[arg-type]
+    return patch_size * int(cfg.C) + int(cfg.C) + cfg.L * (k + 3 * w) + w * io.d_out + io.d_out  # type: ignore[arg-type]
 
 
 @register_family
@@ -132,26 +221,33 @@ class SparseWideMLP(Family):
     description = "wide MLP with fixed random sparse (density p) hidden weights; budget = non-zero parameters"
     paper = "Hayase & Karakida, Understanding MLP-Mixer as a wide and sparse MLP"
     default_task = "digits-classify"
-    key_dims = ("width", "L")
+    key_dims = ("patch", "C", "L")  # the patch stem's (the dense stem's width is in its config)
     param_convention = "non-zero parameters"
     outputs = ("image", "logits", "regression")
 
     def parse(self, config: dict[str, Any], io: IOSpec) -> SWMLPConfig:
-        return SWMLPConfig.from_dict(config)
+        cfg = SWMLPConfig.from_dict(config)
+        if cfg.stem == "patch":
+            cfg.hidden_width(io)  # UserError unless the input is an image the patch tiles
+        return cfg
 
     def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> nn.Module:
-        return SWMLP(self.parse(config, io), io, seed)
+        cfg = self.parse(config, io)
+        return (PatchSWMLP if cfg.stem == "patch" else SWMLP)(cfg, io, seed)
 
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
         return count_sw_mlp(self.parse(config, io), io)
 
     def param_breakdown(self, config: dict[str, Any], io: IOSpec) -> dict[str, int]:
         c = self.parse(config, io)
-        free = count_sw_mlp(c, io)
-        tensor = free + c.L * (c.width * c.width - c.nonzeros)
-        return {
+        free, w, k = count_sw_mlp(c, io), c.hidden_width(io), c.nonzeros(io)
+        tensor = free + c.L * (w * w - k)
+        out = {
+            "width": w,
             "tensor size (all weight entries + biases)": tensor,
             "masked (always zero)": tensor - free,
-            "non-zero connections per sparse layer": c.nonzeros,
-            "non-zero connections (weights only)": free - (c.width * (c.L + 1) + io.d_out),
+            "non-zero connections per sparse layer": k,
         }
+        if c.p == MATCH_S_MIXER:
+            out["density (1/S + 1/C)/2, per mille"] = round(1000 * c.density(io))
+        return out

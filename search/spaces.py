@@ -239,6 +239,22 @@ def _smallest_reaching(space: Space, dim: Dim, i: int, known: dict[str, Any], co
     return lo + a * k
 
 
+def _float_edge(ok: Callable[[float], bool], lo: float, hi: float, log: bool, first: bool) -> float:
+    """Bisection on [lo, hi] (in log space if `log`) for a monotone `ok`: with first=False
+    the largest v with ok(v) (ok(lo) must hold), with first=True the smallest (hi when
+    none). Counts of a float dim (a density) are monotone step functions of it."""
+    if first and ok(lo):
+        return lo
+    if not first and ok(hi):
+        return hi
+    f, g = (math.log, math.exp) if log else (float, float)
+    a, b = f(lo), f(hi)
+    for _ in range(40):
+        mid = (a + b) / 2
+        a, b = (mid, b) if ok(g(mid)) != first else (a, mid)
+    return min(max(g(a if not first else b), lo), hi)
+
+
 def _index(space: Space, name: str) -> int:
     return [d.name for d in space.dims].index(name)
 
@@ -300,7 +316,17 @@ def suggest_config(
         if lo > hi:
             return Infeasible(f"no valid {dim.name} given the constraints", _strip(known))
         if dim.kind == "float":
-            known[dim.name] = draw.float(dim.name, lo, hi, dim.log)
+            if _min_completion(space, i, dict(known, **{dim.name: lo}), count) > budget:
+                return Infeasible(f"over budget even with the smallest {dim.name}={lo:g}", _strip(known))
+            limit = budget if target is None else max(target, _min_completion(space, i, dict(known, **{dim.name: lo}),
+                                                                              count))
+            limit = min(budget, limit)
+            top = _float_edge(lambda v: _min_completion(space, i + 1, dict(known, **{dim.name: v}), count) <= limit,
+                              lo, hi, dim.log, first=False)
+            if target is not None:
+                lo = _float_edge(lambda v: _max_corner(space, i + 1, dict(known, **{dim.name: v}), count) >= limit,
+                                 lo, top, dim.log, first=True)
+            known[dim.name] = draw.float(dim.name, lo, top, dim.log)
             continue
         lo, hi = int(lo), int(hi)
         smallest = _min_completion(space, i, known, count)

@@ -3,7 +3,7 @@ and plain classification (cross-entropy on logits; accuracy and error).
 
 An `ImageTask` turns clean images x in [0, 1] into (input, target) pairs:
   denoise: input clamp(x + noise * N(0, 1), 0, 1), target x           (noise = 0.25)
-  sr:      input bicubic-downsampled x (factor 2, antialiased), target x
+  sr:      input bicubic-downsampled x (factor 2, as the authors' code), target x
   genclass: input x, target the fixed prototype image of x's class (one training image
            per class, drawn with the split seed); `accuracy` = nearest prototype by MSE.
   classify: input x, target its class label; `accuracy` of the arg-max logit, `error`.
@@ -193,11 +193,21 @@ class DenoiseTask(ImageTask):
         return (x + float(self.options["noise"]) * noise).clamp_(0.0, 1.0).flatten(1)
 
 
-def downsample(x: torch.Tensor, factor: int = 2) -> torch.Tensor:
-    """Bicubic, antialiased downsampling by `factor`, clamped to [0, 1]: (B,C,H,W) -> (B,C,H/f,W/f)."""
+DOWNSAMPLES = ("bicubic", "antialias")  # SR's `downsample` option; the first is the default
+
+
+def downsample(x: torch.Tensor, factor: int = 2, how: str = "bicubic") -> torch.Tensor:
+    """Bicubic downsampling by `factor`: (B,C,H,W) -> (B,C,H/f,W/f).
+
+    how "bicubic" (the default): as the authors' code (mtkresearch/Hourglass_LM,
+    hourglass_mlp/utils/ds.py `_downsample_image`), F.interpolate(mode="bicubic",
+    align_corners=False, antialias=False), not clamped (the cubic kernel may overshoot
+    [0, 1] a little). how "antialias": antialiased bicubic (a wider kernel, as PIL's
+    resize), clamped to [0, 1]; ours before we checked the authors' code."""
     h, w = x.shape[-2:]
-    y = F.interpolate(x, size=(h // factor, w // factor), mode="bicubic", antialias=True, align_corners=False)
-    return y.clamp_(0.0, 1.0)
+    y = F.interpolate(x, size=(h // factor, w // factor), mode="bicubic", antialias=how == "antialias",
+                      align_corners=False)
+    return y.clamp_(0.0, 1.0) if how == "antialias" else y
 
 
 class SuperResolutionTask(ImageTask):
@@ -205,15 +215,19 @@ class SuperResolutionTask(ImageTask):
 
     Option `flips` (default true, Chen et al.'s appendix): 4x flip augmentation, every
     training image also flipped horizontally, vertically and both, so an epoch sees the
-    four versions of each (an epoch is 4x longer). `flips=false` is the short setting."""
+    four versions of each (an epoch is 4x longer). `flips=false` is the short setting.
+    Option `downsample` (`downsample()`): "bicubic" as the authors' code (default) or
+    "antialias"."""
 
     factor: ClassVar[int] = 2
-    own_options = {"flips": True}
+    own_options = {"flips": True, "downsample": DOWNSAMPLES[0]}
 
     def _check_options(self) -> None:
         super()._check_options()
         if not isinstance(self.options["flips"], bool):
             raise UserError(f"flips must be true or false, got {self.options['flips']!r}")
+        if self.options["downsample"] not in DOWNSAMPLES:
+            raise UserError(f"downsample must be one of {', '.join(DOWNSAMPLES)}, got {self.options['downsample']!r}")
 
     def train_copies(self) -> int:
         return 4 if self.options["flips"] else 1
@@ -223,7 +237,7 @@ class SuperResolutionTask(ImageTask):
         return (c, h // self.factor, w // self.factor)
 
     def inputs(self, x: torch.Tensor, noise: torch.Tensor | None) -> torch.Tensor:
-        return downsample(x, self.factor).flatten(1)
+        return downsample(x, self.factor, self.options["downsample"]).flatten(1)
 
 
 class GenClassTask(ImageTask):

@@ -19,7 +19,9 @@ def drawn_configs(family, io, n, seed=0):
     budget = int(4 * min_params(space, io, count)) + 1000
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed))
     out = []
-    for _ in range(n):
+    for _ in range(20 * n):  # a choice (e.g. a fine patch) may be over budget: drawn anew
+        if len(out) == n:
+            break
         t = study.ask()
         cfg = suggest_config(space, io, budget, count, TrialDraw(t, family))
         study.tell(t, 0.0)

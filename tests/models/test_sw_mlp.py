@@ -53,8 +53,7 @@ def test_budget_counts_free_parameters_and_breakdown_shows_the_tensor_size():
     parts = fam.param_breakdown(CFG, IO)
     raw = sum(p.numel() for p in model.parameters())
     assert parts["tensor size (all weight entries + biases)"] == raw == free + 3 * (1600 - 160)
-    assert parts["masked (always zero)"] == 3 * 1440
-    assert parts["non-zero connections (weights only)"] == 64 * 40 + 3 * 160 + 40 * 10
+    assert parts["masked (always zero)"] == 3 * 1440 and parts["width"] == 40
 
 
 def test_dense_when_p_is_one():
@@ -75,7 +74,68 @@ def test_init_scale_follows_the_density():
 
 
 @pytest.mark.parametrize("bad", [{"width": 8, "L": 1, "p": 0}, {"width": 8, "L": 1, "p": 1.5},
-                                 {"width": 8, "L": 0, "p": 0.5}, {"width": 8, "L": 1}])
+                                 {"width": 8, "L": 0, "p": 0.5}, {"width": 8, "L": 1},
+                                 {"width": 8, "L": 1, "p": "s-mixer"},
+                                 {"stem": "patch", "patch": 2, "C": 8, "L": 1, "p": 0.1, "width": 8},
+                                 {"stem": "patch", "patch": 3, "C": 8, "L": 1, "p": 0.1},
+                                 {"stem": "conv", "width": 8, "L": 1, "p": 0.1}])
 def test_bad_configs_are_user_errors(bad):
     with pytest.raises(UserError):
-        get_family("sw-mlp").count_params(bad, IO)
+        get_family("sw-mlp").count_params(bad, IMG)
+
+
+def test_the_patch_stem_needs_an_image_input():
+    with pytest.raises(UserError, match="image"):
+        get_family("sw-mlp").count_params(PATCH, IO)
+
+
+# The paper's SW-MLP (Hayase & Karakida, A.2.5) on 8x8 digits: patch 2 -> P = 16 patches.
+IMG = IOSpec(64, 10, "logits", None, (1, 8, 8))
+PATCH = {"stem": "patch", "patch": 2, "C": 8, "L": 2, "p": 0.1}
+
+
+def test_patch_stem_count_is_the_modules_free_parameters():
+    """width = P*C = 128; free = patch embedding (4*8 + 8) + L * (k + bias + LN scale and
+    shift) + output (128*10 + 10), k = round(0.1 * 128^2) = 1638."""
+    fam = get_family("sw-mlp")
+    model = fam.build(PATCH, IMG, seed=0)
+    free = 4 * 8 + 8 + 2 * (1638 + 3 * 128) + 128 * 10 + 10
+    assert fam.count_params(PATCH, IMG) == model.budgeted_params() == free
+    assert sum(p.numel() for p in model.parameters()) == free + 2 * (128 * 128 - 1638)
+    assert model(torch.rand(5, 64)).shape == (5, 10)
+
+
+def test_patch_stem_layers_are_residual_on_the_flattened_patch_embedding():
+    """h_l = h_{l-1} + GELU((M*W) LN(h_{l-1}) + b): with the sparse weights and biases at
+    zero the blocks are the identity, so y = W_out vec(patches(x) W_e + b_e)."""
+    model = get_family("sw-mlp").build(PATCH, IMG, seed=0)
+    torch.nn.init.normal_(model.w_out.weight)  # the head starts at zero, as the Mixer's
+    x = torch.rand(4, 64)
+    with torch.no_grad():
+        for layer in model.layers:
+            layer.weight.zero_()
+            layer.bias.zero_()
+        assert torch.allclose(model(x), model.w_out(model.embed(x).flatten(1)), atol=1e-6)
+        model.layers[0].weight.copy_(torch.randn_like(model.layers[0].weight) * model.layers[0].mask)
+        assert not torch.allclose(model(x), model.w_out(model.embed(x).flatten(1)), atol=1e-3)
+
+
+def test_s_mixer_twin_has_the_s_mixers_connections_per_layer():
+    """p = "s-mixer": density (1/S + 1/C)/2 at width S*C, so each sparse layer holds the
+    S-Mixer's connections per mixing layer, omega = (C S^2 + S C^2)/2 (S = 16, C = 8:
+    1536), and 2L twin layers hold as many as L S-Mixer blocks."""
+    twin = {"stem": "patch", "patch": 2, "C": 8, "L": 2, "p": "s-mixer"}
+    parts = get_family("sw-mlp").param_breakdown(twin, IMG)
+    omega = get_family("s-mixer").param_breakdown({"S": 16, "C": 8, "L": 1, "patch": 2}, IMG)
+    assert parts["non-zero connections per sparse layer"] == 1536 == next(
+        v for k, v in omega.items() if k.startswith("omega"))
+    model = get_family("sw-mlp").build(twin, IMG, seed=3)
+    assert all(int(layer.mask.sum()) == 1536 for layer in model.layers)
+
+
+def test_default_space_is_the_papers_on_images_and_dense_elsewhere():
+    from search.spaces import default_space
+
+    assert default_space("sw-mlp", IMG).dim("stem").choices == ("patch",)
+    assert {d.name for d in default_space("sw-mlp", IMG).dims} == {"stem", "p", "patch", "L", "C", "lr"}
+    assert default_space("sw-mlp", IOSpec(2, 2, "logits", None, (2,))).dim("stem").choices == ("dense",)

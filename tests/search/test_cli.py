@@ -119,6 +119,8 @@ def test_studies_sql_report(cli, study_db, tmp_path):
      "unknown sampler"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--spread", "even"),
      "unknown --spread 'even'; known: size, none"),
+    (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "1M", "--task-option", "downsample=box"),
+     "downsample must be one of bicubic, antialias"),
     (("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "1M", "--share", "fair"),
      "unknown --share 'fair'; known: equal, free"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "ray",

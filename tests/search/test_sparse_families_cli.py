@@ -29,7 +29,8 @@ L = [1]
 gamma = [1]
 patch = [4]
 [sw-mlp]
-width = [64]
+patch = [2]
+C = [8]
 L = [1]
 p = [0.1]
 [han]
@@ -83,10 +84,10 @@ def test_a_family_that_does_not_fit_is_refused(cli):
 
 
 def test_params_shows_non_zero_and_tensor_size(cli):
-    code, out, _ = cli("params", "--space", "sw-mlp", "--task", "digits-classify", "width=40", "L=3", "p=0.1", "--json")
+    code, out, _ = cli("params", "--space", "sw-mlp", "--task", "checkerboard", "width=40", "L=3", "p=0.1", "--json")
     d = json.loads(out)
-    assert code == 0 and d["params"] == 3610 and d["convention"] == "non-zero parameters"
-    assert d["breakdown"]["tensor size (all weight entries + biases)"] == 3610 + 3 * 1440
+    assert code == 0 and d["params"] == 802 and d["convention"] == "non-zero parameters"
+    assert d["breakdown"]["tensor size (all weight entries + biases)"] == 802 + 3 * 1440
     code, out, _ = cli("params", "--space", "mixer", "--task", "digits-classify", "S=16", "C=16", "gamma=2", "L=2",
                        "patch=2")
     assert code == 0 and out.startswith("4698 trainable parameters") and "connections: 66720" in out

@@ -53,14 +53,23 @@ def test_sr_inputs():
     d = data("digits-sr")
     inp, target = d.train_batch(torch.arange(20), torch.Generator())
     assert inp.shape == (20, 16) and target.shape == (20, 64)
-    assert inp.min() >= 0 and inp.max() <= 1
     const = torch.full((2, 1, 28, 28), 0.7)
-    assert torch.allclose(downsample(const), torch.full((2, 1, 14, 14), 0.7), atol=1e-6)
-    x = torch.rand(3, 3, 32, 32)
+    for how in ("bicubic", "antialias"):
+        assert torch.allclose(downsample(const, 2, how), torch.full((2, 1, 14, 14), 0.7), atol=1e-6)
+    x = torch.rand(3, 3, 32, 32, generator=torch.Generator().manual_seed(0))
+    # The default is the authors' call (Hourglass_LM hourglass_mlp/utils/ds.py): plain
+    # bicubic, no antialiasing, no clamp, so noise-like content overshoots [0, 1].
     y = downsample(x)
-    assert y.shape == (3, 3, 16, 16) and y.min() >= 0 and y.max() <= 1
-    # Antialiased bicubic: close to 2x2 block means for smooth content.
-    assert (y.mean() - x.mean()).abs() < 0.01
+    assert torch.equal(y, torch.nn.functional.interpolate(x, size=(16, 16), mode="bicubic", align_corners=False,
+                                                          antialias=False))
+    assert y.min() < 0 or y.max() > 1
+    # Antialiased (the option): clamped, and close to 2x2 block means.
+    z = downsample(x, 2, "antialias")
+    assert z.shape == (3, 3, 16, 16) and z.min() >= 0 and z.max() <= 1
+    assert (z.mean() - x.mean()).abs() < 0.01 and not torch.allclose(y, z, atol=1e-3)
+    anti = data("digits-sr", downsample="antialias")
+    inp2, _ = anti.train_batch(torch.arange(20), torch.Generator())
+    assert inp2.min() >= 0 and inp2.max() <= 1 and not torch.allclose(inp, inp2)
 
 
 def test_genclass_prototypes_and_accuracy():
