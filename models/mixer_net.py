@@ -12,8 +12,14 @@ TokenMix/ChannelMix ("mixing"):
     "mlp":    Linear(n_in, h) -> GELU -> Linear(h, n), h = round(gamma * n)  (Mixer)
     "single": Linear(n_in, n) -> GELU                                         (S-Mixer)
 S, the number of tokens the blocks work on, is free: the FIRST block's token mixing maps
-the P patches to S tokens (as in the sparse-MLP paper); that block's token residual is
-kept only when S == P, so S == P is exactly Tolstikhin's Mixer.
+the P patches to S tokens (as in the sparse-MLP paper, which sweeps S); when S == P its
+token residual is the identity and the network is exactly Tolstikhin's Mixer. When
+S != P the identity cannot add a P x C table to an S x C one; config key `skip`:
+    "linear": the sparse-MLP paper's SkipLayer, LN of a linear map of the tokens,
+              U = LN(A X) + TokenMix(LN(X)^T)^T, A: S x P with a bias, LN over channels
+              (eps 1e-6 as every LN here); the default spaces' value;
+    "none":   no token residual in that block, U = TokenMix(LN(X)^T)^T (configs stored
+              without the key, from before the SkipLayer existed, keep this meaning).
 
 RP-Mixer (`permute=True`): every mixing sub-layer is wrapped in two fixed random
 permutations of all n_in*C input and S*C output entries, applied with stored index tensors
@@ -41,6 +47,7 @@ from models.base import Family
 
 Mixing = Literal["mlp", "single"]
 LN_EPS = 1e-6
+SKIPS = ("linear", "none")  # the first block's token residual when S != P
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class MixerConfig:
     patch: int  # patch side in pixels
     gamma: float = 4  # expansion of the mixing MLPs (Tolstikhin's channel MLP: 4C)
     mixing: Mixing = "mlp"
+    skip: str = "none"  # the first block's token residual when S != P: "linear" (SkipLayer) or "none"
 
     def __post_init__(self) -> None:
         for name in ("S", "C", "L", "patch"):
@@ -62,6 +70,8 @@ class MixerConfig:
             raise UserError(f"gamma must be a positive number, got {g!r}")
         if self.mixing not in ("mlp", "single"):
             raise UserError(f"mixing must be 'mlp' or 'single', got {self.mixing!r}")
+        if self.skip not in SKIPS:
+            raise UserError(f"skip must be one of {', '.join(SKIPS)}, got {self.skip!r}")
 
     @classmethod
     def from_dict(cls, config: dict[str, Any], **fixed: Any) -> "MixerConfig":
@@ -155,13 +165,28 @@ class EntryPermutation(nn.Module):
         return x.flatten(1).index_select(1, self.index).view_as(x)
 
 
+class SkipLayer(nn.Module):
+    """(B, S_in, C) -> (B, S, C): LN(A X), A an S_in -> S linear map of the tokens (with
+    a bias, LeCun-normal as every dense layer here), LN over the channels."""
+
+    def __init__(self, S_in: int, S: int, C: int) -> None:
+        super().__init__()
+        self.map = dense(S_in, S)
+        self.norm = nn.LayerNorm(C, eps=LN_EPS)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(self.map(x.transpose(1, 2)).transpose(1, 2))
+
+
 class MixerBlock(nn.Module):
     """(B, S_in, C) -> (B, S, C): token mixing (S_in -> S) then channel mixing."""
 
     def __init__(self, S_in: int, S: int, C: int, gamma: float, mixing: Mixing,
-                 generator: torch.Generator | None = None) -> None:
+                 generator: torch.Generator | None = None, skip: str = "none") -> None:
         super().__init__()
         self.token_residual = S_in == S
+        # SkipLayer (S_in != S, skip "linear"): LN(A X), A a linear map of the tokens
+        self.skip = SkipLayer(S_in, S, C) if S_in != S and skip == "linear" else None
         self.token_norm = nn.LayerNorm(C, eps=LN_EPS)
         self.token_mix = MixingMLP(S_in, S, gamma, mixing)
         self.channel_norm = nn.LayerNorm(C, eps=LN_EPS)
@@ -180,7 +205,7 @@ class MixerBlock(nn.Module):
         t = self.token_mix(t.transpose(1, 2)).transpose(1, 2)  # (B, S, C)
         if self.permuted:
             t = self.token_perm_out(t)
-        x = x + t if self.token_residual else t
+        x = x + t if self.token_residual else t if self.skip is None else self.skip(x) + t
         c = self.channel_norm(x)
         if self.permuted:
             c = self.channel_perm_in(c)
@@ -197,7 +222,7 @@ class MixerNet(nn.Module):
         self.embed = PatchEmbed(io.input_shape, cfg.patch, cfg.C)  # type: ignore[arg-type]
         g = torch.Generator().manual_seed(int(seed)) if permute else None
         self.blocks = nn.Sequential(*(
-            MixerBlock(P if i == 0 else cfg.S, cfg.S, cfg.C, cfg.gamma, cfg.mixing, g) for i in range(cfg.L)
+            MixerBlock(P if i == 0 else cfg.S, cfg.S, cfg.C, cfg.gamma, cfg.mixing, g, cfg.skip) for i in range(cfg.L)
         ))
         self.norm = nn.LayerNorm(cfg.C, eps=LN_EPS)
         self.head = nn.Linear(cfg.C, io.d_out)
@@ -232,18 +257,20 @@ def mixer_counts(cfg: MixerConfig, io: IOSpec) -> dict[str, int]:
         token_p, token_c = token_p + p, token_c + c
         p, c = _mixing_counts(C, C, S, cfg.gamma, cfg.mixing)
         channel_p, channel_c = channel_p + p, channel_c + c
+    skip = cfg.skip == "linear" and P != S  # the first block's SkipLayer: A (P -> S) and its LN
     parts = {
         "patch embedding": pd * C + C,
         "token mixing": token_p,
         "channel mixing": channel_p,
         "layer norms": 2 * C * (2 * cfg.L + 1),
         "head": C * io.d_out + io.d_out,
+        **({"skip layer": P * S + S + 2 * C} if skip else {}),
     }
     g = cfg.gamma if cfg.mixing == "mlp" else 1
     return {
         **parts,
         "total": sum(parts.values()),
-        "connections": P * pd * C + token_c + channel_c + C * io.d_out,
+        "connections": P * pd * C + token_c + channel_c + C * io.d_out + (C * P * S if skip else 0),
         "omega (connections per mixing layer, gamma(CS^2+SC^2)/2)": int(g * (C * S * S + S * C * C) / 2 + 0.5),
     }
 

@@ -3,7 +3,8 @@
 The sparse-MLP paper's axes (Hayase & Karakida): tokens S and channels C on the same
 log range, so S = C (the widest Mixer at a fixed parameter or connection count) is
 reachable; expansion gamma; depth L. The patch size is a choice among the sides that tile
-the input into 4..256 patches. Sampling order S before C: given S, C is cut to the
+the input into 4..256 patches. When S differs from the patch count, the first block's
+token residual is the paper's SkipLayer (`skip = "linear"`, models/mixer_net.py). Sampling order S before C: given S, C is cut to the
 largest value that still fits the budget (counts grow with each of S, C, gamma, L).
 """
 from __future__ import annotations
@@ -23,6 +24,11 @@ def _patch(io: IOSpec) -> Dim:
     return Dim("patch", "choice", choices=patch_choices(io))
 
 
+def _skip() -> Dim:
+    """The first block's token residual when S != P: the paper's SkipLayer."""
+    return Dim("skip", "choice", choices=("linear",))
+
+
 def _tokens_channels() -> tuple[Dim, Dim]:
     grid = (8, 16, 32, 64, 128)
     return Dim("S", "int", 4, 256, log=True, grid=grid), Dim("C", "int", 4, 256, log=True, grid=grid)
@@ -35,6 +41,7 @@ def mixer_space(io: IOSpec) -> Space:
     S, C = _tokens_channels()
     return Space("mixer", (
         _patch(io),
+        _skip(),
         Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
         Dim("gamma", "int", 1, 4, grid=(1, 2, 4)),
         S, C,
@@ -49,6 +56,7 @@ def s_mixer_space(io: IOSpec) -> Space:
     S, C = _tokens_channels()
     return Space("s-mixer", (
         _patch(io),
+        _skip(),
         Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
         S, C,
         Dim("lr", "choice", choices=PAPER_LRS),
@@ -63,6 +71,7 @@ def rp_mixer_space(io: IOSpec) -> Space:
     return Space("rp-mixer", (
         Dim("mixing", "choice", choices=("mlp",)),
         _patch(io),
+        _skip(),
         Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
         Dim("gamma", "int", 1, 4, grid=(1, 2, 4)),
         S, C,

@@ -77,6 +77,45 @@ def test_first_block_maps_patches_to_S_tokens_and_keeps_the_residual_only_when_S
     assert all(b.token_residual for b in same.blocks)  # S == P: Tolstikhin's Mixer
 
 
+@pytest.mark.parametrize("family", ["mixer", "s-mixer", "rp-mixer"])
+def test_skip_layer_is_the_first_blocks_residual_when_S_is_not_P(family):
+    """Hayase & Karakida's SkipLayer: with S != P the first block's token residual is
+    LN(A X), A: P -> S over the tokens (with a bias), LN over the channels; with S == P
+    the identity (Tolstikhin's Mixer), whatever `skip` says. Counts include A and its LN."""
+    fam = get_family(family)
+    cfg = {"S": 7, "C": 4, "L": 2, "patch": 2, "skip": "linear"} | ({} if family == "s-mixer" else {"gamma": 1})
+    torch.manual_seed(0)
+    model = fam.build(cfg, DIGITS)
+    first = model.blocks[0]
+    assert first.skip is not None and model.blocks[1].skip is None
+    assert (first.skip.map.in_features, first.skip.map.out_features, first.skip.norm.eps) == (16, 7, 1e-6)
+    assert fam.count_params(cfg, DIGITS) == trainable_params(model)
+    assert fam.param_breakdown(cfg, DIGITS)["skip layer"] == 16 * 7 + 7 + 2 * 4
+    without = dict(cfg, skip="none")
+    assert fam.count_params(cfg, DIGITS) - fam.count_params(without, DIGITS) == 16 * 7 + 7 + 2 * 4
+    # U = LN(A X) + TokenMix(LN(X)): with the token mixing's last layer at zero (the
+    # mixing term is then 0; single-layer mixing: GELU(0) = 0), U is the SkipLayer's output.
+    x = torch.randn(3, 16, 4)
+    last = first.token_mix.fc2 or first.token_mix.fc1
+    with torch.no_grad():
+        last.weight.zero_()
+        last.bias.zero_()
+        skip = first.skip(x)
+        a = first.skip.map
+        assert torch.allclose(skip, first.skip.norm((x.transpose(1, 2) @ a.weight.T + a.bias).transpose(1, 2)))
+        if not first.permuted:
+            expect = skip + first.channel_mix(first.channel_norm(skip))
+            assert torch.allclose(first(x), expect, atol=1e-6)
+    same = fam.build(dict(cfg, S=16), DIGITS)
+    assert all(b.skip is None and b.token_residual for b in same.blocks)
+    assert "skip layer" not in fam.param_breakdown(dict(cfg, S=16), DIGITS)
+
+
+def test_default_mixer_spaces_use_the_skip_layer():
+    for family in ("mixer", "s-mixer", "rp-mixer"):
+        assert default_space(family, DIGITS).dim("skip").choices == ("linear",)
+
+
 def test_block_computes_the_mixer_equations():
     torch.manual_seed(0)
     block = randomise(MixerBlock(6, 6, 4, 2, "mlp"))
