@@ -32,6 +32,7 @@ class TrainSettings:
     max_train_samples: int | None = None  # smoke runs: cap the training set
     tokens: int | None = None  # token budget per run (language-model tasks)
     batch_size_halved: bool = False  # set on the out-of-memory retry of a trial
+    optimizer: str | None = None  # tasks.optimizers.OPTIMIZERS (supervised tasks); None: the task's
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

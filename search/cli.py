@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--data-dir", help="where data sets are (default: $SEARCH_DATA_DIR, then the user cache)")
     r.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
     r.add_argument("--batch-size", type=int, help="batch size (default: the task's)")
+    r.add_argument("--optimizer", help="adamw (AdamW, linear decay; the default) or sgd-step (SGD with momentum "
+                                       "0.9, lr x0.2 at 50/70/90%% of the steps, Yu & Zhang's recipe)")
     r.add_argument("--lr", type=float, help="learning rate when the space does not search one (default: the task's)")
     r.add_argument("--seed", type=int, help="study seed (default 0)")
     r.add_argument("--space-file", help="TOML or YAML file overriding the spaces' ranges")

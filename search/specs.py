@@ -68,6 +68,10 @@ class RunSpec:
             v = getattr(self.train, name)
             if v is not None and v < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.train.optimizer is not None:
+            from tasks.optimizers import OPTIMIZERS
+
+            OPTIMIZERS.get(self.train.optimizer)  # unknown names fail with the known ones
         if self.train.lr is not None and not 0 < self.train.lr < math.inf:
             raise UserError(f"--lr must be a positive number, got {self.train.lr}")
 

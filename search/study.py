@@ -62,6 +62,8 @@ def prepare(spec: RunSpec) -> Prepared:
     """Resolve and validate names, spaces and the budget; touches no database."""
     task = get_task(spec.task, spec.task_options)
     check_executor(spec.executor, spec.executor_options)  # unknown executors and bad options fail before any write
+    if spec.train.optimizer is not None and task.trainer != "supervised":
+        raise UserError(f"--optimizer is for supervised tasks; {spec.task!r} trains with its own recipe")
     io = task.io()
     families = {name: get_family(name) for name in spec.spaces}
     for name, fam in families.items():

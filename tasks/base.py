@@ -23,6 +23,7 @@ class TrainDefaults:
     lr: float
     weight_decay: float = 0.01
     warmup: float = 0.0  # fraction of the steps with a linear warm-up (supervised trainer; 0: none)
+    optimizer: str = "adamw"  # tasks.optimizers.OPTIMIZERS (supervised trainer)
 
 
 class Task(ABC):

@@ -111,10 +111,12 @@ class Checkerboard(GridTask):
     metric = "accuracy"
     direction = "maximize"
     metrics = ("accuracy", "error")
-    own_options = {"board": 12}
+    own_options = {"board": 12, "loss": "ce"}
 
     def _check_options(self) -> None:
         super()._check_options()
+        if self.options["loss"] not in ("ce", "mse"):
+            raise UserError(f"loss must be 'ce' or 'mse', got {self.options['loss']!r}")
         b = self.options["board"]
         if not _is_int(b) or b < 1 or (8 * self.options["grid"] // 9) // b < 1:
             raise UserError(f"board must be a positive integer of at most {8 * self.options['grid'] // 9} "
@@ -133,10 +135,20 @@ class Checkerboard(GridTask):
         return torch.where(inside, labels, torch.zeros_like(labels)).long()
 
     def loss(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """loss "ce" (default): cross-entropy of the two logits. loss "mse": as the authors'
+        code (yyy32/HanNet checkerboard_experiments: nn.MSELoss on targets [y, y]), both
+        outputs regress the 0/1 label."""
+        if self.options["loss"] == "mse":
+            return F.mse_loss(pred, target.to(pred.dtype).unsqueeze(1).expand_as(pred))
         return F.cross_entropy(pred, target)
 
+    def predicted(self, pred: torch.Tensor) -> torch.Tensor:
+        """Class of each prediction: the larger logit, or with loss "mse" the mean of the
+        two outputs above 0.5 (the authors' `correct`)."""
+        return (pred.mean(1) > 0.5).long() if self.options["loss"] == "mse" else pred.argmax(1)
+
     def split_metrics(self, pred: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
-        acc = (pred.argmax(1) == y).float().mean()
+        acc = (self.predicted(pred) == y).float().mean()
         return {"accuracy": acc, "error": 1.0 - acc}
 
 

@@ -1,9 +1,9 @@
 """Run one trial: train a model on a task with each of the trial's seeds.
 
 Per run (seed): seed torch and a generator on the device; build the family's model;
-AdamW with a linear learning-rate decay to 0 over all steps (per step), after a linear
-warm-up over the task's `defaults.warmup` fraction of the steps (0 for the paper tasks,
-which have none); the task's loss
+the optimiser and schedule of `--optimizer` (tasks/optimizers.py; default AdamW with a
+linear learning-rate decay to 0 over all steps, per step, after a linear warm-up over
+the task's `defaults.warmup` fraction of the steps, 0 for the paper tasks); the task's loss
 (`Task.loss`: MSE by default, cross-entropy for classification);
 shuffle with torch.randperm on the device generator every epoch; batches built by index
 from data held on the device (no DataLoader). After every epoch: validation metrics. The
@@ -42,6 +42,8 @@ from core.errors import UserError, one_line
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec, TrialStopped
 from tasks.base import Task
 from tasks.loading import device_label, load_data, resolve_device
+from tasks.optimizers import OPTIMIZERS, linear_decay  # noqa: F401  (linear_decay: re-exported)
+from tasks.optimizers import make_adamw as make_optimizer  # noqa: F401  (re-exported)
 from tasks.registry import TRAINERS, get_task
 
 OnEpoch = Callable[[int, EpochRecord], None]
@@ -57,6 +59,7 @@ class Hyper:
     lr: float
     weight_decay: float
     max_train_samples: int | None
+    optimizer: str = "adamw"  # a name in tasks.optimizers.OPTIMIZERS
 
     @classmethod
     def resolve(cls, spec: TrialSpec, task: Task) -> "Hyper":
@@ -71,6 +74,7 @@ class Hyper:
             lr=float(pick(c.get("lr"), t.lr, d.lr)),
             weight_decay=float(pick(c.get("weight_decay"), t.weight_decay, d.weight_decay)),
             max_train_samples=t.max_train_samples,
+            optimizer=str(pick(t.optimizer, d.optimizer)),
         )
         if h.epochs < 1 or h.batch_size < 2:
             raise UserError(f"need epochs >= 1 and batch_size >= 2, got {h.epochs} and {h.batch_size}")
@@ -93,27 +97,6 @@ def batch_bounds(n: int, batch_size: int) -> list[tuple[int, int]]:
         raise UserError(f"need at least 2 training samples, got {n}")
     bounds = [(s, min(s + batch_size, n)) for s in range(0, n, batch_size)]
     return bounds if bounds[-1][1] - bounds[-1][0] > 1 else bounds[:-1]
-
-
-def make_optimizer(params: list[nn.Parameter], lr: float, weight_decay: float) -> torch.optim.AdamW:
-    """AdamW, fused (one kernel for all parameters) where this torch supports it."""
-    try:
-        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=True)
-    except (RuntimeError, TypeError, ValueError):
-        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, foreach=True)
-
-
-def linear_decay(
-    optimizer: torch.optim.Optimizer, total_steps: int, warmup_steps: int = 0
-) -> torch.optim.lr_scheduler.LambdaLR:
-    """lr * (1 - step / total_steps), stepped once per optimiser step: 0 after the last;
-    with warmup_steps > 0 also times (step + 1) / warmup_steps during the first steps."""
-
-    def factor(s: int) -> float:
-        ramp = min(1.0, (s + 1) / warmup_steps) if warmup_steps > 0 else 1.0
-        return ramp * max(0.0, 1.0 - s / total_steps)
-
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 def train_epoch(
@@ -277,10 +260,11 @@ def _run(
     torch.manual_seed(seed)
     generator = torch.Generator(device=device).manual_seed(seed)
     model = models.get_family(spec.family).build(spec.config, task.io(), seed=seed).to(device)
-    optimizer = make_optimizer([p for p in model.parameters() if p.requires_grad], hyper.lr, hyper.weight_decay)
     n_train = min(data.n_train, hyper.max_train_samples or data.n_train)
     total = len(batch_bounds(n_train, hyper.batch_size)) * hyper.epochs
-    scheduler = linear_decay(optimizer, total, round(task.defaults.warmup * total))
+    optimizer, scheduler = OPTIMIZERS.get(hyper.optimizer)(
+        [p for p in model.parameters() if p.requires_grad], hyper.lr, hyper.weight_decay, total,
+        round(task.defaults.warmup * total))
 
     best = BestValidation(task)
     for epoch in range(1, hyper.epochs + 1):

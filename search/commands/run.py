@@ -33,7 +33,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE), pruner=_or(a.pruner, "none"), study=a.study, storage=a.storage,
         data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"), space_file=a.space_file,
         train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
-                            max_train_samples=a.max_train_samples, tokens=a.tokens),
+                            max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer),
         task_options=(recipe.task_options if recipe else {}) | task_options(a), retries=_or(a.retries, 1),
         oom_retry=a.oom_retry, recipe=recipe.name if recipe else None,
         executor_options={k: v for k, v in (

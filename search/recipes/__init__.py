@@ -34,7 +34,8 @@ RECIPE_DIR = Path(__file__).resolve().parent
 RUN_KEYS: dict[str, tuple[type, ...]] = {
     "space": (str,), "task": (str,), "budget": (str, int), "trials": (int,), "repeats": (int,),
     "sampler": (str,), "spread": (str,), "share": (str,), "pruner": (str,), "seed": (int,), "epochs": (int,),
-    "batch_size": (int,), "lr": (float, int), "max_train_samples": (int,), "tokens": (int,), "space_file": (str,),
+    "batch_size": (int,), "optimizer": (str,), "lr": (float, int), "max_train_samples": (int,), "tokens": (int,),
+    "space_file": (str,),
     "retries": (int,), "executor": (str,), "study": (str,),
 }
 TOP_KEYS = {"description", "paper", "claim", "run", "task_options"}

@@ -44,6 +44,19 @@ def test_board_size_option_and_bad_options():
             tasks.get_task("checkerboard", bad)
 
 
+def test_mse_loss_option_is_the_authors():
+    """loss "mse" (yyy32/HanNet checkerboard_experiments: nn.MSELoss on [y, y], a point is
+    right when the mean of the two outputs is on the label's side of 0.5)."""
+    task = tasks.get_task("checkerboard", {"loss": "mse"})
+    y = torch.tensor([0, 1, 1, 0])
+    pred = torch.tensor([[0.1, 0.2], [0.9, 0.4], [0.3, 0.6], [0.7, 0.6]])
+    assert task.loss(pred, y) == pytest.approx(float(((pred - y[:, None].float()) ** 2).mean()))
+    assert task.predicted(pred).tolist() == [0, 1, 0, 1]
+    assert task.split_metrics(pred, y)["accuracy"] == pytest.approx(0.5)
+    with pytest.raises(UserError, match="loss must be"):
+        tasks.get_task("checkerboard", {"loss": "hinge"})
+
+
 def test_split_is_seeded_25_percent_with_disjoint_val_and_test():
     task = tasks.get_task("checkerboard")
     d = tasks.load_data(task, None, "cpu")
