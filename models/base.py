@@ -37,6 +37,17 @@ class Family(ABC):
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
         """Exact analytic count of the budgeted parameters of `build(config, io)`."""
 
+    # Other sizes a study's budget may be counted in (`--budget-of NAME`): name -> the
+    # convention's label, shown on the pages' axes; `count_as` computes them.
+    budget_measures: ClassVar[dict[str, str]] = {}
+
+    def count_as(self, measure: str, config: dict[str, Any], io: IOSpec) -> int:
+        """The config's size in `measure` ("params": `count_params`; others: a name of
+        `budget_measures`, computed by the family)."""
+        if measure == "params":
+            return self.count_params(config, io)
+        raise NotImplementedError(f"{self.name} has no {measure!r} measure")
+
     def param_breakdown(self, config: dict[str, Any], io: IOSpec) -> dict[str, int]:
         """Named parts of the count that `search params` prints beside the budgeted count
         (e.g. total/embedding/non-embedding, attention/FFN, non-zero vs. tensor size)."""

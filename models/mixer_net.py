@@ -266,13 +266,22 @@ def mixer_counts(cfg: MixerConfig, io: IOSpec) -> dict[str, int]:
         "head": C * io.d_out + io.d_out,
         **({"skip layer": P * S + S + 2 * C} if skip else {}),
     }
-    g = cfg.gamma if cfg.mixing == "mlp" else 1
     return {
         **parts,
         "total": sum(parts.values()),
         "connections": P * pd * C + token_c + channel_c + C * io.d_out + (C * P * S if skip else 0),
-        "omega (connections per mixing layer, gamma(CS^2+SC^2)/2)": int(g * (C * S * S + S * C * C) / 2 + 0.5),
+        "omega (connections per mixing layer, gamma(CS^2+SC^2)/2)": omega(cfg),
     }
+
+
+OMEGA_LABEL = "connections per layer (omega)"  # `--budget-of omega`, the Mixers' and the SW-MLP's
+
+
+def omega(cfg: MixerConfig) -> int:
+    """Connections per mixing layer, gamma (C S^2 + S C^2) / 2 (gamma 1 for single-layer
+    mixing): the mean of a block's token and channel mixing as S*C x S*C matrices."""
+    g = cfg.gamma if cfg.mixing == "mlp" else 1
+    return int(g * (cfg.C * cfg.S * cfg.S + cfg.S * cfg.C * cfg.C) / 2 + 0.5)
 
 
 # ---------------------------------------------------------------- the families' shared part
@@ -310,6 +319,15 @@ class MixerFamily(Family):
 
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
         return mixer_counts(self.parse(config, io), io)["total"]
+
+    budget_measures = {"omega": OMEGA_LABEL}
+
+    def count_as(self, measure: str, config: dict[str, Any], io: IOSpec) -> int:
+        """"omega": connections per mixing layer, gamma (C S^2 + S C^2) / 2 (Hayase &
+        Karakida's fixed quantity: the S-Mixer seen as a wide MLP of width S*C)."""
+        if measure == "omega":
+            return omega(self.parse(config, io))
+        return super().count_as(measure, config, io)
 
     def param_breakdown(self, config: dict[str, Any], io: IOSpec) -> dict[str, int]:
         parts = mixer_counts(self.parse(config, io), io)

@@ -50,7 +50,7 @@ from torch import nn
 from core.errors import UserError
 from core.io import IOSpec
 from models.base import Family
-from models.mixer_net import LN_EPS, PatchEmbed, patch_grid
+from models.mixer_net import LN_EPS, OMEGA_LABEL, PatchEmbed, patch_grid
 from models.registry import register_family
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -237,6 +237,15 @@ class SparseWideMLP(Family):
 
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
         return count_sw_mlp(self.parse(config, io), io)
+
+    budget_measures = {"omega": OMEGA_LABEL}
+
+    def count_as(self, measure: str, config: dict[str, Any], io: IOSpec) -> int:
+        """"omega": connections per sparse layer, round(p * width^2) (the paper's fixed
+        quantity; the S-Mixer twin's equals its S-Mixer's omega)."""
+        if measure == "omega":
+            return self.parse(config, io).nonzeros(io)
+        return super().count_as(measure, config, io)
 
     def param_breakdown(self, config: dict[str, Any], io: IOSpec) -> dict[str, int]:
         c = self.parse(config, io)

@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--space", help="family or comma list, e.g. hourglass,conventional (required without --recipe)")
     r.add_argument("--budget", help="max trainable parameters: 500K, 80M, 1.5B, 80000000 (required without --recipe)")
     r.add_argument("--task", help="task (default: the first family's paper task)")
+    r.add_argument("--budget-of", help="what --budget counts: params (each family's parameter convention, the "
+                                       "default) or omega (connections per layer: mixer, s-mixer, rp-mixer, "
+                                       "sw-mlp; the sparse-MLP paper's fixed quantity)")
     r.add_argument("--trials", type=int, help="finished trials to reach (default 20)")
     r.add_argument("--repeats", type=int, help="seeds per configuration (default 1)")
     r.add_argument("--sampler",

@@ -19,6 +19,10 @@ from search.samplers import (
     SPREADS,
 )
 
+# What a budget may count (`--budget-of`): every family's own parameter convention, or
+# the connections per layer of the Mixer and SW-MLP families (models.Family.count_as).
+BUDGET_MEASURES = ("params", "omega")
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -33,6 +37,7 @@ class RunSpec:
     spread: str = DEFAULT_SPREAD  # search.samplers.SPREADS: aim proposals at sizes, or not
     share: str = DEFAULT_SHARE  # search.samplers.SHARES: families take turns, or the sampler chooses
     pruner: str = "none"  # a name in search.pruners.PRUNERS
+    budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
     study: str | None = None  # default: derived from task and families
     storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
     data_dir: str | None = None
@@ -62,6 +67,8 @@ class RunSpec:
         PRUNERS.get(self.pruner)  # unknown names fail with the known ones
         if self.spread not in SPREADS:
             raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")
+        if self.budget_of not in BUDGET_MEASURES:
+            raise UserError(f"unknown --budget-of {self.budget_of!r}; known: {', '.join(BUDGET_MEASURES)}")
         if self.share not in SHARES:
             raise UserError(f"unknown --share {self.share!r}; known: {', '.join(SHARES)}")
         for name in ("epochs", "batch_size", "max_train_samples", "tokens"):

@@ -50,7 +50,16 @@ class Prepared:
     spaces: dict[str, Space]
 
     def count(self, family: str, config: dict[str, Any]) -> int:
-        return self.families[family].count_params(config, self.io)
+        """The config's size in the study's budget measure (`--budget-of`; default its
+        family's parameter count)."""
+        return self.families[family].count_as(self.spec.budget_of, config, self.io)
+
+    @property
+    def convention(self) -> str:
+        """What the budget and the stored sizes count (the pages' axis label)."""
+        if self.spec.budget_of != "params":
+            return next(iter({f.budget_measures[self.spec.budget_of] for f in self.families.values()}))
+        return " / ".join(sorted({f.param_convention for f in self.families.values()}))
 
     @property
     def objective_key(self) -> str:
@@ -66,6 +75,12 @@ def prepare(spec: RunSpec) -> Prepared:
         raise UserError(f"--optimizer is for supervised tasks; {spec.task!r} trains with its own recipe")
     io = task.io()
     families = {name: get_family(name) for name in spec.spaces}
+    if spec.budget_of != "params":
+        lacking = [n for n, f in families.items() if spec.budget_of not in f.budget_measures]
+        if lacking:
+            able = [n for n in FAMILIES.names() if spec.budget_of in get_family(n).budget_measures]
+            raise UserError(f"--budget-of {spec.budget_of}: {', '.join(lacking)} cannot be counted so; "
+                            f"families that can: {', '.join(able)}")
     for name, fam in families.items():
         if not fam.fits(io):
             shape = io.input_shape or (io.d_in,)
@@ -80,7 +95,7 @@ def prepare(spec: RunSpec) -> Prepared:
         if smallest > spec.budget:
             raise UserError(
                 f"budget {format_count(spec.budget)} is below the smallest {name} model on "
-                f"{spec.task} ({smallest:,} parameters)"
+                f"{spec.task} ({smallest:,} {prep.convention})"
             )
     return prep
 
@@ -298,7 +313,7 @@ def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     return {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "pruner": spec.pruner, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
-            "param_convention": " / ".join(sorted({f.param_convention for f in prep.families.values()}))}
+            "budget_of": spec.budget_of, "param_convention": prep.convention}
 
 
 def run_study(spec: RunSpec, store: StudyStore, progress: Progress, prep: Prepared | None = None) -> Outcome:

@@ -30,7 +30,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     spec = RunSpec(
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
         trials=20 if a.trials is None else a.trials, repeats=_or(a.repeats, 1), sampler=_or(a.sampler, DEFAULT_SAMPLER),
-        spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE), pruner=_or(a.pruner, "none"), study=a.study, storage=a.storage,
+        spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE), budget_of=_or(a.budget_of, "params"), pruner=_or(a.pruner, "none"), study=a.study, storage=a.storage,
         data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"), space_file=a.space_file,
         train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
                             max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer),
@@ -53,7 +53,7 @@ def cmd_run(a: argparse.Namespace) -> int:
           + (f" ({out.retried} retries)" if out.retried else "") +
           f", {out.rejected} proposal(s) rejected over budget or shape"
           + (" (grid exhausted)" if out.exhausted else ""))
-    print_pareto(df, out.study.metric, out.study.direction)
+    print_pareto(df, out.study.metric, out.study.direction, prep.convention)
     if not a.no_report:
         from reports import write_site
 
@@ -91,12 +91,12 @@ def study_page_name(name: str) -> str:
     return study_filename(name)
 
 
-def print_pareto(df, metric: str, direction: str) -> None:
+def print_pareto(df, metric: str, direction: str, convention: str = "parameters") -> None:
     from reports.tables import pareto_table
 
     table = pareto_table(df, metric, direction, formatted=True)
     if table.empty:
         print("no complete trials yet, so no Pareto front")
         return
-    print(f"Pareto-optimal configurations ({metric} vs. parameters, per family):")
+    print(f"Pareto-optimal configurations ({metric} vs. {convention}, per family):")
     print_frame(table, "table")

@@ -103,7 +103,7 @@ def test_both_families_in_one_study_with_two_fronts(cli, tmp_path):
         "--data-dir", str(SHARED_DATA), "--task-option", "eval_tokens=1024",
     )
     assert code == 0, err
-    assert "Pareto-optimal configurations (loss vs. parameters, per family)" in out
+    assert "Pareto-optimal configurations (loss vs. non-embedding parameters, per family)" in out
     assert "report: search-reports/study-" in out
 
     from reports.fronts import front_data
