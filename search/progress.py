@@ -29,6 +29,7 @@ class ConsoleProgress:
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty() if live is None else live
         self.metric = "metric"
+        self.unit = "params"  # what sizes count: "omega" in a study budgeted so (--budget-of)
         self.total = self.done = self.ran = 0
         self.t0 = time.monotonic()
         self._live_shown = False
@@ -45,8 +46,11 @@ class ConsoleProgress:
 
     def start(self, study: StudyRecord, total: int, done: int, retries: int) -> None:
         self.metric, self.total, self.done = study.metric, total, done
+        measure = (study.settings or {}).get("budget_of", "params")
+        self.unit = "params" if measure == "params" else measure
         self.t0 = time.monotonic()
-        what = f"study {study.name!r}: task {study.task}, {', '.join(study.families)}, budget {format_count(study.budget)}"
+        what = (f"study {study.name!r}: task {study.task}, {', '.join(study.families)}, budget "
+                f"{format_count(study.budget)}" + ("" if self.unit == "params" else f" {self.unit}"))
         if done:
             what += f"; resuming with {done}/{total} finished"
         if retries:
@@ -61,7 +65,7 @@ class ConsoleProgress:
         if self.live:
             self._clear_live()
             self.stream.write(f"[{self.done + 1}/{self.total}] #{spec.number} {spec.family} {format_config(spec.config)} "
-                              f"({format_count(params)} params) ...")
+                              f"({format_count(params)} {self.unit}) ...")
             self.stream.flush()
             self._live_shown = True
 
@@ -92,7 +96,7 @@ class ConsoleProgress:
         retry = " (retry)" if (spec.number is not None and self._is_retry(spec)) else ""
         self._print(
             f"[{self.done}/{self.total}]{retry} #{spec.number} {spec.family} {format_config(spec.config)} | "
-            f"{format_count(params)} params | {score} | {result.duration_s:.1f}s | "
+            f"{format_count(params)} {self.unit} | {score} | {result.duration_s:.1f}s | "
             f"elapsed {format_duration(elapsed)}, ETA {format_duration(eta)}"
         )
 

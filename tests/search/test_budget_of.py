@@ -36,7 +36,7 @@ def test_a_study_budgeted_in_omega(cli, tmp_path):
     for _, row in done.iterrows():  # the stored size is the omega, within the budget
         assert row.params == get_family(row.family).count_as("omega", row.config, IMG) <= 3000
     assert (done.params < done.apply(lambda r: get_family(r.family).count_params(r.config, IMG), axis=1)).any()
-    assert f"vs. {OMEGA_LABEL}" in out
+    assert f"vs. {OMEGA_LABEL}" in out and "budget 3K omega" in err and " omega | " in err  # progress lines
     from storage import Store
 
     with Store(f"sqlite:///{tmp_path / 'search.db'}") as store:  # the pages label their axis with it
