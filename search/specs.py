@@ -10,6 +10,7 @@ from typing import Any
 
 from core.errors import UserError
 from core.trials import TrainSettings
+from search.pruners import DEFAULT_PRUNER
 from search.samplers import (
     DEFAULT_SAMPLER,
     DEFAULT_SHARE,
@@ -36,7 +37,7 @@ class RunSpec:
     sampler: str = DEFAULT_SAMPLER  # a name in search.samplers.SAMPLERS
     spread: str = DEFAULT_SPREAD  # search.samplers.SPREADS: aim proposals at sizes, or not
     share: str = DEFAULT_SHARE  # search.samplers.SHARES: families take turns, or the sampler chooses
-    pruner: str = "none"  # a name in search.pruners.PRUNERS
+    pruner: str = DEFAULT_PRUNER  # a name in search.pruners.PRUNERS
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
     study: str | None = None  # default: derived from task and families
     storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
