@@ -28,7 +28,8 @@ def main() -> None:
     a = ap.parse_args()
     store = Store(a.storage)
     rec, df = store.get_study(a.study), store.trials_frame(a.study)
-    fig = pareto_figure(front_data(df, rec.metric, rec.direction), title=a.title or a.study)
+    label = str((rec.settings or {}).get("param_convention") or "trainable parameters")  # as the pages
+    fig = pareto_figure(front_data(df, rec.metric, rec.direction), title=a.title or a.study, params_label=label)
     fig.update_layout(width=900, height=500, margin=dict(l=60, r=20, t=50, b=50))
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "front.html"

@@ -61,6 +61,10 @@ def check_comparable(records: Sequence[StudyRecord]) -> None:
             if getattr(rec, name) != getattr(first, name):
                 raise UserError(f"studies {first.name!r} and {rec.name!r} differ in {name} "
                                 f"({getattr(first, name)} vs {getattr(rec, name)}): they cannot be compared")
+        measures = [(r.settings or {}).get("budget_of", "params") for r in (first, rec)]
+        if measures[0] != measures[1]:
+            raise UserError(f"studies {first.name!r} and {rec.name!r} are budgeted in {measures[0]} and "
+                            f"{measures[1]}: they cannot be compared")
         conv = [(r.settings or {}).get("param_convention") for r in (first, rec)]
         if None not in conv and conv[0] != conv[1]:
             raise UserError(f"studies {first.name!r} and {rec.name!r} count parameters differently "

@@ -81,17 +81,19 @@ def cmd_compare(a: argparse.Namespace) -> int:
     if a.format == "csv":
         print_frame(table, "csv")
         return 0
+    measure = (rec.settings or {}).get("budget_of", "params")  # what the studies' sizes count
+    unit, units = ("params", "parameters") if measure == "params" else (measure, measure)
     print(f"{rec.metric} ({rec.direction}) by budget, {a.confidence:.0%} intervals ({INTERVAL}):")
     for v in verdicts:
-        print(f"\nat most {format_count(v.budget)} parameters: {v.text}")
+        print(f"\nat most {format_count(v.budget)} {units}: {v.text}")
         for r in v.families:
             if r.value is None:
                 print(f"  {r.family:<24} no model this small")
                 continue
             ci = "interval unknown (single run)" if r.low is None else f"[{r.low:.4g}, {r.high:.4g}]"
             print(f"  {r.family:<24} {r.value:.4g} {ci}  trial #{df.iloc[r.number]['trial']} "
-                  f"({format_count(r.params)} params, {r.runs} run(s))")
-    print("\nfront hypervolume (log10 params x metric, one reference):")
+                  f"({format_count(r.params)} {unit}, {r.runs} run(s))")
+    print(f"\nfront hypervolume (log10 {unit} x metric, one reference):")
     for f in volumes:
         ci = "interval unknown (single runs)" if f.low is None else f"[{f.low:.4g}, {f.high:.4g}]"
         print(f"  {f.family:<24} {f.value:.4g} {ci}")
