@@ -42,3 +42,17 @@ def test_a_study_budgeted_in_omega(cli, tmp_path):
     with Store(f"sqlite:///{tmp_path / 'search.db'}") as store:  # the pages label their axis with it
         settings = store.get_study("digits-classify-s-mixer-sw-mlp").settings
     assert settings["budget_of"] == "omega" and settings["param_convention"] == OMEGA_LABEL
+
+
+def test_studies_budgeted_in_different_measures_are_not_compared():
+    from core.errors import UserError
+    from reports.compare import check_comparable
+    from storage.records import StudyRecord
+
+    def rec(name, measure):
+        return StudyRecord(name, "digits-classify", ["s-mixer"], "accuracy", "maximize", 1000,
+                           {"budget_of": measure})
+
+    check_comparable([rec("a", "omega"), rec("b", "omega")])
+    with pytest.raises(UserError, match="budgeted in omega and params"):
+        check_comparable([rec("a", "omega"), rec("b", "params")])
