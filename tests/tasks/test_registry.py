@@ -47,7 +47,8 @@ def test_io_and_attributes(name):
 def test_options_defaults_and_validation():
     assert tasks.get_task("mnist-denoise").options == {"split_seed": 0, "noise": 0.25}
     assert tasks.get_task("digits-denoise", {"noise": 0.5}).options["noise"] == 0.5
-    assert tasks.get_task("mnist-sr", {"split_seed": 3}).options == {"split_seed": 3, "flips": True}
+    assert tasks.get_task("mnist-sr", {"split_seed": 3}).options == {"split_seed": 3, "flips": True,
+                                                                    "downsample": "bicubic"}
     with pytest.raises(UserError, match="unknown option 'noise' for task mnist-sr; known: "):
         tasks.get_task("mnist-sr", {"noise": 0.1})
     with pytest.raises(UserError, match="noise must be"):
