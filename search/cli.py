@@ -26,6 +26,7 @@ from search.commands import (
     cmd_trials,
 )
 from search.commands.run import DEFAULT_REPORT_DIR
+from search.pruners import DEFAULT_PRUNER
 from search.samplers import (
     DEFAULT_SAMPLER,
     DEFAULT_SHARE,
@@ -77,8 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--share",
                    help=f"{', '.join(SHARES)}: with an Optuna sampler and several families, give the families "
                         f"turns, or let the sampler choose the family (default {DEFAULT_SHARE})")
-    r.add_argument("--pruner", help="none, pareto: stop a trial after an epoch at which a finished trial with no "
-                                    "more parameters was clearly better (default none)")
+    r.add_argument("--pruner", help="pareto, none: stop a trial after an epoch at which a finished trial with no "
+                                    f"more parameters was clearly better, or never (default {DEFAULT_PRUNER})")
     r.add_argument("--study", help="study name (default: TASK-FAMILIES)")
     _storage_arg(r)
     r.add_argument("--data-dir", help="where data sets are (default: $SEARCH_DATA_DIR, then the user cache)")

@@ -13,8 +13,8 @@ else (booleans, strings, choices) a `CategoricalDistribution` of the observed va
 Objectives: the parameter count (minimised, the study's convention) and the study's
 metric (its mean test value, the one the reports plot; the study's direction).
 States: complete -> COMPLETE with both values; failed, diverged, interrupted -> FAIL;
-rejected -> PRUNED (proposed, never trained); running trials are left out (no outcome
-yet). User attributes: the trial's number in our database, family, status, parameter
+rejected -> PRUNED (proposed, never trained); pruned -> PRUNED (stopped early by the
+Pareto pruner); running trials are left out (no outcome yet). User attributes: the trial's number in our database, family, status, parameter
 count, every metric's mean and std, runs, seeds, note, error and duration.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ from storage.records import StudyRecord, TrialRecord
 
 STATES: dict[str, TrialState] = {
     "complete": TrialState.COMPLETE, "failed": TrialState.FAIL, "diverged": TrialState.FAIL,
-    "interrupted": TrialState.FAIL, "rejected": TrialState.PRUNED,
+    "interrupted": TrialState.FAIL, "rejected": TrialState.PRUNED, "pruned": TrialState.PRUNED,
 }
 LogScale = Callable[[str, str], bool]  # (family, key) -> drawn on a log scale
 

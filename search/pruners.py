@@ -92,7 +92,7 @@ PrunerFactory = Callable[[str, int], Pruner]  # (direction, epochs) -> Pruner
 PRUNERS: Registry[PrunerFactory] = Registry("pruner")
 PRUNERS.add("none", lambda direction, epochs: Pruner())
 PRUNERS.add("pareto", lambda direction, epochs: ParetoPruner(direction, epochs))
-DEFAULT_PRUNER = "none"
+DEFAULT_PRUNER = "pareto"
 
 
 def make_pruner(name: str, direction: str, epochs: int) -> Pruner:

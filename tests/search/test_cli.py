@@ -29,7 +29,8 @@ def study_db(cli, tmp_path):
 def test_run_records_trials_within_budget_and_prints_front(cli, study_db, capsys):
     df = load_trials("digits-denoise-hourglass-conventional", f"sqlite:///{study_db}")
     done = df[df.status == "complete"]
-    assert len(done) == 4 and (done.params <= 60_000).all()
+    finished = df[df.status.isin(["complete", "pruned"])]  # the default pruner may stop some
+    assert len(finished) == len(df) == 4 and len(done) >= 2 and (finished.params <= 60_000).all()
     assert set(done.family) <= {"hourglass", "conventional"}
     assert done.psnr.notna().all() and done.ssim.notna().all()
     # the Pareto table is printed (re-run: nothing to do, prints it again)

@@ -32,7 +32,8 @@ def test_three_diffusion_families_three_fronts_and_sample_grids(cli, tmp_path, m
     code, out, err = cli("run", "--space", ",".join(FAMILIES), "--task", "digits-diffusion", "--budget", "200K",
                          "--trials", "3", "--sampler", "grid", "--epochs", "2", "--lr", "3e-3", "--space-file", "space.toml",
                          "--task-option", "samples=20", "--task-option", "sample_steps=5",
-                         "--task-option", "eval_levels=2", "--out", "site")
+                         "--task-option", "eval_levels=2", "--out", "site",
+                         "--pruner", "none")  # every family's trial must finish: three fronts
     assert code == 0, err
     name = f"digits-diffusion-{'-'.join(FAMILIES)}"
     url = f"sqlite:///{tmp_path / 'search.db'}"

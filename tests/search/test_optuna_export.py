@@ -53,7 +53,7 @@ def test_the_export_loads_back_with_every_value(exported):
             assert ot.user_attrs["ssim"] == t.metrics["ssim"][0]
         else:
             assert ot.values is None
-            assert ot.state == {"failed": optuna.trial.TrialState.FAIL,
+            assert ot.state == {"failed": optuna.trial.TrialState.FAIL, "pruned": optuna.trial.TrialState.PRUNED,
                                 "rejected": optuna.trial.TrialState.PRUNED}[t.status]
     rejected = [ot for ot in study.trials if ot.user_attrs["status"] == "rejected"]
     assert rejected[0].user_attrs["note"].startswith("over budget")
@@ -129,3 +129,13 @@ def test_optuna_dashboard_loads_the_exported_study(exported):
     status, detail = call(f"/api/studies/{summary['study_id']}")
     assert status.startswith("200") and len(detail["trials"]) == len([t for t in ours if t.status != "running"])
     assert detail["objective_names"] == ["params", "psnr"]
+
+
+def test_every_finished_status_has_an_optuna_state():
+    """Every trial status but `running` is exported (a pruned trial as PRUNED), so a new
+    status cannot silently drop trials from the export."""
+    from core.statuses import TRIAL_STATUSES
+    from search.optuna_export import STATES
+
+    assert set(STATES) == set(TRIAL_STATUSES) - {"running"}
+    assert STATES["pruned"] == optuna.trial.TrialState.PRUNED
