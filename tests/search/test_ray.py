@@ -15,7 +15,8 @@ GRID = "[hourglass]\nd_z = [100]\nd_h = [7, 8]\nL = [1]\nlr = [0.005]\n"
 
 def spec(tmp_path, executor, **kw):
     base = dict(spaces=("hourglass", "conventional"), task="digits-denoise", budget=60_000, trials=4,
-                executor=executor, study=executor, train=TrainSettings(epochs=2))
+                executor=executor, study=executor, train=TrainSettings(epochs=2),
+                pruner="none")  # executor behaviour: every trial runs out (the pruner has its own tests)
     if executor == "ray":
         base["executor_options"] = {"num_cpus": 2, "max_concurrent": 2}
     base.update(kw)
