@@ -1,10 +1,13 @@
 """Pareto-aware early stopping (`--pruner pareto|none`).
 
 A running trial reports its validation metric after every epoch. With `pareto`, a trial is
-stopped at epoch e (e >= the grace period) when a finished trial with no more parameters
-had already reached a clearly better validation value at the same epoch e: it is
-dominated at equal fidelity (fewer or as many parameters, better metric), so finishing it
-is unlikely to add a point to the front. "Clearly": better by more than `margin` times the
+stopped at epoch e (e >= the grace period) when a finished trial OF ITS FAMILY with no
+more parameters had already reached a clearly better validation value at the same epoch
+e: it is dominated at equal fidelity (fewer or as many parameters, better metric), so
+finishing it is unlikely to add a point to its family's front. Only its own family
+judges it: the pages draw one front per family, and stopping a weaker family's trials
+because another family is better would thin out exactly the front being compared (the
+first version, which judged across families, did so: docs/benchmarks.md §14). "Clearly": better by more than `margin` times the
 magnitude of the better value (1% by default, e.g. 0.18 dB at 18 dB PSNR).
 
 Only the first seed of a trial is watched and compared (the other seeds run only if it is
@@ -60,11 +63,11 @@ def dominated_at(params: int, epoch: int, value: float, curves: Sequence[tuple[i
 class Pruner:
     """`none`: never stops a trial."""
 
-    def observe(self, params: int, curve: Sequence[float]) -> None:
+    def observe(self, params: int, curve: Sequence[float], family: str = "") -> None:
         """A finished (complete or pruned) trial's first-seed validation curve."""
 
-    def check(self, params: int, epoch: int, value: float) -> str | None:
-        """Why a running trial should stop after `epoch`, or None to go on."""
+    def check(self, params: int, epoch: int, value: float, family: str = "") -> str | None:
+        """Why a running trial of `family` should stop after `epoch`, or None to go on."""
         return None
 
 
@@ -72,20 +75,20 @@ class ParetoPruner(Pruner):
     def __init__(self, direction: str, epochs: int, grace: int | None = None, margin: float = DEFAULT_MARGIN) -> None:
         self.direction, self.margin, self.epochs = check_direction(direction), margin, epochs
         self.grace = grace if grace is not None else max(1, math.ceil(epochs / 3))
-        self.curves: list[tuple[int, list[float]]] = []
+        self.curves: dict[str, list[tuple[int, list[float]]]] = {}  # family -> finished trials' curves
 
-    def observe(self, params: int, curve: Sequence[float]) -> None:
+    def observe(self, params: int, curve: Sequence[float], family: str = "") -> None:
         if curve:
-            self.curves.append((params, [float(v) for v in curve]))
+            self.curves.setdefault(family, []).append((params, [float(v) for v in curve]))
 
-    def check(self, params: int, epoch: int, value: float) -> str | None:
+    def check(self, params: int, epoch: int, value: float, family: str = "") -> str | None:
         if epoch < self.grace or epoch >= self.epochs:  # never after the last epoch: it saves nothing
             return None
-        hit = dominated_at(params, epoch, value, self.curves, self.direction, self.margin)
+        hit = dominated_at(params, epoch, value, self.curves.get(family, ()), self.direction, self.margin)
         if hit is None:
             return None
-        return (f"stopped at epoch {epoch}: validation {value:.4g}, while a trial with {hit[0]:,} parameters "
-                f"(no more than its {params:,}) had {hit[1]:.4g} at that epoch")
+        return (f"stopped at epoch {epoch}: validation {value:.4g}, while a trial{f' of {family}' if family else ''} "
+                f"with {hit[0]:,} parameters (no more than its {params:,}) had {hit[1]:.4g} at that epoch")
 
 
 PrunerFactory = Callable[[str, int], Pruner]  # (direction, epochs) -> Pruner

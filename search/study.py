@@ -178,7 +178,8 @@ class StudyLoop:
         if spec.pruner != "none":  # the curves of finished trials, for the same rule after a resume
             for r in past:
                 if r.status in ("complete", "pruned"):
-                    self.pruner.observe(r.params, first_seed_curve(store.epochs(self.name, r.number), prep.task.metric))
+                    self.pruner.observe(r.params, first_seed_curve(store.epochs(self.name, r.number), prep.task.metric),
+                                        r.family)
         self.retries.extend(
             resume_job(r, spec.train)
             for r in store.retry_candidates(self.name, RETRY_STATUSES, max_attempt=spec.retries)
@@ -250,7 +251,7 @@ class StudyLoop:
         job = self.pending.get(tspec.number)
         if index == 0 and job is not None:
             value = record.metrics.get(self.prep.task.metric, math.nan)
-            reason = self.pruner.check(job.proposal.params, record.epoch, value)
+            reason = self.pruner.check(job.proposal.params, record.epoch, value, job.proposal.family)
             if reason is not None:
                 raise TrialStopped(reason)
 
@@ -264,7 +265,7 @@ class StudyLoop:
         self.proposer.tell(job.proposal, objective, job.proposal.params, pruned=result.status == "pruned")
         if result.status in ("complete", "pruned") and result.runs:
             curve = [e.metrics.get(self.prep.task.metric, math.nan) for e in result.runs[0].epochs]
-            self.pruner.observe(job.proposal.params, curve)
+            self.pruner.observe(job.proposal.params, curve, job.proposal.family)
         self.out.ran += 1
         self.out.retried += job.attempt > 0
         self.out.results.append(result)

@@ -51,6 +51,16 @@ def test_dominated_at_matches_brute_force():
             assert got is not None and got[1] == max((v for _, v in ok), key=lambda v: sign * v)
 
 
+def test_only_a_trial_of_the_same_family_judges():
+    """The pages draw one front per family: a better family never stops another's trials."""
+    p = ParetoPruner("maximize", epochs=30)
+    p.observe(10, [5.0] * 30, "hourglass")
+    assert p.check(20, 10, 1.0, "conventional") is None
+    assert "of hourglass" in p.check(20, 10, 1.0, "hourglass")
+    p.observe(15, [3.0] * 30, "conventional")
+    assert "with 15 parameters" in p.check(20, 10, 1.0, "conventional")
+
+
 def test_grace_period_and_registry():
     p = ParetoPruner("maximize", epochs=30)
     assert p.grace == 10
