@@ -59,6 +59,8 @@ def main() -> None:
     p.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     p.add_argument("--out", default="bench-sr-downsample")
     a = p.parse_args()
+    from storage import load_trials
+
     out = Path(a.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     print(f"load {os.getloadavg()[0]:.2f}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}", flush=True)
@@ -79,8 +81,6 @@ def main() -> None:
                             "--data-dir", a.data_dir, "--task-option", f"downsample={mode}",
                             "--task-option", f"flips={a.flips}", "--no-report"],
                            check=True, cwd=out, env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.DEVNULL)
-            from storage import load_trials
-
             df = load_trials(study, db)
             row = df[df.status == "complete"].iloc[0]
             results.setdefault((L, dz, dh, lr), {})[mode] = [float(row.psnr), float(row.get("psnr_std", float("nan")))]

@@ -315,12 +315,12 @@ def suggest_config(
         lo, hi = _bounds(space, dim, known)
         if lo > hi:
             return Infeasible(f"no valid {dim.name} given the constraints", _strip(known))
+        smallest = _min_completion(space, i, known, count)  # this dim at its low, the rest too
+        if smallest > budget:
+            low = f"{lo:g}" if dim.kind == "float" else f"{int(lo)}"
+            return Infeasible(f"over budget even with the smallest {dim.name}={low}", _strip(known))
+        limit = budget if target is None else min(budget, max(target, smallest))
         if dim.kind == "float":
-            if _min_completion(space, i, dict(known, **{dim.name: lo}), count) > budget:
-                return Infeasible(f"over budget even with the smallest {dim.name}={lo:g}", _strip(known))
-            limit = budget if target is None else max(target, _min_completion(space, i, dict(known, **{dim.name: lo}),
-                                                                              count))
-            limit = min(budget, limit)
             top = _float_edge(lambda v: _min_completion(space, i + 1, dict(known, **{dim.name: v}), count) <= limit,
                               lo, hi, dim.log, first=False)
             if target is not None:
@@ -329,10 +329,6 @@ def suggest_config(
             known[dim.name] = draw.float(dim.name, lo, top, dim.log)
             continue
         lo, hi = int(lo), int(hi)
-        smallest = _min_completion(space, i, known, count)
-        if smallest > budget:
-            return Infeasible(f"over budget even with the smallest {dim.name}={lo}", _strip(known))
-        limit = budget if target is None else min(budget, max(target, smallest))
         top = _largest_fitting(space, dim, i, known, count, limit, lo, hi)
         if target is not None:
             lo = min(top, _smallest_reaching(space, dim, i, known, count, limit, lo, top))
