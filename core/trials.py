@@ -15,6 +15,11 @@ from typing import Any
 
 from core.statuses import FinishedStatus
 
+# A config's searched training hyper-parameters (the trainers read config["lr"] and
+# config["weight_decay"] first: tasks/train.py, tasks/lm_train.py). They never change the
+# model, so a parameter count never depends on them (search/spaces.py relies on it).
+TRAINING_KEYS = ("lr", "weight_decay")
+
 
 @dataclass(frozen=True)
 class TrainSettings:

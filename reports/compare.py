@@ -120,7 +120,7 @@ def _sign(direction: str) -> float:
     return 1.0 if check_direction(direction) == "maximize" else -1.0
 
 
-def _draws(c: Candidates, seed: int, draws: int) -> np.ndarray:
+def redraw_means(c: Candidates, seed: int, draws: int) -> np.ndarray:
     """(draws, k) redrawn means: m + s/sqrt(R) * t(R-1); configurations with one run stay
     at m. Each configuration's draws come from its own stream (seed, trial number), so a
     result never depends on the order or the names of the families."""
@@ -132,7 +132,7 @@ def _draws(c: Candidates, seed: int, draws: int) -> np.ndarray:
     return out
 
 
-def _interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
+def percentile_interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
     """The central `confidence` percentile interval of bootstrap draws."""
     lo, hi = np.percentile(draws, [(1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100])
     return float(lo), float(hi)
@@ -189,7 +189,7 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     sign = _sign(direction)
-    boot = {f: _draws(c, seed, draws) for f, c in cands.items()}
+    boot = {f: redraw_means(c, seed, draws) for f, c in cands.items()}
     out = []
     for budget in budgets:
         rows, draws_of, known = [], {}, {}
@@ -201,7 +201,7 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
             i = int(np.flatnonzero(mask)[np.argmax(sign * c.means[mask])])
             known[fam] = c.known_noise(mask)
             draws_of[fam] = _best(boot[fam], mask, sign)
-            lo, hi = _interval(draws_of[fam], confidence) if known[fam] else (None, None)
+            lo, hi = percentile_interval(draws_of[fam], confidence) if known[fam] else (None, None)
             rows.append(FamilyAtLevel(fam, float(c.means[i]), lo, hi, int(c.numbers[i]), float(c.params[i]),
                                       c.configs[i], int(c.runs[i])))
         present = sorted((r for r in rows if r.value is not None), key=lambda r: (-sign * r.value, r.family))
@@ -217,7 +217,7 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
             out.append(Verdict(budget, rows, win.family, second.family, margin, None, None, "single run"))
             continue
         diff = sign * (draws_of[win.family] - draws_of[second.family])
-        lo, hi = _interval(diff, confidence)
+        lo, hi = percentile_interval(diff, confidence)
         status = "better" if lo > 0 else "not distinguishable"
         out.append(Verdict(budget, rows, win.family, second.family, margin, lo, hi, status))
     return out
@@ -250,8 +250,8 @@ def front_volumes(cands: dict[str, Candidates], direction: str, *, confidence: f
         lo = hi = vols = None
         if c.known_noise(np.ones(len(c.means), dtype=bool)):
             x = np.log10(c.params)
-            vols = np.array([hypervolume_2d(np.column_stack([x, row]), dirs, ref) for row in _draws(c, seed, draws)])
-            lo, hi = _interval(vols, confidence)
+            vols = np.array([hypervolume_2d(np.column_stack([x, row]), dirs, ref) for row in redraw_means(c, seed, draws)])
+            lo, hi = percentile_interval(vols, confidence)
         out.append(FrontVolume(fam, float(value), lo, hi, vols))
     return out, ref
 
@@ -275,7 +275,7 @@ def front_difference(volumes: list[FrontVolume], *,
     diff = first.value - second.value
     if first.draws is None or second.draws is None:
         return FrontDifference(first.family, second.family, diff, None, None)
-    lo, hi = _interval(first.draws - second.draws, confidence)
+    lo, hi = percentile_interval(first.draws - second.draws, confidence)
     return FrontDifference(first.family, second.family, diff, lo, hi)
 
 

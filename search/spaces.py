@@ -27,6 +27,7 @@ from core.errors import UserError, one_line
 from core.io import IOSpec
 from core.registry import Registry, import_submodules
 from core.shape_rules import Constraint, io_values
+from core.trials import TRAINING_KEYS
 
 PAPER_LRS = (1e-4, 5e-4, 1e-3, 5e-3)  # Chen et al.'s learning-rate set
 
@@ -179,7 +180,7 @@ def _smallest_completion(space: Space, start: int, known: dict[str, Any],
             options = [v for v in dim.choices if _choice_ok(space, dim.name, v, vals)]
             if not options:
                 return math.inf, {}
-            if len(options) == 1:
+            if len(options) == 1 or dim.name in TRAINING_KEYS:  # a learning rate never changes the count
                 vals[dim.name] = options[0]
                 continue
             nxt = _index(space, dim.name) + 1
@@ -202,6 +203,8 @@ def _max_corner(space: Space, start: int, known: dict[str, Any], count: ConfigCo
         dim = space.dims[i]
         if dim.kind == "choice":
             options = [v for v in dim.choices if _choice_ok(space, dim.name, v, vals)]
+            if dim.name in TRAINING_KEYS:  # a learning rate never changes the count
+                options = options[:1]
             return max((_max_corner(space, i + 1, dict(vals, **{dim.name: v}), count) for v in options),
                        default=-math.inf)
         lo, hi = _bounds(space, dim, vals)
@@ -337,10 +340,11 @@ def suggest_config(
 
 
 def _memo(count: ConfigCounter) -> ConfigCounter:
+    """`count` remembering its answers, keyed by the config without its training keys."""
     seen: dict[tuple, int] = {}
 
     def counted(config: dict[str, Any]) -> int:
-        key = tuple(sorted(config.items()))
+        key = tuple(sorted((k, v) for k, v in config.items() if k not in TRAINING_KEYS))
         if key not in seen:
             seen[key] = count(config)
         return seen[key]

@@ -153,6 +153,7 @@ class StudyLoop:
         self.retries: deque[Job] = deque()
         self.pending: dict[int, Job] = {}  # trial number -> job, for trials in flight
         self.rejected_in_a_row = 0
+        self._counted: tuple[int, int] | None = None  # store.progress as on_result just read it
         self.proposer: Proposer | None = None
         self.pruner: Pruner = Pruner()  # `spec.pruner`'s, built by start()
         self.out: Outcome | None = None
@@ -201,7 +202,9 @@ class StudyLoop:
         process reach `spec.trials`, or the grid is exhausted (`out.exhausted`)."""
         assert self.proposer is not None and self.out is not None, "start() first"
         while True:
-            final, running = self.store.progress(self.name)  # every process's trials count
+            # every process's trials count; the reading on_result just took serves once
+            final, running = self._counted or self.store.progress(self.name)
+            self._counted = None
             self.out.finished = final
             # a queued retry's original is final until the retry supersedes it
             if final - self._queued_finals() + running >= self.spec.trials:
@@ -273,8 +276,8 @@ class StudyLoop:
                           oom_retry=self.spec.oom_retry, default_batch=self.prep.task.defaults.batch_size)
         if again is not None:
             self.retries.append(again)
-        final = self.store.progress(self.name)[0] - self._queued_finals()
-        self.progress.trial_finished(tspec, job.proposal.params, result, final)
+        self._counted = self.store.progress(self.name)
+        self.progress.trial_finished(tspec, job.proposal.params, result, self._counted[0] - self._queued_finals())
 
     # -- the loop -------------------------------------------------------------------
     def run(self) -> Outcome:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.engine import make_url
@@ -117,11 +117,21 @@ class Database:
     def _study(self, session: Session, name: str) -> Study:
         study = session.scalar(select(Study).where(Study.name == name))
         if study is None:
-            known = session.scalars(select(Study.name).order_by(Study.name)).all()
-            raise StorageError(
-                f"no study named {name!r}; known: {', '.join(known) if known else '(none)'}"
-            )
+            self._no_study(session, name)
         return study
+
+    def _study_id(self, session: Session, name: str) -> int:
+        """The study's id alone: the per-trial writes need no more, and loading the whole
+        row (its JSON settings) costs more than the write itself."""
+        study_id = session.scalar(select(Study.id).where(Study.name == name))
+        if study_id is None:
+            self._no_study(session, name)
+        return int(study_id)
+
+    @staticmethod
+    def _no_study(session: Session, name: str) -> NoReturn:
+        known = session.scalars(select(Study.name).order_by(Study.name)).all()
+        raise StorageError(f"no study named {name!r}; known: {', '.join(known) if known else '(none)'}")
 
     @staticmethod
     def _trial(s: Session, study: Study, number: int) -> Trial:

@@ -38,7 +38,7 @@ class TrialReads(Database):
     def trials(self, study: str, statuses: Iterable[str] | None = None) -> list[TrialRecord]:
         """The trials of `study` (optionally only those statuses), ordered by number."""
         with self._session() as s:
-            study_id = self._study(s, study).id
+            study_id = self._study_id(s, study)
             q = select(Trial).where(Trial.study_id == study_id).order_by(Trial.number)
             if statuses is not None:
                 q = q.where(Trial.status.in_(list(statuses)))
@@ -91,7 +91,7 @@ class TrialReads(Database):
     def trials_frame(self, study: str) -> pd.DataFrame:
         """One row per trial; the column contract is in `storage.frames`."""
         with self._session() as s:
-            study_id = self._study(s, study).id
+            study_id = self._study_id(s, study)
             trials = s.scalars(
                 select(Trial).where(Trial.study_id == study_id).order_by(Trial.number)
             ).all()

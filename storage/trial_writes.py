@@ -15,7 +15,7 @@ from core.trials import TrialResult
 from storage.convert import dims, finite, jsonable, now_utc, trial_record
 from storage.engine import Database, _Conflict
 from storage.records import TrialRecord
-from storage.schema import Epoch, Run, RunArtifact, Trial, TrialMetric
+from storage.schema import Epoch, Run, RunArtifact, Study, Trial, TrialMetric
 
 INTERRUPTED_NOTE = "interrupted: the process running it stopped"
 _NUMBER_ATTEMPTS = 20
@@ -62,7 +62,7 @@ class TrialWrites(Database):
         for attempt in range(_NUMBER_ATTEMPTS):
             try:
                 with self._session() as s:
-                    study_id = self._study(s, study).id
+                    study_id = self._study_id(s, study)
                     top = s.scalar(
                         select(func.max(Trial.number)).where(Trial.study_id == study_id)
                     )
@@ -96,20 +96,24 @@ class TrialWrites(Database):
             raise StorageError(f"unknown trial status {result.status!r}")
         aggregate = result.aggregate()
         with self._session() as s:
-            st = self._study(s, study)
-            trial = self._trial(s, st, number)
-            run_ids = select(Run.id).where(Run.trial_id == trial.id)
-            s.execute(delete(Epoch).where(Epoch.run_id.in_(run_ids)))
-            s.execute(delete(RunArtifact).where(RunArtifact.run_id.in_(run_ids)))
-            s.execute(delete(Run).where(Run.trial_id == trial.id))
-            s.execute(delete(TrialMetric).where(TrialMetric.trial_id == trial.id))
+            found = s.execute(select(Trial, Study.metric).join(Study, Study.id == Trial.study_id)
+                              .where(Study.name == study, Trial.number == number)).first()
+            if found is None:  # say which is missing
+                self._trial(s, self._study(s, study), number)
+            trial, metric = found
+            if trial.finished_at is not None:  # finished before: replace what that call stored
+                run_ids = select(Run.id).where(Run.trial_id == trial.id)
+                s.execute(delete(Epoch).where(Epoch.run_id.in_(run_ids)))
+                s.execute(delete(RunArtifact).where(RunArtifact.run_id.in_(run_ids)))
+                s.execute(delete(Run).where(Run.trial_id == trial.id))
+                s.execute(delete(TrialMetric).where(TrialMetric.trial_id == trial.id))
             trial.status = result.status
             trial.error = result.error
             trial.traceback = result.traceback
             trial.device = result.device
             trial.duration_s = finite(result.duration_s)
             trial.finished_at = now_utc()
-            primary = aggregate.get(st.metric)
+            primary = aggregate.get(metric)
             trial.objective = finite(primary[0]) if primary else None
             s.add_all(
                 TrialMetric(trial_id=trial.id, name=name, mean=finite(mean), std=finite(std), n=n)
@@ -152,7 +156,7 @@ class TrialWrites(Database):
         died, or its heartbeat is stale); without it, every running trial.
         """
         with self._session() as s:
-            study_id = self._study(s, study).id
+            study_id = self._study_id(s, study)
             trials = s.scalars(
                 select(Trial)
                 .where(Trial.study_id == study_id, Trial.status == "running")
@@ -189,7 +193,7 @@ class TrialWrites(Database):
         if not numbers:
             return
         with self._session() as s:
-            study_id = self._study(s, study).id
+            study_id = self._study_id(s, study)
             where = [Trial.study_id == study_id, Trial.number.in_(numbers), Trial.status == "running"]
             if owner is not None:
                 where.append(Trial.owner == owner)
@@ -198,7 +202,7 @@ class TrialWrites(Database):
     def retry_candidates(self, study: str, statuses: Iterable[str], max_attempt: int) -> list[TrialRecord]:
         """Trials with one of `statuses`, `attempt < max_attempt` and no retry yet."""
         with self._session() as s:
-            study_id = self._study(s, study).id
+            study_id = self._study_id(s, study)
             retried = select(Trial.retry_of).where(Trial.study_id == study_id, Trial.retry_of.is_not(None))
             rows = s.scalars(
                 select(Trial)
@@ -211,16 +215,14 @@ class TrialWrites(Database):
     def progress(self, study: str) -> tuple[int, int]:
         """(final, running): finished trials (complete/failed/diverged) that no retry
         supersedes, and trials running now, over every process of the study."""
-        with self._session() as s:
-            study_id = self._study(s, study).id
+        with self._session() as s:  # one statement: it runs before and after every trial
+            study_id = select(Study.id).where(Study.name == study).scalar_subquery()
             retried = select(Trial.retry_of).where(Trial.study_id == study_id, Trial.retry_of.is_not(None))
-            final = s.scalar(
-                select(func.count()).select_from(Trial)
-                .where(Trial.study_id == study_id, Trial.status.in_(FINISHED_STATUSES),
-                       Trial.number.not_in(retried))
-            )
-            running = s.scalar(
-                select(func.count()).select_from(Trial)
-                .where(Trial.study_id == study_id, Trial.status == "running")
-            )
+            final, running = s.execute(
+                select(func.count().filter(Trial.status.in_(FINISHED_STATUSES), Trial.number.not_in(retried)),
+                       func.count().filter(Trial.status == "running"))
+                .where(Trial.study_id == study_id)
+            ).one()
+            if not final and not running:
+                self._study_id(s, study)  # an unknown study is an error, not an empty one
             return int(final or 0), int(running or 0)

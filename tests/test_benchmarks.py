@@ -29,3 +29,26 @@ def test_search_efficiency_quick_mode(tmp_path):
     # families take turns by default: the 4 trials are the two families' corners
     assert summary["tpe"]["family_trials"] == {"hourglass": [2], "conventional": [2]}
     assert summary["full grid"]["trials"] == 8 and "| tpe | 4 |" in done.stdout
+
+
+@pytest.mark.slow
+def test_twins_pairs_a_smoke_run_of_the_twin_recipe(tmp_path):
+    """The grid of hayase-twins-small interleaves the families, so a 2-trial smoke run
+    trains one S-Mixer and its twin: the script pairs them (same patch, C, lr; 2L layers)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    db = f"sqlite:///{tmp_path}/t.db"
+    run = subprocess.run([sys.executable, "-m", "search.cli", "run", "--recipe", "hayase-twins-small", "--smoke",
+                          "--no-report", "--storage", db, "--study", "tw", "--data-dir", str(REPO.parent / "shared" / "data")],
+                         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = tmp_path / "tw.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "twins.py"), "--study", "tw", "--storage", db,
+                           "--json", str(out)], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    (pair,) = report["pairs"]
+    assert report["summary"]["pairs"] == 1 and pair["omega"] > 0 and pair["runs"] >= 1
+    assert "| 2 |" in done.stdout and "mean difference over pairs" in done.stdout
+    missing = subprocess.run([sys.executable, str(REPO / "benchmarks" / "twins.py"), "--study", "nope", "--storage", db],
+                             capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert missing.returncode == 2 and "no study named 'nope'" in missing.stderr
