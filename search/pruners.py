@@ -72,8 +72,10 @@ class Pruner:
 
 
 class ParetoPruner(Pruner):
-    def __init__(self, direction: str, epochs: int, grace: int | None = None, margin: float = DEFAULT_MARGIN) -> None:
-        self.direction, self.margin, self.epochs = check_direction(direction), margin, epochs
+    def __init__(self, direction: str, epochs: int, grace: int | None = None, margin: float = DEFAULT_MARGIN,
+                 unit: str = "parameters") -> None:
+        """`unit`: what the sizes count, for the reason's text (the study's budget measure)."""
+        self.direction, self.margin, self.epochs, self.unit = check_direction(direction), margin, epochs, unit
         self.grace = grace if grace is not None else max(1, math.ceil(epochs / 3))
         self.curves: dict[str, list[tuple[int, list[float]]]] = {}  # family -> finished trials' curves
 
@@ -88,15 +90,15 @@ class ParetoPruner(Pruner):
         if hit is None:
             return None
         return (f"stopped at epoch {epoch}: validation {value:.4g}, while a trial{f' of {family}' if family else ''} "
-                f"with {hit[0]:,} parameters (no more than its {params:,}) had {hit[1]:.4g} at that epoch")
+                f"with {hit[0]:,} {self.unit} (no more than its {params:,}) had {hit[1]:.4g} at that epoch")
 
 
-PrunerFactory = Callable[[str, int], Pruner]  # (direction, epochs) -> Pruner
+PrunerFactory = Callable[[str, int, str], Pruner]  # (direction, epochs, unit) -> Pruner
 PRUNERS: Registry[PrunerFactory] = Registry("pruner")
-PRUNERS.add("none", lambda direction, epochs: Pruner())
-PRUNERS.add("pareto", lambda direction, epochs: ParetoPruner(direction, epochs))
+PRUNERS.add("none", lambda direction, epochs, unit: Pruner())
+PRUNERS.add("pareto", lambda direction, epochs, unit: ParetoPruner(direction, epochs, unit=unit))
 DEFAULT_PRUNER = "pareto"
 
 
-def make_pruner(name: str, direction: str, epochs: int) -> Pruner:
-    return PRUNERS.get(name)(direction, epochs)
+def make_pruner(name: str, direction: str, epochs: int, unit: str = "parameters") -> Pruner:
+    return PRUNERS.get(name)(direction, epochs, unit)

@@ -175,7 +175,8 @@ class StudyLoop:
         key = prep.objective_key
         self.proposer.replay(past, lambda r: r.metrics.get(key, (None,))[0])
         epochs = spec.train.epochs or prep.task.defaults.epochs
-        self.pruner = make_pruner(spec.pruner, prep.task.direction, epochs)
+        self.pruner = make_pruner(spec.pruner, prep.task.direction, epochs,
+                                  "parameters" if spec.budget_of == "params" else prep.convention)
         if spec.pruner != "none":  # the curves of finished trials, for the same rule after a resume
             for r in past:
                 if r.status in ("complete", "pruned"):

@@ -70,6 +70,10 @@ def test_grace_period_and_registry():
     assert p.check(5, 10, 1.0) is None  # a smaller trial is never judged by a larger one
     assert p.check(20, 30, 1.0) is None  # never after the last epoch
     assert make_pruner("none", "maximize", 30).check(20, 10, 1.0) is None
+    # the reason speaks the study's budget measure (--budget-of omega: connections per layer)
+    omega = make_pruner("pareto", "maximize", 30, "connections per layer (omega)")
+    omega.observe(10, [5.0] * 30)
+    assert "with 10 connections per layer (omega) (no more than its 20)" in omega.check(20, 10, 1.0)
     assert set(PRUNERS.names()) == {"none", "pareto"}
     with pytest.raises(UserError, match="unknown pruner 'asha'"):
         RunSpec(spaces=("hourglass",), task="digits-denoise", budget=100_000, pruner="asha")
