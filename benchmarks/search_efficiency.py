@@ -40,6 +40,7 @@ from reports.efficiency import (  # noqa: E402
     union_hypervolume,
     union_reference,
 )
+from search.pruners import DEFAULT_GRACE  # noqa: E402
 from search.samplers import DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
 from search.spaces import min_params  # noqa: E402
 from search.specs import RunSpec  # noqa: E402
@@ -72,13 +73,15 @@ class Quiet:
 def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, trials: int, train: TrainSettings,
         data_dir: str | None):
     """One study; `sampler` is a --sampler name, with /SPREAD for another --spread,
-    +PRUNER for a --pruner and @SHARE for another --share, e.g. tpe/none, tpe+pareto or
-    tpe@free."""
+    +PRUNER for a --pruner (+PRUNER:GRACE with a --prune-grace) and @SHARE for another
+    --share, e.g. tpe/none, tpe+pareto, tpe+pareto:0.1 or tpe@free."""
     sampler, _, share = sampler.partition("@")
     sampler, _, pruner = sampler.partition("+")
+    pruner, _, grace = pruner.partition(":")
     name, _, spread = sampler.partition("/")
     spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=name,
-                   spread=spread or DEFAULT_SPREAD, share=share or DEFAULT_SHARE, pruner=pruner or "none", study=study, seed=seed, train=train,
+                   spread=spread or DEFAULT_SPREAD, share=share or DEFAULT_SHARE, pruner=pruner or "none",
+                   prune_grace=float(grace) if grace else DEFAULT_GRACE, study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
     run_study(spec, store, Quiet())
@@ -91,7 +94,8 @@ def main() -> None:
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
     ap.add_argument("--samplers", default="tpe,tpe/none,random,nsga2,grid",
                     help="comma list of --sampler names; NAME/none runs NAME with --spread none, "
-                         "NAME+pareto with --pruner pareto, NAME@free with --share free")
+                         "NAME+pareto with --pruner pareto (NAME+pareto:0.1 with --prune-grace 0.1), "
+                         "NAME@free with --share free")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")

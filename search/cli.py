@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                         f"turns, or let the sampler choose the family (default {DEFAULT_SHARE})")
     r.add_argument("--pruner", help="pareto, none: stop a trial after an epoch at which a finished trial with no "
                                     f"more parameters was clearly better, or never (default {DEFAULT_PRUNER})")
+    r.add_argument("--prune-grace", type=float,
+                   help="the pruner's grace period, a fraction of the epochs in (0, 1): no trial is stopped "
+                        "before it (default 1/3)")
     r.add_argument("--study", help="study name (default: TASK-FAMILIES)")
     _storage_arg(r)
     r.add_argument("--data-dir", help="where data sets are (default: $SEARCH_DATA_DIR, then the user cache)")

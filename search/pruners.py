@@ -23,8 +23,9 @@ interval and posts a stop that the worker reads at its next epoch, so on Ray a s
 trial may train a few epochs more when its epochs are shorter than the driver's poll
 interval (search/executors/ray.py, EpochBoard).
 
-The grace period defaults to a third of the epochs: with a learning rate decaying to zero,
-early epochs rank trials of different learning rates poorly.
+The grace period defaults to a third of the epochs (`--prune-grace`, a fraction of the
+epochs): with a learning rate decaying to zero, early epochs rank trials of different
+learning rates poorly.
 """
 from __future__ import annotations
 
@@ -71,12 +72,20 @@ class Pruner:
         return None
 
 
+DEFAULT_GRACE = 1 / 3  # the grace period, as a fraction of the epochs (`--prune-grace`)
+
+
+def grace_epochs(epochs: int, fraction: float = DEFAULT_GRACE) -> int:
+    """The first epoch at which a trial may be stopped: ceil(fraction * epochs), at least 1."""
+    return max(1, math.ceil(epochs * fraction - 1e-9))
+
+
 class ParetoPruner(Pruner):
     def __init__(self, direction: str, epochs: int, grace: int | None = None, margin: float = DEFAULT_MARGIN,
                  unit: str = "parameters") -> None:
         """`unit`: what the sizes count, for the reason's text (the study's budget measure)."""
         self.direction, self.margin, self.epochs, self.unit = check_direction(direction), margin, epochs, unit
-        self.grace = grace if grace is not None else max(1, math.ceil(epochs / 3))
+        self.grace = grace if grace is not None else grace_epochs(epochs)
         self.curves: dict[str, list[tuple[int, list[float]]]] = {}  # family -> finished trials' curves
 
     def observe(self, params: int, curve: Sequence[float], family: str = "") -> None:
@@ -93,12 +102,14 @@ class ParetoPruner(Pruner):
                 f"with {hit[0]:,} {self.unit} (no more than its {params:,}) had {hit[1]:.4g} at that epoch")
 
 
-PrunerFactory = Callable[[str, int, str], Pruner]  # (direction, epochs, unit) -> Pruner
+PrunerFactory = Callable[[str, int, str, int], Pruner]  # (direction, epochs, unit, grace epochs) -> Pruner
 PRUNERS: Registry[PrunerFactory] = Registry("pruner")
-PRUNERS.add("none", lambda direction, epochs, unit: Pruner())
-PRUNERS.add("pareto", lambda direction, epochs, unit: ParetoPruner(direction, epochs, unit=unit))
+PRUNERS.add("none", lambda direction, epochs, unit, grace: Pruner())
+PRUNERS.add("pareto", lambda direction, epochs, unit, grace: ParetoPruner(direction, epochs, grace, unit=unit))
 DEFAULT_PRUNER = "pareto"
 
 
-def make_pruner(name: str, direction: str, epochs: int, unit: str = "parameters") -> Pruner:
-    return PRUNERS.get(name)(direction, epochs, unit)
+def make_pruner(name: str, direction: str, epochs: int, unit: str = "parameters",
+                grace: float = DEFAULT_GRACE) -> Pruner:
+    """`grace`: the grace period as a fraction of the epochs."""
+    return PRUNERS.get(name)(direction, epochs, unit, grace_epochs(epochs, grace))

@@ -10,7 +10,7 @@ from typing import Any
 
 from core.errors import UserError
 from core.trials import TrainSettings
-from search.pruners import DEFAULT_PRUNER
+from search.pruners import DEFAULT_GRACE, DEFAULT_PRUNER
 from search.samplers import (
     DEFAULT_SAMPLER,
     DEFAULT_SHARE,
@@ -38,6 +38,7 @@ class RunSpec:
     spread: str = DEFAULT_SPREAD  # search.samplers.SPREADS: aim proposals at sizes, or not
     share: str = DEFAULT_SHARE  # search.samplers.SHARES: families take turns, or the sampler chooses
     pruner: str = DEFAULT_PRUNER  # a name in search.pruners.PRUNERS
+    prune_grace: float = DEFAULT_GRACE  # the pruner's grace period, a fraction of the epochs
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
     study: str | None = None  # default: derived from task and families
     storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
@@ -66,6 +67,9 @@ class RunSpec:
         from search.pruners import PRUNERS
 
         PRUNERS.get(self.pruner)  # unknown names fail with the known ones
+        if isinstance(self.prune_grace, bool) or not isinstance(self.prune_grace, (int, float)) \
+                or not 0 < self.prune_grace < 1:
+            raise UserError(f"--prune-grace must be a fraction of the epochs between 0 and 1, got {self.prune_grace!r}")
         if self.spread not in SPREADS:
             raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")
         if self.budget_of not in BUDGET_MEASURES:

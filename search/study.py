@@ -176,7 +176,7 @@ class StudyLoop:
         self.proposer.replay(past, lambda r: r.metrics.get(key, (None,))[0])
         epochs = spec.train.epochs or prep.task.defaults.epochs
         self.pruner = make_pruner(spec.pruner, prep.task.direction, epochs,
-                                  "parameters" if spec.budget_of == "params" else prep.convention)
+                                  "parameters" if spec.budget_of == "params" else prep.convention, spec.prune_grace)
         if spec.pruner != "none":  # the curves of finished trials, for the same rule after a resume
             for r in past:
                 if r.status in ("complete", "pruned"):
@@ -315,7 +315,7 @@ def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
 
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    return {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "pruner": spec.pruner, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+    return {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
             "budget_of": spec.budget_of, "param_convention": prep.convention}

@@ -15,7 +15,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     from core.budget import parse_budget
     from core.trials import TrainSettings
     from search.progress import ConsoleProgress
-    from search.pruners import DEFAULT_PRUNER
+    from search.pruners import DEFAULT_GRACE, DEFAULT_PRUNER
     from search.samplers import DEFAULT_SAMPLER, DEFAULT_SHARE, DEFAULT_SPREAD
     from search.specs import RunSpec
     from search.study import default_task, prepare, run_study
@@ -31,7 +31,8 @@ def cmd_run(a: argparse.Namespace) -> int:
     spec = RunSpec(
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
         trials=20 if a.trials is None else a.trials, repeats=_or(a.repeats, 1), sampler=_or(a.sampler, DEFAULT_SAMPLER),
-        spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE), budget_of=_or(a.budget_of, "params"), pruner=_or(a.pruner, DEFAULT_PRUNER), study=a.study, storage=a.storage,
+        spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE), budget_of=_or(a.budget_of, "params"), pruner=_or(a.pruner, DEFAULT_PRUNER),
+        prune_grace=_or(a.prune_grace, DEFAULT_GRACE), study=a.study, storage=a.storage,
         data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"), space_file=a.space_file,
         train=TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
                             max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer),

@@ -153,6 +153,12 @@ def test_studies_sql_report(cli, study_db, tmp_path):
      "flips must be true or false"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--pruner", "asha"),
      "unknown pruner 'asha'; known: none, pareto"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--prune-grace", "1.5"),
+     "--prune-grace must be a fraction of the epochs between 0 and 1, got 1.5"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--prune-grace", "0"),
+     "--prune-grace must be a fraction of the epochs between 0 and 1, got 0.0"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--prune-grace", "third"),
+     "invalid float value: 'third'"),
     (("spaces", "hourglass", "--task", "nope"), "unknown task 'nope'"),
 ])
 def test_bad_input_one_line_exit_2_database_unchanged(cli, study_db, tmp_path, args, match):

@@ -9,7 +9,13 @@ import time
 import pytest
 
 from core.errors import UserError
-from search.pruners import PRUNERS, ParetoPruner, dominated_at, make_pruner
+from search.pruners import (
+    PRUNERS,
+    ParetoPruner,
+    dominated_at,
+    grace_epochs,
+    make_pruner,
+)
 from search.specs import RunSpec
 from storage import Store
 from tests.search.conftest import run_subprocess
@@ -70,6 +76,12 @@ def test_grace_period_and_registry():
     assert p.check(5, 10, 1.0) is None  # a smaller trial is never judged by a larger one
     assert p.check(20, 30, 1.0) is None  # never after the last epoch
     assert make_pruner("none", "maximize", 30).check(20, 10, 1.0) is None
+    # --prune-grace: the grace period is a fraction of the epochs, rounded up, at least 1
+    assert grace_epochs(30) == 10 and grace_epochs(30, 0.1) == 3 and grace_epochs(30, 0.01) == 1
+    assert grace_epochs(20) == 7 and grace_epochs(9, 1 / 3) == 3
+    early = make_pruner("pareto", "maximize", 30, grace=0.1)
+    early.observe(10, [5.0] * 30)
+    assert early.check(20, 2, 1.0) is None and "stopped at epoch 3" in early.check(20, 3, 1.0)
     # the reason speaks the study's budget measure (--budget-of omega: connections per layer)
     omega = make_pruner("pareto", "maximize", 30, "connections per layer (omega)")
     omega.observe(10, [5.0] * 30)
