@@ -85,7 +85,19 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
     run_study(spec, store, Quiet())
-    return store.get_study(study), store.trials_frame(study), time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    frame = store.trials_frame(study)
+    # epochs trained by each trial (all its runs): with params, a load-independent measure
+    # of training work beside the summed seconds, which a shared machine's load inflates
+    frame["epochs_trained"] = [len(store.epochs(study, int(n))) if st in ("complete", "pruned") else 0
+                               for n, st in zip(frame["number"], frame["status"])]
+    return store.get_study(study), frame, wall
+
+
+def parameter_epochs(frame) -> float:
+    """Sum over a study's trials of params x epochs trained: training work, for MLP-like
+    models proportional to the FLOPs on a fixed dataset, free of the machine's load."""
+    return float((frame["params"] * frame["epochs_trained"]).sum())
 
 
 def main() -> None:
@@ -176,7 +188,8 @@ def main() -> None:
             ks = [statistics.mean(ks_uniform([math.log10(n) for n in df.loc[df["family"] == f, "params"]], lo[f], hi)
                                   for f in lo if (df["family"] == f).any()) for df in (r[3][r[3]["status"] == "complete"]
                                                                                        for r in mine)]
-            summary[sampler] = {"fractions": fr, "median": statistics.median(fr), "compute_s": secs, "ks": ks}
+            summary[sampler] = {"fractions": fr, "median": statistics.median(fr), "compute_s": secs, "ks": ks,
+                                "parameter_epochs": [parameter_epochs(r[3]) for r in mine]}
             worst = ""
             if fams:  # each family's own front (the reports draw one per family)
                 per = {f: [family_fraction(r[3], f) for r in mine] for f in fams}
@@ -190,16 +203,17 @@ def main() -> None:
                   f"{statistics.median(ks):.2f} |{worst}")
         pruned = [x for x in a.samplers.split(",") if "+" in x and x.split("+")[0] in summary]
         if pruned:
-            print("\n| pruned search | vs | median hypervolume ratio | median compute ratio | pruned trials |"
-                  "\n|---|---|---|---|---|")
+            print("\n| pruned search | vs | median hypervolume ratio | median compute ratio (seconds) "
+                  "| median work ratio (parameter-epochs) | pruned trials |\n|---|---|---|---|---|---|")
         for x in pruned:  # each pruned search against its unpruned twin, seed by seed
             base = summary[x.split("+")[0]]
             hv = [p / b for p, b in zip(summary[x]["fractions"], base["fractions"]) if b > 0]
             cost = [p / b for p, b in zip(summary[x]["compute_s"], base["compute_s"]) if b > 0]
             n_pruned = [int((r[3]["status"] == "pruned").sum()) for r in runs if r[0] == x]
-            summary[x] |= {"hypervolume_ratio": hv, "compute_ratio": cost, "pruned": n_pruned}
+            work = [p / b for p, b in zip(summary[x]["parameter_epochs"], base["parameter_epochs"]) if b > 0]
+            summary[x] |= {"hypervolume_ratio": hv, "compute_ratio": cost, "work_ratio": work, "pruned": n_pruned}
             print(f"| {x} | {x.split('+')[0]} | {statistics.median(hv):.3f} | {statistics.median(cost):.3f} | "
-                  f"median {statistics.median(n_pruned):g} of {a.trials} |")
+                  f"{statistics.median(work):.3f} | median {statistics.median(n_pruned):g} of {a.trials} |")
         report["settings"][key] = {"summary": summary, "curves": curves, "reference": [float(x) for x in ref],
                                    "best_hypervolume": best}
     if a.out:

@@ -29,6 +29,10 @@ def test_search_efficiency_quick_mode(tmp_path):
     # families take turns by default: the 4 trials are the two families' corners
     assert summary["tpe"]["family_trials"] == {"hourglass": [2], "conventional": [2]}
     assert summary["full grid"]["trials"] == 8 and "| tpe | 4 |" in done.stdout
+    # quick mode trains 1 epoch, after which no trial is ever stopped: the pruned search
+    # repeats the unpruned one's trials, so its work (params x epochs trained) is equal
+    assert summary["tpe+pareto"]["pruned"] == [0] and summary["tpe+pareto"]["work_ratio"] == [1.0]
+    assert summary["tpe"]["parameter_epochs"][0] > 0
 
 
 @pytest.mark.slow
