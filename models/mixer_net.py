@@ -6,7 +6,7 @@ Hayase & Karakida, "Understanding MLP-Mixer as a wide and sparse MLP" (ICML 2024
     X_0 = patches(x) W_e + b_e                              (P x C: per-patch linear)
     U   = X + TokenMix(LN(X)^T)^T                           (S x C)
     Y   = U + ChannelMix(LN(U))                             (S x C)
-    y   = head(mean_tokens(LN(X_L)))                        (logits)
+    y   = head(mean_tokens(LN(X_L)))                        (logits; readout "pool")
 
 TokenMix/ChannelMix ("mixing"):
     "mlp":    Linear(n_in, h) -> GELU -> Linear(h, n), h = round(gamma * n)  (Mixer)
@@ -31,6 +31,13 @@ As in the authors' code (google-research/vision_transformer, models_mixer.py): b
 every linear, LayerNorm (eps 1e-6) before each mixing and before the head, GELU with the
 tanh approximation (jax.nn.gelu's default), Dense weights LeCun-normal (truncated) with
 zero biases, the head zero-initialised, global average pooling over tokens.
+
+Readout (config key `readout`): "pool" is the above, the papers' and the default.
+"flatten" is a deviation kept as an explicit option for diagnosis:
+y = head(vec(LN(X_L))), a head over all S*C features. It is the readout of the S-Mixer's
+sparse-MLP twin (models/sw_mlp.py, Hayase & Karakida A.2.5, linear out of the flattened
+width), so a twin comparison can hold the readout equal. It costs S*C*d_out head weights
+instead of C*d_out; Omega (the mixing layers' connections) is unchanged.
 """
 from __future__ import annotations
 
@@ -48,6 +55,7 @@ from models.base import Family
 Mixing = Literal["mlp", "single"]
 LN_EPS = 1e-6
 SKIPS = ("linear", "none")  # the first block's token residual when S != P
+READOUTS = ("pool", "flatten")  # mean over tokens (the papers'), or all S*C features (the twin's)
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,7 @@ class MixerConfig:
     gamma: float = 4  # expansion of the mixing MLPs (Tolstikhin's channel MLP: 4C)
     mixing: Mixing = "mlp"
     skip: str = "none"  # the first block's token residual when S != P: "linear" (SkipLayer) or "none"
+    readout: str = "pool"  # "pool" (the papers') or "flatten" (the SW-MLP twin's; a diagnostic option)
 
     def __post_init__(self) -> None:
         for name in ("S", "C", "L", "patch"):
@@ -72,6 +81,13 @@ class MixerConfig:
             raise UserError(f"mixing must be 'mlp' or 'single', got {self.mixing!r}")
         if self.skip not in SKIPS:
             raise UserError(f"skip must be one of {', '.join(SKIPS)}, got {self.skip!r}")
+        if self.readout not in READOUTS:
+            raise UserError(f"readout must be one of {', '.join(READOUTS)}, got {self.readout!r}")
+
+    @property
+    def head_inputs(self) -> int:
+        """Features the head reads: C after pooling over tokens, S*C flattened."""
+        return self.C if self.readout == "pool" else self.S * self.C
 
     @classmethod
     def from_dict(cls, config: dict[str, Any], **fixed: Any) -> "MixerConfig":
@@ -225,13 +241,15 @@ class MixerNet(nn.Module):
             MixerBlock(P if i == 0 else cfg.S, cfg.S, cfg.C, cfg.gamma, cfg.mixing, g, cfg.skip) for i in range(cfg.L)
         ))
         self.norm = nn.LayerNorm(cfg.C, eps=LN_EPS)
-        self.head = nn.Linear(cfg.C, io.d_out)
+        self.flatten = cfg.readout == "flatten"
+        self.head = nn.Linear(cfg.head_inputs, io.d_out)
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, d_x) -> (B, classes)
         h = self.blocks(self.embed(x))  # (B, S, C)
-        return self.head(self.norm(h).mean(1))
+        h = self.norm(h)
+        return self.head(h.flatten(1) if self.flatten else h.mean(1))
 
 
 # ---------------------------------------------------------------- counting
@@ -263,13 +281,13 @@ def mixer_counts(cfg: MixerConfig, io: IOSpec) -> dict[str, int]:
         "token mixing": token_p,
         "channel mixing": channel_p,
         "layer norms": 2 * C * (2 * cfg.L + 1),
-        "head": C * io.d_out + io.d_out,
+        "head": cfg.head_inputs * io.d_out + io.d_out,
         **({"skip layer": P * S + S + 2 * C} if skip else {}),
     }
     return {
         **parts,
         "total": sum(parts.values()),
-        "connections": P * pd * C + token_c + channel_c + C * io.d_out + (C * P * S if skip else 0),
+        "connections": P * pd * C + token_c + channel_c + cfg.head_inputs * io.d_out + (C * P * S if skip else 0),
         "omega (connections per mixing layer, gamma(CS^2+SC^2)/2)": omega(cfg),
     }
 

@@ -29,6 +29,12 @@ def _skip() -> Dim:
     return Dim("skip", "choice", choices=("linear",))
 
 
+def _readout() -> Dim:
+    """The head's input: the papers' mean over tokens. A space file may add "flatten" (all
+    S*C features, the SW-MLP twin's readout; a diagnostic option, models/mixer_net.py)."""
+    return Dim("readout", "choice", choices=("pool",))
+
+
 def _tokens_channels() -> tuple[Dim, Dim]:
     grid = (8, 16, 32, 64, 128)
     return Dim("S", "int", 4, 256, log=True, grid=grid), Dim("C", "int", 4, 256, log=True, grid=grid)
@@ -42,6 +48,7 @@ def mixer_space(io: IOSpec) -> Space:
     return Space("mixer", (
         _patch(io),
         _skip(),
+        _readout(),
         Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
         Dim("gamma", "int", 1, 4, grid=(1, 2, 4)),
         S, C,
@@ -57,6 +64,7 @@ def s_mixer_space(io: IOSpec) -> Space:
     return Space("s-mixer", (
         _patch(io),
         _skip(),
+        _readout(),
         Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
         S, C,
         Dim("lr", "choice", choices=PAPER_LRS),
@@ -72,6 +80,7 @@ def rp_mixer_space(io: IOSpec) -> Space:
         Dim("mixing", "choice", choices=("mlp",)),
         _patch(io),
         _skip(),
+        _readout(),
         Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
         Dim("gamma", "int", 1, 4, grid=(1, 2, 4)),
         S, C,

@@ -116,6 +116,32 @@ def test_default_mixer_spaces_use_the_skip_layer():
         assert default_space(family, DIGITS).dim("skip").choices == ("linear",)
 
 
+@pytest.mark.parametrize("family", ["mixer", "s-mixer", "rp-mixer"])
+def test_flatten_readout_reads_every_token_and_counts_its_head(family):
+    """The papers' readout pools over tokens (head C -> 10, the default spaces' only
+    choice); `readout = "flatten"`, the S-Mixer's SW-MLP twin's readout, reads all S*C
+    features of LN(X_L): head S*C -> 10. Counts follow the module; Omega does not change."""
+    fam = get_family(family)
+    cfg = {"S": 6, "C": 4, "L": 2, "patch": 2, "skip": "linear"} | ({} if family == "s-mixer" else {"gamma": 1})
+    pooled, flat = fam.build(cfg, DIGITS), fam.build(dict(cfg, readout="flatten"), DIGITS)
+    assert (pooled.head.in_features, flat.head.in_features) == (4, 6 * 4)
+    for c, model in ((cfg, pooled), (dict(cfg, readout="flatten"), flat)):
+        assert fam.count_params(c, DIGITS) == trainable_params(model)
+    flat_parts, pooled_parts = fam.param_breakdown(dict(cfg, readout="flatten"), DIGITS), fam.param_breakdown(cfg, DIGITS)
+    assert flat_parts["head"] - pooled_parts["head"] == (6 * 4 - 4) * 10
+    assert [v for k, v in flat_parts.items() if k.startswith("omega")] == [v for k, v in pooled_parts.items()
+                                                                            if k.startswith("omega")]
+    flat = randomise(flat)
+    x = torch.randn(3, 64)
+    with torch.no_grad():
+        h = flat.norm(flat.blocks(flat.embed(x)))
+        assert torch.allclose(flat(x), flat.head(h.reshape(3, -1)), atol=1e-6)
+        assert not torch.allclose(flat(x), flat.head(h.mean(1).repeat(1, 6)), atol=1e-3)
+    assert default_space(family, DIGITS).dim("readout").choices == ("pool",)
+    with pytest.raises(UserError, match="readout must be one of pool, flatten"):
+        fam.build(dict(cfg, readout="mean"), DIGITS)
+
+
 def test_block_computes_the_mixer_equations():
     torch.manual_seed(0)
     block = randomise(MixerBlock(6, 6, 4, 2, "mlp"))
