@@ -56,3 +56,31 @@ def test_twins_pairs_a_smoke_run_of_the_twin_recipe(tmp_path):
     missing = subprocess.run([sys.executable, str(REPO / "benchmarks" / "twins.py"), "--study", "nope", "--storage", db],
                              capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert missing.returncode == 2 and "no study named 'nope'" in missing.stderr
+
+
+@pytest.mark.slow
+def test_pruner_replay_reads_an_unpruned_study(tmp_path):
+    """benchmarks/pruner_replay.py replays the stored curves of an unpruned study at each
+    grace, per family; a pruned study is not one it can replay, and is left out."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    db = f"sqlite:///{tmp_path}/r.db"
+    for study, pruner in (("plain", "none"), ("pruned", "pareto")):
+        run = subprocess.run([sys.executable, "-m", "search.cli", "run", "--space", "hourglass,conventional",
+                              "--task", "digits-denoise", "--budget", "60K", "--trials", "4", "--epochs", "3",
+                              "--max-train-samples", "256",
+                              "--pruner", pruner, "--no-report", "--storage", db, "--study", study,
+                              "--data-dir", str(REPO.parent / "shared" / "data")],
+                             capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr[-3000:]
+    out = tmp_path / "replay.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
+                           "--graces", "1/3,0.1", "--json", str(out)], capture_output=True, text=True, timeout=300,
+                          env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert list(report) == ["plain"] and set(report["plain"]) == {"0.333", "0.1"}
+    for by_family in report["plain"].values():
+        assert set(by_family) == {"hourglass", "conventional"}
+        for s in by_family.values():
+            assert s["trials"] == 2 and 0 < s["work_kept"] <= 1 and 0 <= s["front_stopped"] <= s["front"] >= 1
+    assert "| 0.333 | hourglass |" in done.stdout

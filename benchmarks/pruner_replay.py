@@ -1,0 +1,85 @@
+"""The Pareto pruner replayed on unpruned studies: false stops per family and grace (issue 11).
+
+    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--json OUT]
+
+For every study of the database whose name starts with --prefix and that ran unpruned
+(`--pruner none`), each trial's stored first-seed validation curve is replayed through the
+study's rule (search/pruner_replay.py) at each grace. Reported per family, median over the
+studies: trials stopped, work kept (params x epochs), front trials stopped (false stops)
+and the share of the family's front hypervolume the not-stopped trials keep. No training:
+the replay reads the database only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from search.pruner_replay import ReplayTrial, replay_stops, summarise  # noqa: E402
+from search.pruners import ParetoPruner, grace_epochs  # noqa: E402
+from search.study import first_seed_curve  # noqa: E402
+from storage import Store  # noqa: E402
+from storage.frames import metric_column  # noqa: E402
+
+
+def study_trials(store: Store, name: str) -> tuple[list[ReplayTrial], str, int]:
+    """(complete trials in number order, direction, epochs) of one unpruned study."""
+    record = store.get_study(name)
+    frame = store.trials_frame(name)
+    frame = frame[frame["status"] == "complete"].sort_values("number")
+    col = metric_column(record.metric)
+    out = []
+    for number, family, params, value in zip(frame["number"], frame["family"], frame["params"], frame[col]):
+        curve = first_seed_curve(store.epochs(name, int(number)), record.metric)
+        out.append(ReplayTrial(str(family), int(params), tuple(curve), float(value)))
+    return out, record.direction, max((len(t.curve) for t in out), default=0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--storage", required=True, help="SQLAlchemy URL of the studies")
+    ap.add_argument("--prefix", default="", help="only studies whose name starts with this")
+    ap.add_argument("--graces", default="1/3,0.2,0.1", help="comma list of grace fractions (a/b allowed)")
+    ap.add_argument("--json", help="also write every study's summaries here")
+    a = ap.parse_args()
+    graces = [float(Fraction(g)) for g in a.graces.split(",")]
+    store = Store(a.storage)
+    names = [s.name for s in store.list_studies() if s.name.startswith(a.prefix) and s.n_pruned == 0
+             and (store.get_study(s.name).settings or {}).get("pruner") == "none"]
+    if not names:
+        raise SystemExit(f"no unpruned study named {a.prefix}* in {a.storage}")
+    report: dict[str, dict] = {}
+    for name in names:
+        trials, direction, epochs = study_trials(store, name)
+        report[name] = {}
+        for g in graces:
+            stops = replay_stops(trials, ParetoPruner(direction, epochs, grace_epochs(epochs, g)))
+            report[name][f"{g:.3g}"] = {f: vars(s) for f, s in summarise(trials, stops, direction).items()}
+    print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}\n")
+    print("| grace | family | stopped (median of trials) | work kept (median) | false stops: front trials stopped "
+          "(total over studies) | front hypervolume kept: median (min) |\n|---|---|---|---|---|---|")
+    for g in graces:
+        key = f"{g:.3g}"
+        families = dict.fromkeys(f for n in names for f in report[n][key])
+        for f in families:
+            rows = [report[n][key][f] for n in names if f in report[n][key]]
+            hv = [r["hypervolume_kept"] for r in rows]
+            print(f"| {key} | {f} | {statistics.median(r['stopped'] for r in rows):g} of "
+                  f"{statistics.median(r['trials'] for r in rows):g} | "
+                  f"{statistics.median(r['work_kept'] for r in rows):.2f} | "
+                  f"{sum(r['front_stopped'] for r in rows)} of {sum(r['front'] for r in rows)} | "
+                  f"{statistics.median(hv):.3f} ({min(hv):.3f}) |")
+    if a.json:
+        Path(a.json).write_text(json.dumps(report, indent=1))
+        print(f"\nper study: {a.json}")
+    store.close()
+
+
+if __name__ == "__main__":
+    main()
