@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from search.pruner_replay import ReplayTrial, replay_stops, summarise  # noqa: E402
-from search.pruners import ParetoPruner, grace_epochs  # noqa: E402
+from search.pruners import make_pruner  # noqa: E402
 from search.study import first_seed_curve  # noqa: E402
 from storage import Store  # noqa: E402
 from storage.frames import metric_column  # noqa: E402
@@ -48,7 +48,12 @@ def main() -> None:
     ap.add_argument("--graces", default="1/3,0.2,0.1", help="comma list of grace fractions (a/b allowed)")
     ap.add_argument("--json", help="also write every study's summaries here")
     a = ap.parse_args()
-    graces = [float(Fraction(g)) for g in a.graces.split(",")]
+    try:
+        graces = [float(Fraction(g)) for g in a.graces.split(",")]
+    except (ValueError, ZeroDivisionError):
+        ap.error(f"--graces must be a comma list of fractions such as 1/3,0.2, got {a.graces!r}")
+    if not all(0 < g < 1 for g in graces):
+        ap.error(f"--graces must lie in (0, 1), as --prune-grace does, got {a.graces!r}")
     store = Store(a.storage)
     names = [s.name for s in store.list_studies() if s.name.startswith(a.prefix) and s.n_pruned == 0
              and (store.get_study(s.name).settings or {}).get("pruner") == "none"]
@@ -59,7 +64,7 @@ def main() -> None:
         trials, direction, epochs = study_trials(store, name)
         report[name] = {}
         for g in graces:
-            stops = replay_stops(trials, ParetoPruner(direction, epochs, grace_epochs(epochs, g)))
+            stops = replay_stops(trials, make_pruner("pareto", direction, epochs, grace=g))
             report[name][f"{g:.3g}"] = {f: vars(s) for f, s in summarise(trials, stops, direction).items()}
     print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}\n")
     print("| grace | family | stopped (median of trials) | work kept (median) | false stops: front trials stopped "

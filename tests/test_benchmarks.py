@@ -84,3 +84,6 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
         for s in by_family.values():
             assert s["trials"] == 2 and 0 < s["work_kept"] <= 1 and 0 <= s["front_stopped"] <= s["front"] >= 1
     assert "| 0.333 | hourglass |" in done.stdout
+    bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
+                          "--graces", "1/3,1.5"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert bad.returncode == 2 and "--graces must lie in (0, 1)" in bad.stderr
