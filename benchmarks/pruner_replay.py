@@ -4,7 +4,7 @@
 
 For every study of the database whose name starts with --prefix and that ran unpruned
 (`--pruner none`), each trial's stored first-seed validation curve is replayed through the
-study's rule (search/pruner_replay.py) at each grace. Reported per family, median over the
+study's rule (search/integrations/pruner_replay.py) at each grace. Reported per family, median over the
 studies: trials stopped, work kept (params x epochs), front trials stopped (false stops)
 and the share of the family's front hypervolume the not-stopped trials keep. No training:
 the replay reads the database only.
@@ -21,9 +21,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from search.pruner_replay import ReplayTrial, replay_stops, summarise  # noqa: E402
-from search.pruners import make_pruner  # noqa: E402
-from search.study import first_seed_curve  # noqa: E402
+from search.integrations.pruner_replay import ReplayTrial, replay_stops, summarise  # noqa: E402
+from search.engine.pruners import make_pruner  # noqa: E402
+from search.engine.study import first_seed_curve  # noqa: E402
 from storage import Store  # noqa: E402
 from storage.frames import metric_column  # noqa: E402
 

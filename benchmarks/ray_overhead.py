@@ -20,8 +20,8 @@ import ray
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from search.executors import EXECUTORS, LocalExecutor
 from search.executors.ray import RayExecutor
-from search.specs import RunSpec
-from search.study import run_study
+from search.engine.specs import RunSpec
+from search.engine.study import run_study
 from storage import Store
 
 SLEEP_S = 1.0

@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from bench_util import cpu_name  # noqa: E402
 
+from core.statuses import CURVE_STATUSES  # noqa: E402
 from core.trials import TrainSettings  # noqa: E402
 from reports.efficiency import (  # noqa: E402
     fraction_at,
@@ -40,11 +41,11 @@ from reports.efficiency import (  # noqa: E402
     union_hypervolume,
     union_reference,
 )
-from search.pruners import DEFAULT_GRACE  # noqa: E402
-from search.samplers import DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
+from search.engine.pruners import DEFAULT_GRACE  # noqa: E402
+from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
 from search.spaces import min_params  # noqa: E402
-from search.specs import RunSpec  # noqa: E402
-from search.study import prepare, run_study  # noqa: E402
+from search.engine.specs import RunSpec  # noqa: E402
+from search.engine.study import prepare, run_study  # noqa: E402
 from storage import Store  # noqa: E402
 
 
@@ -89,7 +90,7 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
     frame = store.trials_frame(study)
     # epochs trained by each trial (all its runs): with params, a load-independent measure
     # of training work beside the summed seconds, which a shared machine's load inflates
-    frame["epochs_trained"] = [len(store.epochs(study, int(n))) if st in ("complete", "pruned") else 0
+    frame["epochs_trained"] = [len(store.epochs(study, int(n))) if st in CURVE_STATUSES else 0
                                for n, st in zip(frame["number"], frame["status"])]
     return store.get_study(study), frame, wall
 

@@ -30,5 +30,8 @@ REPLAYED_STATUSES: tuple[str, ...] = (*FINISHED_STATUSES, "interrupted")
 PROBLEM_STATUSES: tuple[str, ...] = ("failed", "diverged", "interrupted", "rejected")
 # Re-run on resume (up to --retries attempts).
 RETRY_STATUSES: tuple[str, ...] = ("interrupted", "failed")
+# Trained to the end or to the pruner's stop, with learning curves the pruner compares
+# against (and whose epochs count as training work).
+CURVE_STATUSES: tuple[str, ...] = ("complete", "pruned")
 # Always listed in status summaries, even at zero.
 HEADLINE_STATUSES: tuple[str, ...] = ("complete", "failed", "rejected")

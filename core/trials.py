@@ -17,7 +17,7 @@ from core.statuses import FinishedStatus
 
 # A config's searched training hyper-parameters (the trainers read config["lr"] and
 # config["weight_decay"] first: tasks/train.py, tasks/lm_train.py). They never change the
-# model, so a parameter count never depends on them (search/spaces.py relies on it).
+# model, so a parameter count never depends on them (search/spaces/sizing.py relies on it).
 TRAINING_KEYS = ("lr", "weight_decay")
 
 

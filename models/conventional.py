@@ -3,7 +3,7 @@
 The same network as the hourglass (models/residual_mlp.py) with blocks whose hidden layer
 is WIDER than the residual stream (d_h > d_z). The paper searches both shapes over the
 same ranges (d_z in [785, 4500], d_h in [4, 2500] on MNIST), so the baseline's stream is
-never narrower than the input (search/space_defs/mlp.py); its input projection is trained
+never narrower than the input (search/spaces/defs/mlp.py); its input projection is trained
 (or a fixed random one with `fixed_w_in`).
 
 Two explicit variants, each its own family so that its front is labelled as such:

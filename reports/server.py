@@ -12,11 +12,20 @@ Only GET and HEAD are answered (405 otherwise), and the handlers call only the s
 reading methods, so nothing served can change the database. The standard library's
 threading HTTP server is enough for a handful of researchers on one machine; it binds to
 127.0.0.1 unless told otherwise.
+
+A request is answered only when its Host header names the address served (`served_hosts`:
+the address itself; on a loopback address also localhost, 127.0.0.1 and ::1; on all
+interfaces also this machine's names and addresses) or a host the user allowed
+(`--allow-host`; `*` allows any). Anything else gets 403: otherwise a page on another
+site could read the studies through DNS rebinding (its own name resolved to 127.0.0.1).
 """
 from __future__ import annotations
 
+import ipaddress
 import re
+import socket
 import sys
+from collections.abc import Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -87,15 +96,73 @@ def _message_page(title: str, message: str) -> str:
                        f'<p class="empty">{esc(message)}</p>', plotly=False)
 
 
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+ANY_HOST = "*"
+
+
+def host_name(header: str | None) -> str | None:
+    """The host of a Host header, lower case, without port or IPv6 brackets
+    ("[::1]:8080" -> "::1", "Example.org" -> "example.org"); None when absent or empty."""
+    if not header or not header.strip():
+        return None
+    h = header.strip().lower()
+    if h.startswith("["):
+        return h[1:h.index("]")] if "]" in h else h
+    return h.rsplit(":", 1)[0] if h.count(":") == 1 else h
+
+
+def served_hosts(host: str, allow: Iterable[str] = ()) -> frozenset[str]:
+    """The Host names a server listening on `host` answers: `host`; on a loopback address
+    the loopback names too; on a wildcard address (0.0.0.0, ::) also this machine's name,
+    fully qualified name and their addresses; plus every name in `allow` (ANY_HOST: any)."""
+    names = {host_name(host) or host}
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        ip = None
+    if host == "localhost" or (ip is not None and (ip.is_loopback or ip.is_unspecified)):
+        names |= set(LOOPBACK_NAMES)
+    if ip is not None and ip.is_unspecified:
+        for name in {socket.gethostname(), socket.getfqdn()}:
+            names.add(name.lower())
+            try:
+                names |= set(socket.gethostbyname_ex(name)[2])
+            except OSError:
+                pass
+    for a in allow:
+        if a != ANY_HOST and (not host_name(a) or re.search(r"[\s/@?#]", a)):
+            raise UserError(f"--allow-host takes a host name or address such as example.org or 10.0.0.5, got {a!r}")
+        names.add(ANY_HOST if a == ANY_HOST else host_name(a))
+    return frozenset(names)
+
+
+def host_allowed(header: str | None, allowed: frozenset[str]) -> bool:
+    return ANY_HOST in allowed or host_name(header) in allowed
+
+
 class Handler(BaseHTTPRequestHandler):
     pages: Pages  # set on the class that `make_server` builds
+    allowed_hosts: frozenset[str]  # likewise: `served_hosts` of the address served
     server_version = "search-serve"
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        self._answer(send_body=True)
+        if self._host_ok():
+            self._answer(send_body=True)
 
     def do_HEAD(self) -> None:  # noqa: N802
-        self._answer(send_body=False)
+        if self._host_ok():
+            self._answer(send_body=False)
+
+    def _host_ok(self) -> bool:
+        """Refuse (403) a request whose Host header is not one this server answers."""
+        header = self.headers.get("Host")
+        if host_allowed(header, self.allowed_hosts):
+            return True
+        name = host_name(header)
+        why = (f"this server does not answer for host {name!r}; start search serve with --allow-host {name} "
+               "to allow it" if name else "a request needs a Host header")
+        self._send(HTTPStatus.FORBIDDEN, _message_page("Host not served", why))
+        return False
 
     def _refuse(self) -> None:
         self._send(HTTPStatus.METHOD_NOT_ALLOWED, _message_page("Read-only", "this server only reads the database"),
@@ -142,9 +209,11 @@ class Handler(BaseHTTPRequestHandler):
         sys.stderr.write(f"{self.address_string()} {format % args}\n")
 
 
-def make_server(store: Store, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False) -> ThreadingHTTPServer:
-    """A server (not yet serving) over `store`; port 0 picks a free port."""
-    attrs: dict[str, Any] = {"pages": Pages(store)}
+def make_server(store: Store, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False,
+                allow_hosts: Iterable[str] = ()) -> ThreadingHTTPServer:
+    """A server (not yet serving) over `store`; port 0 picks a free port. It answers
+    requests for the address served and the hosts in `allow_hosts` (`served_hosts`)."""
+    attrs: dict[str, Any] = {"pages": Pages(store), "allowed_hosts": served_hosts(host, allow_hosts)}
     if quiet:
         attrs["log_message"] = lambda self, *a: None
     handler = type("BoundHandler", (Handler,), attrs)

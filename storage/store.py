@@ -10,7 +10,7 @@ plain dicts and DataFrames leave it. Its parts, one job each:
     storage/trial_reads.py   trial records, per-epoch rows, artifacts, the trials frame
     storage/sql.py           read-only ad-hoc SQL
 
-The study loop needs only the part listed by `search.study_store.StudyStore`.
+The study loop needs only the part listed by `search.engine.study_store.StudyStore`.
 """
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ def run_guarded(spec: TrialSpec, on_epoch=None) -> TrialResult:
     import time
     import traceback
 
-    from search.faults import inject
+    from search.executors.faults import inject
 
     t0 = time.monotonic()
     try:

@@ -31,7 +31,7 @@ from typing import Any
 from core.errors import MAX_ERROR_CHARS, UserError, one_line
 from core.trials import TrialResult, TrialSpec
 from search.executors.base import EpochCallback, Executor, run_guarded
-from search.faults import ENV as FAULT_ENV
+from search.executors.faults import ENV as FAULT_ENV
 
 
 def worker_threads(cpus_per_trial: float) -> int:
@@ -92,6 +92,18 @@ FLAGS = {"address": "--ray-address", "gpus_per_trial": "--gpus-per-trial", "cpus
          "num_gpus": "num_gpus", "poll_s": "poll_s"}
 
 
+def _join_ray(ray, address: str | None, num_cpus: int | None, num_gpus: int | None) -> None:
+    """Start a local Ray (address None, "" or "local") or join a cluster; the workers get
+    this process's fault-injection and data-directory variables. UserError if it fails."""
+    try:
+        env = {k: os.environ[k] for k in (FAULT_ENV, "SEARCH_DATA_DIR") if k in os.environ}
+        ray.init(address=None if address in (None, "", "local") else address, num_cpus=num_cpus,
+                 num_gpus=num_gpus, include_dashboard=False, log_to_driver=True,
+                 configure_logging=False, runtime_env={"env_vars": env} if env else None)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        raise UserError(f"cannot start or join Ray at {address or 'local'}: {one_line(e)}") from None
+
+
 class RayExecutor(Executor):
     @classmethod
     def check_options(cls, options: dict[str, Any]) -> None:
@@ -124,22 +136,9 @@ class RayExecutor(Executor):
         t0 = time.monotonic()
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
-            try:
-                env = {k: os.environ[k] for k in (FAULT_ENV, "SEARCH_DATA_DIR") if k in os.environ}
-                ray.init(address=None if address in (None, "", "local") else address, num_cpus=num_cpus,
-                         num_gpus=num_gpus, include_dashboard=False, log_to_driver=True,
-                         configure_logging=False, runtime_env={"env_vars": env} if env else None)
-            except (ConnectionError, RuntimeError, ValueError) as e:
-                raise UserError(f"cannot start or join Ray at {address or 'local'}: {one_line(e)}") from None
+            _join_ray(ray, address, num_cpus, num_gpus)
         self.startup_s = time.monotonic() - t0
-        res = ray.cluster_resources()
-        fits = [res.get("CPU", 0) / cpus_per_trial]
-        if gpus_per_trial > 0:
-            if res.get("GPU", 0) <= 0:
-                self.close()
-                raise UserError(f"--gpus-per-trial {gpus_per_trial} but the Ray cluster has no GPU")
-            fits.append(res["GPU"] / gpus_per_trial)
-        self.capacity = max_concurrent or max(1, int(math.floor(min(fits) + 1e-9)))
+        self.capacity = max_concurrent or self._fitting(cpus_per_trial, gpus_per_trial)
         self.trial_timeout = trial_timeout
         self.poll_s = poll_s
         self._remote = ray.remote(_run_remote).options(num_cpus=cpus_per_trial, num_gpus=gpus_per_trial,
@@ -148,6 +147,17 @@ class RayExecutor(Executor):
         self._refs: dict[Any, tuple[TrialSpec, float]] = {}
         self.on_epoch = on_epoch  # with one, workers stream epochs through an EpochBoard actor
         self._board = ray.remote(num_cpus=0)(EpochBoard).remote() if on_epoch is not None else None
+
+    def _fitting(self, cpus_per_trial: float, gpus_per_trial: float) -> int:
+        """How many trials the cluster's CPUs (and GPUs, when a trial takes some) fit at once."""
+        res = self.ray.cluster_resources()
+        fits = [res.get("CPU", 0) / cpus_per_trial]
+        if gpus_per_trial > 0:
+            if res.get("GPU", 0) <= 0:
+                self.close()
+                raise UserError(f"--gpus-per-trial {gpus_per_trial} but the Ray cluster has no GPU")
+            fits.append(res["GPU"] / gpus_per_trial)
+        return max(1, int(math.floor(min(fits) + 1e-9)))
 
     @property
     def in_flight(self) -> int:

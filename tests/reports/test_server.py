@@ -5,13 +5,15 @@ import os
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 
 import pytest
 
+from core.errors import UserError
 from core.trials import EpochRecord, RunResult, TrialResult
-from reports.server import make_server, trial_filename
+from reports.server import host_allowed, host_name, make_server, served_hosts, trial_filename
 from reports.site import study_filename
 from storage import Store
 from tests.reports.test_browser import rendered_dom, script_errors
@@ -130,3 +132,61 @@ def test_the_page_follows_a_running_study(tmp_path):
     assert any(refresh for _, refresh in seen)  # while trials ran, the page reloaded itself
     assert len({n for n, _ in seen}) >= 2  # and it changed as trials finished
     assert final.count('<td><span class="badge s-complete">complete</span></td>') == 4 and 'http-equiv="refresh"' not in final
+
+
+def get_as(url: str, host: str | None) -> tuple[int, str]:
+    """GET `url` with this Host header (None: none at all), as a rebinding page would."""
+    import http.client
+
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn.putrequest("GET", parts.path or "/", skip_host=True)
+    if host is not None:
+        conn.putheader("Host", host)
+    conn.endheaders()
+    r = conn.getresponse()
+    try:
+        return r.status, r.read().decode()
+    finally:
+        conn.close()
+
+
+def test_a_request_for_another_host_is_refused(served):
+    """DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 sends
+    Host: evil.example; the server refuses it (403, nothing of the studies), while the
+    address served and the loopback names are answered."""
+    base, _, (a, b) = served
+    port = urllib.parse.urlsplit(base).port
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}", f"[::1]:{port}", "127.0.0.1"):
+        code, page = get_as(base + study_filename(a), host)
+        assert code == 200 and a in page, host
+    for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}", "", None):
+        code, page = get_as(base + study_filename(a), host)
+        assert code == 403 and a not in page and "hourglass" not in page, host
+    assert "--allow-host evil.example" in get_as(base, f"evil.example:{port}")[1]
+
+
+def test_allowed_hosts_are_answered(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    server = make_server(store, "127.0.0.1", 0, quiet=True, allow_hosts=["Lab-Box.local", "10.0.0.5:8080"])
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        assert get_as(base, "lab-box.local:8080")[0] == 200 and get_as(base, "10.0.0.5")[0] == 200
+        assert get_as(base, "other.local")[0] == 403
+    finally:
+        server.shutdown()
+        server.server_close()
+        store.close()
+
+
+def test_host_rules():
+    assert host_name("Example.ORG:8080") == "example.org" and host_name("[::1]:80") == "::1"
+    assert host_name("::1") == "::1" and host_name("") is None and host_name(None) is None
+    assert served_hosts("127.0.0.1") == {"127.0.0.1", "localhost", "::1"}
+    assert served_hosts("192.168.1.7") == {"192.168.1.7"}
+    assert "localhost" in served_hosts("0.0.0.0") and "0.0.0.0" in served_hosts("0.0.0.0")
+    assert host_allowed("anything.example", served_hosts("127.0.0.1", ["*"]))
+    assert not host_allowed("anything.example", served_hosts("127.0.0.1"))
+    with pytest.raises(UserError, match="--allow-host takes a host name"):
+        served_hosts("127.0.0.1", ["a b"])

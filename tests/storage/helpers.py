@@ -1,4 +1,4 @@
-"""Builders of search.specs results for the storage tests."""
+"""Builders of search.engine.specs results for the storage tests."""
 from __future__ import annotations
 
 from core.trials import EpochRecord, RunResult, TrialResult

@@ -1,0 +1,119 @@
+"""`search compare`: which family wins at each budget, with intervals (reports/compare.py)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from core.errors import UserError
+from search.cli.common import open_store, print_frame, storage_arg
+
+INTERVAL = ("parametric bootstrap of the whole selection: each configuration's mean redrawn from "
+            "mean + std/sqrt(runs) * t(runs - 1), the best per family and budget re-selected in every draw")
+
+
+def add_parser(sub) -> None:
+    """`search compare`'s flags."""
+    cp = sub.add_parser("compare", help="which family wins at each budget, with confidence intervals")
+    cp.add_argument("studies", nargs="+", metavar="STUDY", help="studies of one task and metric")
+    cp.add_argument("--families", help="comma list (default: every family of the studies)")
+    levels = cp.add_mutually_exclusive_group()
+    levels.add_argument("--budgets", help="comma list of budgets, e.g. 10K,100K,1M")
+    levels.add_argument("--levels", type=int, help="log-spaced budgets from the smallest to the largest model (default 5)")
+    cp.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    cp.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    storage_arg(cp)
+    cp.set_defaults(func=cmd_compare)
+
+
+def compare_json(records, df, verdicts, volumes, reference, difference, confidence: float) -> dict[str, Any]:
+    rec = records[0]
+
+    def origin(number):
+        if number is None:
+            return None, None
+        row = df.iloc[int(number)]
+        return str(row["study"]), int(row["trial"])
+
+    levels = []
+    for v in verdicts:
+        fams = []
+        for r in v.families:
+            study, trial = origin(r.number)
+            fams.append({"family": r.family, "value": r.value, "low": r.low, "high": r.high, "study": study,
+                         "trial": trial, "params": r.params, "config": r.config, "runs": r.runs})
+        levels.append({"budget": v.budget, "families": fams, "winner": v.winner, "runner_up": v.runner_up,
+                       "margin": v.margin, "margin_low": v.margin_low, "margin_high": v.margin_high,
+                       "status": v.status, "verdict": v.text})
+    return {"studies": [r.name for r in records], "task": rec.task, "metric": rec.metric, "direction": rec.direction,
+            "confidence": confidence, "interval": INTERVAL, "levels": levels,
+            "fronts": [{"family": f.family, "hypervolume": f.value, "low": f.low, "high": f.high} for f in volumes],
+            "hypervolume_reference": None if reference is None else [float(x) for x in reference],
+            "front_difference": None if difference is None else {
+                "first": difference.first, "second": difference.second, "difference": difference.difference,
+                "low": difference.low, "high": difference.high}}
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    from core.budget import format_count, parse_budget
+    from reports.compare import (
+        candidates,
+        combined_frame,
+        compare_at,
+        default_levels,
+        front_difference,
+        front_volumes,
+        verdicts_frame,
+    )
+
+    if a.levels is not None and a.levels < 1:
+        raise UserError("--levels must be at least 1")
+    if not 0 < a.confidence < 1:
+        raise UserError(f"--confidence must be between 0 and 1, got {a.confidence:g}")
+    budgets = [parse_budget(b) for b in a.budgets.split(",") if b.strip()] if a.budgets else None
+    store = open_store(a.storage)
+    records = [store.get_study(name) for name in a.studies]
+    df = combined_frame([(rec, store.trials_frame(rec.name)) for rec in records])
+    known = sorted(set(df["family"].astype(str))) if len(df) else []
+    families = [f.strip() for f in a.families.split(",") if f.strip()] if a.families else known
+    missing = [f for f in families if f not in known]
+    if missing:
+        raise UserError(f"no family {', '.join(missing)} in these studies; they have {', '.join(known) or 'none'}")
+    rec = records[0]
+    cands = candidates(df, rec.metric, families)
+    levels = budgets or default_levels(cands, a.levels or 5)
+    if not levels:
+        raise UserError("these studies have no complete trial yet: nothing to compare")
+    verdicts = compare_at(cands, [float(b) for b in levels], rec.direction, confidence=a.confidence)
+    volumes, reference = front_volumes(cands, rec.direction, confidence=a.confidence)
+    difference = front_difference(volumes, confidence=a.confidence)
+    if a.format == "json":
+        print(json.dumps(compare_json(records, df, verdicts, volumes, reference, difference, a.confidence), indent=2))
+        return 0
+    table = verdicts_frame(verdicts, rec.metric)
+    if a.format == "csv":
+        print_frame(table, "csv")
+        return 0
+    measure = (rec.settings or {}).get("budget_of", "params")  # what the studies' sizes count
+    unit, units = ("params", "parameters") if measure == "params" else (measure, measure)
+    print(f"{rec.metric} ({rec.direction}) by budget, {a.confidence:.0%} intervals ({INTERVAL}):")
+    for v in verdicts:
+        print(f"\nat most {format_count(v.budget)} {units}: {v.text}")
+        for r in v.families:
+            if r.value is None:
+                print(f"  {r.family:<24} no model this small")
+                continue
+            ci = "interval unknown (single run)" if r.low is None else f"[{r.low:.4g}, {r.high:.4g}]"
+            print(f"  {r.family:<24} {r.value:.4g} {ci}  trial #{df.iloc[r.number]['trial']} "
+                  f"({format_count(r.params)} {unit}, {r.runs} run(s))")
+    print(f"\nfront hypervolume (log10 {unit} x metric, one reference):")
+    for f in volumes:
+        ci = "interval unknown (single runs)" if f.low is None else f"[{f.low:.4g}, {f.high:.4g}]"
+        print(f"  {f.family:<24} {f.value:.4g} {ci}")
+    if difference is not None:
+        ci = "interval unknown (single runs)" if difference.low is None else \
+            f"interval {difference.low:.4g} .. {difference.high:.4g}"
+        print(f"  {difference.first} - {difference.second}: {difference.difference:.4g} ({ci})")
+    sys.stdout.flush()
+    return 0

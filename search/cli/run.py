@@ -1,0 +1,174 @@
+"""`search run`: parse the flags into a RunSpec, check everything, run the study, print
+its Pareto table and write its report page."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core.errors import UserError
+from search.cli.common import open_store, print_frame, storage_arg, task_options
+from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SHARES, SPREADS
+from search.engine.pruners import DEFAULT_PRUNER
+from search.engine.samplers import DEFAULT_SAMPLER, SAMPLERS
+
+DEFAULT_REPORT_DIR = "search-reports"
+
+
+def add_parser(sub) -> None:
+    """`search run`'s flags, in groups as `search run --help` shows them."""
+    r = sub.add_parser("run", help="run or resume a study")
+    what = r.add_argument_group("what to search")
+    what.add_argument("--recipe", help="a paper experiment by name ('search recipes') or a recipe .toml file; "
+                                       "flags given here override its values")
+    what.add_argument("--space", help="family or comma list, e.g. hourglass,conventional (required without --recipe)")
+    what.add_argument("--budget", help="max trainable parameters: 500K, 80M, 1.5B, 80000000 (required without --recipe)")
+    what.add_argument("--task", help="task (default: the first family's paper task)")
+    what.add_argument("--budget-of", help="what --budget counts: params (each family's parameter convention, the "
+                                          "default) or omega (connections per layer: mixer, s-mixer, rp-mixer, "
+                                          "sw-mlp; the sparse-MLP paper's fixed quantity)")
+    what.add_argument("--trials", type=int, help="finished trials to reach (default 20)")
+    what.add_argument("--repeats", type=int, help="seeds per configuration (default 1)")
+    what.add_argument("--study", help="study name (default: TASK-FAMILIES)")
+    what.add_argument("--seed", type=int, help="study seed (default 0)")
+    what.add_argument("--space-file", help="TOML or YAML file overriding the spaces' ranges")
+    what.add_argument("--smoke", action="store_true", help="tiny run: 2 trials, 1 epoch, 512 samples")
+    how = r.add_argument_group("how to search")
+    how.add_argument("--sampler",
+                     help=f"{', '.join(SAMPLERS.names())} (default {DEFAULT_SAMPLER})")
+    how.add_argument("--spread",
+                     help=f"{', '.join(SPREADS)}: with an Optuna sampler, draw a target size log-uniformly between the "
+                          f"smallest model and the budget first and aim the config at it, or not (default {DEFAULT_SPREAD})")
+    how.add_argument("--share",
+                     help=f"{', '.join(SHARES)}: with an Optuna sampler and several families, give the families "
+                          f"turns, or let the sampler choose the family (default {DEFAULT_SHARE})")
+    how.add_argument("--pruner", help="pareto, none: stop a trial after an epoch at which a finished trial with no "
+                                      f"more parameters was clearly better, or never (default {DEFAULT_PRUNER})")
+    how.add_argument("--prune-grace", type=float,
+                     help="the pruner's grace period, a fraction of the epochs in (0, 1): no trial is stopped "
+                          "before it (default 1/3)")
+    train = r.add_argument_group("training")
+    train.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
+    train.add_argument("--batch-size", type=int, help="batch size (default: the task's)")
+    train.add_argument("--optimizer", help="adamw (AdamW, linear decay; the default) or sgd-step (SGD with momentum "
+                                           "0.9, lr x0.2 at 50/70/90%% of the steps, Yu & Zhang's recipe)")
+    train.add_argument("--lr", type=float, help="learning rate when the space does not search one (default: the task's)")
+    train.add_argument("--device", default="auto", help="auto (cuda when available), cpu, cuda, cuda:1, ...")
+    train.add_argument("--max-train-samples", type=int, help="cap the training set (quick looks)")
+    train.add_argument("--tokens", type=int, help="training tokens per run (language-model tasks)")
+    train.add_argument("--data", help="a data file the task reads (e.g. a text file for lm-text)")
+    train.add_argument("--data-dir", help="where data sets are (default: $SEARCH_DATA_DIR, then the user cache)")
+    train.add_argument("--task-option", action="append", metavar="KEY=VALUE", help="task option, e.g. noise=0.5 (repeatable)")
+    where = r.add_argument_group("where trials run")
+    where.add_argument("--executor", help="where trials run (default: local, in this process)")
+    where.add_argument("--retries", type=int, help="re-runs of a failed or interrupted trial (default 1)")
+    where.add_argument("--oom-retry", action="store_true", help="re-run an out-of-memory trial once with half the batch")
+    where.add_argument("--ray-address", help="with --executor ray: 'auto' or HOST:PORT of a cluster (default: a local Ray)")
+    where.add_argument("--gpus-per-trial", type=float, help="with --executor ray: GPUs per trial, e.g. 0.25 packs 4 on a GPU")
+    where.add_argument("--cpus-per-trial", type=float, help="with --executor ray: CPUs per trial (default 1)")
+    where.add_argument("--max-concurrent", type=int, help="with --executor ray: trials at once (default: what fits)")
+    where.add_argument("--trial-timeout", type=float, help="with --executor ray: seconds before a trial counts as hung")
+    out = r.add_argument_group("results")
+    storage_arg(out)
+    out.add_argument("--out", default=DEFAULT_REPORT_DIR, help=f"report folder (default {DEFAULT_REPORT_DIR})")
+    out.add_argument("--no-report", action="store_true", help="do not write the report pages")
+    r.set_defaults(func=cmd_run)
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    from search.cli.progress import ConsoleProgress
+    from search.engine.study import prepare, run_study
+    from tasks import load_data
+
+    spec = run_spec(a)
+    prep = prepare(spec)  # every name, range and the budget checked before the database is touched
+    if a.data_dir is not None and not Path(a.data_dir).is_dir():
+        raise UserError(f"data directory {a.data_dir!r} does not exist")
+    load_data(prep.task, spec.data_dir, spec.train.device)  # missing data fails here, before any write
+    store = open_store(a.storage)
+    out = run_study(spec, store, ConsoleProgress(), prep)
+    df = store.trials_frame(spec.study_name)
+    print(f"study {spec.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
+          + (f" ({out.retried} retries)" if out.retried else "") +
+          f", {out.rejected} proposal(s) rejected over budget or shape"
+          + (" (grid exhausted)" if out.exhausted else ""))
+    print_pareto(df, out.study.metric, out.study.direction, prep.convention)
+    if not a.no_report:
+        from reports import write_site
+
+        index = write_site([(out.study, df)], a.out, samples_for(store))
+        page = Path(a.out) / study_page_name(out.study.name)
+        print(f"report: {page if page.exists() else index}")
+    return 0
+
+
+def run_spec(a: argparse.Namespace):
+    """The `RunSpec` of the flags: `--smoke`'s values, then a recipe's for flags not given,
+    then the defaults. The spec validates itself."""
+    from core.budget import parse_budget
+    from core.trials import TrainSettings
+    from search.engine.pruners import DEFAULT_GRACE
+    from search.engine.specs import RunSpec
+    from search.engine.study import default_task
+
+    if a.smoke:  # as if given on the command line: they win over a recipe's values
+        a.trials = 2 if a.trials is None else a.trials
+        a.epochs = 1 if a.epochs is None else a.epochs
+        a.max_train_samples = 512 if a.max_train_samples is None else a.max_train_samples
+    recipe = _apply_recipe(a)
+    if a.space is None or a.budget is None:
+        raise UserError("search run needs --space and --budget (or a --recipe that sets them)")
+    spaces = tuple(s.strip() for s in str(a.space).split(",") if s.strip())
+    executor_options = {k: v for k, v in (
+        ("address", a.ray_address), ("gpus_per_trial", a.gpus_per_trial), ("cpus_per_trial", a.cpus_per_trial),
+        ("max_concurrent", a.max_concurrent), ("trial_timeout", a.trial_timeout)) if v is not None}
+    train = TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
+                          max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer)
+    return RunSpec(
+        spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
+        trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=_or(a.sampler, DEFAULT_SAMPLER),
+        spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE), budget_of=_or(a.budget_of, "params"),
+        pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=_or(a.prune_grace, DEFAULT_GRACE), study=a.study,
+        storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
+        space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),
+        retries=_or(a.retries, 1), oom_retry=a.oom_retry, recipe=recipe.name if recipe else None,
+        executor_options=executor_options,
+    )
+
+
+def samples_for(store):
+    """The report's source of sample grids: the "samples" artifacts of a trial's runs."""
+    return lambda study, number: store.artifacts(study, number, "samples")
+
+
+def _or(value, default):
+    return default if value is None else value
+
+
+def _apply_recipe(a: argparse.Namespace):
+    """Fill the flags not given on the command line from `--recipe` (None without one)."""
+    if not a.recipe:
+        return None
+    from search.recipes import load_recipe
+
+    recipe = load_recipe(a.recipe)
+    for key, value in recipe.run.items():
+        if getattr(a, key, None) is None:
+            setattr(a, key, value)
+    return recipe
+
+
+def study_page_name(name: str) -> str:
+    from reports.site import study_filename
+
+    return study_filename(name)
+
+
+def print_pareto(df, metric: str, direction: str, convention: str = "parameters") -> None:
+    from reports.tables import pareto_table
+
+    table = pareto_table(df, metric, direction, formatted=True)
+    if table.empty:
+        print("no complete trials yet, so no Pareto front")
+        return
+    print(f"Pareto-optimal configurations ({metric} vs. {convention}, per family):")
+    print_frame(table, "table")

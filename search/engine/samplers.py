@@ -1,0 +1,75 @@
+"""Samplers by name (`--sampler`): where a study's next configuration comes from.
+
+A registry like the executors': each name maps to a factory that builds the study's
+`Proposer` (search/engine/proposers.py). The Optuna samplers share one `OptunaProposer` and
+differ only in the Optuna sampler they build; `grid` is the paper-style grid. Optuna is
+imported only when a proposer is built, so the CLI can check a name without it.
+A new sampler is one `SAMPLERS.add` here.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from core.registry import Registry
+from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD
+
+if TYPE_CHECKING:
+    import optuna
+
+    from search.engine.proposers import Proposer
+
+ProposerFactory = Callable[..., "Proposer"]  # (spaces, io, budget, count, *, direction, seed, trials)
+SAMPLERS: Registry[ProposerFactory] = Registry("sampler")
+
+
+def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"]) -> ProposerFactory:
+    """A factory of `OptunaProposer`s whose Optuna sampler is `build(seed, trials)`."""
+
+    def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD,
+                share: str = DEFAULT_SHARE, **_: Any) -> "Proposer":
+        from search.engine.proposers import OptunaProposer
+
+        return OptunaProposer(spaces, io, budget, count, make_sampler=lambda s: build(s, trials),
+                              direction=direction, seed=seed, spread=spread, share=share)
+
+    return factory
+
+
+def _tpe(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
+    import optuna
+
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(10, max(4, trials // 4)))
+
+
+def _nsga2(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
+    import optuna
+
+    return optuna.samplers.NSGAIISampler(seed=seed, population_size=min(50, max(4, trials // 3)))
+
+
+def _random(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
+    import optuna
+
+    return optuna.samplers.RandomSampler(seed=seed)
+
+
+def _grid(spaces, io, budget, count, *, seed: int, **_: Any) -> "Proposer":
+    from search.engine.proposers import GridProposer
+
+    return GridProposer(spaces, io, budget, count, seed=seed)
+
+
+SAMPLERS.add("tpe", _optuna(_tpe))
+SAMPLERS.add("nsga2", _optuna(_nsga2))
+SAMPLERS.add("random", _optuna(_random))
+SAMPLERS.add("grid", _grid)
+DEFAULT_SAMPLER = "tpe"
+
+
+def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
+                  spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE) -> "Proposer":
+    """The proposer of sampler `sampler` (UserError listing the known names if unknown).
+    `spread` (SPREADS) and `share` (SHARES) are for the Optuna samplers; the grid ignores
+    them (it interleaves the families' points)."""
+    return SAMPLERS.get(sampler)(spaces, io, budget, count, direction=direction, seed=seed, trials=trials,
+                                 spread=spread, share=share)

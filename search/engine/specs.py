@@ -1,0 +1,86 @@
+"""A parsed `search run` command (`RunSpec`).
+
+The trial-level specs and results every layer shares live in `core.trials`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.errors import UserError
+from core.trials import TrainSettings
+from search.engine.pruners import DEFAULT_GRACE, DEFAULT_PRUNER
+from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SHARES, SPREADS
+from search.engine.samplers import DEFAULT_SAMPLER, SAMPLERS
+
+# What a budget may count (`--budget-of`): every family's own parameter convention, or
+# the connections per layer of the Mixer and SW-MLP families (models.Family.count_as).
+BUDGET_MEASURES = ("params", "omega")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """A parsed `search run` command."""
+
+    spaces: tuple[str, ...]  # families searched together in one study
+    task: str
+    budget: int
+    trials: int = 20  # finished (complete/failed/diverged) trials to reach
+    repeats: int = 1  # seeds per configuration
+    sampler: str = DEFAULT_SAMPLER  # a name in search.engine.samplers.SAMPLERS
+    spread: str = DEFAULT_SPREAD  # search.engine.policies.SPREADS: aim proposals at sizes, or not
+    share: str = DEFAULT_SHARE  # search.engine.policies.SHARES: families take turns, or the sampler chooses
+    pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
+    prune_grace: float = DEFAULT_GRACE  # the pruner's grace period, a fraction of the epochs
+    budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
+    study: str | None = None  # default: derived from task and families
+    storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
+    data_dir: str | None = None
+    seed: int = 0
+    executor: str = "local"
+    space_file: str | None = None
+    train: TrainSettings = field(default_factory=TrainSettings)
+    task_options: dict[str, Any] = field(default_factory=dict)  # e.g. {"noise": 0.5}
+    retries: int = 1  # re-runs of a failed or interrupted trial
+    oom_retry: bool = False  # an out-of-memory trial runs once more with half the batch
+    executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. ray address, gpus per trial
+    recipe: str | None = None  # the recipe the settings came from (`search run --recipe`)
+
+    def __post_init__(self) -> None:
+
+        if not self.spaces:
+            raise UserError("--space needs at least one family")
+        if len(set(self.spaces)) != len(self.spaces):
+            raise UserError("--space lists a family twice")
+        if self.trials < 1 or self.repeats < 1:
+            raise UserError("--trials and --repeats must be at least 1")
+        if self.retries < 0:
+            raise UserError("--retries must be at least 0")
+        SAMPLERS.get(self.sampler)  # unknown names fail with the known ones
+        from search.engine.pruners import PRUNERS
+
+        PRUNERS.get(self.pruner)  # unknown names fail with the known ones
+        if isinstance(self.prune_grace, bool) or not isinstance(self.prune_grace, (int, float)) \
+                or not 0 < self.prune_grace < 1:
+            raise UserError(f"--prune-grace must be a fraction of the epochs between 0 and 1, got {self.prune_grace!r}")
+        if self.spread not in SPREADS:
+            raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")
+        if self.budget_of not in BUDGET_MEASURES:
+            raise UserError(f"unknown --budget-of {self.budget_of!r}; known: {', '.join(BUDGET_MEASURES)}")
+        if self.share not in SHARES:
+            raise UserError(f"unknown --share {self.share!r}; known: {', '.join(SHARES)}")
+        for name in ("epochs", "batch_size", "max_train_samples", "tokens"):
+            v = getattr(self.train, name)
+            if v is not None and v < 1:
+                raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.train.optimizer is not None:
+            from tasks.optimizers import OPTIMIZERS
+
+            OPTIMIZERS.get(self.train.optimizer)  # unknown names fail with the known ones
+        if self.train.lr is not None and not 0 < self.train.lr < math.inf:
+            raise UserError(f"--lr must be a positive number, got {self.train.lr}")
+
+    @property
+    def study_name(self) -> str:
+        return self.study or f"{self.task}-{'-'.join(self.spaces)}"

@@ -1,0 +1,345 @@
+"""The study loop: ask -> TrialSpec -> executor -> TrialResult -> store -> tell.
+
+`prepare` resolves a `RunSpec`; `StudyLoop` runs it over any `StudyStore`
+(search/engine/study_store.py); owners and heartbeats are in search/engine/ownership.py, jobs and
+retries in search/engine/retries.py.
+
+Everything a user can get wrong is checked in `prepare` before the database is touched,
+so bad input leaves the database as it was. Each finished trial is committed at once
+(one transaction); re-running the same command resumes: finished trials are replayed
+into the sampler, trials left `running` by a killed process are marked `interrupted` and
+their configurations run again first.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from core.budget import format_count
+from core.errors import UserError
+from core.io import IOSpec
+from core.statuses import CURVE_STATUSES, REPLAYED_STATUSES, RETRY_STATUSES
+from core.trials import EpochRecord, TrialResult, TrialSpec, TrialStopped
+from models import FAMILIES, Family, get_family
+from search.executors import Executor, check_executor, make_executor
+from search.engine.ownership import Heartbeat, is_orphan, owner_id
+from search.engine.proposers import Proposer, Rejection
+from search.engine.pruners import Pruner, make_pruner
+from search.engine.retries import Job, follow_up, resume_job
+from search.engine.samplers import make_proposer
+from search.spaces import Space, build_spaces, min_params
+from search.engine.specs import RunSpec
+from search.engine.study_store import StudyStore
+from storage.records import StudyRecord
+from tasks import get_task
+from tasks.base import Task
+
+MAX_REJECTIONS_IN_A_ROW = 1000
+
+
+@dataclass
+class Prepared:
+    spec: RunSpec
+    task: Task
+    io: IOSpec
+    families: dict[str, Family]
+    spaces: dict[str, Space]
+
+    def count(self, family: str, config: dict[str, Any]) -> int:
+        """The config's size in the study's budget measure (`--budget-of`; default its
+        family's parameter count)."""
+        return self.families[family].count_as(self.spec.budget_of, config, self.io)
+
+    @property
+    def convention(self) -> str:
+        """What the budget and the stored sizes count (the pages' axis label)."""
+        if self.spec.budget_of != "params":
+            return next(iter({f.budget_measures[self.spec.budget_of] for f in self.families.values()}))
+        return " / ".join(sorted({f.param_convention for f in self.families.values()}))
+
+    @property
+    def objective_key(self) -> str:
+        """The metric the sampler optimises: the validation value (test stays unseen)."""
+        return f"val_{self.task.metric}"
+
+
+def prepare(spec: RunSpec) -> Prepared:
+    """Resolve and validate names, spaces and the budget; touches no database."""
+    task = get_task(spec.task, spec.task_options)
+    check_executor(spec.executor, spec.executor_options)  # unknown executors and bad options fail before any write
+    if spec.train.optimizer is not None and task.trainer != "supervised":
+        raise UserError(f"--optimizer is for supervised tasks; {spec.task!r} trains with its own recipe")
+    io = task.io()
+    families = {name: get_family(name) for name in spec.spaces}
+    if spec.budget_of != "params":
+        lacking = [n for n, f in families.items() if spec.budget_of not in f.budget_measures]
+        if lacking:
+            able = [n for n in FAMILIES.names() if spec.budget_of in get_family(n).budget_measures]
+            raise UserError(f"--budget-of {spec.budget_of}: {', '.join(lacking)} cannot be counted so; "
+                            f"families that can: {', '.join(able)}")
+    for name, fam in families.items():
+        if not fam.fits(io):
+            shape = io.input_shape or (io.d_in,)
+            raise UserError(f"space {name!r} does not fit task {spec.task!r} ({io.output} output, input shape "
+                            f"{tuple(shape)}); 'search spaces' lists the tasks each family fits")
+    spaces = build_spaces(list(families), io, spec.space_file, task.search_lrs)
+    prep = Prepared(spec, task, io, families, spaces)
+    for name, space in spaces.items():
+        smallest = min_params(space, io, lambda c, n=name: prep.count(n, c))
+        if math.isinf(smallest):
+            raise UserError(f"space {name!r} allows no configuration on {spec.task!r}: check its ranges")
+        if smallest > spec.budget:
+            raise UserError(
+                f"budget {format_count(spec.budget)} is below the smallest {name} model on "
+                f"{spec.task} ({smallest:,} {prep.convention})"
+            )
+    return prep
+
+
+def default_task(spaces: tuple[str, ...]) -> str:
+    """The first family's paper task."""
+    return get_family(spaces[0]).default_task
+
+
+def run_seeds(study_seed: int, family: str, config: dict[str, Any], repeats: int) -> tuple[int, ...]:
+    """Seeds of a config's runs: derived from the config, so a re-run gets the same ones."""
+    h = hashlib.sha256(json.dumps([study_seed, family, config], sort_keys=True).encode()).hexdigest()
+    base = int(h[:8], 16) % 2**31
+    return tuple((base + 7919 * r) % 2**31 for r in range(repeats))
+
+
+class Progress(Protocol):
+    def start(self, study: StudyRecord, total: int, done: int, retries: int) -> None: ...
+    def trial_started(self, spec: TrialSpec, params: int, note: str | None) -> None: ...
+    def epoch(self, spec: TrialSpec, repeat: int, record: EpochRecord) -> None: ...
+    def trial_finished(self, spec: TrialSpec, params: int, result: TrialResult, finished: int) -> None: ...
+    def rejected(self, rejection: Rejection) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass
+class Outcome:
+    study: StudyRecord
+    finished: int  # finished trials of the study now that no retry supersedes (all processes)
+    ran: int  # trials run by this call
+    rejected: int  # proposals rejected by this call
+    interrupted: int  # orphaned trials found and marked interrupted at the start
+    retried: int = 0  # retries run by this call (failed, interrupted, out of memory)
+    exhausted: bool = False  # the grid ran out before --trials
+    results: list[TrialResult] = field(default_factory=list)
+
+
+class StudyLoop:
+    """One driver's run of a study, in steps that can be tested alone.
+
+    `start` creates or loads the study, marks orphaned trials interrupted, replays the
+    past into the proposer and queues retries; `next_job` gives the next trial to run
+    (a queued retry first, else a proposal; rejections are recorded on the way) or None
+    when the study has enough trials; `submit` records a trial and hands it to the
+    executor; `on_result` stores a finished trial, tells the proposer and queues the
+    retry it earns. `run` drives them until the study has `spec.trials` finished trials.
+    """
+
+    def __init__(self, spec: RunSpec, store: StudyStore, progress: Progress, prep: Prepared,
+                 executor: Executor | None = None) -> None:
+        self.spec, self.store, self.progress, self.prep = spec, store, progress, prep
+        self.name = spec.study_name
+        self.owner = owner_id()
+        self.executor = executor
+        self.retries: deque[Job] = deque()
+        self.pending: dict[int, Job] = {}  # trial number -> job, for trials in flight
+        self.rejected_in_a_row = 0
+        self._counted: tuple[int, int] | None = None  # store.progress as on_result just read it
+        self.proposer: Proposer | None = None
+        self.pruner: Pruner = Pruner()  # `spec.pruner`'s, built by start()
+        self.out: Outcome | None = None
+
+    # -- steps ----------------------------------------------------------------------
+    def start(self) -> Outcome:
+        spec, prep, store = self.spec, self.prep, self.store
+        study = store.create_or_load_study(
+            self.name, task=spec.task, families=list(spec.spaces), metric=prep.task.metric,
+            direction=prep.task.direction, budget=spec.budget, settings=study_settings(spec, prep),
+        )
+        interrupted = store.interrupt_running(self.name, orphan=is_orphan)
+        past = store.trials(self.name, statuses=REPLAYED_STATUSES)
+        self.proposer = make_proposer(
+            spec.sampler, prep.spaces, prep.io, spec.budget, prep.count,
+            direction=prep.task.direction, seed=spec.seed, trials=spec.trials, spread=spec.spread,
+            share=spec.share,
+        )
+        key = prep.objective_key
+        self.proposer.replay(past, lambda r: r.metrics.get(key, (None,))[0])
+        self.pruner = self._pruner(past)
+        self.retries.extend(
+            resume_job(r, spec.train)
+            for r in store.retry_candidates(self.name, RETRY_STATUSES, max_attempt=spec.retries)
+            if r.family in prep.families
+        )
+        if self.executor is None:
+            self.executor = make_executor(spec.executor, on_epoch=self._on_epoch, **spec.executor_options)
+        final, _ = store.progress(self.name)
+        self.out = Outcome(study, final, 0, 0, len(interrupted))
+        self.progress.start(study, spec.trials, final, len(self.retries))
+        return self.out
+
+    def _pruner(self, past: list) -> Pruner:
+        """`spec.pruner`'s pruner, knowing the curves of the finished trials (so that a
+        resumed study judges by the same rule)."""
+        spec, prep = self.spec, self.prep
+        epochs = spec.train.epochs or prep.task.defaults.epochs
+        pruner = make_pruner(spec.pruner, prep.task.direction, epochs,
+                             "parameters" if spec.budget_of == "params" else prep.convention, spec.prune_grace)
+        if spec.pruner != "none":
+            for r in past:
+                if r.status in CURVE_STATUSES:
+                    pruner.observe(r.params, first_seed_curve(self.store.epochs(self.name, r.number), prep.task.metric),
+                                   r.family)
+        return pruner
+
+    def _queued_finals(self) -> int:
+        """Failed trials whose queued retry has not run yet: final until it supersedes them."""
+        return sum(j.supersedes_final for j in self.retries)
+
+    def next_job(self) -> Job | None:
+        """The next trial to run, or None when the finished and running trials of every
+        process reach `spec.trials`, or the grid is exhausted (`out.exhausted`)."""
+        assert self.proposer is not None and self.out is not None, "start() first"
+        while True:
+            # every process's trials count; the reading on_result just took serves once
+            final, running = self._counted or self.store.progress(self.name)
+            self._counted = None
+            self.out.finished = final
+            # a queued retry's original is final until the retry supersedes it
+            if final - self._queued_finals() + running >= self.spec.trials:
+                return None
+            if self.retries:
+                return self.retries.popleft()
+            p = self.proposer.ask()
+            if p is None:
+                self.out.exhausted = True
+                return None
+            if isinstance(p, Rejection):
+                self._reject(p)
+                continue
+            self.rejected_in_a_row = 0
+            return Job(p, self.spec.train)
+
+    def _reject(self, p: Rejection) -> None:
+        assert self.proposer is not None and self.out is not None
+        self.store.add_rejected(self.name, family=p.family, config=p.config, params=p.params or 0, reason=p.reason)
+        self.proposer.reject(p)
+        self.progress.rejected(p)
+        self.out.rejected += 1
+        self.rejected_in_a_row += 1
+        if self.rejected_in_a_row >= MAX_REJECTIONS_IN_A_ROW:
+            raise UserError(f"{self.rejected_in_a_row} proposals in a row were rejected: "
+                            "widen the space or raise the budget")
+
+    def submit(self, job: Job) -> TrialSpec:
+        """Record the trial as running (owned by this process) and hand it to the executor."""
+        assert self.executor is not None
+        spec, p = self.spec, job.proposal
+        seeds = job.seeds or run_seeds(spec.seed, p.family, p.config, spec.repeats)
+        number = self.store.add_trial(self.name, family=p.family, config=p.config, params=p.params,
+                                      seeds=list(seeds), optuna=p.optuna, note=p.note, owner=self.owner,
+                                      attempt=job.attempt, retry_of=job.retry_of)
+        tspec = TrialSpec(self.name, number, p.family, p.config, spec.task, seeds, job.train, spec.data_dir,
+                          spec.task_options)
+        self.pending[number] = job
+        self.executor.submit(tspec)
+        self.progress.trial_started(tspec, p.params, p.note)
+        return tspec
+
+    def _on_epoch(self, tspec: TrialSpec, index: int, record: EpochRecord) -> None:
+        """After each epoch of a running trial: show it; stop the trial if the pruner says
+        so (judged on its first seed)."""
+        self.progress.epoch(tspec, index, record)
+        job = self.pending.get(tspec.number)
+        if index == 0 and job is not None:
+            value = record.metrics.get(self.prep.task.metric, math.nan)
+            reason = self.pruner.check(job.proposal.params, record.epoch, value, job.proposal.family)
+            if reason is not None:
+                raise TrialStopped(reason)
+
+    def on_result(self, tspec: TrialSpec, result: TrialResult) -> None:
+        """Store a finished trial (one transaction), tell the proposer, queue its retry."""
+        assert self.proposer is not None and self.out is not None
+        self.store.finish_trial(self.name, tspec.number, result)
+        job = self.pending.pop(tspec.number)
+        key = self.prep.objective_key
+        objective = result.aggregate().get(key, (None,))[0] if result.status == "complete" else None
+        self.proposer.tell(job.proposal, objective, job.proposal.params, pruned=result.status == "pruned")
+        if result.status in CURVE_STATUSES and result.runs:
+            curve = [e.metrics.get(self.prep.task.metric, math.nan) for e in result.runs[0].epochs]
+            self.pruner.observe(job.proposal.params, curve, job.proposal.family)
+        self.out.ran += 1
+        self.out.retried += job.attempt > 0
+        self.out.results.append(result)
+        again = follow_up(job, tspec.number, tspec.seeds, result, retries=self.spec.retries,
+                          oom_retry=self.spec.oom_retry, default_batch=self.prep.task.defaults.batch_size)
+        if again is not None:
+            self.retries.append(again)
+        self._counted = self.store.progress(self.name)
+        self.progress.trial_finished(tspec, job.proposal.params, result, self._counted[0] - self._queued_finals())
+
+    # -- the loop -------------------------------------------------------------------
+    def run(self) -> Outcome:
+        out = self.start()
+        executor = self.executor
+        assert executor is not None
+        beat = Heartbeat(lambda numbers: self.store.heartbeat(self.name, numbers, self.owner),
+                         lambda: list(self.pending))
+        try:
+            while True:
+                while executor.in_flight < executor.capacity and not out.exhausted:
+                    job = self.next_job()
+                    if job is None:
+                        break
+                    self.submit(job)
+                if not executor.in_flight:
+                    break
+                for tspec, result in executor.wait():
+                    self.on_result(tspec, result)
+            out.finished = self.store.progress(self.name)[0]
+        finally:
+            beat.stop()
+            if self.pending:  # Ctrl-C or an error: our running trials are interrupted, not lost
+                self.store.interrupt_trials(self.name, list(self.pending))
+            executor.close()
+            self.progress.close()
+        return out
+
+
+def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
+    """The validation `metric` by epoch of a trial's first run (rows: `Store.epochs`)."""
+    return [float(r.get(metric, math.nan)) for r in rows if r["repeat"] == 0]
+
+
+def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
+    """The settings stored with a new study (kept as created when it is resumed)."""
+    return {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+            "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
+            "task_options": spec.task_options,
+            "budget_of": spec.budget_of, "param_convention": prep.convention}
+
+
+def run_study(spec: RunSpec, store: StudyStore, progress: Progress, prep: Prepared | None = None) -> Outcome:
+    """Run (or resume) the study until it has `spec.trials` finished trials.
+
+    Several processes may run the same study at once (each with its own sampler): each
+    trial records its owner and a heartbeat; a trial whose owner died (same host, pid
+    gone) or whose heartbeat is stale is an orphan, marked `interrupted` and retried
+    (search/engine/ownership.py). Failed and interrupted trials are retried up to
+    `spec.retries` times; an out-of-memory failure once more with half the batch when
+    `spec.oom_retry` (search/engine/retries.py).
+    """
+    return StudyLoop(spec, store, progress, prep or prepare(spec)).run()
+
+
+def known_spaces() -> list[str]:
+    return FAMILIES.names()

@@ -1,0 +1,89 @@
+"""The Pareto pruner replayed on an unpruned study (issue 11): which trials the rule would
+have stopped, at which epoch, and what that would have cost each family's front.
+
+Every trial of an unpruned study (`--pruner none`) trained all its epochs, so its whole
+first-seed validation curve is stored. Replayed in trial order with the study's own rule
+(search/engine/pruners.py), trial i is judged after each epoch against trials 0..i-1 as they would
+have finished (a stopped one with its curve up to its stop), as the local executor with one
+trial in flight judges it. This shows what a live pruned search cannot show: whether a
+stopped trial would have been on its family's front (a *false stop*), with no sampler-path
+difference between a pruned and an unpruned search to blur it. What it does not show: a
+sampler told "pruned" would then propose other trials. The live benchmark
+(benchmarks/search_efficiency.py) measures that whole effect.
+
+Pure functions; shapes:
+    trials: sequence of ReplayTrial in trial order
+    replay_stops(trials, pruner) -> list[int | None]   (stop epoch, 1-based, or None)
+    summarise(trials, stops, direction) -> dict[family, ReplaySummary]
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.directions import check_direction
+from reports.pareto import default_reference, hypervolume_2d, pareto_mask
+from search.engine.pruners import Pruner
+
+
+@dataclass(frozen=True)
+class ReplayTrial:
+    family: str
+    params: int  # the study's budget measure (what "no more parameters" compares)
+    curve: tuple[float, ...]  # first-seed validation metric by epoch (1-based: curve[e - 1])
+    value: float  # the reported metric, mean over seeds (what the front is made of)
+
+
+def replay_stops(trials: Sequence[ReplayTrial], pruner: Pruner) -> list[int | None]:
+    """The epoch at which `pruner` would have stopped each trial (None: never), judging
+    trial i against trials 0..i-1 only. `pruner` is fresh and is fed as it goes."""
+    stops: list[int | None] = []
+    for t in trials:
+        stop = next((e for e, v in enumerate(t.curve, start=1)
+                     if pruner.check(t.params, e, v, t.family) is not None), None)
+        pruner.observe(t.params, t.curve[:stop] if stop else t.curve, t.family)
+        stops.append(stop)
+    return stops
+
+
+@dataclass(frozen=True)
+class ReplaySummary:
+    trials: int
+    stopped: int
+    work_kept: float  # sum of params x epochs trained with the stops, over that without them
+    front: int  # trials on the family's front (params minimised, value in `direction`)
+    front_stopped: int  # of those, how many the rule stops: false stops
+    hypervolume_kept: float  # the front of the not-stopped trials, as a fraction of the whole front's
+
+
+def summarise(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direction: str) -> dict[str, ReplaySummary]:
+    """Per family: what the stops save and what they cost its front. The front and the
+    hypervolume are in (log10 params minimised, value in `direction`), against the
+    `default_reference` of the family's finite points; trials with a non-finite value are
+    on no front."""
+    check_direction(direction)
+    if len(trials) != len(stops):
+        raise ValueError(f"{len(trials)} trials but {len(stops)} stops")
+    dirs = ["minimize", direction]
+    out: dict[str, ReplaySummary] = {}
+    for family in dict.fromkeys(t.family for t in trials):
+        mine = [(t, s) for t, s in zip(trials, stops) if t.family == family]
+        full = sum(t.params * len(t.curve) for t, _ in mine)
+        kept = sum(t.params * (s if s else len(t.curve)) for t, s in mine)
+        ok = [(t, s) for t, s in mine if math.isfinite(t.value) and t.params > 0]
+        pts = np.array([[math.log10(t.params), t.value] for t, _ in ok]).reshape(-1, 2)
+        on_front = pareto_mask(pts, dirs) if len(ok) else np.zeros(0, dtype=bool)
+        survived = np.array([s is None for _, s in ok], dtype=bool)
+        hv_kept = 1.0
+        if len(ok):
+            ref = default_reference(pts, dirs)
+            whole = hypervolume_2d(pts, dirs, ref)
+            hv_kept = hypervolume_2d(pts[survived], dirs, ref) / whole if whole > 0 else 1.0
+        out[family] = ReplaySummary(
+            trials=len(mine), stopped=sum(s is not None for _, s in mine),
+            work_kept=kept / full if full else 1.0, front=int(on_front.sum()),
+            front_stopped=int((on_front & ~survived).sum()), hypervolume_kept=float(hv_kept))
+    return out

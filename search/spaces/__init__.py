@@ -1,0 +1,29 @@
+"""Search spaces: what a family's configurations may be, and how a budget-aware draw
+picks one.
+
+    space.py     `Dim` and `Space` (ranges, choices, constraints); `PAPER_LRS`
+    sizing.py    budget-aware drawing: the smallest model, `suggest_config`, the grid
+    registry.py  the families' default spaces by name (`register_space`, `default_space`)
+    files.py     space files (`--space-file`) and `build_spaces`
+    defs/        the default spaces, one file per family or group
+
+"""
+from search.spaces.files import CONSTRAINTS_KEY, build_spaces, load_space_file, parse_constraint, parse_dim
+from search.spaces.registry import SPACES, default_space, register_space, scale, scaled
+from search.spaces.sizing import (
+    ConfigCounter,
+    Infeasible,
+    Suggester,
+    check_config,
+    grid_configs,
+    min_params,
+    smallest_config,
+    suggest_config,
+)
+from search.spaces.space import PAPER_LRS, Dim, Space
+
+__all__ = [
+    "CONSTRAINTS_KEY", "PAPER_LRS", "SPACES", "ConfigCounter", "Dim", "Infeasible", "Space", "Suggester",
+    "build_spaces", "check_config", "default_space", "grid_configs", "load_space_file", "min_params",
+    "parse_constraint", "parse_dim", "register_space", "scale", "scaled", "smallest_config", "suggest_config",
+]

@@ -1,0 +1,111 @@
+"""A search space: an ordered tuple of `Dim`s (int/float ranges or choices) plus
+`Constraint`s between config keys and the task's io sizes (`d_x`, `d_out`).
+
+Defaults are the papers' ranges (search/spaces/defs/), a space file overrides any of
+them (search/spaces/files.py), and search/spaces/sizing.py draws budget-aware configs.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from core.errors import UserError
+from core.shape_rules import Constraint
+
+PAPER_LRS = (1e-4, 5e-4, 1e-3, 5e-3)  # Chen et al.'s learning-rate set
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One searched config key: an int/float range or a list of choices."""
+
+    name: str
+    kind: Literal["int", "float", "choice"]
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    choices: tuple[Any, ...] = ()
+    grid: tuple[Any, ...] = ()  # values used by the grid sampler (ranges only)
+    step: int = 1  # int ranges: the values are low, low + step, ... <= high (Optuna's step)
+
+    def __post_init__(self) -> None:
+        if self.kind == "choice":
+            if not self.choices:
+                raise UserError(f"{self.name}: a choice list needs at least one value")
+        else:
+            if self.low is None or self.high is None or self.low > self.high:
+                raise UserError(f"{self.name}: need low <= high, got {self.low}..{self.high}")
+            if self.log and self.low <= 0:
+                raise UserError(f"{self.name}: a log range needs low > 0")
+            if self.kind == "int" and (int(self.low) != self.low or int(self.high) != self.high):
+                raise UserError(f"{self.name}: integer range needs integer bounds")
+        if isinstance(self.step, bool) or not isinstance(self.step, int) or self.step < 1:
+            raise UserError(f"{self.name}: step must be a positive integer, got {self.step!r}")
+        if self.step > 1 and (self.kind != "int" or self.log):
+            raise UserError(f"{self.name}: a step needs an integer range without log (Optuna cannot do both)")
+
+    def align(self, lo: float, hi: float) -> tuple[float, float]:
+        """[lo, hi] narrowed to values on this dim's step grid (low + k * step)."""
+        if self.step == 1:
+            return lo, hi
+        base = int(self.low)
+        return (base + math.ceil((lo - base) / self.step) * self.step,
+                base + math.floor((hi - base) / self.step) * self.step)
+
+    def grid_values(self) -> tuple[Any, ...]:
+        if self.kind == "choice":
+            return self.choices
+        if self.grid:
+            return self.grid
+        values = _geometric(self.low, self.high, 4, self.kind == "int")
+        if self.step > 1:
+            base = int(self.low)
+            values = tuple(sorted({base + round((v - base) / self.step) * self.step for v in values}))
+        return values
+
+
+def _geometric(lo: float, hi: float, n: int, integer: bool) -> tuple[Any, ...]:
+    if lo == hi:
+        return (int(lo) if integer else lo,)
+    if lo > 0:
+        vals = [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+    else:
+        vals = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    if integer:
+        return tuple(sorted({int(round(v)) for v in vals}))
+    return tuple(vals)
+
+
+@dataclass(frozen=True)
+class Space:
+    family: str
+    dims: tuple[Dim, ...]
+    constraints: tuple[Constraint, ...] = ()
+
+    def dim(self, name: str) -> Dim:
+        for d in self.dims:
+            if d.name == name:
+                return d
+        raise KeyError(name)
+
+    def with_overrides(self, overrides: dict[str, Dim]) -> "Space":
+        known = {d.name for d in self.dims}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise UserError(
+                f"space {self.family!r} has no key {', '.join(unknown)}; keys: {', '.join(sorted(known))}"
+            )
+        return replace(self, dims=tuple(overrides.get(d.name, d) for d in self.dims))
+
+    def with_constraints(self, search: tuple[Constraint, ...], shape_rules: tuple[Constraint, ...]) -> "Space":
+        """This space with `search` as its search constraints: the family's `shape_rules`
+        stay, the default search-only ones (ratios, aspect ranges) are replaced. Each
+        side must be a key of the space or an io size (d_x, d_out)."""
+        known = {d.name for d in self.dims} | {"d_x", "d_out"}
+        for c in search:
+            bad = [k for k in (c.left, c.right) if k not in known]
+            if bad:
+                raise UserError(f"constraint '{c}' names {', '.join(bad)}, not a key of space {self.family!r} "
+                                f"({', '.join(sorted(known))})")
+        return replace(self, constraints=tuple(shape_rules) + tuple(search))

@@ -1,0 +1,227 @@
+"""The `search` command end to end on the offline digits tasks."""
+import json
+import sqlite3
+
+import pytest
+
+from storage import load_trials
+
+RUN = ("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "60K",
+       "--trials", "4", "--epochs", "2", "--no-report")
+
+
+def db_dump(path):
+    con = sqlite3.connect(path)
+    try:
+        return {t: con.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
+                for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def study_db(cli, tmp_path):
+    code, out, err = cli(*RUN)
+    assert code == 0, err
+    return tmp_path / "search.db"
+
+
+def test_run_records_trials_within_budget_and_prints_front(cli, study_db, capsys):
+    df = load_trials("digits-denoise-hourglass-conventional", f"sqlite:///{study_db}")
+    done = df[df.status == "complete"]
+    finished = df[df.status.isin(["complete", "pruned"])]  # the default pruner may stop some
+    assert len(finished) == len(df) == 4 and len(done) >= 2 and (finished.params <= 60_000).all()
+    assert set(done.family) <= {"hourglass", "conventional"}
+    assert done.psnr.notna().all() and done.ssim.notna().all()
+    # the Pareto table is printed (re-run: nothing to do, prints it again)
+    code, out, err = cli(*RUN)
+    assert code == 0 and "Pareto-optimal" in out and "nothing to do" in err
+
+
+def test_trials_json_and_csv(cli, study_db):
+    code, out, _ = cli("trials", "digits-denoise-hourglass-conventional", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 4
+    for r in rows:
+        assert {"number", "status", "family", "config", "params", "psnr", "ssim"} <= set(r)
+        assert "psnr_std" not in r  # one run per config: no std
+        assert r["params"] <= 60_000
+    code, out, _ = cli("trials", "digits-denoise-hourglass-conventional", "--format", "csv", "--family", "hourglass")
+    assert code == 0 and out.splitlines()[0].startswith("study,number,status")
+    code, out, _ = cli("trials", "digits-denoise-hourglass-conventional", "--pareto", "--format", "json")
+    assert code == 0 and 1 <= len(json.loads(out)) <= 4
+
+
+def test_pareto_trials_are_sorted_by_params_and_flag_the_overall_front(cli, study_db):
+    from reports.fronts import front_data
+
+    df = load_trials("digits-denoise-hourglass-conventional", f"sqlite:///{study_db}")
+    fronts = front_data(df, "psnr", "maximize")
+    on_front = {int(n) for f in fronts.families for n in f.front_numbers}
+    overall = {int(n) for n in fronts.overall_numbers}
+    code, out, _ = cli("trials", "digits-denoise-hourglass-conventional", "--pareto", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0 and {r["number"] for r in rows} == on_front
+    assert [r["params"] for r in rows] == sorted(r["params"] for r in rows)
+    assert {r["number"] for r in rows if r["overall_front"]} == overall
+    code, out, _ = cli("trials", "digits-denoise-hourglass-conventional", "--pareto")
+    assert code == 0 and "overall_front" in out.splitlines()[0]
+    code, out, _ = cli("trials", "digits-denoise-hourglass-conventional", "--pareto", "--format", "csv")
+    assert code == 0 and "overall_front" in out.splitlines()[0]
+
+
+def test_repeats_give_std(cli):
+    code, _, err = cli("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "30K", "--trials", "2",
+                       "--repeats", "2", "--epochs", "1", "--no-report", "--study", "rep")
+    assert code == 0, err
+    rows = json.loads(cli("trials", "rep", "--format", "json")[1])
+    assert all(r["n_runs"] == 2 and r["psnr_std"] is not None and len(r["seeds"]) == 2 for r in rows)
+
+
+def test_studies_sql_report(cli, study_db, tmp_path):
+    code, out, _ = cli("studies")
+    assert code == 0 and "digits-denoise-hourglass-conventional" in out and "hourglass,conventional" in out
+    code, out, _ = cli("sql", "SELECT family, count(*) AS n FROM trials GROUP BY family", "--format", "json")
+    assert code == 0 and sum(r["n"] for r in json.loads(out)) == 4
+    code, out, _ = cli("report", "--out", str(tmp_path / "site"))
+    assert code == 0 and (tmp_path / "site" / "index.html").exists()
+    page = (tmp_path / "site" / "study-digits-denoise-hourglass-conventional.html").read_text()
+    assert "hourglass" in page and "conventional" in page and 'src="plotly.min.js"' in page
+
+
+@pytest.mark.parametrize("args,match", [
+    (("run", "--space", "resnet", "--budget", "1M"), "unknown space 'resnet'"),
+    (("run", "--space", "hourglass", "--task", "cifar", "--budget", "1M"), "unknown task 'cifar'"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "80Q"), "bad budget '80Q'"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1K"), "below the smallest hourglass"),
+    (("run", "--space", "hourglass", "--task", "mnist-denoise", "--budget", "3M", "--data-dir", "/no/such/dir"),
+     "does not exist"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--space-file", "bad.toml"),
+     "malformed space file"),
+    (("sql", "DELETE FROM trials"), "refused"),
+    (("sql", "SELECT 1; DROP TABLE trials"), "refused"),
+    (("sql", "SELECT 1", "--timeout", "0"), "--timeout must be a positive number"),
+    (("sql", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+      "--timeout", "0.2"), "stopped after 0.2 s"),
+    (("trials", "nope"), "no study named 'nope'"),
+    (("params", "--space", "hourglass", "--task", "digits-denoise", "d_z=100"), "missing d_h, L"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--task-option", "bogus=1"),
+     "bogus"),
+    (("run", "--space", "hourglass", "--budget", "1M", "--trials", "0"), "at least 1"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--lr", "-1"),
+     "--lr must be a positive number"),
+    (("run", "--space", "lmlp", "--task", "digits-denoise", "--budget", "1M"), "does not fit task"),
+    (("run", "--space", "lmlp", "--task", "digits-diffusion", "--budget", "1M", "--task-option", "guidance=-2"),
+     "guidance must be a number"),
+    (("run", "--budget", "1M"), "needs --space and --budget"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "nope"),
+     "unknown executor 'nope'"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--sampler", "cmaes"),
+     "unknown sampler"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--spread", "even"),
+     "unknown --spread 'even'; known: size, none"),
+    (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "1M", "--task-option", "downsample=box"),
+     "downsample must be one of bicubic, antialias"),
+    (("run", "--space", "han", "--task", "checkerboard", "--budget", "5K", "--optimizer", "adam"),
+     "unknown optimizer 'adam'; known: adamw, sgd-step"),
+    (("run", "--space", "transformer", "--task", "lm-shakespeare", "--budget", "5M", "--optimizer", "sgd-step"),
+     "--optimizer is for supervised tasks"),
+    (("run", "--space", "s-mixer", "--task", "digits-classify", "--budget", "10K", "--budget-of", "flops"),
+     "unknown --budget-of 'flops'; known: params, omega"),
+    (("run", "--space", "s-mixer,hourglass", "--task", "digits-classify", "--budget", "10K", "--budget-of", "omega"),
+     "--budget-of omega: hourglass cannot be counted so"),
+    (("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "1M", "--share", "fair"),
+     "unknown --share 'fair'; known: equal, free"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "ray",
+      "--trial-timeout", "-1"), "--trial-timeout must be positive"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "ray",
+      "--max-concurrent", "0"), "--max-concurrent must be at least 1"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "ray",
+      "--cpus-per-trial", "0"), "--cpus-per-trial > 0"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--gpus-per-trial", "1"),
+     "the local executor takes no gpus_per_trial"),
+    (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "60K",
+      "--study", "digits-denoise-hourglass-conventional"), "exists with task"),
+    (("run", "--recipe", "nope"), "unknown recipe 'nope'; known: chen-denoise, "),
+    (("run", "--recipe", "bad.toml"), "malformed recipe"),
+    (("run", "--recipe", "norun.toml"), "needs a [run] table"),
+    (("run", "--recipe", "chen-denoise-small", "--sampler", "cmaes"), "unknown sampler"),
+    (("run", "--task", "digits-denoise"), "needs --space and --budget"),
+    (("recipes", "nope"), "unknown recipe 'nope'"),
+    (("spaces", "nope"), "unknown space 'nope'"),
+    (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "60K", "--task-option", "flips=3"),
+     "flips must be true or false"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--pruner", "asha"),
+     "unknown pruner 'asha'; known: none, pareto"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--prune-grace", "1.5"),
+     "--prune-grace must be a fraction of the epochs between 0 and 1, got 1.5"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--prune-grace", "0"),
+     "--prune-grace must be a fraction of the epochs between 0 and 1, got 0.0"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--prune-grace", "third"),
+     "invalid float value: 'third'"),
+    (("spaces", "hourglass", "--task", "nope"), "unknown task 'nope'"),
+    (("serve", "--port", "0", "--allow-host", ""), "--allow-host takes a host name or address"),
+    (("serve", "--port", "0", "--allow-host", "http://evil.example/"), "got 'http://evil.example/'"),
+])
+def test_bad_input_one_line_exit_2_database_unchanged(cli, study_db, tmp_path, args, match):
+    (tmp_path / "bad.toml").write_text("[hourglass\n")
+    (tmp_path / "norun.toml").write_text('description = "no run table"\n')
+    before = db_dump(study_db)
+    code, out, err = cli(*args)
+    assert code == 2
+    assert err.startswith("error: ") and match in err and len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    assert db_dump(study_db) == before
+
+
+def test_params_matches_paper_formula(cli):
+    code, out, _ = cli("params", "--space", "hourglass", "--task", "mnist-denoise", "d_z=1150", "d_h=115", "L=10",
+                       "--json")
+    info = json.loads(out)
+    assert code == 0 and info["params"] == 784 * 1150 + 2 * 10 * 1150 * 115 + 1150 * 784 and info["shape_ok"]
+    code, out, _ = cli("params", "--space", "conventional", "--task", "mnist-sr", "d_z=256", "d_h=1024", "L=2",
+                       "fixed_w_in=true")
+    assert code == 0 and out.split()[0] == str(2 * 2 * 256 * 1024 + 256 * 784)
+
+
+def test_spaces_shows_one_familys_default_space(cli):
+    code, out, _ = cli("spaces", "conventional", "--task", "digits-denoise")
+    assert code == 0
+    assert "d_z            int 65..367, log" in out  # the paper's [785, 4500] scaled by 64/784, above d_x
+    assert "shape: d_h > d_z" in out and "smallest model: 16.9K parameters" in out
+
+
+def test_spaces_and_tasks_list(cli):
+    code, out, _ = cli("spaces")
+    names = [line.split()[0] for line in out.splitlines()]
+    assert code == 0 and {"hourglass", "conventional"} <= set(names)
+    code, out, _ = cli("tasks")
+    names = [line.split()[0] for line in out.splitlines()]
+    assert code == 0 and {"mnist-denoise", "mnist-sr", "mnist-genclass", "digits-denoise", "digits-sr",
+                          "digits-genclass", "imagenet32-denoise", "imagenet32-sr"} <= set(names)
+
+
+def test_grid_sampler_rejects_over_budget_points(cli, tmp_path):
+    (tmp_path / "grid.toml").write_text(
+        "[hourglass]\nd_z = {low = 65, high = 300, grid = [100, 300]}\nd_h = [8, 64]\nL = [1, 4]\nlr = [0.005]\n")
+    code, _, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "60K", "--sampler",
+                       "grid", "--space-file", "grid.toml", "--trials", "50", "--epochs", "1", "--no-report",
+                       "--study", "g")
+    assert code == 0, err
+    df = load_trials("g", "sqlite:///search.db")
+    trained = df[df.status == "complete"]
+    assert (trained.params <= 60_000).all() and len(trained) + (df.status == "rejected").sum() == 8
+    assert (df[df.status == "rejected"].params > 60_000).all()
+    assert df[df.status == "rejected"].note.str.contains("over budget").all()
+
+
+def test_grid_with_two_families_labels_each_config_with_its_family(cli, tmp_path):
+    (tmp_path / "g2.toml").write_text(
+        "[hourglass]\nd_z = [100]\nd_h = [8]\nL = [1]\nlr = [0.005]\n"
+        "[conventional]\nd_z = [16]\nd_h = [64]\nL = [1]\nlr = [0.005]\n")
+    code, _, err = cli("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "60K",
+                       "--sampler", "grid", "--space-file", "g2.toml", "--trials", "2", "--epochs", "1",
+                       "--no-report", "--study", "g2")
+    assert code == 0, err
+    df = load_trials("g2", "sqlite:///search.db")
+    assert sorted(zip(df.family, df.d_z)) == [("conventional", 16), ("hourglass", 100)]

@@ -1,0 +1,71 @@
+"""Replaying the Pareto pruner on an unpruned study's curves (search/integrations/pruner_replay.py):
+trial i is judged only by trials before it, stopped trials feed their curve up to the
+stop, families judge themselves, and the summary counts false stops on the front."""
+import math
+
+import pytest
+
+from reports.pareto import hypervolume_2d
+from search.integrations.pruner_replay import ReplayTrial, replay_stops, summarise
+from search.engine.pruners import ParetoPruner
+
+
+def T(family, params, curve):
+    return ReplayTrial(family, params, tuple(curve), curve[-1])
+
+
+def trials():
+    return [
+        T("f", 10, [0.5, 0.6, 0.7, 0.8]),  # A: first, nothing to judge it by
+        T("f", 20, [0.3, 0.4, 0.5, 0.6]),  # B: at epoch 2, 0.4 vs A's 0.6 -> stopped
+        T("f", 5, [0.1, 0.2, 0.3, 0.4]),  # C: fewest params, never dominated
+        T("g", 30, [0.0, 0.0, 0.0, 0.1]),  # D: another family, judged by none of f
+        T("f", 15, [0.5, 0.59, 0.75, 0.9]),  # E: 0.59 vs A's 0.6 at epoch 2 (gap 0.01 > 1%) -> stopped
+        T("f", 25, [0.2, 0.3, 0.4, 0.5]),  # F: at epoch 2, 0.3 vs B's stopped curve 0.4, A's 0.6
+    ]
+
+
+def test_stops_follow_the_rule_trial_by_trial():
+    stops = replay_stops(trials(), ParetoPruner("maximize", epochs=4, grace=2))
+    assert stops == [None, 2, None, None, 2, 2]
+
+
+def test_grace_and_last_epoch_bound_the_stops():
+    # grace 4 = the last epoch: nothing can be stopped (a stop there saves nothing)
+    assert replay_stops(trials(), ParetoPruner("maximize", epochs=4, grace=4)) == [None] * 6
+    # grace 3: judged from epoch 3 on; E at epoch 3 (0.75 vs A's 0.7) is not dominated
+    assert replay_stops(trials(), ParetoPruner("maximize", epochs=4, grace=3)) == [None, 3, None, None, None, 3]
+
+
+def test_a_stopped_trial_judges_later_ones_with_its_curve_up_to_the_stop():
+    seq = [T("f", 10, [0.5, 0.9, 0.9, 0.9]), T("f", 12, [0.6, 0.1, 0.1, 0.1]), T("f", 14, [0.4, 0.4, 0.4, 0.4])]
+    # the second stops at epoch 2; at epoch 1 the third (0.4) is beaten by both earlier ones
+    assert replay_stops(seq, ParetoPruner("maximize", epochs=4, grace=1)) == [None, 2, 1]
+
+
+def test_summary_counts_work_false_stops_and_the_front_kept():
+    ts = trials()
+    stops = replay_stops(ts, ParetoPruner("maximize", epochs=4, grace=2))
+    s = summarise(ts, stops, "maximize")
+    f, g = s["f"], s["g"]
+    assert (f.trials, f.stopped, g.trials, g.stopped) == (5, 3, 1, 0)
+    # work: A 10x4 + B 20x2 + C 5x4 + E 15x2 + F 25x2 over all five at 4 epochs
+    assert f.work_kept == pytest.approx((40 + 40 + 20 + 30 + 50) / (4 * (10 + 20 + 5 + 15 + 25)))
+    # f's front (fewer params, higher value): C (5, 0.4), A (10, 0.8), E (15, 0.9); E was stopped
+    assert (f.front, f.front_stopped) == (3, 1)
+    # kept hypervolume: the front without E, against the same reference, brute-forced
+    pts = [(math.log10(p), v) for p, v in ((10, 0.8), (20, 0.6), (5, 0.4), (15, 0.9), (25, 0.5))]
+    ref = (max(x for x, _ in pts) + 0.1 * (max(x for x, _ in pts) - min(x for x, _ in pts)),
+           min(v for _, v in pts) - 0.1 * (0.9 - 0.4))
+    area = lambda keep: hypervolume_2d([pts[i] for i in keep], ["minimize", "maximize"], ref)  # noqa: E731
+    assert f.hypervolume_kept == pytest.approx(area([0, 2]) / area(range(5)))
+    assert 0 < f.hypervolume_kept < 1 and g.hypervolume_kept == 1.0 and g.work_kept == 1.0
+
+
+def test_minimise_and_bad_input():
+    seq = [T("f", 10, [1.0, 0.5, 0.2]), T("f", 20, [1.0, 0.9, 0.8])]
+    stops = replay_stops(seq, ParetoPruner("minimize", epochs=3, grace=1))
+    assert stops == [None, 2]
+    assert summarise(seq, stops, "minimize")["f"].front_stopped == 0  # the larger, worse one is off the front
+    with pytest.raises(ValueError, match="2 trials but 1 stops"):
+        summarise(seq, [None], "minimize")

@@ -1,0 +1,93 @@
+"""Recipes (issue 12): every paper experiment is a named file that `search run --recipe`
+runs; every paper-scale recipe has a -small twin for a 2-core CPU."""
+import pytest
+
+from core.budget import parse_budget
+from core.errors import UserError
+from search.recipes import RUN_KEYS, load_recipe, parse_recipe, recipe_names
+from search.engine.specs import RunSpec
+from search.engine.study import prepare
+from storage import Store
+from tests.search.conftest import SHARED_DATA
+
+NAMES = recipe_names()
+SMALL = [n for n in NAMES if n.endswith("-small")]
+
+
+def test_every_recipe_has_a_small_twin_and_one_per_seed_paper():
+    big = [n for n in NAMES if not n.endswith("-small")]
+    assert sorted(f"{n}-small" for n in big) == SMALL
+    papers = " ".join(load_recipe(n).paper for n in NAMES)
+    for author in ("Chen et al.", "Liao et al.", "Hayase & Karakida", "Yu & Zhang", "Hu et al."):
+        assert author in papers
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_recipe_names_valid_settings(name):
+    """Families, task, budget, sampler: everything `search run` checks before it writes."""
+    r = load_recipe(name)
+    assert r.description and r.paper and r.claim
+    run = r.run
+    spec = RunSpec(spaces=tuple(run["space"].split(",")), task=run["task"], budget=parse_budget(str(run["budget"])),
+                   trials=run.get("trials", 20), repeats=run.get("repeats", 1), sampler=run.get("sampler", "tpe"),
+                   task_options=r.task_options)
+    prepare(spec)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SMALL)
+def test_every_small_recipe_runs_in_smoke_mode(cli, tmp_path, name):
+    code, out, err = cli("run", "--recipe", name, "--smoke", "--no-report", "--storage", f"sqlite:///{tmp_path}/r.db",
+                         "--data-dir", str(SHARED_DATA))
+    assert code == 0, err
+    store = Store(f"sqlite:///{tmp_path}/r.db")
+    (summary,) = store.list_studies()
+    study = store.get_study(summary.name)
+    assert study.settings["recipe"] == name
+    df = store.trials_frame(study.name)
+    assert (df["status"] == "complete").sum() >= 2
+    assert set(df["family"]) <= set(load_recipe(name).run["space"].split(","))
+    store.close()
+
+
+def test_flags_on_the_command_line_override_the_recipe(cli, tmp_path):
+    code, out, err = cli("run", "--recipe", "chen-denoise-small", "--trials", "1", "--repeats", "1", "--epochs", "1",
+                         "--max-train-samples", "256", "--budget", "30K", "--no-report",
+                         "--storage", f"sqlite:///{tmp_path}/r.db")
+    assert code == 0, err
+    store = Store(f"sqlite:///{tmp_path}/r.db")
+    (summary,) = store.list_studies()
+    study = store.get_study(summary.name)
+    assert study.budget == 30_000 and study.settings["repeats"] == 1 and study.settings["trials"] == 1
+    assert study.settings["train"]["epochs"] == 1
+    store.close()
+
+
+def test_recipes_command_lists_and_shows(cli):
+    code, out, _ = cli("recipes")
+    assert code == 0 and [line.split()[0] for line in out.splitlines()] == NAMES
+    code, out, _ = cli("recipes", "chen-denoise")
+    assert "runs: search run --space hourglass,conventional --task mnist-denoise --budget 80M" in out
+    assert "--epochs 30" in out
+
+
+@pytest.mark.parametrize("data,match", [
+    ({"run": {"space": "hourglass", "budget": "1M"}}, "needs a one-line description"),
+    ({"description": "x", "run": {"space": "hourglass"}}, r"\[run\] needs budget"),
+    ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "epoch": 3}}, "unknown key.*epoch"),
+    ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "trials": "5"}}, "trials must be int"),
+    ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "trials": True}}, "trials must be int"),
+    ({"description": "x", "runs": {}}, "unknown key"),
+    ({"description": "x", "run": {"space": "hourglass", "budget": "1M"}, "task_options": 3}, "must be a table"),
+])
+def test_malformed_recipes_are_one_line_errors(data, match):
+    with pytest.raises(UserError, match=match):
+        parse_recipe("x", data)
+
+
+def test_run_keys_are_search_run_flags():
+    from search.cli import build_parser
+
+    run = build_parser()._subparsers._group_actions[0].choices["run"]
+    dests = {a.dest for a in run._actions}
+    assert set(RUN_KEYS) <= dests
