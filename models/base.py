@@ -4,6 +4,11 @@ A family turns a config dict into a module (`build`) and counts that module's
 trainable parameters analytically (`count_params`), so a proposal's size is known
 before anything is trained. `count_params(config, io)` must equal
 `sum(p.numel() for p in build(config, io, seed).parameters() if p.requires_grad)`.
+
+A built module may define `regularization() -> scalar tensor`: a penalty the supervised
+trainer adds to the task's loss at every step (tasks/train.py, `model_regularizer`),
+e.g. the orthogonal regulariser of models/fcnet.py. Modules without it train on the
+task's loss alone.
 """
 from __future__ import annotations
 

@@ -11,7 +11,10 @@ layer is 1-Lipschitz: ||f(x) - f(x')|| <= ||H (x - x')|| = ||x - x'||.
 
 As in the authors' code: eps = 1e-14 added to ||u||; u initialised by
 `nn.init.orthogonal_` on a d x 1 matrix (a uniformly random unit vector); b uniform in
-[-1/sqrt(d), 1/sqrt(d)]; the activation is the absolute value.
+[-1/sqrt(d), 1/sqrt(d)]; the activation is the absolute value. `activation` swaps |.|
+for another of models/activations.py (Table 3 rows b-d: Householder layers with ReLU,
+MaxMin or GroupSort(5)). MaxMin and GroupSort keep the Jacobian orthogonal (they permute
+features); ReLU does not (it zeroes the rows of negative inputs).
 """
 from __future__ import annotations
 
@@ -19,6 +22,10 @@ import math
 
 import torch
 from torch import nn
+
+from models.activations import Abs, make_activation
+
+__all__ = ["EPS", "Abs", "HanLayer", "han_params", "householder"]
 
 EPS = 1e-14
 
@@ -29,19 +36,15 @@ def householder(x: torch.Tensor, u: torch.Tensor, eps: float = EPS) -> torch.Ten
     return x - 2.0 * (x @ u_hat).unsqueeze(-1) * u_hat
 
 
-class Abs(nn.Module):
-    """The absolute-value activation of HanNet."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.abs()
-
-
 class HanLayer(nn.Module):
-    """|H(u) x + b| on the last axis (size d): 2d parameters."""
+    """|H(u) x + b| on the last axis (size d): 2d parameters. `activation`: a name in
+    models.activations.ACTIVATIONS applied instead of |.| (default "abs")."""
 
-    def __init__(self, d: int, bias: bool = True) -> None:
+    def __init__(self, d: int, bias: bool = True, activation: str = "abs") -> None:
         super().__init__()
         self.d = d
+        self.activation = activation
+        self.act = make_activation(activation, d)
         self.u = nn.Parameter(torch.empty(d))
         self.bias = nn.Parameter(torch.empty(d)) if bias else None
         self.reset_parameters()
@@ -60,10 +63,10 @@ class HanLayer(nn.Module):
         # x + b - 2 (x . u_hat) u_hat^T as one rank-1 addmm (about 2x faster than separate
         # ops at d = 1024..4096 on a CPU); the same values as householder(x, u) + b.
         y = torch.addmm(shifted, (x2 @ u_hat).unsqueeze(1), u_hat.unsqueeze(0), alpha=-2.0)
-        return y.view(x.shape).abs()
+        return self.act(y.view(x.shape))
 
     def extra_repr(self) -> str:
-        return f"d={self.d}, bias={self.bias is not None}"
+        return f"d={self.d}, bias={self.bias is not None}, activation={self.activation}"
 
 
 def han_params(d: int, bias: bool = True) -> int:

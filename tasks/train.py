@@ -4,7 +4,9 @@ Per run (seed): seed torch and a generator on the device; build the family's mod
 the optimiser and schedule of `--optimizer` (tasks/optimizers.py; default AdamW with a
 linear learning-rate decay to 0 over all steps, per step, after a linear warm-up over
 the task's `defaults.warmup` fraction of the steps, 0 for the paper tasks); the task's loss
-(`Task.loss`: MSE by default, cross-entropy for classification);
+(`Task.loss`: MSE by default, cross-entropy for classification) plus the model's own
+regularisation term where it has one (`regularization()`, see `model_regularizer`; e.g.
+the orthogonal regulariser of fcnet's `orth_reg`);
 shuffle with torch.randperm on the device generator every epoch; batches built by index
 from data held on the device (no DataLoader). After every epoch: validation metrics. The
 state with the best validation primary metric is kept, and the TEST metrics are those of
@@ -83,6 +85,15 @@ class Hyper:
         return h
 
 
+def model_regularizer(model: nn.Module) -> Callable[[], torch.Tensor] | None:
+    """The model's regularisation term, added to the task's loss at every training step:
+    a module may define `regularization() -> scalar tensor` (e.g. models/fcnet.py's
+    orthogonal regulariser, Yu & Zhang Sec. 4.2); None when it has none. The one place
+    the trainer looks for it (no per-family cases); evaluation metrics never include it."""
+    term = getattr(model, "regularization", None)
+    return term if callable(term) else None
+
+
 @dataclass
 class EpochOutcome:
     mean_loss: float
@@ -113,7 +124,9 @@ def train_epoch(
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = F.mse_loss,
 ) -> EpochOutcome:
     """One pass over the first n_train training samples in a fresh random order;
-    `loss_fn(prediction, target)` is the task's loss (`Task.loss`, MSE by default)."""
+    `loss_fn(prediction, target)` is the task's loss (`Task.loss`, MSE by default), to
+    which the model's `regularization()` is added when it has one (`model_regularizer`);
+    the recorded losses are those totals."""
     device = data.device
     if check_every is None:
         check_every = 1 if device.type == "cpu" else GPU_CHECK_EVERY
@@ -121,11 +134,14 @@ def train_epoch(
     perm = torch.randperm(n_train, generator=generator, device=device)
     losses = torch.empty(len(bounds), device=device)
     checked = 0
+    regularizer = model_regularizer(model)
     model.train()
     for step, (start, stop) in enumerate(bounds):
         inputs, targets = data.train_batch(perm[start:stop], generator)
         pred = model(*inputs) if isinstance(inputs, tuple) else model(inputs)  # tuple: model(x_t, t, y)
         loss = loss_fn(pred, targets)
+        if regularizer is not None:
+            loss = loss + regularizer()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()

@@ -159,3 +159,86 @@ def test_han_mixers_mixer_blocks_are_square_by_default():
     fam = get_family("han-mixer")
     cfg = {"patch": 2, "mixer_L": 1, "L": 1, "C": 16}
     assert fam.count_params(cfg, io) < fam.count_params(dict(cfg, gamma=4), io)
+
+
+def test_default_activation_is_abs_and_leaves_the_net_unchanged():
+    """`activation` defaults to "abs": the same parameters, initial values and outputs as
+    the HanNet without the key."""
+    fam, io = get_family("han"), IOSpec(2, 2, "logits")
+    torch.manual_seed(0)
+    plain = fam.build({"width": 30, "depth": 5}, io)
+    torch.manual_seed(0)
+    explicit = fam.build({"width": 30, "depth": 5, "activation": "abs"}, io)
+    x = torch.randn(9, 2)
+    assert torch.equal(plain(x), explicit(x))
+    assert fam.count_params({"width": 30, "depth": 5, "activation": "abs"}, io) == fam.count_params(
+        {"width": 30, "depth": 5}, io) == trainable_params(plain)
+
+
+@pytest.mark.parametrize("activation", ["relu", "maxmin", "groupsort"])
+def test_table3_householder_rows_with_other_activations(activation):
+    """Table 3 rows (b)-(d): Householder layers with ReLU, MaxMin, GroupSort(5) instead of
+    ABS, after the input layer and in every Han layer; the count does not change."""
+    from models.activations import make_activation
+
+    fam, io = get_family("han"), IOSpec(2, 2, "logits")
+    cfg = {"width": 100, "depth": 20, "activation": activation}
+    torch.manual_seed(0)
+    model = fam.build(cfg, io)
+    assert fam.count_params(cfg, io) == trainable_params(model) == fam.count_params({"width": 100, "depth": 20}, io)
+    act = make_activation(activation, 100)
+    layer = model.layers[3]
+    h = torch.randn(6, 100)
+    u = layer.u.detach()
+    H = torch.eye(100) - 2 * torch.outer(u, u) / u.dot(u)
+    assert torch.allclose(layer(h), act(h @ H.T + layer.bias), atol=1e-5)
+    x = torch.randn(6, 2)
+    assert torch.allclose(model.act_in(model.w_in(x)), act(model.w_in(x)))
+    if activation != "relu":  # the sorting activations keep the Han layer's Jacobian orthogonal
+        torch.manual_seed(1)
+        single = HanLayer(10, activation=activation).double()
+        J = torch.autograd.functional.jacobian(single, torch.randn(10, dtype=torch.float64))
+        assert torch.allclose(J.T @ J, torch.eye(10, dtype=torch.float64), atol=1e-10)
+
+
+def test_han_activation_group_size_must_divide_the_width():
+    fam, io = get_family("han"), IOSpec(2, 2, "logits")
+    assert fam.count_params({"width": 30, "depth": 2, "activation": "groupsort"}, io) > 0
+    with pytest.raises(UserError, match="multiple of 2, got 31"):
+        fam.count_params({"width": 31, "depth": 2, "activation": "maxmin"}, io)
+    with pytest.raises(UserError, match="multiple of 5, got 784"):  # no input layer: the width is d_x
+        fam.count_params({"input_layer": False, "width": 784, "depth": 2, "activation": "groupsort"},
+                         IOSpec(784, 10, "logits"))
+    with pytest.raises(UserError, match="unknown activation 'tanh'"):
+        fam.count_params({"width": 30, "depth": 2, "activation": "tanh"}, io)
+
+
+def test_dense_layers_authors_is_their_checkerboard_householder_net():
+    """The authors' HouseholderNet([100]*20) (checkerboard_experiments/ann.py): a dense
+    input layer, dense second and last hidden layers, 17 Han layers: 24,102 parameters,
+    against 4,502 + ... for the all-Han net of the paper's description."""
+    io = IOSpec(2, 2, "logits", None, (2,))
+    fam = get_family("han")
+    cfg = {"width": 100, "depth": 19, "dense_layers": "authors"}
+    by_hand = (2 * 100 + 100) + 2 * (100 * 100 + 100) + 17 * (2 * 100) + (100 * 2 + 2)
+    assert by_hand == 24_102 == fam.count_params(cfg, io)
+    net = fam.build(cfg, io, seed=0)
+    assert trainable_params(net) == 24_102
+    kinds = ["dense" if isinstance(m, nn.Sequential) else "han" for m in net.layers]
+    assert kinds == ["dense"] + ["han"] * 17 + ["dense"]
+    for m in (net.layers[0][0], net.layers[-1][0]):  # orthogonal init, as every nn.Linear of theirs
+        assert torch.allclose(m.weight @ m.weight.T, torch.eye(100), atol=1e-5)
+    assert torch.isfinite(net(torch.randn(5, 2))).all()
+    assert fam.param_breakdown(cfg, io)["dense hidden layers"] == 2 * 10_100
+    one = {"width": 30, "depth": 1, "dense_layers": "authors"}  # [30]*2: both hidden layers dense
+    assert fam.count_params(one, io) == trainable_params(fam.build(one, io)) == 90 + 930 + 62
+    assert fam.count_params({"width": 100, "depth": 19}, io) == 300 + 19 * 200 + 202
+
+
+@pytest.mark.parametrize("cfg,match", [
+    ({"width": 8, "depth": 3, "dense_layers": "some"}, "dense_layers must be one of none, authors"),
+    ({"width": 2, "depth": 3, "dense_layers": "authors", "input_layer": False}, "needs the dense input layer"),
+])
+def test_dense_layers_bad_values_are_user_errors(cfg, match):
+    with pytest.raises(UserError, match=match):
+        get_family("han").count_params(cfg, IOSpec(2, 2, "logits", None, (2,)))

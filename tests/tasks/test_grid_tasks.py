@@ -74,23 +74,61 @@ def test_split_is_seeded_25_percent_with_disjoint_val_and_test():
     assert m == {"accuracy": 1.0, "error": 0.0}
 
 
-def test_sines_values_and_rmse():
+def test_sines_values_domain_and_mse():
+    """Sec. 4.3: g on [0, 1]^2, on the checkerboard's 81 x 81 grid, 25% for training; the
+    primary metric is the test MSE (the paper's "test loss"), RMSE beside it."""
     task = tasks.get_task("sines")
-    assert (task.metric, task.direction, task.io().d_out, task.io().output) == ("rmse", "minimize", 1, "regression")
-    x = torch.tensor([[0.25, 0.25], [0.05, 0.05], [0.0, 0.3]])
+    assert task.options["domain"] == "unit"
+    assert (task.metric, task.direction, task.metrics) == ("mse", "minimize", ("mse", "rmse"))
+    assert (task.io().d_out, task.io().output) == (1, "regression")
+    x = torch.tensor([[0.25, 0.25], [0.05, 0.05], [0.0, 0.3], [0.75, 0.25], [0.1, 0.9]])
     g = task.values(x, None, None).squeeze(1)
-    expected = [math.sin(math.pi / 2) ** 2 + math.sin(2.5 * math.pi) ** 2, math.sin(0.1 * math.pi) ** 2 + 1.0, 0.0]
+    expected = [
+        math.sin(math.pi / 2) ** 2 + math.sin(2.5 * math.pi) ** 2,  # 1 + 1
+        math.sin(0.1 * math.pi) ** 2 + 1.0,
+        0.0,  # sin(0) = 0 on the edge x1 = 0
+        -1.0 - 1.0,  # sin(3pi/2) sin(pi/2) + sin(7.5pi) sin(2.5pi)
+        math.sin(0.2 * math.pi) * math.sin(1.8 * math.pi) + 0.0,  # sin(pi) = 0, sin(9pi) = 0
+    ]
     assert torch.allclose(g, torch.tensor(expected), atol=1e-6)
+    pts, _, _ = task.points()
+    assert pts.shape == (81 * 81, 2) and pts.min() == 0 and pts.max() == 1
+    assert torch.allclose(pts[1], torch.tensor([0.0, 0.0125]))  # grid spacing 1/80
     d = tasks.load_data(task, None, "cpu")
-    zero = d.evaluate(lambda x: torch.zeros(len(x), 1), "val")["rmse"]
-    assert zero == pytest.approx(float(d.y["val"].pow(2).mean().sqrt()), rel=1e-6)
-    assert torch.nn.functional.mse_loss(torch.ones(2, 1), torch.zeros(2, 1)) == task.loss(torch.ones(2, 1), torch.zeros(2, 1))
+    assert (d.n_train, d.size("val"), d.size("test")) == (1640, 2460, 2461)  # 25% of 6561
+    zero = d.evaluate(lambda x: torch.zeros(len(x), 1), "val")
+    assert zero["mse"] == pytest.approx(float(d.y["val"].pow(2).mean()), rel=1e-6)
+    assert zero["mse"] == pytest.approx(zero["rmse"] ** 2, rel=1e-6)
+    assert 0.4 < zero["mse"] < 0.55  # E[g^2] = 1/4 + 1/4 on the unit square
+    one = d.evaluate(lambda x: torch.ones(len(x), 1), "test")
+    assert one["mse"] == pytest.approx(float((d.y["test"] - 1).pow(2).mean()), rel=1e-6)
+    assert one["rmse"] == pytest.approx(one["mse"] ** 0.5, rel=1e-6)
+    ones, zeros = torch.ones(2, 1), torch.zeros(2, 1)
+    assert torch.nn.functional.mse_loss(ones, zeros) == task.loss(ones, zeros)
+
+
+def test_sines_symmetric_domain_option():
+    """domain "symmetric": the former [-1, 1]^2 grid (a deviation from the paper). g is
+    1-periodic, so it is the unit square's function tiled four times."""
+    sym = tasks.get_task("sines", {"domain": "symmetric"})
+    pts, i, j = sym.points()
+    assert pts.min() == -1 and pts.max() == 1 and torch.allclose(pts[1], torch.tensor([-1.0, -0.975]))
+    g = sym.values(pts, i, j).view(81, 81)
+    assert torch.allclose(g[:41, :41], g[40:, 40:], atol=1e-5)  # [-1, 0]^2 and [0, 1]^2 agree
+    unit = tasks.get_task("sines")
+    upts, ui, uj = unit.points()
+    assert torch.allclose(g[40:, 40:], unit.values(upts, ui, uj).view(81, 81)[::2, ::2], atol=1e-5)
+    with pytest.raises(UserError, match="domain must be one of unit, symmetric"):
+        tasks.get_task("sines", {"domain": "square"})
+    with pytest.raises(UserError, match="unknown option 'domain' for task checkerboard"):
+        tasks.get_task("checkerboard", {"domain": "unit"})
 
 
 @pytest.mark.parametrize("task,family,config", [
     ("checkerboard", "han", {"width": 30, "depth": 10, "lr": 5e-3}),
     ("sines", "hourglass", {"d_z": 64, "d_h": 16, "L": 2, "lr": 5e-3}),
     ("checkerboard", "sw-mlp", {"width": 64, "L": 2, "p": 0.2, "lr": 5e-3}),
+    ("sines", "fcnet", {"width": 60, "depth": 3, "orth_reg": 0.1, "lr": 5e-3}),
 ])
 def test_training_runs_on_the_grid_tasks(task, family, config):
     """A few epochs learn a coarse 2 x 2 board and start on the sines (the default 12 x 12
@@ -103,4 +141,4 @@ def test_training_runs_on_the_grid_tasks(task, family, config):
     if task == "checkerboard":
         assert m["accuracy"] > 0.8  # always answering 0 scores about 0.6
     else:
-        assert m["rmse"] < 0.69  # predicting 0 scores about 0.7
+        assert m["mse"] < 0.47 and m["rmse"] == pytest.approx(m["mse"] ** 0.5)  # predicting 0: about 0.48

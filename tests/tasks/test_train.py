@@ -240,3 +240,44 @@ def test_mnist_smoke_trial(name):
     out = tasks.run_trial(result)
     assert out.status == "complete", out.error
     assert out.runs[0].metrics["psnr"] > 10 and 0 < out.runs[0].metrics["ssim"] < 1
+
+
+def one_full_batch_step(cfg, task, data):
+    """train_epoch's recorded loss of one full-batch step at lr 0 (parameters unchanged),
+    and the model it trained."""
+    from models import get_family
+    from tasks.train import train_epoch
+
+    torch.manual_seed(0)
+    model = get_family("fcnet").build(cfg, task.io())
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0)
+    out = train_epoch(model, opt, sched, data, torch.Generator().manual_seed(0), n_train=data.n_train,
+                      batch_size=data.n_train, loss_fn=task.loss)
+    return out.mean_loss, model
+
+
+def test_the_models_regularization_is_added_to_the_training_loss():
+    """A module's `regularization()` (fcnet's orth_reg: Yu & Zhang Sec. 4.2) is added to
+    the task's loss at every step; it is zero for orthogonal hidden weights."""
+    from models import get_family
+    from tasks.train import model_regularizer
+
+    task = tasks.get_task("sines")
+    data = tasks.load_data(task, None, "cpu")
+    x, y = data.x["train"], data.y["train"]
+    base = {"width": 20, "depth": 4}
+    plain, m0 = one_full_batch_step(base, task, data)
+    with torch.no_grad():
+        assert plain == pytest.approx(float(task.loss(m0(x), y)), rel=1e-5)
+    reg, m1 = one_full_batch_step(dict(base, orth_reg=0.5), task, data)
+    with torch.no_grad():
+        penalty = sum(((m.weight.T @ m.weight - torch.eye(20)) ** 2).sum() for m in m1.hidden)
+        assert float(penalty) > 1.0  # kaiming init: far from orthogonal
+        assert reg == pytest.approx(float(task.loss(m1(x), y)) + 0.5 * float(penalty), rel=1e-5)
+        assert reg == pytest.approx(plain + 0.5 * float(penalty), rel=1e-5)  # same seed, same weights
+    orth = dict(base, init="orthogonal")
+    assert one_full_batch_step(dict(orth, orth_reg=0.5), task, data)[0] == pytest.approx(
+        one_full_batch_step(orth, task, data)[0], abs=1e-6)
+    han = get_family("han").build({"width": 8, "depth": 2}, task.io())
+    assert model_regularizer(han) is None and model_regularizer(m1) is not None
