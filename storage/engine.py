@@ -9,6 +9,8 @@ build on it.
 from __future__ import annotations
 
 import os
+import random
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -24,6 +26,10 @@ from storage.schema import Study, Trial
 
 DEFAULT_URL = "sqlite:///search.db"
 SQLITE_BUSY_TIMEOUT_S = 5.0
+# Opening a SQLite store waits this long in all for another process that holds the database
+# (e.g. creating or upgrading the schema while several drivers start at once on a loaded
+# machine), retrying past the busy timeout, before it gives up.
+SCHEMA_LOCK_WAIT_S = 60.0
 
 
 def default_url() -> str:
@@ -50,6 +56,28 @@ def _sqlite_on_connect(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
+def _is_locked(exc: BaseException | None) -> bool:
+    """SQLite's "database is locked", in the exception or one it was raised from."""
+    while exc is not None:
+        if "database is locked" in str(exc):
+            return True
+        exc = exc.__cause__
+    return False
+
+
+def _waiting_for_locks(step: Any, wait_s: float) -> Any:
+    """step(), tried again after a short random pause while it fails with "database is
+    locked", until `wait_s` seconds have passed (then the error goes up)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return step()
+        except (SQLAlchemyError, StorageError) as exc:
+            if not _is_locked(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(random.uniform(0.1, 0.5))
+
+
 class Database:
     """An open database: engine, sessions, and the lookups every part of `Store` uses."""
 
@@ -68,7 +96,10 @@ class Database:
             self._engine: Engine = create_engine(parsed, **kwargs)
             if self.dialect == "sqlite":
                 event.listen(self._engine, "connect", _sqlite_on_connect)
-            ensure_schema(self._engine, self._shown)
+            if self.dialect == "sqlite":
+                _waiting_for_locks(lambda: ensure_schema(self._engine, self._shown), SCHEMA_LOCK_WAIT_S)
+            else:
+                ensure_schema(self._engine, self._shown)
         except StorageError:
             raise
         except ImportError as exc:

@@ -136,3 +136,36 @@ def test_postgres_backend_is_configured() -> None:
             pytest.fail(f"{PG_ENV} is not set in CI: the PostgreSQL half of the storage "
                         "suite did not run")
         pytest.skip(f"{PG_ENV} is not set: the conformance suite ran on SQLite only")
+
+
+@pytest.mark.slow
+def test_opening_waits_past_the_busy_timeout_for_a_process_holding_the_database(tmp_path: Path) -> None:
+    """Several drivers starting at once on a loaded machine: one holds the new database
+    (here an exclusive transaction for 7 s, longer than the 5 s busy timeout) while
+    another opens it. The second waits and creates the schema instead of failing with
+    "database is locked"."""
+    import threading
+
+    from storage.engine import SQLITE_BUSY_TIMEOUT_S
+
+    db = tmp_path / "search.db"
+    held, release_after = threading.Event(), SQLITE_BUSY_TIMEOUT_S + 2
+
+    def hold() -> None:
+        conn = sqlite3.connect(db, isolation_level=None)
+        conn.execute("BEGIN EXCLUSIVE")
+        held.set()
+        time.sleep(release_after)
+        conn.execute("COMMIT")
+        conn.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    t0 = time.monotonic()
+    try:
+        with Store(f"sqlite:///{db}") as store:
+            assert store.list_studies() == []
+    finally:
+        holder.join()
+    assert time.monotonic() - t0 >= SQLITE_BUSY_TIMEOUT_S
