@@ -13,13 +13,26 @@ task's loss alone.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import fields
 from typing import Any, ClassVar
 
 from torch import nn
 
+from core.errors import UserError
 from core.io import IOSpec
 from core.shape_rules import Constraint, first_violation
 
+
+
+def model_keys(config_cls: type, config: dict[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
+    """The keys of a trial `config` that are fields of the config dataclass `config_cls`
+    (training keys such as lr are left out); UserError naming the `required` keys that
+    are missing. What every family's `Config.from_dict` starts from."""
+    missing = [n for n in required if n not in config]
+    if missing:
+        raise UserError(f"config is missing {', '.join(missing)}")
+    names = {f.name for f in fields(config_cls)}
+    return {k: v for k, v in config.items() if k in names}
 
 class Family(ABC):
     name: ClassVar[str]

@@ -38,7 +38,7 @@ authors' code has no OrthFC to say otherwise. For square W, ||W^T W - I||_F equa
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -47,7 +47,7 @@ from torch import nn
 from core.errors import UserError
 from core.io import IOSpec
 from models.activations import check_activation, make_activation
-from models.base import Family
+from models.base import Family, model_keys
 from models.registry import register_family
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -86,11 +86,7 @@ class FCNetConfig:
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "FCNetConfig":
-        missing = [n for n in ("width", "depth") if n not in config]
-        if missing:
-            raise UserError(f"config is missing {', '.join(missing)}")
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in config.items() if k in names})
+        return cls(**model_keys(cls, config, ("width", "depth")))
 
 
 class FCNet(nn.Module):

@@ -34,7 +34,7 @@ divisible by 2 and by 5. Activations have no parameters: the count does not chan
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -43,7 +43,7 @@ from torch import nn
 from core.errors import UserError
 from core.io import IOSpec
 from models.activations import check_activation, make_activation
-from models.base import Family
+from models.base import Family, model_keys
 from models.han_layer import HanLayer, han_params
 from models.registry import register_family
 
@@ -88,11 +88,7 @@ class HanNetConfig:
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "HanNetConfig":
-        missing = [n for n in ("width", "depth") if n not in config]
-        if missing:
-            raise UserError(f"config is missing {', '.join(missing)}")
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in config.items() if k in names})
+        return cls(**model_keys(cls, config, ("width", "depth")))
 
 
 class HanNet(nn.Module):

@@ -18,7 +18,7 @@ the number of patches (Han layers are square). Trainable parameters:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -26,7 +26,7 @@ from torch import nn
 
 from core.errors import UserError
 from core.io import IOSpec
-from models.base import Family
+from models.base import Family, model_keys
 from models.han_layer import HanLayer, han_params
 from models.mixer_net import (
     LN_EPS,
@@ -62,11 +62,7 @@ class HanMixerConfig:
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "HanMixerConfig":
-        missing = [n for n in ("C", "L", "patch") if n not in config]
-        if missing:
-            raise UserError(f"config is missing {', '.join(missing)}")
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in config.items() if k in names})
+        return cls(**model_keys(cls, config, ("C", "L", "patch")))
 
     def mixer_part(self, P: int) -> MixerConfig:
         """The Mixer blocks' config (S = P tokens)."""

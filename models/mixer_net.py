@@ -42,7 +42,7 @@ instead of C*d_out; Omega (the mixing layers' connections) is unchanged.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import torch
@@ -50,7 +50,7 @@ from torch import nn
 
 from core.errors import UserError
 from core.io import IOSpec
-from models.base import Family
+from models.base import Family, model_keys
 
 Mixing = Literal["mlp", "single"]
 LN_EPS = 1e-6
@@ -91,11 +91,7 @@ class MixerConfig:
 
     @classmethod
     def from_dict(cls, config: dict[str, Any], **fixed: Any) -> "MixerConfig":
-        missing = [n for n in ("S", "C", "L", "patch") if n not in config]
-        if missing:
-            raise UserError(f"config is missing {', '.join(missing)}")
-        names = {f.name for f in fields(cls)}
-        return cls(**{**{k: v for k, v in config.items() if k in names}, **fixed})
+        return cls(**{**model_keys(cls, config, ("S", "C", "L", "patch")), **fixed})
 
 
 def hidden(gamma: float, n: int) -> int:

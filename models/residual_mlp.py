@@ -14,7 +14,7 @@ default nn.Linear initialisation (the paper does not specify another).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -22,7 +22,7 @@ from torch import nn
 
 from core.errors import UserError
 from core.io import IOSpec
-from models.base import Family
+from models.base import Family, model_keys
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,7 @@ class MLPConfig:
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "MLPConfig":
         """Take the model keys from a trial config (training keys like lr are ignored)."""
-        names = {f.name for f in fields(cls)}
-        missing = [n for n in ("d_z", "d_h", "L") if n not in config]
-        if missing:
-            raise UserError(f"config is missing {', '.join(missing)}")
-        return cls(**{k: v for k, v in config.items() if k in names})
+        return cls(**model_keys(cls, config, ("d_z", "d_h", "L")))
 
 
 class ResidualBlock(nn.Module):

@@ -40,7 +40,7 @@ while the weight tensors hold L*width^2 entries; `search params` shows both.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -49,7 +49,7 @@ from torch import nn
 
 from core.errors import UserError
 from core.io import IOSpec
-from models.base import Family
+from models.base import Family, model_keys
 from models.mixer_net import LN_EPS, OMEGA_LABEL, PatchEmbed, patch_grid
 from models.registry import register_family
 
@@ -110,11 +110,7 @@ class SWMLPConfig:
     def from_dict(cls, config: dict[str, Any]) -> "SWMLPConfig":
         stem = config.get("stem", "dense")
         keys = ("width", "L", "p") if stem == "dense" else ("patch", "C", "L", "p")
-        missing = [n for n in keys if n not in config]
-        if missing:
-            raise UserError(f"config is missing {', '.join(missing)}")
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in config.items() if k in names})
+        return cls(**model_keys(cls, config, keys))
 
 
 def random_mask(n_out: int, n_in: int, nonzeros: int, generator: torch.Generator) -> torch.Tensor:

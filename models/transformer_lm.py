@@ -34,7 +34,7 @@ counted. The embedding adds vocab*d_model (twice when untied).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -43,7 +43,7 @@ from torch import nn
 
 from core.errors import UserError
 from core.io import IOSpec
-from models.base import Family
+from models.base import Family, model_keys
 from models.rope import apply_rope, rope_freqs
 
 NORM_EPS = 1e-5
@@ -82,11 +82,7 @@ class TransformerConfig:
     def from_dict(cls, config: dict[str, Any]) -> "TransformerConfig":
         """The model keys of a trial config (training keys like lr are ignored). Without
         n_heads, heads of 64: n_heads = d_model / 64."""
-        missing = [n for n in ("d_model", "L", "d_h") if n not in config]
-        if missing:
-            raise UserError(f"config is missing {', '.join(missing)}")
-        names = {f.name for f in fields(cls)}
-        kw = {k: v for k, v in config.items() if k in names}
+        kw = model_keys(cls, config, ("d_model", "L", "d_h"))
         if "n_heads" not in kw:
             d = kw["d_model"]
             if not isinstance(d, int) or isinstance(d, bool) or d < DEFAULT_HEAD_DIM or d % DEFAULT_HEAD_DIM:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Literal
 
 import torch
@@ -56,7 +56,7 @@ from torch import nn
 
 from core.errors import UserError
 from core.io import IOSpec
-from models.base import Family
+from models.base import Family, model_keys
 
 SkipMode = Literal["add", "concat"]
 EXTRAS = 2  # time token + label token
@@ -101,11 +101,7 @@ class UBackboneConfig:
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "UBackboneConfig":
-        missing = [n for n in ("D", "depth", "patch") if n not in config]
-        if missing:
-            raise UserError(f"config is missing {', '.join(missing)}")
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in config.items() if k in names})
+        return cls(**model_keys(cls, config, ("D", "depth", "patch")))
 
 
 def token_grid(io: IOSpec, patch: int) -> tuple[int, int, int]:
