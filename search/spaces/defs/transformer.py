@@ -3,7 +3,8 @@ Transformer language models"): the papers' axes, with their findings as the rang
 
 Keys, in sampling order (budget-aware: each integer is cut to what still fits):
   lr        learning rate, a choice (AdamW peak of the cosine schedule)
-  K         hourglass sub-blocks per layer, 1..8 (the conventional FFN: K = 1)
+  K         hourglass sub-blocks per layer, 1..10 (Table 1 sweeps K in {5, 6, 8, 10}; the
+            conventional FFN: K = 1)
   n_heads   1..16 heads of HEAD_DIM = 64 features: d_model is pinned to 64 * n_heads by
             two constraints, so every d_model is a multiple of 64 that n_heads divides
             with an even head dimension (RoPE), and both are stored config keys
@@ -52,11 +53,11 @@ _SHAPE = (
 
 @register_space("transformer-hourglass")
 def transformer_hourglass_space(io: IOSpec) -> Space:
-    """K in 1..8 sub-blocks of width 0.1 * d_model <= d_h < d_model."""
+    """K in 1..10 sub-blocks (Table 1's sweep reaches 10) of width 0.1 * d_model <= d_h < d_model."""
     return Space(
         "transformer-hourglass",
         _common(
-            Dim("K", "int", 1, 8, grid=(1, 2, 4, 8)),
+            Dim("K", "int", 1, 10, grid=(1, 2, 4, 8, 10)),
             Dim("d_h", "int", 7, 1023, log=True, grid=(16, 32, 64, 128, 256, 512)),
         ),
         _SHAPE + get_family("transformer-hourglass").shape_rules + (Constraint("d_h", ">=", "d_model", scale=0.1),),
