@@ -16,6 +16,8 @@ Options (`--task-option k=v`; `--data FILE` sets `data`):
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -53,7 +55,11 @@ class LMTask(Task):
     # CPU; pass --tokens on a GPU. AdamW weight decay 0.1 as in the papers; lr 1e-3 when
     # the space does not search it.
     defaults = LMTrainDefaults(epochs=4, batch_size=32, lr=1e-3, weight_decay=0.1)
-    own_options: ClassVar[dict[str, Any]] = {"context": 128, "eval_tokens": 16384, "compile": False}
+    # z_loss: the coefficient of the auxiliary softmax ("z") loss added to the training
+    # cross-entropy (tasks/lm_train.py `lm_loss`). Liao et al. train with one (Sec. 4 setup:
+    # "cross-entropy loss augmented with an auxiliary softmax loss") without giving its
+    # weight; PaLM's 1e-4 is what their recipes set. 0 (default): plain cross-entropy.
+    own_options: ClassVar[dict[str, Any]] = {"context": 128, "eval_tokens": 16384, "compile": False, "z_loss": 0.0}
 
     def _check_options(self) -> None:
         for key in ("context", "eval_tokens"):
@@ -62,6 +68,9 @@ class LMTask(Task):
                 raise UserError(f"{key} must be a positive integer, got {v!r}")
         if not isinstance(self.options["compile"], bool):
             raise UserError(f"compile must be true or false, got {self.options['compile']!r}")
+        z = self.options["z_loss"]
+        if isinstance(z, bool) or not isinstance(z, (int, float)) or not math.isfinite(z) or z < 0:
+            raise UserError(f"z_loss must be a number >= 0 (the auxiliary softmax loss's weight, e.g. 1e-4), got {z!r}")
 
     @property
     def context(self) -> int:

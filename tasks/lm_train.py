@@ -4,7 +4,8 @@ As in the papers' (Llama-style) recipe: AdamW with betas (0.9, 0.95) and weight 
 on the matrices (embeddings and linears; not on RMSNorm scales, as in nanoGPT/Llama
 training code), a linear warm-up over the first 5% of steps then a cosine decay to 10% of
 the peak learning rate (Llama's final rate), gradient-norm clipping at 1.0, cross-entropy
-on next-token logits, bf16 autocast on a GPU (fp32 on the CPU), optionally
+on next-token logits (plus the auxiliary softmax loss when the task option `z_loss` is set),
+bf16 autocast on a GPU (fp32 on the CPU), optionally
 `torch.compile` (task option `compile`; evaluation runs the uncompiled module).
 
 Length: `tokens` training tokens per run (spec.train.tokens, else the task's default),
@@ -117,9 +118,16 @@ def warmup_cosine(optimizer: torch.optim.Optimizer, warmup: int, total: int) -> 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Mean next-token cross-entropy (float32) of logits (B, T, V) against targets (B, T)."""
-    return F.cross_entropy(logits.float().flatten(0, 1), targets.flatten())
+def lm_loss(logits: torch.Tensor, targets: torch.Tensor, z_loss: float = 0.0) -> torch.Tensor:
+    """Mean next-token cross-entropy (float32) of logits (B, T, V) against targets (B, T),
+    plus `z_loss` * mean(log Z^2) with log Z = logsumexp of each position's logits: the
+    auxiliary softmax loss of PaLM (Chowdhery et al. 2022, Sec. 5) that Liao et al. train
+    with (task option `z_loss`); it keeps the softmax normaliser near 1."""
+    flat = logits.float().flatten(0, 1)
+    loss = F.cross_entropy(flat, targets.flatten())
+    if z_loss:
+        loss = loss + z_loss * torch.logsumexp(flat, dim=-1).pow(2).mean()
+    return loss
 
 
 @TRAINERS.register("lm")
@@ -140,6 +148,7 @@ def train_lm(
     params = [p for p in model.parameters() if p.requires_grad]
     losses = torch.empty(hyper.steps, device=device)
     eval_at = set(hyper.eval_steps())
+    z_loss = float(task.options.get("z_loss", 0.0))
 
     best = BestValidation(task)
     checked = since = 0  # steps checked for finiteness / first step of this interval
@@ -148,7 +157,7 @@ def train_lm(
         inputs, targets = data.train_batch(hyper.batch_size, generator)
         with autocast(device):
             logits = forward(inputs)
-        loss = lm_loss(logits, targets)
+        loss = lm_loss(logits, targets, z_loss)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, GRAD_CLIP, foreach=True)

@@ -120,3 +120,25 @@ def test_errors_become_failed_runs_and_callback_errors_propagate(text):
 
     with pytest.raises(KeyError, match="from the callback"):
         tasks.run_trial(spec(text, tokens=512, batch_size=8, epochs=1), on_epoch=boom)
+
+
+def test_z_loss_adds_the_squared_log_normaliser():
+    """lm_loss with z_loss = c is the cross-entropy plus c * mean(logsumexp(logits)^2)
+    (PaLM's auxiliary softmax loss), by hand on random logits; 0 leaves the cross-entropy."""
+    from tasks.lm_train import lm_loss
+
+    g = torch.Generator().manual_seed(0)
+    logits, targets = torch.randn(2, 3, 5, generator=g) * 3, torch.randint(0, 5, (2, 3), generator=g)
+    ce = -torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).mean()
+    log_z = torch.log(torch.exp(logits).sum(-1))
+    assert float(lm_loss(logits, targets)) == pytest.approx(float(ce), rel=1e-6)
+    assert float(lm_loss(logits, targets, 1e-2)) == pytest.approx(float(ce + 1e-2 * (log_z ** 2).mean()), rel=1e-6)
+
+
+def test_z_loss_option_trains_and_changes_the_training_loss(text):
+    plain = tasks.run_trial(spec(text, tokens=4096, batch_size=8, epochs=2))
+    z = tasks.run_trial(spec(dict(text, z_loss=1e-2), tokens=4096, batch_size=8, epochs=2))
+    assert z.status == "complete" and plain.status == "complete"
+    assert z.runs[0].epochs[0].train_loss > plain.runs[0].epochs[0].train_loss  # the term is positive
+    with pytest.raises(UserError, match="z_loss must be a number >= 0"):
+        tasks.get_task("lm-text", dict(text, z_loss=-1))
