@@ -9,8 +9,11 @@ Keys, in sampling order (budget-aware: each integer is cut to what still fits):
             two constraints, so every d_model is a multiple of 64 that n_heads divides
             with an even head dimension (RoPE), and both are stored config keys
   d_model   64..1024 (= 64 * n_heads)
-  L         layers, with d_model / L between 50 and 250 (the papers' finding), i.e.
-            d_model / 250 <= L <= d_model / 50
+  L         layers, with d_model / L between 32 and 256, i.e. d_model / 256 <= L <=
+            d_model / 32: wide enough for every configuration of the paper's Tables 1-3
+            (d_model / L from 42.7, 1024 / 24, to 248, 1488 / 6). The paper's sweet spot
+            of 100 to 250 (Sec. 4.2.4, Figure 4, at 113M) is a finding to test, not a rule:
+            the earlier 50..250 excluded its own 403M baseline and capped L at 2 at 300K
   d_h       hourglass: 0.1 * d_model <= d_h < d_model (the papers find d_h/d_model ~ 0.4
             best); conventional: 2 * d_model <= d_h <= 4 * d_model (Llama: 8/3)
   tied, qk_norm   fixed to false (untied embeddings and no QK-norm, as in Llama); a space
@@ -27,7 +30,7 @@ from search.spaces import Dim, Space, register_space
 
 HEAD_DIM = 64
 LM_LRS = (5e-4, 1e-3, 2e-3, 4e-3)
-ASPECT = (50, 250)  # d_model / L
+ASPECT = (32, 256)  # d_model / L: contains every configuration of Liao et al.'s Tables 1-3
 
 
 def _common(K: Dim, d_h: Dim) -> tuple[Dim, ...]:

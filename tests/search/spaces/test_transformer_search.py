@@ -46,7 +46,7 @@ def test_drawn_configs_keep_the_papers_shape_rules_and_the_budget(family, ratio)
     configs = draw(family, 5_000_000)
     for c in configs:
         assert c["d_model"] == 64 * c["n_heads"] and c["d_model"] % c["n_heads"] == 0
-        assert 50 <= c["d_model"] / c["L"] <= 250, c
+        assert 32 <= c["d_model"] / c["L"] <= 256, c
         assert ratio[0] <= c["d_h"] / c["d_model"] <= ratio[1] and (c["d_h"] != c["d_model"]), c
         assert 1 <= c["K"] <= 10 and (family == "transformer-hourglass" or c["K"] == 1)
         assert fam.shape_violation(c, IO) is None
