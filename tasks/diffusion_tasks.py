@@ -27,9 +27,11 @@ first 100 samples are stored as a PNG grid (run artifact "samples", one column p
 
 Training: the supervised trainer (tasks/train.py): AdamW, a linear warm-up over the first
 5% of the steps (U-ViT warms up too), then a linear decay to 0; test at best validation.
-Ours, not U-ViT's (constant lr after a 5k-step warm-up, betas (0.99, 0.999), EMA 0.9999
-over 500k steps): our runs are a few thousand steps on a CPU, where a decaying rate and no
-EMA serve better. Weight decay 0.03 as U-ViT.
+Ours by default, not the paper's (Hu & Rostami Table 5, from U-ViT: AdamW lr 2e-4, betas
+(0.9, 0.9), weight decay 0.03, a constant rate after a 5k-step warm-up, and an EMA of the
+weights): our runs are a few thousand steps on a CPU. `--optimizer adamw-uvit`
+(tasks/optimizers.py) is the paper's optimiser and schedule, which the hu recipes set;
+the EMA is not built yet. Weight decay 0.03 as U-ViT.
 
 Options (`--task-option k=v`): split_seed, schedule (linear|cosine), cond_drop (0.1),
 guidance (1.0), sample_steps (50), samples (200; 0 turns sample quality off),

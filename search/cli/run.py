@@ -49,8 +49,9 @@ def add_parser(sub) -> None:
     train = r.add_argument_group("training")
     train.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
     train.add_argument("--batch-size", type=int, help="batch size (default: the task's)")
-    train.add_argument("--optimizer", help="adamw (AdamW, linear decay; the default) or sgd-step (SGD with momentum "
-                                           "0.9, lr x0.2 at 50/70/90%% of the steps, Yu & Zhang's recipe)")
+    train.add_argument("--optimizer", help="adamw (AdamW, linear decay; the default), sgd-step (SGD with momentum "
+                                           "0.9, lr x0.2 at 50/70/90%% of the steps, Yu & Zhang's recipe) or adamw-uvit "
+                                           "(betas 0.9/0.9, warm-up then constant: Hu & Rostami's Table 5)")
     train.add_argument("--lr", type=float, help="learning rate when the space does not search one (default: the task's)")
     train.add_argument("--device", default="auto", help="auto (cuda when available), cpu, cuda, cuda:1, ...")
     train.add_argument("--max-train-samples", type=int, help="cap the training set (quick looks)")

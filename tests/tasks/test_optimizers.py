@@ -33,7 +33,7 @@ def test_sgd_step_is_momentum_sgd_with_the_authors_milestones():
 
 
 def test_adamw_is_the_default_with_linear_decay():
-    assert DEFAULT_OPTIMIZER == "adamw" and sorted(OPTIMIZERS.names()) == ["adamw", "sgd-step"]
+    assert DEFAULT_OPTIMIZER == "adamw" and sorted(OPTIMIZERS.names()) == ["adamw", "adamw-uvit", "sgd-step"]
     w = torch.nn.Parameter(torch.zeros(3))
     opt, sched = OPTIMIZERS.get("adamw")([w], 1e-3, 0.01, 4, 0)
     assert isinstance(opt, torch.optim.AdamW)
@@ -52,3 +52,16 @@ def test_checkerboard_with_the_authors_recipe_learns():
     result = tasks.run_trial(spec)
     assert result.status == "complete", result.error
     assert result.runs[0].metrics["accuracy"] > 0.8
+
+
+def test_adamw_uvit_is_hu_and_rostamis_table_5_warm_up_then_constant():
+    w = torch.nn.Parameter(torch.zeros(3))
+    opt, sched = OPTIMIZERS.get("adamw-uvit")([w], 2e-4, 0.03, 100, 4)
+    group = opt.param_groups[0]
+    assert isinstance(opt, torch.optim.AdamW) and group["betas"] == (0.9, 0.9) and group["weight_decay"] == 0.03
+    rates = []
+    for _ in range(10):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert rates == pytest.approx([0.5e-4, 1e-4, 1.5e-4, 2e-4] + [2e-4] * 6)

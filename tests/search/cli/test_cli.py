@@ -123,7 +123,7 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "1M", "--task-option", "downsample=box"),
      "downsample must be one of bicubic, antialias"),
     (("run", "--space", "han", "--task", "checkerboard", "--budget", "5K", "--optimizer", "adam"),
-     "unknown optimizer 'adam'; known: adamw, sgd-step"),
+     "unknown optimizer 'adam'; known: adamw, adamw-uvit, sgd-step"),
     (("run", "--space", "transformer", "--task", "lm-shakespeare", "--budget", "5M", "--optimizer", "sgd-step"),
      "--optimizer is for supervised tasks"),
     (("run", "--space", "s-mixer", "--task", "digits-classify", "--budget", "10K", "--budget-of", "flops"),
