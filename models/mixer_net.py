@@ -34,10 +34,11 @@ zero biases, the head zero-initialised, global average pooling over tokens.
 
 Readout (config key `readout`): "pool" is the above, the papers' and the default.
 "flatten" is a deviation kept as an explicit option for diagnosis:
-y = head(vec(LN(X_L))), a head over all S*C features. It is the readout of the S-Mixer's
-sparse-MLP twin (models/sw_mlp.py, Hayase & Karakida A.2.5, linear out of the flattened
-width), so a twin comparison can hold the readout equal. It costs S*C*d_out head weights
-instead of C*d_out; Omega (the mixing layers' connections) is unchanged.
+y = head(vec(LN(X_L))), a head over all S*C features. The SW-MLP twin (models/sw_mlp.py)
+takes the same option; both pool by default, as Hayase & Karakida's Table S.1 gives GAP for
+the SW-MLP too (an earlier SW-MLP here flattened, which made the twin comparison unequal).
+It costs S*C*d_out head weights instead of C*d_out; Omega (the mixing layers' connections)
+is unchanged.
 """
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ from models.base import Family, model_keys
 Mixing = Literal["mlp", "single"]
 LN_EPS = 1e-6
 SKIPS = ("linear", "none")  # the first block's token residual when S != P
-READOUTS = ("pool", "flatten")  # mean over tokens (the papers'), or all S*C features (the twin's)
+READOUTS = ("pool", "flatten")  # mean over tokens (the papers'), or all S*C features (a diagnostic)
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class MixerConfig:
     gamma: float = 4  # expansion of the mixing MLPs (Tolstikhin's channel MLP: 4C)
     mixing: Mixing = "mlp"
     skip: str = "none"  # the first block's token residual when S != P: "linear" (SkipLayer) or "none"
-    readout: str = "pool"  # "pool" (the papers') or "flatten" (the SW-MLP twin's; a diagnostic option)
+    readout: str = "pool"  # "pool" (the papers') or "flatten" (all S*C features; a diagnostic option)
 
     def __post_init__(self) -> None:
         for name in ("S", "C", "L", "patch"):

@@ -119,7 +119,7 @@ def test_default_mixer_spaces_use_the_skip_layer():
 @pytest.mark.parametrize("family", ["mixer", "s-mixer", "rp-mixer"])
 def test_flatten_readout_reads_every_token_and_counts_its_head(family):
     """The papers' readout pools over tokens (head C -> 10, the default spaces' only
-    choice); `readout = "flatten"`, the S-Mixer's SW-MLP twin's readout, reads all S*C
+    choice); `readout = "flatten"`, a diagnostic option, reads all S*C
     features of LN(X_L): head S*C -> 10. Counts follow the module; Omega does not change."""
     fam = get_family(family)
     cfg = {"S": 6, "C": 4, "L": 2, "patch": 2, "skip": "linear"} | ({} if family == "s-mixer" else {"gamma": 1})

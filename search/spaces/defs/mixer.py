@@ -31,7 +31,7 @@ def _skip() -> Dim:
 
 def _readout() -> Dim:
     """The head's input: the papers' mean over tokens. A space file may add "flatten" (all
-    S*C features, the SW-MLP twin's readout; a diagnostic option, models/mixer_net.py)."""
+    S*C features; a diagnostic option, models/mixer_net.py, that the SW-MLP takes too)."""
     return Dim("readout", "choice", choices=("pool",))
 
 
