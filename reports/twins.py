@@ -43,16 +43,18 @@ PAIR_COLUMNS = ["patch", "C", "blocks", "lr", "omega", "mixer_trial", "twin_tria
 
 
 def twin_key(family: str, config: dict[str, Any], tokens: Callable[[int], int]) -> tuple | None:
-    """(patch, C, blocks, lr) of an S-Mixer with S = P or of an SW-MLP S-Mixer twin (even L);
-    None for any other configuration. `tokens(patch)` is P, the patches of the input."""
+    """(patch, C, blocks, lr, readout) of an S-Mixer with S = P or of an SW-MLP S-Mixer twin
+    (even L); None for any other configuration. `tokens(patch)` is P, the patches of the
+    input. The readout (default "pool", the papers' for both) is part of the key, so a
+    pair never mixes a pooled head with a flattened one."""
     try:
         patch, C, L, lr = int(config["patch"]), int(config["C"]), int(config["L"]), float(config["lr"])
     except (KeyError, TypeError, ValueError):
         return None
     if family == MIXER and int(config.get("S", -1)) == tokens(patch):
-        return patch, C, L, lr
+        return patch, C, L, lr, config.get("readout", "pool")
     if family == TWIN and config.get("p") == TWIN_DENSITY and config.get("stem") == "patch" and L % 2 == 0:
-        return patch, C, L // 2, lr
+        return patch, C, L // 2, lr, config.get("readout", "pool")
     return None
 
 

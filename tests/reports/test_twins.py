@@ -25,9 +25,13 @@ def twin(n, C, L, mean, std=0.01, runs=3, patch=2, lr=1e-3, p="s-mixer"):
 
 def test_the_pairing_rule_is_the_papers():
     # an L-block S-Mixer with S = P pairs with the 2L-layer SW-MLP of the same patch, C, lr
-    assert twin_key("s-mixer", {"patch": 2, "S": 16, "C": 8, "L": 3, "lr": 1e-3}, tokens) == (2, 8, 3, 1e-3)
+    assert twin_key("s-mixer", {"patch": 2, "S": 16, "C": 8, "L": 3, "lr": 1e-3}, tokens) == (2, 8, 3, 1e-3, "pool")
     assert twin_key("sw-mlp", {"stem": "patch", "patch": 2, "p": "s-mixer", "C": 8, "L": 6, "lr": 1e-3},
-                    tokens) == (2, 8, 3, 1e-3)
+                    tokens) == (2, 8, 3, 1e-3, "pool")
+    # a flattened head pairs only with a flattened head
+    flat = twin_key("s-mixer", {"patch": 2, "S": 16, "C": 8, "L": 3, "lr": 1e-3, "readout": "flatten"}, tokens)
+    assert flat == (2, 8, 3, 1e-3, "flatten") != twin_key(
+        "sw-mlp", {"stem": "patch", "patch": 2, "p": "s-mixer", "C": 8, "L": 6, "lr": 1e-3, "readout": "pool"}, tokens)
     # S != P: the token count changes (SkipLayer), no twin of that width exists
     assert twin_key("s-mixer", {"patch": 2, "S": 32, "C": 8, "L": 3, "lr": 1e-3}, tokens) is None
     # a free density, an odd depth or the dense stem is not an S-Mixer twin
