@@ -20,6 +20,8 @@ permutation, which the next linear layer absorbs).
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -64,11 +66,15 @@ class Activation:
 
     make: Callable[[], nn.Module]
     group: int = 1  # 1: elementwise; k: groups of k consecutive features (width % k == 0)
+    # The init gain that keeps a layer's output variance through this activation, as
+    # Kaiming's sqrt(2) does for ReLU (which halves E[x^2]); abs, maxmin and groupsort
+    # permute or flip signs, so they keep E[x^2] and their gain is 1.
+    gain: float = 1.0
 
 
 ACTIVATIONS: Registry[Activation] = Registry("activation")
 ACTIVATIONS.add("abs", Activation(Abs))
-ACTIVATIONS.add("relu", Activation(nn.ReLU))
+ACTIVATIONS.add("relu", Activation(nn.ReLU, gain=math.sqrt(2.0)))
 ACTIVATIONS.add("maxmin", Activation(lambda: GroupSort(2), group=2))
 ACTIVATIONS.add("groupsort", Activation(lambda: GroupSort(5), group=5))
 

@@ -25,6 +25,12 @@ Init (`init`): "kaiming" (default) is the authors' FCNet: their README trains it
 (fan-in, gain sqrt 2) on every nn.Linear weight, readout included; biases keep PyTorch's
 default U(+-1/sqrt(fan_in)). "orthogonal" is `nn.init.orthogonal_` on every weight, the
 HouseholderNet init of their code and the FC init of the paper's Sec. 3.2.
+"matched" (ours) draws N(0, gain^2 / fan_in) with the activation's gain
+(models/activations.py): Kaiming's for ReLU, 1 for abs, maxmin and groupsort, which keep
+E[x^2]. Neither of the others serves every activation at depth 20: Kaiming doubles the
+variance at each ABS layer (every FC + ABS net diverged at the second step) and
+orthogonal init halves it at each ReLU layer (every FC + ReLU net answered one colour on
+the checkerboard); docs/reproductions.md, yu-ablation.
 
 Orthogonal regularisation (`orth_reg` = lambda >= 0; Sec. 4.2, OrthFC of Table 3 rows
 f1-f2 with lambda = 0.1, after Brock et al. [30]): the model's `regularization()`,
@@ -46,7 +52,7 @@ from torch import nn
 
 from core.errors import UserError
 from core.io import IOSpec
-from models.activations import check_activation, make_activation
+from models.activations import ACTIVATIONS, check_activation, make_activation
 from models.base import Family, model_keys
 from models.registry import register_family
 
@@ -58,9 +64,11 @@ PRESETS: dict[str, dict[str, Any]] = {
     "sines-paper": {"width": 200, "depth": 20},  # Sec. 4.3 / Fig. 7 (FC-ReLU; FC-ABS with activation abs)
 }
 
-INITS: dict[str, Callable[[torch.Tensor], Any]] = {
-    "kaiming": nn.init.kaiming_normal_,  # the authors' FCNet (README: --initial kaiming)
-    "orthogonal": nn.init.orthogonal_,  # their HouseholderNet's; the paper's Sec. 3.2 FC models
+INITS: dict[str, Callable[[torch.Tensor, float], Any]] = {
+    "kaiming": lambda w, gain: nn.init.kaiming_normal_(w),  # the authors' FCNet (README: --initial kaiming)
+    "orthogonal": lambda w, gain: nn.init.orthogonal_(w),  # their HouseholderNet's; the paper's Sec. 3.2 FC models
+    # N(0, gain^2 / fan_in) with the activation's gain: Kaiming for ReLU, variance-keeping for abs & co
+    "matched": lambda w, gain: nn.init.normal_(w, 0.0, gain / math.sqrt(w.shape[1])),
 }
 
 
@@ -98,10 +106,10 @@ class FCNet(nn.Module):
         self.hidden = nn.ModuleList(nn.Linear(cfg.width, cfg.width) for _ in range(cfg.depth - 1))
         self.act = make_activation(cfg.activation, cfg.width)  # no parameters: one module serves all layers
         self.w_out = nn.Linear(cfg.width, io.d_out)
-        init = INITS[cfg.init]
+        init, gain = INITS[cfg.init], ACTIVATIONS.get(cfg.activation).gain
         for m in self.modules():
             if isinstance(m, nn.Linear):
-                init(m.weight)
+                init(m.weight, gain)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, d_x) -> (B, d_out)
         h = self.act(self.w_in(x))  # (B, width)

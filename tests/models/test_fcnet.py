@@ -153,3 +153,27 @@ def test_orthogonal_regulariser_is_zero_for_orthogonal_weights_and_without_lambd
     assert float(model.regularization().detach()) == pytest.approx(0.1 * 30 * 9, rel=1e-4)
     assert float(fcnet({"width": 30, "depth": 5}).regularization().detach()) == 0.0  # default orth_reg 0
     assert float(fcnet({"width": 30, "depth": 1, "orth_reg": 1.0}).regularization().detach()) == 0.0  # no square layer
+
+
+@pytest.mark.parametrize("activation,gain", [("relu", 2 ** 0.5), ("abs", 1.0), ("maxmin", 1.0), ("groupsort", 1.0)])
+def test_matched_init_keeps_the_signal_through_20_layers(activation, gain):
+    """init "matched": N(0, gain^2 / fan_in) with the activation's gain (Kaiming's sqrt 2
+    for ReLU, 1 for the norm-keeping ones), so the mean square of the last hidden layer
+    stays within a small factor of the first's; Kaiming under ABS blows it up instead."""
+    io = IOSpec(2, 2, "logits", None, (2,))
+    fam = get_family("fcnet")
+
+    def spread(init):
+        net = fam.build({"width": 400, "depth": 20, "activation": activation, "init": init}, io, seed=0)
+        w = net.hidden[3].weight
+        h = net.act(net.w_in(torch.randn(512, 2, generator=torch.Generator().manual_seed(1))))
+        first = h.pow(2).mean()
+        for layer in net.hidden:
+            h = net.act(layer(h))
+        return float(h.pow(2).mean() / first), float(w.std() * 400 ** 0.5)
+
+    ratio, std = spread("matched")
+    assert std == pytest.approx(gain, rel=0.03)
+    assert 0.2 < ratio < 5
+    if activation == "abs":
+        assert spread("kaiming")[0] > 1e4  # 2^19 in expectation
