@@ -157,8 +157,8 @@ def test_orthogonal_regulariser_is_zero_for_orthogonal_weights_and_without_lambd
 
 @pytest.mark.parametrize("activation,gain", [("relu", 2 ** 0.5), ("abs", 1.0), ("maxmin", 1.0), ("groupsort", 1.0)])
 def test_matched_init_keeps_the_signal_through_20_layers(activation, gain):
-    """init "matched": N(0, gain^2 / fan_in) with the activation's gain (Kaiming's sqrt 2
-    for ReLU, 1 for the norm-keeping ones), so the mean square of the last hidden layer
+    """init "matched": Kaiming normal for ReLU (gain sqrt 2), orthogonal for the
+    norm-keeping activations (gain 1), so the mean square of the last hidden layer
     stays within a small factor of the first's; Kaiming under ABS blows it up instead."""
     io = IOSpec(2, 2, "logits", None, (2,))
     fam = get_family("fcnet")
@@ -174,6 +174,9 @@ def test_matched_init_keeps_the_signal_through_20_layers(activation, gain):
 
     ratio, std = spread("matched")
     assert std == pytest.approx(gain, rel=0.03)
+    if gain == 1.0:  # orthogonal: W W^T = I
+        w = fam.build({"width": 400, "depth": 20, "activation": activation, "init": "matched"}, io).hidden[0].weight
+        assert torch.allclose(w @ w.T, torch.eye(400), atol=1e-4)
     assert 0.2 < ratio < 5
     if activation == "abs":
         assert spread("kaiming")[0] > 1e4  # 2^19 in expectation
