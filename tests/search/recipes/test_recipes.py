@@ -37,8 +37,14 @@ def test_every_recipe_names_valid_settings(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SMALL)
 def test_every_small_recipe_runs_in_smoke_mode(cli, tmp_path, name):
+    """With ../shared/data (CI) every recipe must run. In a clone with nothing beside it the
+    recipes of bundled or generated data (digits, checkerboard, sines) still must; one whose
+    task needs data files is skipped, naming what is missing."""
+    data = ("--data-dir", str(SHARED_DATA)) if SHARED_DATA.is_dir() else ()
     code, out, err = cli("run", "--recipe", name, "--smoke", "--no-report", "--storage", f"sqlite:///{tmp_path}/r.db",
-                         "--data-dir", str(SHARED_DATA))
+                         *data)
+    if code == 2 and not data and any(w in err for w in ("data", "download", "not found", "--data-dir")):
+        pytest.skip(f"{name} needs data files that {SHARED_DATA} would hold: {err.strip()}")
     assert code == 0, err
     store = Store(f"sqlite:///{tmp_path}/r.db")
     (summary,) = store.list_studies()
