@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
 sys.path.insert(0, str(REPO))
 
 from bench_util import cpu_name  # noqa: E402
@@ -115,7 +116,8 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
     ap.add_argument("--max-train-samples", type=int)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--data-dir", default=SHARED_DATA,
+                    help="default: ../shared/data when it is there, else the search order (cache, download)")
     ap.add_argument("--storage", help="SQLAlchemy URL (default: a temporary SQLite file)")
     ap.add_argument("--out", help="write the curves and the summary as JSON here")
     a = ap.parse_args()

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
 sys.path.insert(0, str(REPO))
 
 MODES = ("bicubic", "antialias")
@@ -56,7 +57,8 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--flips", default="false", help="the task's flips option (false: the short setting)")
-    p.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    p.add_argument("--data-dir", default=SHARED_DATA,
+                   help="default: ../shared/data when it is there, else the search order (cache, download)")
     p.add_argument("--out", default="bench-sr-downsample")
     a = p.parse_args()
     from storage import load_trials
@@ -78,7 +80,7 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "search.cli", "run", "--space", "hourglass", "--task", a.task,
                             "--budget", "1B", "--sampler", "grid", "--trials", "1", "--repeats", str(a.repeats),
                             "--epochs", str(a.epochs), "--space-file", str(space), "--storage", db, "--study", study,
-                            "--data-dir", a.data_dir, "--task-option", f"downsample={mode}",
+                            *(("--data-dir", a.data_dir) if a.data_dir else ()), "--task-option", f"downsample={mode}",
                             "--task-option", f"flips={a.flips}", "--no-report"],
                            check=True, cwd=out, env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.DEVNULL)
             df = load_trials(study, db)

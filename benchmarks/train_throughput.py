@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
 REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
 sys.path.insert(0, str(REPO))
 
 from bench_util import cpu_name  # noqa: E402
@@ -158,7 +159,8 @@ def breakdown(ours: Ours, base: Baseline, steps: int, device) -> dict[str, float
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    p.add_argument("--data-dir", default=SHARED_DATA,
+                   help="default: ../shared/data when it is there, else the search order (cache, download)")
     p.add_argument("--steps", type=int, default=120, help="batches per timed block")
     p.add_argument("--epochs", type=float, default=None, help="time this many epochs per block instead")
     p.add_argument("--repeats", type=int, default=5)

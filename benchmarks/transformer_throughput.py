@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
 sys.path.insert(0, str(REPO))
 
 from bench_util import cpu_name  # noqa: E402
@@ -167,7 +168,8 @@ class Side:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    p.add_argument("--data-dir", default=SHARED_DATA,
+                   help="default: ../shared/data when it is there, else the search order (cache, download)")
     p.add_argument("--steps", type=int, default=8, help="training steps per timed block")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--batch", type=int, default=32)

@@ -42,6 +42,10 @@ class Task(ABC):
     search_lrs: ClassVar[tuple[float, ...] | None] = None
     # Options this class adds (name -> default); a task takes those of all its bases.
     own_options: ClassVar[dict[str, Any]] = {}
+    # The data sets it reads: names in tasks/datasets/sources.py (`search data` lists them).
+    # Empty: it reads no data files, and `data_note` says what it trains on instead.
+    needs: ClassVar[tuple[str, ...]] = ()
+    data_note: ClassVar[str] = "none: generated"
 
     def __init__(self, **options: Any) -> None:
         """Options (`--task-option k=v`) over the defaults; UserError for an unknown name
@@ -64,6 +68,11 @@ class Task(ABC):
 
     def _check_options(self) -> None:
         """Raise UserError (one line) for a bad option value; subclasses extend it."""
+
+    def data_sets(self) -> tuple[str, ...]:
+        """The data sets this task (with its options) reads, preferred first: the first one
+        found is read; when none is, the downloadable one is fetched. Default: `needs`."""
+        return self.needs
 
     @abstractmethod
     def io(self) -> IOSpec:

@@ -26,6 +26,7 @@ from tasks.registry import TASKS
 class MnistImages(ImageTask):
     """MNIST 28x28: 50k train / 10k validation (seeded) / official 10k test."""
 
+    needs = ("mnist",)
     image_shape = (1, 28, 28)
     # Paper (Chen et al.): batch 128, AdamW, linear decay to 0; lr 1e-3 is one of the
     # paper's searched values; epochs per task as its appendix (denoising 30, super-
@@ -40,6 +41,7 @@ class MnistImages(ImageTask):
 class DigitsImages(ImageTask):
     """scikit-learn digits 8x8 (bundled, no download): 1197 / 300 / 300, seeded."""
 
+    needs = ("digits",)
     image_shape = (1, 8, 8)
     # Ours (no paper uses this set): small and fast for tests and smoke runs; a small
     # model trains in a few seconds on 2 CPU cores.
@@ -52,6 +54,7 @@ class DigitsImages(ImageTask):
 class ImageNet32Images(ImageTask):
     """Downsampled ImageNet 32x32 (official npz batches); val_data.npz is the test set."""
 
+    needs = ("imagenet32",)
     image_shape = (3, 32, 32)
     own_options: dict[str, Any] = {"train_batches": None, "val_size": None, "val_from": "official"}
     # Paper (Chen et al., A.3): batch 512, 2 epochs (with the super-resolution task's 4x
@@ -137,6 +140,7 @@ class ImageNet32SR(SuperResolutionTask, ImageNet32Images):
 class Cifar10Images(ImageTask):
     """CIFAR-10 32x32x3 (python pickle batches): 45k train / 5k validation (seeded) / 10k test."""
 
+    needs = ("cifar10",)
     image_shape = (3, 32, 32)
     # Ours: batch 128 and AdamW lr 1e-3 as for MNIST; 20 epochs (no data augmentation).
     defaults = TrainDefaults(epochs=20, batch_size=128, lr=1e-3, weight_decay=0.01)
@@ -160,4 +164,4 @@ class DigitsClassify(ClassifyTask, DigitsImages):
 @TASKS.register("cifar10-classify")
 class Cifar10Classify(ClassifyTask, Cifar10Images):
     name = "cifar10-classify"
-    description = "CIFAR-10 classification (python pickle batches in --data-dir): accuracy and error"
+    description = "CIFAR-10 classification (python pickle batches, downloaded on first use): accuracy and error"

@@ -54,6 +54,7 @@ class LMData:
                 )
         self.device = torch.device(device)
         self.context = context
+        self.source = splits.record()  # which text: corpus, file, SHA-256, bytes (stored with each run)
         self.tokens = {k: v.to(self.device) for k, v in (("train", splits.train), ("val", splits.val), ("test", splits.test))}
         self.starts = {k: eval_starts(len(self.tokens[k]), context, eval_tokens).to(self.device) for k in ("val", "test")}
         self._offsets = torch.arange(context + 1, device=self.device)

@@ -13,11 +13,19 @@ Options (`--task-option k=v`; `--data FILE` sets `data`):
   eval_tokens  cap on the tokens of the fixed evaluation windows per split (default 16384)
   compile      torch.compile the model for training (default false)
   data         lm-text only: the text file (required to load, not to count parameters)
+  corpus       lm-shakespeare only: "auto" (default: the Gutenberg works when found, else
+               tiny-shakespeare, downloaded on first use), "shakespeare" or "tiny-shakespeare"
+               (tasks/datasets/text.py)
+
+Every completed run stores which text it trained on: a run artifact "data" (JSON: corpus,
+file, sha256, bytes; `Store.artifacts(study, number, "data")`), since "auto" may read
+either corpus and the two give different losses.
 """
 from __future__ import annotations
 
+import base64
+import json
 import math
-
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -26,11 +34,12 @@ import torch
 from core.errors import DataError, UserError
 from core.io import IOSpec
 from tasks.base import Task, TrainDefaults
-from tasks.datasets.text import TextSplits, load_corpus, load_text_file
+from tasks.datasets.text import CORPORA, TextSplits, load_shakespeare, load_text_file
 from tasks.lm_data import LMData
 from tasks.registry import TASKS
 
 VOCAB = 256  # bytes
+DATA_ARTIFACT = "data"  # the run artifact naming the text a run trained on
 
 
 @dataclass(frozen=True)
@@ -86,14 +95,30 @@ class LMTask(Task):
         splits = self.load_splits(data_dir)
         return LMData(splits, self.context, int(self.options["eval_tokens"]), torch.device(device))
 
+    def after_run(self, model: Any, data: LMData, seed: int) -> tuple[dict[str, float], dict[str, Any]]:
+        """The record of the text the run trained on, as the run artifact "data"."""
+        text = json.dumps(data.source, sort_keys=True).encode()
+        return {}, {DATA_ARTIFACT: {"media_type": "application/json", "data": base64.b64encode(text).decode("ascii")}}
+
 
 @TASKS.register("lm-shakespeare")
 class ShakespeareLM(LMTask):
     name = "lm-shakespeare"
-    description = "byte-level LM on Shakespeare's works (5 MB), validation loss in nats/token"
+    description = ("byte-level LM on Shakespeare (the Gutenberg works, 5 MB, when found; else tiny-shakespeare, "
+                   "downloaded), validation loss in nats/token")
+    own_options: ClassVar[dict[str, Any]] = {"corpus": "auto"}
+
+    def _check_options(self) -> None:
+        super()._check_options()
+        if self.options["corpus"] not in CORPORA:
+            raise UserError(f"corpus must be one of {', '.join(CORPORA)}, got {self.options['corpus']!r}")
+
+    def data_sets(self) -> tuple[str, ...]:
+        corpus = self.options["corpus"]
+        return ("shakespeare", "tiny-shakespeare") if corpus == "auto" else (corpus,)
 
     def load_splits(self, data_dir: str | None) -> TextSplits:
-        return load_corpus("shakespeare", "shakespeare.txt", data_dir)
+        return load_shakespeare(self.options["corpus"], data_dir)
 
 
 @TASKS.register("lm-text")
@@ -101,6 +126,7 @@ class TextLM(LMTask):
     name = "lm-text"
     description = "byte-level LM on any UTF-8 text file given with --data FILE"
     own_options = {"data": None}
+    data_note = "your text file: --data FILE"
 
     def _check_options(self) -> None:
         super()._check_options()

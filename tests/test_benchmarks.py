@@ -38,11 +38,12 @@ def test_search_efficiency_quick_mode(tmp_path):
 @pytest.mark.slow
 def test_twins_pairs_a_smoke_run_of_the_twin_recipe(tmp_path):
     """The grid of hayase-twins-small interleaves the families, so a 2-trial smoke run
-    trains one S-Mixer and its twin: the script pairs them (same patch, C, lr; 2L layers)."""
+    trains one S-Mixer and its twin: the script pairs them (same patch, C, lr; 2L layers).
+    The recipe's task is digits-classify (scikit-learn's bundled digits): no data directory."""
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     db = f"sqlite:///{tmp_path}/t.db"
     run = subprocess.run([sys.executable, "-m", "search.cli", "run", "--recipe", "hayase-twins-small", "--smoke",
-                          "--no-report", "--storage", db, "--study", "tw", "--data-dir", str(REPO.parent / "shared" / "data")],
+                          "--no-report", "--storage", db, "--study", "tw"],
                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "tw.json"
@@ -68,8 +69,7 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
         run = subprocess.run([sys.executable, "-m", "search.cli", "run", "--space", "hourglass,conventional",
                               "--task", "digits-denoise", "--budget", "60K", "--trials", "4", "--epochs", "3",
                               "--max-train-samples", "256",
-                              "--pruner", pruner, "--no-report", "--storage", db, "--study", study,
-                              "--data-dir", str(REPO.parent / "shared" / "data")],
+                              "--pruner", pruner, "--no-report", "--storage", db, "--study", study],
                              capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
         assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "replay.json"

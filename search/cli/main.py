@@ -1,5 +1,5 @@
 """The `search` command's parser. Thin: each sub-command parses its flags and calls one
-function of the modules beside this one (run, browse, catalog, compare, export).
+function of the modules beside this one (run, browse, catalog, compare, export, data).
 
 Errors a user can fix (UserError) print one line and exit with status 2.
 """
@@ -11,7 +11,7 @@ from typing import Sequence
 
 from core.errors import UserError
 from search import __version__
-from search.cli import browse, catalog, compare, export, run
+from search.cli import browse, catalog, compare, data, export, run
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,7 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="search", description="Pareto-frontier architecture search for neural-network shapes.")
     p.add_argument("--version", action="version", version=f"search {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for add in (run.add_parser, browse.add_parsers, compare.add_parser, export.add_parser, catalog.add_parsers):
+    for add in (run.add_parser, browse.add_parsers, compare.add_parser, export.add_parser, catalog.add_parsers,
+                data.add_parser):
         add(sub)
     return p
 

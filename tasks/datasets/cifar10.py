@@ -2,9 +2,13 @@
 
 Files: data_batch_1 .. data_batch_5 and test_batch (the contents of
 cifar-10-python.tar.gz), looked for in `data_dir`, `data_dir/cifar-10-batches-py/`, then
-SEARCH_DATA_DIR and the user cache in the same way (tasks/datasets/fetch.py). They are
-not downloaded. Each file is a pickled dict with b"data", a (10000, 3072) uint8 array
-(channel-major rows: the 1024 red pixels, then green, then blue) and b"labels" (0..9).
+SEARCH_DATA_DIR and the user cache in the same way (tasks/datasets/fetch.py). Found
+nowhere, the archive (170 MB, tasks/datasets/sources.py) is downloaded, checked against its
+SHA-256 and unpacked into the cache's cifar-10-batches-py/: only the expected member names,
+read as regular files (no path of the archive is used), in a temporary folder renamed into
+place when whole; the archive is then deleted. Each file is a pickled dict with b"data", a
+(10000, 3072) uint8 array (channel-major rows: the 1024 red pixels, then green, then blue)
+and b"labels" (0..9).
 
 Unpickling is restricted to the numpy array constructors these files use, so a file
 that is not a CIFAR batch cannot run code. Split: 45k train / 5k validation drawn from
@@ -14,19 +18,23 @@ the 50k training images with a fixed `split_seed` (10% of a smaller set); the of
 from __future__ import annotations
 
 import pickle
+import tarfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from core.errors import DataError
-from tasks.datasets import fetch
+from core.errors import DataError, one_line
+from tasks.datasets import fetch, sources
 from tasks.datasets.splits import ImageSplits, split_indices
 
-FOLDER = "cifar-10-batches-py"
-TRAIN_FILES = tuple(f"data_batch_{i}" for i in range(1, 6))
-TEST_FILE = "test_batch"
-FILES = (*TRAIN_FILES, TEST_FILE)
+FOLDER = sources.CIFAR10_FOLDER
+FILES = sources.CIFAR10_FILES
+TRAIN_FILES = FILES[:5]
+TEST_FILE = FILES[5]
+EXTRA_FILES = ("batches.meta", "readme.html")  # unpacked when the archive has them; not read
+REMOTE = sources.CIFAR10_REMOTE
 N_VAL = 5000
 
 # (module, name) pairs a CIFAR batch pickle may reference: numpy array reconstruction.
@@ -48,16 +56,66 @@ class _BatchUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def find_cifar10(data_dir: str | None = None) -> dict[str, Path]:
-    """name -> path of the six batch files, from the first directory holding all of them."""
+def _find(data_dir: str | None) -> dict[str, Path] | None:
     for d in fetch.candidate_dirs(FOLDER, data_dir):
         if all((d / n).is_file() for n in FILES):
             return {n: d / n for n in FILES}
-    where = Path(data_dir) if data_dir is not None else fetch.cache_root()
-    raise DataError(
-        f"CIFAR-10 not found: put {', '.join(FILES)} (cifar-10-python.tar.gz, extracted) "
-        f"in {where / FOLDER} or pass --data-dir"
-    )
+    return None
+
+
+def find_cifar10(data_dir: str | None = None) -> dict[str, Path]:
+    """name -> path of the six batch files, from the first directory holding all of them;
+    downloaded into the cache when found nowhere."""
+    found = _find(data_dir)
+    if found:
+        return found
+    try:
+        folder = install(fetch.cache_root())
+    except OSError as e:
+        where = Path(data_dir) if data_dir is not None else fetch.cache_root()
+        raise DataError(
+            f"CIFAR-10 not found: put {', '.join(FILES)} (cifar-10-python.tar.gz, extracted) "
+            f"in {where / FOLDER} or pass --data-dir (download failed: {one_line(e)})"
+        ) from None
+    return {n: folder / n for n in FILES}
+
+
+def install(root: Path) -> Path:
+    """Download the archive, check it and unpack its batches into root/cifar-10-batches-py
+    (the folder). OSError when the download fails, DataError when the archive is not the
+    expected one; nothing is left behind either way."""
+    folder = root / FOLDER
+    with fetch.staged(folder) as tmp:
+        archive = fetch.fetch_remote(REMOTE, tmp)
+        unpack(archive, tmp)
+        archive.unlink()
+    return folder
+
+
+def unpack(archive: Path, dest: Path) -> None:
+    """Write the archive's cifar-10-batches-py/ members of the expected names into dest:
+    regular files only, each read from the archive and written under its bare name, so no
+    member can write outside dest. DataError when a batch is missing or unreadable."""
+    wanted = {f"{FOLDER}/{n}": n for n in (*FILES, *EXTRA_FILES)}
+    written: set[str] = set()
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            for member in tar:
+                name = wanted.get(member.name.removeprefix("./"))
+                if name is None or not member.isfile() or name in written:
+                    continue
+                src = tar.extractfile(member)
+                if src is None:
+                    continue
+                with src, open(dest / name, "wb") as out:
+                    while block := src.read(fetch.CHUNK):
+                        out.write(block)
+                written.add(name)
+    except (OSError, EOFError, tarfile.TarError, zlib.error) as e:
+        raise DataError(f"cannot unpack {archive.name}: {one_line(e)}") from None
+    missing = [n for n in FILES if n not in written]
+    if missing:
+        raise DataError(f"{archive.name} lacks {FOLDER}/{missing[0]}: not the CIFAR-10 python archive")
 
 
 def read_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:

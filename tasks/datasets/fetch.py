@@ -4,18 +4,32 @@ Search order for a data set named NAME (e.g. "mnist"): the explicit `data_dir`, 
 environment variable SEARCH_DATA_DIR, then the user cache directory
 ($XDG_CACHE_HOME or ~/.cache)/shape-search. In each, the files may lie directly in the
 directory or in its NAME/ subdirectory. Downloads go to the cache's NAME/ directory.
+
+A download (`download`, `fetch_remote`) streams to a temporary file and renames it when
+complete; a body shorter than its Content-Length, a checksum mismatch or any network error
+leaves no file behind. A data set of several files (or an archive to unpack) is built in a
+temporary folder beside its own (`staged`) and moved into place only when whole. Progress
+goes to stderr: a bar on a terminal, else one line when a download starts and one when it ends.
 """
 from __future__ import annotations
 
+import contextlib
+import gzip
 import hashlib
+import http.client
 import json
 import os
 import shutil
+import sys
+import tempfile
+import time
 import urllib.request
+import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable
 
-from core.errors import DataError
+from core.errors import DataError, one_line
+from tasks.datasets.sources import Remote
 
 ENV_DATA_DIR = "SEARCH_DATA_DIR"
 STAMP_FILE = "verified.json"  # in the cache dir: path -> [size, mtime_ns, sha256]
@@ -28,24 +42,35 @@ def cache_root() -> Path:
     return Path(base) / "shape-search"
 
 
-def candidate_dirs(name: str, data_dir: str | os.PathLike | None) -> list[Path]:
-    """Directories to look in, in order. An explicit data_dir must exist (DataError)."""
-    roots: list[Path] = []
+def search_roots(data_dir: str | os.PathLike | None) -> list[tuple[str, Path]]:
+    """The data directories in search order, each with where it comes from ("--data-dir",
+    "$SEARCH_DATA_DIR", "cache"). An explicit data_dir must exist (DataError)."""
+    roots: list[tuple[str, Path]] = []
     if data_dir is not None:
         root = Path(data_dir).expanduser()
         if not root.is_dir():
             raise DataError(f"data directory '{data_dir}' does not exist")
-        roots.append(root)
+        roots.append(("--data-dir", root))
     env = os.environ.get(ENV_DATA_DIR)
     if env:
-        roots.append(Path(env).expanduser())
-    roots.append(cache_root())
-    out: list[Path] = []
-    for root in roots:
+        roots.append((f"${ENV_DATA_DIR}", Path(env).expanduser()))
+    roots.append(("cache", cache_root()))
+    return roots
+
+
+def candidate_dirs_from(name: str, data_dir: str | os.PathLike | None) -> list[tuple[str, Path]]:
+    """(origin, directory) pairs to look in, in order: each root and its NAME/ folder."""
+    out: list[tuple[str, Path]] = []
+    for origin, root in search_roots(data_dir):
         for d in (root, root / name):
-            if d not in out:
-                out.append(d)
+            if d not in [p for _, p in out]:
+                out.append((origin, d))
     return out
+
+
+def candidate_dirs(name: str, data_dir: str | os.PathLike | None) -> list[Path]:
+    """Directories to look in, in order. An explicit data_dir must exist (DataError)."""
+    return [d for _, d in candidate_dirs_from(name, data_dir)]
 
 
 def find_file(directory: Path, name: str) -> Path | None:
@@ -112,13 +137,133 @@ def verify(path: Path, data: bytes, sha256: str) -> None:
     mark_verified(path, sha256)
 
 
+CHUNK = 1 << 20  # bytes read at a time
+
+
+def format_bytes(n: float | None) -> str:
+    """'170.5 MB', '1.1 MB', '832 bytes' (decimal units); '?' when unknown."""
+    if n is None:
+        return "?"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+class _Progress:
+    """A download's progress on stderr: a tqdm bar on a terminal; in a log, a line when it
+    starts and one when it ends."""
+
+    def __init__(self, url: str, dest: Path, total: int | None) -> None:
+        self.url, self.dest, self.total, self.done, self.t0 = url, dest, total, 0, time.monotonic()
+        self.bar = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="B", unit_scale=True, desc=dest.name, file=sys.stderr, leave=False)
+        else:
+            print(f"downloading {url} ({format_bytes(total)}) to {dest.parent}", file=sys.stderr, flush=True)
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self, ok: bool) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        if ok:
+            print(f"downloaded {self.dest.name}: {format_bytes(self.done)} in {time.monotonic() - self.t0:.1f} s",
+                  file=sys.stderr, flush=True)
+
+
 def download(url: str, dest: Path, timeout: float = DOWNLOAD_TIMEOUT_S) -> None:
-    """Fetch `url` to `dest` (written to dest.part, then renamed). Raises on any failure."""
+    """Fetch `url` to `dest`: streamed to a temporary file beside it (NAME.PID.part), renamed
+    when complete. Raises OSError on any failure (also when fewer bytes came than the
+    Content-Length said); no file is left behind."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    part = dest.with_name(dest.name + ".part")
+    part = dest.with_name(f"{dest.name}.{os.getpid()}.part")
+    progress = None
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp, open(part, "wb") as f:
-            shutil.copyfileobj(resp, f)
+        request = urllib.request.Request(url, headers={"User-Agent": "shape-search"})
+        with urllib.request.urlopen(request, timeout=timeout) as resp, open(part, "wb") as f:
+            length = resp.headers.get("Content-Length")
+            total = int(length) if length and length.strip().isdigit() else None
+            progress = _Progress(url, dest, total)
+            while chunk := resp.read(CHUNK):
+                f.write(chunk)
+                progress.update(len(chunk))
+            if total is not None and progress.done != total:
+                raise OSError(f"interrupted: got {progress.done:,} of {total:,} bytes")
         os.replace(part, dest)
+        progress.close(ok=True)
+        progress = None
+    except (http.client.HTTPException, ValueError) as e:  # a broken response; a malformed URL
+        raise OSError(one_line(e, with_type=True)) from None
     finally:
+        if progress is not None:
+            progress.close(ok=False)
         part.unlink(missing_ok=True)
+
+
+def file_sha256(path: Path, gunzipped: bool = False) -> str:
+    """The SHA-256 of a file's bytes (of its gunzipped bytes with `gunzipped`), streamed."""
+    h = hashlib.sha256()
+    try:
+        with (gzip.open(path, "rb") if gunzipped else open(path, "rb")) as f:
+            while block := f.read(CHUNK):
+                h.update(block)
+    except (OSError, EOFError, zlib.error) as e:
+        raise DataError(f"cannot read {path}: {one_line(e)}") from None
+    return h.hexdigest()
+
+
+def fetch_remote(remote: Remote, folder: Path) -> Path:
+    """Download `remote` into `folder` (its mirrors in order) and check its SHA-256.
+    OSError when every mirror failed; DataError (the file removed) on a checksum mismatch."""
+    dest = folder / remote.name
+    errors: list[str] = []
+    for url in remote.urls:
+        try:
+            download(url, dest)
+            break
+        except OSError as e:  # any network/IO failure: try the next mirror
+            errors.append(f"{url}: {one_line(e)}")
+    else:
+        raise OSError("; ".join(dict.fromkeys(errors)))
+    try:
+        got = file_sha256(dest, gunzipped=remote.checks == "content")
+    except DataError:
+        got = "unreadable"
+    if got != remote.sha256:
+        dest.unlink(missing_ok=True)
+        raise DataError(f"downloaded {remote.name} does not match its SHA-256; removed it (got {got[:12]}..., "
+                        f"expected {remote.sha256[:12]}...)")
+    return dest
+
+
+@contextlib.contextmanager
+def staged(folder: Path) -> Iterator[Path]:
+    """A temporary folder beside `folder` to build a data set in. When the block ends
+    normally its files move into `folder` (the whole folder in one rename when `folder`
+    does not exist yet); on any error it is removed, and so are `folder` and its parents
+    if they were created for it and are empty."""
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".partial", dir=folder.parent))
+    ok = False
+    try:
+        yield tmp
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # the folder exists (e.g. holding some of the files): file by file
+            folder.mkdir(parents=True, exist_ok=True)
+            for p in sorted(tmp.iterdir()):
+                os.replace(p, folder / p.name)
+        ok = True
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not ok:
+            for p in created:  # deepest first
+                with contextlib.suppress(OSError):
+                    p.rmdir()

@@ -2,7 +2,8 @@
 
 Files: train_data_batch_1.npz .. train_data_batch_10.npz and val_data.npz, in `data_dir`
 or `data_dir/imagenet32/` (or SEARCH_DATA_DIR / the cache, as for MNIST; they are not
-downloaded: the data set needs an ImageNet account). Each holds `data` (N, 3072) uint8,
+downloaded: the data set needs an ImageNet account, and the error when they are missing
+says where to get them, tasks/datasets/sources.py). Each holds `data` (N, 3072) uint8,
 channel-major (the R plane's 1024 pixels, then G, then B), and `labels` 1..1000.
 The official validation set is our test set; a seeded holdout of the training images
 (`val_size`, default min(10000, 5%)) is our validation set. `train_batches` limits how
@@ -17,11 +18,11 @@ import numpy as np
 import torch
 
 from core.errors import DataError
-from tasks.datasets import fetch
+from tasks.datasets import fetch, sources
 from tasks.datasets.splits import ImageSplits, split_indices
 
-TRAIN_FILES = tuple(f"train_data_batch_{i}.npz" for i in range(1, 11))
-TEST_FILE = "val_data.npz"
+TRAIN_FILES = sources.IMAGENET32_TRAIN
+TEST_FILE = sources.IMAGENET32_TEST
 
 
 def _dirs(data_dir: str | None) -> list[Path]:
@@ -42,7 +43,9 @@ def find_imagenet32(data_dir: str | None) -> tuple[list[Path], Path]:
     where = Path(data_dir) / "imagenet32" if data_dir is not None else fetch.cache_root() / "imagenet32"
     raise DataError(
         f"ImageNet-32 not found: put train_data_batch_1.npz .. train_data_batch_10.npz and "
-        f"val_data.npz (downsampled ImageNet 32x32, image-net.org) in {where} or pass --data-dir"
+        f"val_data.npz in {where} or pass --data-dir (not downloaded: it needs an ImageNet account; log in at "
+        f"{sources.IMAGENET32_URL}, download Imagenet32_train_npz.zip and Imagenet32_val_npz.zip of "
+        f"Downsampled ImageNet 32x32 and unzip them there)"
     )
 
 

@@ -14,45 +14,35 @@ import numpy as np
 import torch
 
 from core.errors import DataError
-from tasks.datasets import fetch
+from tasks.datasets import fetch, sources
 from tasks.datasets.idx import parse_idx, read_bytes
 from tasks.datasets.splits import ImageSplits, split_indices
 
-SHA256: dict[str, str] = {
-    "train-images-idx3-ubyte": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
-    "train-labels-idx1-ubyte": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
-    "t10k-images-idx3-ubyte": "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
-    "t10k-labels-idx1-ubyte": "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
-}
+SHA256: dict[str, str] = dict(sources.MNIST_SHA256)  # of the uncompressed files
 FILES = tuple(SHA256)
-MIRRORS = (
-    "https://ossci-datasets.s3.amazonaws.com/mnist/",
-    "https://storage.googleapis.com/cvdf-datasets/mnist/",
-)
+MIRRORS = sources.MNIST_MIRRORS
 N_VAL = 10_000
 
 
 def _download_all(dest: Path) -> None:
-    """Download the missing files into dest, checking each one's checksum."""
-    for name in FILES:
-        if fetch.find_file(dest, name):
-            continue
-        path = dest / f"{name}.gz"
-        errors = []
-        for mirror in MIRRORS:
-            try:
-                fetch.download(mirror + path.name, path)
-                break
-            except Exception as e:  # any network/IO failure: try the next mirror
-                if str(e) not in errors:
-                    errors.append(str(e))
-        else:
-            raise OSError("; ".join(errors))
-        try:
-            fetch.verify(path, read_bytes(path), SHA256[name])
-        except DataError:
-            path.unlink(missing_ok=True)
-            raise DataError(f"downloaded {path.name} does not match its SHA-256; removed it") from None
+    """Download the files missing from dest (built in a temporary folder, moved in when all
+    are there), checking each one's checksum; OSError or DataError leave nothing behind."""
+    missing = [n for n in FILES if not fetch.find_file(dest, n)]
+    if not missing:
+        return
+    with fetch.staged(dest) as tmp:
+        for name in missing:
+            remote = sources.Remote(f"{name}.gz", tuple(m + f"{name}.gz" for m in MIRRORS), SHA256[name],
+                                    checks="content")
+            fetch.fetch_remote(remote, tmp)
+    for name in missing:
+        fetch.mark_verified(dest / f"{name}.gz", SHA256[name])
+
+
+def install(root: Path) -> Path:
+    """Download MNIST into root/mnist (`search data fetch mnist`); the folder."""
+    _download_all(root / "mnist")
+    return root / "mnist"
 
 
 def find_mnist(data_dir: str | None = None) -> dict[str, Path]:

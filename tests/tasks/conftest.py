@@ -12,7 +12,10 @@ from tasks.datasets import fetch
 # ../shared/data beside the repository (see /work/shared/data/README.md).
 SHARED_DATA = Path(__file__).parents[2].parent / "shared" / "data"
 HAVE_MNIST = (SHARED_DATA / "mnist" / "train-images-idx3-ubyte.gz").is_file()
-needs_mnist = pytest.mark.skipif(not HAVE_MNIST, reason=f"real MNIST not in {SHARED_DATA}/mnist")
+needs_mnist = pytest.mark.skipif(
+    not HAVE_MNIST,
+    reason=f"needs the real MNIST files (train-images-idx3-ubyte.gz and the 3 others) in {SHARED_DATA}/mnist",
+)
 
 
 @pytest.fixture(autouse=True)

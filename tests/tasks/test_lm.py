@@ -9,12 +9,14 @@ import torch
 
 import tasks
 from core.errors import DataError, UserError
+from tasks.datasets import sources
 from tasks.datasets.text import split_bytes
 from tasks.lm_data import LMData, eval_starts
 from tests.tasks.conftest import SHARED_DATA
 
 HAVE_SHAKESPEARE = (SHARED_DATA / "shakespeare" / "shakespeare.txt.gz").is_file()
-needs_shakespeare = pytest.mark.skipif(not HAVE_SHAKESPEARE, reason=f"no corpus in {SHARED_DATA}/shakespeare")
+needs_shakespeare = pytest.mark.skipif(
+    not HAVE_SHAKESPEARE, reason=f"needs the Gutenberg corpus shakespeare.txt.gz in {SHARED_DATA}/shakespeare")
 
 
 def text_file(tmp_path, n=4000, name="t.txt"):
@@ -42,6 +44,8 @@ def test_options_are_checked_in_one_line():
         tasks.get_task("lm-text", {"context": 0})
     with pytest.raises(UserError, match="compile must be true or false"):
         tasks.get_task("lm-text", {"compile": "yes"})
+    with pytest.raises(UserError, match="corpus must be one of auto, shakespeare, tiny-shakespeare, got 'gutenberg'"):
+        tasks.get_task("lm-shakespeare", {"corpus": "gutenberg"})
     assert "data" in tasks.get_task("lm-text").options
 
 
@@ -74,10 +78,12 @@ def test_lm_text_splits_contiguously(tmp_path, name):
     assert bytes(torch.cat(parts).tolist()) == raw and all(p.dtype == torch.uint8 for p in parts)
 
 
-@pytest.mark.skipif(not HAVE_SHAKESPEARE, reason="no Shakespeare corpus")
+@needs_shakespeare
 def test_shakespeare_from_the_data_dir():
     data = tasks.get_task("lm-shakespeare").load(str(SHARED_DATA), "cpu")
     assert sum(len(v) for v in data.tokens.values()) == 5_057_198
+    # the local Gutenberg corpus wins over the download, and runs record which text it was
+    assert data.source["corpus"] == "shakespeare" and data.source["sha256"] == sources.SHAKESPEARE_SHA256
     assert bytes(data.tokens["train"][:20].tolist()).isascii()
     assert data.eval_tokens("val") == 16384
 

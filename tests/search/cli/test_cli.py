@@ -162,6 +162,11 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("spaces", "hourglass", "--task", "nope"), "unknown task 'nope'"),
     (("serve", "--port", "0", "--allow-host", ""), "--allow-host takes a host name or address"),
     (("serve", "--port", "0", "--allow-host", "http://evil.example/"), "got 'http://evil.example/'"),
+    (("data", "fetch", "nope"), "unknown data set or task 'nope'; data sets: mnist, cifar10, tiny-shakespeare"),
+    (("data", "fetch"), "search data fetch needs a NAME"),
+    (("data", "mnist"), "unknown data command 'mnist' (known: fetch); did you mean 'search data fetch mnist'?"),
+    (("data", "--data-dir", "/no/such/dir"), "data directory '/no/such/dir' does not exist"),
+    (("data", "fetch", "imagenet32-sr", "--data-dir", "."), "ImageNet-32 is not downloaded: needs an ImageNet account"),
 ])
 def test_bad_input_one_line_exit_2_database_unchanged(cli, study_db, tmp_path, args, match):
     (tmp_path / "bad.toml").write_text("[hourglass\n")

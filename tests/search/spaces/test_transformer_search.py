@@ -1,5 +1,5 @@
 """The transformer spaces (ratio constraints, budget-aware sampling) and a real two-family
-study on Shakespeare through the CLI."""
+study on Shakespeare (or, with no ../shared/data, a generated stand-in) through the CLI."""
 from __future__ import annotations
 
 import json
@@ -20,10 +20,10 @@ from search.spaces import (
     suggest_config,
 )
 from tasks import get_task
-from tests.search.conftest import SHARED_DATA
+from tests.search.conftest import data_dir_for_mechanics
 
 IO = get_task("lm-shakespeare").io()
-HAVE_SHAKESPEARE = (SHARED_DATA / "shakespeare" / "shakespeare.txt.gz").is_file()
+
 
 
 def draw(family, budget, n=40, seed=0):
@@ -95,12 +95,11 @@ def test_params_command_prints_the_breakdown(cli):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAVE_SHAKESPEARE, reason="no Shakespeare corpus in ../shared/data")
 def test_both_families_in_one_study_with_two_fronts(cli, tmp_path):
     code, out, err = cli(
         "run", "--space", "transformer,transformer-hourglass", "--task", "lm-shakespeare", "--budget", "300K",
         "--trials", "4", "--tokens", "8192", "--epochs", "2", "--sampler", "random", "--seed", "0",
-        "--data-dir", str(SHARED_DATA), "--task-option", "eval_tokens=1024",
+        "--data-dir", str(data_dir_for_mechanics(tmp_path)), "--task-option", "eval_tokens=1024",
     )
     assert code == 0, err
     assert "Pareto-optimal configurations (loss vs. non-embedding parameters, per family)" in out
