@@ -29,6 +29,20 @@ from core.errors import UserError
 from reports.formatting import parse_config
 from reports.fronts import complete_points
 from reports.pareto import default_reference, hypervolume_2d
+from reports.uncertainty import (
+    DEFAULT_METHOD,
+    DEFAULT_MIN_NEAR,
+    DEFAULT_WINDOW,
+    Thin,
+    check_method,
+    front_draws,
+    interval,
+    resample_mask,
+    seed_noise,
+    stream,
+    t_interval,
+    thin_at,
+)
 from storage.records import StudyRecord
 
 DEFAULT_CONFIDENCE = 0.95
@@ -71,14 +85,15 @@ def check_comparable(records: Sequence[StudyRecord]) -> None:
                             f"({conv[0]} vs {conv[1]}): they cannot be compared")
 
 
-def combined_frame(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> pd.DataFrame:
+def combined_frame(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], *, label_shared: bool = True) -> pd.DataFrame:
     """Comparable studies' trials in one frame (`check_comparable` first): `number` made
     unique across studies, `study` and `trial` keep each row's origin, and a family that
-    several of the studies searched is labelled "study: family"."""
+    several of the studies searched is labelled "study: family" (unless `label_shared` is
+    False: replicate searches of one question keep the family names)."""
     records = [rec for rec, _ in studies]
     check_comparable(records)
     shared = {f for f in {f for r in records for f in r.families}
-              if sum(f in r.families for r in records) > 1}
+              if label_shared and sum(f in r.families for r in records) > 1}
     parts = []
     for rec, df in studies:
         fam = df["family"].astype(str)
@@ -121,15 +136,8 @@ def _sign(direction: str) -> float:
 
 
 def redraw_means(c: Candidates, seed: int, draws: int) -> np.ndarray:
-    """(draws, k) redrawn means: m + s/sqrt(R) * t(R-1); configurations with one run stay
-    at m. Each configuration's draws come from its own stream (seed, trial number), so a
-    result never depends on the order or the names of the families."""
-    out = np.repeat(c.means[None, :], draws, axis=0)
-    for j in range(len(c.means)):
-        if c.runs[j] >= 2 and np.isfinite(c.stds[j]):
-            rng = np.random.default_rng([seed, int(c.numbers[j])])
-            out[:, j] += rng.standard_t(c.runs[j] - 1, size=draws) * c.stds[j] / np.sqrt(c.runs[j])
-    return out
+    """(draws, k) redrawn means: m + s/sqrt(R) * t(R-1) (reports/uncertainty.py)."""
+    return seed_noise(c.means, c.stds, c.runs, c.numbers, seed, draws)
 
 
 def percentile_interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -138,23 +146,18 @@ def percentile_interval(draws: np.ndarray, confidence: float) -> tuple[float, fl
     return float(lo), float(hi)
 
 
-def _best(values: np.ndarray, mask: np.ndarray, sign: float) -> np.ndarray:
-    """Best (direction-aware) of the masked columns, per row; NaN when the mask is empty."""
-    if not mask.any():
-        return np.full(values.shape[0], np.nan)
-    return sign * np.max(sign * values[:, mask], axis=1)
-
-
 @dataclass(frozen=True)
 class FamilyAtLevel:
     family: str
     value: float | None  # the best mean within the budget (None: no model that small)
-    low: float | None  # its interval (None: unknown, single runs)
+    low: float | None  # its interval (None: unknown: single runs, or too thin)
     high: float | None
     number: int | None  # the trial that reaches it
     params: float | None
     config: dict[str, Any] = field(default_factory=dict)
     runs: int = 0
+    thin: Thin | None = None  # too few configurations near the budget to read it there
+    searches: int = 1  # replicate searches the value is the mean of
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,7 @@ class Verdict:
     margin: float | None  # winner minus runner-up, in the better direction (>= 0)
     margin_low: float | None  # interval of that difference (None: unknown)
     margin_high: float | None
-    status: str  # "better", "not distinguishable", "single run", "only one family"
+    status: str  # one of STATUSES
 
     @property
     def text(self) -> str:
@@ -175,51 +178,145 @@ class Verdict:
         if self.status == "only one family":
             return f"only {self.winner} has a model within this budget"
         gap = f"{self.winner} ahead of {self.runner_up} by {self.margin:.4g}"
+        if self.status == "too thin":
+            return "too thin to tell: " + "; ".join(thin_text(r) for r in self.families if r.thin is not None)
         if self.status == "single run":
             return f"{gap} (single run: no interval; use --repeats)"
         ci = f"interval {self.margin_low:.4g} .. {self.margin_high:.4g}"
         if self.status == "better":
             return f"{self.winner} better by {self.margin:.4g} ({ci})"
-        return f"not distinguishable from seed noise ({gap}; {ci})"
+        return f"not distinguishable ({gap}; {ci})"
+
+
+STATUSES = ("better", "not distinguishable", "too thin", "single run", "only one family", "no model")
+
+
+def thin_text(r: FamilyAtLevel) -> str:
+    """Why a family cannot be read at a budget, and what would fix it."""
+    from core.budget import format_count
+
+    t = r.thin
+    where = f"between {format_count(t.low)} and {format_count(t.budget)}"
+    has = f"{r.family} has {t.near} configuration{'s' if t.near != 1 else ''} {where} ({t.needed} needed)"
+    if t.more_trials is None:
+        return f"{has}: search at this budget"
+    return f"{has}: about {t.more_trials} more trial{'s' if t.more_trials != 1 else ''} of {r.family}"
+
+
+def _settle(budget: float, rows: list[FamilyAtLevel], diff_of, sign: float, confidence: float) -> Verdict:
+    """The verdict at one budget from the families' rows; diff_of(a, b) gives the draws
+    (or replicate values) of a - b, in the better direction, or None when unknown."""
+    present = sorted((r for r in rows if r.value is not None), key=lambda r: (-sign * r.value, r.family))
+    if not present:
+        return Verdict(budget, rows, None, None, None, None, None, "no model")
+    if len(present) == 1:
+        return Verdict(budget, rows, present[0].family, None, None, None, None, "only one family")
+    win, second = present[0], present[1]
+    margin = sign * (win.value - second.value)
+    if win.thin is not None or second.thin is not None:
+        return Verdict(budget, rows, win.family, second.family, margin, None, None, "too thin")
+    iv = diff_of(win.family, second.family)
+    if iv is None:
+        return Verdict(budget, rows, win.family, second.family, margin, None, None, "single run")
+    lo, hi = iv
+    return Verdict(budget, rows, win.family, second.family, margin, lo, hi,
+                   "better" if lo > 0 else "not distinguishable")
 
 
 def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: str, *,
-               confidence: float = DEFAULT_CONFIDENCE, draws: int = DEFAULT_DRAWS, seed: int = 0) -> list[Verdict]:
-    """Per budget: each family's best value with its interval, and the verdict."""
+               confidence: float = DEFAULT_CONFIDENCE, draws: int = DEFAULT_DRAWS, seed: int = 0,
+               method: str = DEFAULT_METHOD, window: float = DEFAULT_WINDOW,
+               min_near: int = DEFAULT_MIN_NEAR) -> list[Verdict]:
+    """Per budget: each family's best value with its interval, and the verdict. The
+    interval's `method` is reports/uncertainty.py's; a family with fewer than `min_near`
+    configurations within a factor `window` below a budget is "too thin" there (min_near
+    0: never)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     sign = _sign(direction)
-    boot = {f: redraw_means(c, seed, draws) for f, c in cands.items()}
+    levels = np.asarray(budgets, dtype=float)
+    boot = {f: front_draws(c.params, c.means, c.stds, c.runs, c.numbers, levels, sign, method=method, seed=seed,
+                           draws=draws, name=f) for f, c in cands.items()}
     out = []
-    for budget in budgets:
-        rows, draws_of, known = [], {}, {}
+    for i, budget in enumerate(budgets):
+        rows, known = [], {}
         for fam, c in cands.items():
             mask = c.params <= budget
             if not mask.any():
                 rows.append(FamilyAtLevel(fam, None, None, None, None, None))
                 continue
-            i = int(np.flatnonzero(mask)[np.argmax(sign * c.means[mask])])
+            j = int(np.flatnonzero(mask)[np.argmax(sign * c.means[mask])])
+            thin = thin_at(c.params, budget, window=window, min_near=min_near) if min_near > 0 else None
             known[fam] = c.known_noise(mask)
-            draws_of[fam] = _best(boot[fam], mask, sign)
-            lo, hi = percentile_interval(draws_of[fam], confidence) if known[fam] else (None, None)
-            rows.append(FamilyAtLevel(fam, float(c.means[i]), lo, hi, int(c.numbers[i]), float(c.params[i]),
-                                      c.configs[i], int(c.runs[i])))
-        present = sorted((r for r in rows if r.value is not None), key=lambda r: (-sign * r.value, r.family))
-        if not present:
-            out.append(Verdict(budget, rows, None, None, None, None, None, "no model"))
-            continue
-        if len(present) == 1:
-            out.append(Verdict(budget, rows, present[0].family, None, None, None, None, "only one family"))
-            continue
-        win, second = present[0], present[1]
-        margin = sign * (win.value - second.value)
-        if not (known[win.family] and known[second.family]):
-            out.append(Verdict(budget, rows, win.family, second.family, margin, None, None, "single run"))
-            continue
-        diff = sign * (draws_of[win.family] - draws_of[second.family])
-        lo, hi = percentile_interval(diff, confidence)
-        status = "better" if lo > 0 else "not distinguishable"
-        out.append(Verdict(budget, rows, win.family, second.family, margin, lo, hi, status))
+            iv = interval(boot[fam][:, i], confidence) if known[fam] and thin is None else None
+            rows.append(FamilyAtLevel(fam, float(c.means[j]), None if iv is None else iv[0],
+                                      None if iv is None else iv[1], int(c.numbers[j]), float(c.params[j]),
+                                      c.configs[j], int(c.runs[j]), thin))
+
+        def diff_of(a, b, i=i, known=known):
+            if not (known[a] and known[b]):
+                return None
+            return interval(sign * (boot[a][:, i] - boot[b][:, i]), confidence)
+
+        out.append(_settle(budget, rows, diff_of, sign, confidence))
+    return out
+
+
+def compare_replicates(replicates: list[dict[str, Candidates]], budgets: list[float], direction: str, *,
+                       confidence: float = DEFAULT_CONFIDENCE, window: float = DEFAULT_WINDOW,
+                       min_near: int = DEFAULT_MIN_NEAR) -> list[Verdict]:
+    """Replicate searches of one question (the same families, each search its own
+    candidates): per budget, each family's value is the mean over the searches of each
+    one's best value, with the t interval of that mean from the spread between the
+    searches; the difference's interval comes from the searches' paired differences. A
+    search that is too thin at a budget (as in `compare_at`) sits that budget out; with
+    fewer than two searches left, the answer is "too thin". The trial shown is the best
+    found by any search."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    sign = _sign(direction)
+    families = list(dict.fromkeys(f for rep in replicates for f in rep))
+    out = []
+    for budget in budgets:
+        per: dict[str, np.ndarray] = {}
+        rows = []
+        for fam in families:
+            vals, best, thins = np.full(len(replicates), np.nan), None, []
+            for k, rep in enumerate(replicates):
+                c = rep.get(fam)
+                if c is None or not (c.params <= budget).any():
+                    continue
+                mask = c.params <= budget
+                j = int(np.flatnonzero(mask)[np.argmax(sign * c.means[mask])])
+                if best is None or sign * c.means[j] > sign * best[0].means[best[1]]:
+                    best = (c, j)
+                thin = thin_at(c.params, budget, window=window, min_near=min_near) if min_near > 0 else None
+                if thin is None:
+                    vals[k] = c.means[j]
+                else:
+                    thins.append(thin)
+            if best is None:
+                rows.append(FamilyAtLevel(fam, None, None, None, None, None, searches=0))
+                continue
+            per[fam] = vals
+            n = int(np.isfinite(vals).sum())
+            t = t_interval(vals, confidence)
+            thin = None
+            if t is None:
+                near = max((th.near for th in thins), default=0)
+                more = [th.more_trials for th in thins if th.more_trials is not None]
+                thin = Thin(near, min_near, max(more) if more else None, budget / window, budget)
+            c, j = best
+            value = t[0] if t is not None else float(np.nanmean(vals)) if n else float(c.means[j])
+            rows.append(FamilyAtLevel(fam, value, None if t is None else t[1], None if t is None else t[2],
+                                      int(c.numbers[j]), float(c.params[j]), c.configs[j], int(c.runs[j]), thin,
+                                      searches=n))
+
+        def diff_of(a, b, per=per):
+            t = t_interval(sign * (per[a] - per[b]), confidence)
+            return None if t is None else (t[1], t[2])
+
+        out.append(_settle(budget, rows, diff_of, sign, confidence))
     return out
 
 
@@ -233,10 +330,12 @@ class FrontVolume:
 
 
 def front_volumes(cands: dict[str, Candidates], direction: str, *, confidence: float = DEFAULT_CONFIDENCE,
-                  draws: int = 400, seed: int = 0) -> tuple[list[FrontVolume], np.ndarray | None]:
+                  draws: int = 400, seed: int = 0,
+                  method: str = DEFAULT_METHOD) -> tuple[list[FrontVolume], np.ndarray | None]:
     """Each family's front hypervolume in (log10 params, metric) against one reference
     (from all families' points), with a bootstrap interval when every configuration of the
-    family has repeats. Returns the volumes and the reference."""
+    family has repeats (reports/uncertainty.py's `method`: "trials" also resamples the
+    configurations). Returns the volumes and the reference."""
     dirs = ["minimize", check_direction(direction)]
     pts = {f: np.column_stack([np.log10(c.params), c.means]) for f, c in cands.items() if len(c.means)}
     if not pts:
@@ -250,7 +349,11 @@ def front_volumes(cands: dict[str, Candidates], direction: str, *, confidence: f
         lo = hi = vols = None
         if c.known_noise(np.ones(len(c.means), dtype=bool)):
             x = np.log10(c.params)
-            vols = np.array([hypervolume_2d(np.column_stack([x, row]), dirs, ref) for row in redraw_means(c, seed, draws)])
+            rows = redraw_means(c, seed, draws)
+            keep = resample_mask(len(x), draws, stream(seed, fam)) if check_method(method) == "trials" \
+                else np.ones(rows.shape, dtype=bool)
+            vols = np.array([hypervolume_2d(np.column_stack([x[k], row[k]]), dirs, ref)
+                             for row, k in zip(rows, keep)])
             lo, hi = percentile_interval(vols, confidence)
         out.append(FrontVolume(fam, float(value), lo, hi, vols))
     return out, ref

@@ -131,9 +131,12 @@ def wins_html(df: pd.DataFrame, metric: str, direction: str, params_label: str, 
     fig = figures.wins_figure(verdicts, metric, params_label=params_label)
     return ("<h2>Which shape wins</h2>"
             f'<p class="muted">For each budget, each family\'s best {esc(metric)} with at most that many '
-            "parameters and a 95% interval that redoes the selection over seed noise (it needs repeats: "
-            "<code>--repeats 3</code>); the verdict says whether the leader is ahead beyond that noise. "
-            "<code>search compare</code> prints the same for any budgets and across studies.</p>"
+            "parameters and a 95% interval that carries both kinds of luck a second search would have: "
+            "which configurations it finds (the trials resampled) and seed noise (it needs repeats: "
+            "<code>--repeats 3</code>). The verdict says whether the leader is ahead beyond them; a family "
+            "with fewer than 2 trials within a factor 2 below a budget is \u201ctoo thin to tell\u201d there. "
+            "<code>search compare</code> prints the same for any budgets, across studies, and pooled over "
+            "replicate searches (<code>search run --search-repeats K</code>).</p>"
             f'<div class="scroll">{html_table(compare.wins_table(verdicts), status_col=None, reason=["verdict"])}</div>'
             + figure_html(fig, "wins-figure"))
 

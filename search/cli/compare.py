@@ -6,11 +6,8 @@ import json
 import sys
 from typing import Any
 
-from core.errors import UserError
+from core.errors import StorageError, UserError
 from search.cli.common import open_store, print_frame, storage_arg
-
-INTERVAL = ("parametric bootstrap of the whole selection: each configuration's mean redrawn from "
-            "mean + std/sqrt(runs) * t(runs - 1), the best per family and budget re-selected in every draw")
 
 
 def add_parser(sub) -> None:
@@ -22,12 +19,22 @@ def add_parser(sub) -> None:
     levels.add_argument("--budgets", help="comma list of budgets, e.g. 10K,100K,1M")
     levels.add_argument("--levels", type=int, help="log-spaced budgets from the smallest to the largest model (default 5)")
     cp.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    cp.add_argument("--interval", choices=("trials", "seed"), default="trials",
+                    help="what an interval carries: trials (which configurations a search finds, and seed noise; "
+                         "the default) or seed (seed noise of the configurations found only)")
+    cp.add_argument("--min-near", type=int, default=2, metavar="N",
+                    help="configurations a family needs within a factor 2 below a budget, else the answer there "
+                         "is 'too thin to tell' (default 2; 0: never)")
+    cp.add_argument("--replicates", action="store_true",
+                    help="the studies are replicate searches of one question: pool them (a name given to "
+                         "'search run --search-repeats' does this by itself)")
     cp.add_argument("--format", choices=("table", "csv", "json"), default="table")
     storage_arg(cp)
     cp.set_defaults(func=cmd_compare)
 
 
-def compare_json(records, df, verdicts, volumes, reference, difference, confidence: float) -> dict[str, Any]:
+def compare_json(records, df, verdicts, volumes, reference, difference, confidence: float,
+                 interval: str) -> dict[str, Any]:
     rec = records[0]
 
     def origin(number):
@@ -42,17 +49,40 @@ def compare_json(records, df, verdicts, volumes, reference, difference, confiden
         for r in v.families:
             study, trial = origin(r.number)
             fams.append({"family": r.family, "value": r.value, "low": r.low, "high": r.high, "study": study,
-                         "trial": trial, "params": r.params, "config": r.config, "runs": r.runs})
+                         "trial": trial, "params": r.params, "config": r.config, "runs": r.runs,
+                         "searches": r.searches,
+                         "thin": None if r.thin is None else {"near": r.thin.near, "needed": r.thin.needed,
+                                                              "more_trials": r.thin.more_trials,
+                                                              "window": [r.thin.low, r.thin.budget]}})
         levels.append({"budget": v.budget, "families": fams, "winner": v.winner, "runner_up": v.runner_up,
                        "margin": v.margin, "margin_low": v.margin_low, "margin_high": v.margin_high,
                        "status": v.status, "verdict": v.text})
     return {"studies": [r.name for r in records], "task": rec.task, "metric": rec.metric, "direction": rec.direction,
-            "confidence": confidence, "interval": INTERVAL, "levels": levels,
+            "confidence": confidence, "interval": interval, "levels": levels,
             "fronts": [{"family": f.family, "hypervolume": f.value, "low": f.low, "high": f.high} for f in volumes],
             "hypervolume_reference": None if reference is None else [float(x) for x in reference],
             "front_difference": None if difference is None else {
                 "first": difference.first, "second": difference.second, "difference": difference.difference,
                 "low": difference.low, "high": difference.high}}
+
+
+def resolve(store, names: list[str]) -> tuple[list, bool]:
+    """The study records of `names`; a name that is no study but the name of replicate
+    searches (`search run --search-repeats`) stands for them all. True when the names
+    were replicate searches."""
+    records, grouped = [], False
+    for name in names:
+        try:
+            records.append(store.get_study(name))
+            continue
+        except StorageError:
+            group = [r for r in (store.get_study(s.name) for s in store.list_studies()
+                                 if s.name.startswith(f"{name}-r")) if (r.settings or {}).get("replicate_of") == name]
+            if not group:
+                raise
+        records.extend(sorted(group, key=lambda r: r.settings.get("replicate", 0)))
+        grouped = True
+    return records, grouped
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -61,35 +91,56 @@ def cmd_compare(a: argparse.Namespace) -> int:
         candidates,
         combined_frame,
         compare_at,
+        compare_replicates,
         default_levels,
         front_difference,
         front_volumes,
         verdicts_frame,
     )
+    from reports.uncertainty import METHOD_TEXT, POOLED_TEXT
 
     if a.levels is not None and a.levels < 1:
         raise UserError("--levels must be at least 1")
     if not 0 < a.confidence < 1:
         raise UserError(f"--confidence must be between 0 and 1, got {a.confidence:g}")
+    if a.min_near < 0:
+        raise UserError(f"--min-near must be at least 0, got {a.min_near}")
     budgets = [parse_budget(b) for b in a.budgets.split(",") if b.strip()] if a.budgets else None
     store = open_store(a.storage)
-    records = [store.get_study(name) for name in a.studies]
-    df = combined_frame([(rec, store.trials_frame(rec.name)) for rec in records])
+    records, grouped = resolve(store, a.studies)
+    pooled = a.replicates or grouped
+    if pooled and len(records) < 2:
+        raise UserError(f"replicate searches need at least two studies, got {len(records)}")
+    frames = [(rec, store.trials_frame(rec.name)) for rec in records]
+    df = combined_frame(frames, label_shared=not pooled)
     known = sorted(set(df["family"].astype(str))) if len(df) else []
     families = [f.strip() for f in a.families.split(",") if f.strip()] if a.families else known
     missing = [f for f in families if f not in known]
     if missing:
         raise UserError(f"no family {', '.join(missing)} in these studies; they have {', '.join(known) or 'none'}")
     rec = records[0]
-    cands = candidates(df, rec.metric, families)
+    if pooled:
+        reps = [candidates(df[df["study"] == r.name], rec.metric, families) for r in records]
+        cands = candidates(df, rec.metric, families)  # every search's trials, for the levels
+    else:
+        cands = candidates(df, rec.metric, families)
     levels = budgets or default_levels(cands, a.levels or 5)
     if not levels:
         raise UserError("these studies have no complete trial yet: nothing to compare")
-    verdicts = compare_at(cands, [float(b) for b in levels], rec.direction, confidence=a.confidence)
-    volumes, reference = front_volumes(cands, rec.direction, confidence=a.confidence)
-    difference = front_difference(volumes, confidence=a.confidence)
+    if pooled:
+        verdicts = compare_replicates(reps, [float(b) for b in levels], rec.direction, confidence=a.confidence,
+                                      min_near=a.min_near)
+        volumes, reference, difference = [], None, None
+        interval = f"{POOLED_TEXT} ({len(records)} searches)"
+    else:
+        verdicts = compare_at(cands, [float(b) for b in levels], rec.direction, confidence=a.confidence,
+                              method=a.interval, min_near=a.min_near)
+        volumes, reference = front_volumes(cands, rec.direction, confidence=a.confidence, method=a.interval)
+        difference = front_difference(volumes, confidence=a.confidence)
+        interval = METHOD_TEXT[a.interval]
     if a.format == "json":
-        print(json.dumps(compare_json(records, df, verdicts, volumes, reference, difference, a.confidence), indent=2))
+        print(json.dumps(compare_json(records, df, verdicts, volumes, reference, difference, a.confidence, interval),
+                         indent=2))
         return 0
     table = verdicts_frame(verdicts, rec.metric)
     if a.format == "csv":
@@ -97,20 +148,25 @@ def cmd_compare(a: argparse.Namespace) -> int:
         return 0
     measure = (rec.settings or {}).get("budget_of", "params")  # what the studies' sizes count
     unit, units = ("params", "parameters") if measure == "params" else (measure, measure)
-    print(f"{rec.metric} ({rec.direction}) by budget, {a.confidence:.0%} intervals ({INTERVAL}):")
+    print(f"{rec.metric} ({rec.direction}) by budget, {a.confidence:.0%} intervals ({interval}):")
     for v in verdicts:
         print(f"\nat most {format_count(v.budget)} {units}: {v.text}")
         for r in v.families:
             if r.value is None:
                 print(f"  {r.family:<24} no model this small")
                 continue
-            ci = "interval unknown (single run)" if r.low is None else f"[{r.low:.4g}, {r.high:.4g}]"
-            print(f"  {r.family:<24} {r.value:.4g} {ci}  trial #{df.iloc[r.number]['trial']} "
+            ci = "interval unknown (single run)" if r.low is None and r.thin is None else \
+                "too thin" if r.low is None else f"[{r.low:.4g}, {r.high:.4g}]"
+            row = df.iloc[r.number]
+            where = f"{row['study']} " if pooled else ""
+            of = f", mean of {r.searches} searches; best: " if pooled else " "
+            print(f"  {r.family:<24} {r.value:.4g} {ci}{of}{where}trial #{row['trial']} "
                   f"({format_count(r.params)} {unit}, {r.runs} run(s))")
-    print(f"\nfront hypervolume (log10 {unit} x metric, one reference):")
-    for f in volumes:
-        ci = "interval unknown (single runs)" if f.low is None else f"[{f.low:.4g}, {f.high:.4g}]"
-        print(f"  {f.family:<24} {f.value:.4g} {ci}")
+    if volumes:
+        print(f"\nfront hypervolume (log10 {unit} x metric, one reference):")
+        for f in volumes:
+            ci = "interval unknown (single runs)" if f.low is None else f"[{f.low:.4g}, {f.high:.4g}]"
+            print(f"  {f.family:<24} {f.value:.4g} {ci}")
     if difference is not None:
         ci = "interval unknown (single runs)" if difference.low is None else \
             f"interval {difference.low:.4g} .. {difference.high:.4g}"

@@ -30,6 +30,10 @@ def add_parser(sub) -> None:
     what.add_argument("--repeats", type=int, help="seeds per configuration (default 1)")
     what.add_argument("--study", help="study name (default: TASK-FAMILIES)")
     what.add_argument("--seed", type=int, help="study seed (default 0)")
+    what.add_argument("--search-repeats", type=int, default=1, metavar="K",
+                      help="run K independent searches of the question (studies NAME-r1..NAME-rK, seeds SEED.."
+                           "SEED+K-1); 'search compare NAME' pools them, with intervals from the spread between "
+                           "them (default 1)")
     what.add_argument("--space-file", help="TOML or YAML file overriding the spaces' ranges")
     what.add_argument("--smoke", action="store_true", help="tiny run: 2 trials, 1 epoch, 512 samples")
     how = r.add_argument_group("how to search")
@@ -77,28 +81,38 @@ def add_parser(sub) -> None:
 
 def cmd_run(a: argparse.Namespace) -> int:
     from search.cli.progress import ConsoleProgress
+    from search.engine.specs import replicate_specs
     from search.engine.study import prepare, run_study
     from tasks import load_data
 
     spec = run_spec(a)
+    specs = replicate_specs(spec, a.search_repeats)
     prep = prepare(spec)  # every name, range and the budget checked before the database is touched
     if a.data_dir is not None and not Path(a.data_dir).is_dir():
         raise UserError(f"data directory {a.data_dir!r} does not exist")
     load_data(prep.task, spec.data_dir, spec.train.device)  # missing data fails here, before any write
     store = open_store(a.storage)
-    out = run_study(spec, store, ConsoleProgress(), prep)
-    df = store.trials_frame(spec.study_name)
-    print(f"study {spec.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
-          + (f" ({out.retried} retries)" if out.retried else "") +
-          f", {out.rejected} proposal(s) rejected over budget or shape"
-          + (" (grid exhausted)" if out.exhausted else ""))
-    print_pareto(df, out.study.metric, out.study.direction, prep.convention)
+    done = []
+    for k, one in enumerate(specs, 1):
+        if len(specs) > 1:
+            print(f"search {k} of {len(specs)}: study {one.study_name!r}, seed {one.seed}", flush=True)
+        out = run_study(one, store, ConsoleProgress(), prepare(one) if one is not spec else prep)
+        df = store.trials_frame(one.study_name)
+        print(f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
+              + (f" ({out.retried} retries)" if out.retried else "") +
+              f", {out.rejected} proposal(s) rejected over budget or shape"
+              + (" (grid exhausted)" if out.exhausted else ""))
+        print_pareto(df, out.study.metric, out.study.direction, prep.convention)
+        done.append((out.study, df))
+    if len(specs) > 1:
+        print(f"{len(specs)} replicate searches; which family wins, pooled over them: "
+              f"search compare {spec.study_name}")
     if not a.no_report:
         from reports import write_site
 
-        index = write_site([(out.study, df)], a.out, samples_for(store))
-        page = Path(a.out) / study_page_name(out.study.name)
-        print(f"report: {page if page.exists() else index}")
+        index = write_site(done, a.out, samples_for(store))
+        page = Path(a.out) / study_page_name(done[0][0].name)
+        print(f"report: {page if page.exists() and len(done) == 1 else index}")
     return 0
 
 

@@ -5,13 +5,13 @@ The trial-level specs and results every layer shares live in `core.trials`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.errors import UserError
 from core.trials import TrainSettings
-from search.engine.pruners import DEFAULT_GRACE, DEFAULT_PRUNER
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SHARES, SPREADS
+from search.engine.pruners import DEFAULT_GRACE, DEFAULT_PRUNER
 from search.engine.samplers import DEFAULT_SAMPLER, SAMPLERS
 
 # What a budget may count (`--budget-of`): every family's own parameter convention, or
@@ -46,6 +46,8 @@ class RunSpec:
     oom_retry: bool = False  # an out-of-memory trial runs once more with half the batch
     executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. ray address, gpus per trial
     recipe: str | None = None  # the recipe the settings came from (`search run --recipe`)
+    replicate_of: str | None = None  # with `--search-repeats K`: the name the K replicate searches share
+    replicate: int | None = None  # this search's index among them, 1..K
 
     def __post_init__(self) -> None:
 
@@ -84,3 +86,16 @@ class RunSpec:
     @property
     def study_name(self) -> str:
         return self.study or f"{self.task}-{'-'.join(self.spaces)}"
+
+
+def replicate_specs(spec: RunSpec, searches: int) -> list[RunSpec]:
+    """`search run --search-repeats K`: K independent searches of one question, studies
+    NAME-r1 .. NAME-rK with seeds seed .. seed + K - 1, each recording NAME as the group it
+    belongs to (`search compare NAME` pools them). K = 1 is the spec itself."""
+    if isinstance(searches, bool) or not isinstance(searches, int) or searches < 1:
+        raise UserError(f"--search-repeats must be at least 1, got {searches!r}")
+    if searches == 1:
+        return [spec]
+    base = spec.study_name
+    return [replace(spec, study=f"{base}-r{k}", seed=spec.seed + k - 1, replicate_of=base, replicate=k)
+            for k in range(1, searches + 1)]

@@ -322,10 +322,13 @@ def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
 
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    return {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+    out = {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
             "budget_of": spec.budget_of, "param_convention": prep.convention}
+    if spec.replicate_of is not None:  # one of K replicate searches (`search run --search-repeats K`)
+        out |= {"replicate_of": spec.replicate_of, "replicate": spec.replicate}
+    return out
 
 
 def run_study(spec: RunSpec, store: StudyStore, progress: Progress, prep: Prepared | None = None) -> Outcome:

@@ -42,8 +42,10 @@ def studies(request, tmp_path):
 
 def test_compare_two_studies_as_json(cli, studies):
     url, n = studies
+    # two configurations a family: the seed-noise interval without the thin rule (the
+    # default would say "too thin": see the test below)
     code, out, err = cli("compare", n["hg"], n["conv"], "--budgets", "20K,100K", "--format", "json",
-                         "--storage", url)
+                         "--interval", "seed", "--min-near", "0", "--storage", url)
     assert code == 0, err
     got = json.loads(out)
     assert got["studies"] == [n["hg"], n["conv"]] and got["metric"] == "psnr" and got["confidence"] == 0.95
@@ -63,10 +65,49 @@ def test_compare_two_studies_as_json(cli, studies):
 
 def test_compare_table_and_csv(cli, studies):
     url, n = studies
-    code, out, _ = cli("compare", n["hg"], n["conv"], "--levels", "3", "--storage", url)
+    code, out, _ = cli("compare", n["hg"], n["conv"], "--levels", "3", "--min-near", "0", "--interval", "seed",
+                       "--storage", url)
     assert code == 0 and "hourglass better by" in out and "front hypervolume" in out
     code, out, _ = cli("compare", n["hg"], n["conv"], "--format", "csv", "--storage", url)
     assert code == 0 and out.splitlines()[0] == "budget,family,psnr,low,high,number,params,runs,verdict"
+
+
+def test_a_budget_with_too_few_trials_near_it_is_too_thin_to_tell(cli, studies):
+    url, n = studies
+    code, out, err = cli("compare", n["hg"], n["conv"], "--budgets", "20K", "--format", "json", "--storage", url)
+    assert code == 0, err
+    (level,) = json.loads(out)["levels"]
+    assert level["status"] == "too thin" and level["margin_low"] is None
+    hg = next(f for f in level["families"] if f["family"] == "hourglass")
+    assert hg["thin"]["near"] == 1 and hg["thin"]["needed"] == 2 and hg["thin"]["more_trials"] >= 1
+    assert level["verdict"].startswith("too thin to tell: conventional has 1 configuration between 10K and 20K")
+    assert "hourglass has 1 configuration between 10K and 20K (2 needed): about 1 more trial of hourglass" \
+        in level["verdict"]
+    assert "resampled" in json.loads(out)["interval"]
+
+
+def test_replicate_searches_are_pooled_by_their_group_name(cli, tmp_path):
+    url = f"sqlite:///{tmp_path / 'rep.sqlite'}"
+    store = Store(url)
+    for k, (hg, conv) in enumerate(((20.0, 18.0), (21.0, 18.5), (20.5, 18.2)), 1):
+        name = f"q-r{k}"
+        store.create_or_load_study(name, task="digits-denoise", families=["hourglass", "conventional"], metric="psnr",
+                                   direction="maximize", budget=100_000,
+                                   settings={"replicate_of": "q", "replicate": k})
+        for fam, top in (("hourglass", hg), ("conventional", conv)):
+            add(store, name, fam, 8_000, [top - 1, top - 1.1, top - 0.9], 60)
+            add(store, name, fam, 9_000, [top, top + 0.1, top - 0.1], 70)
+    store.close()
+    code, out, err = cli("compare", "q", "--budgets", "10K", "--format", "json", "--storage", url)
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["studies"] == ["q-r1", "q-r2", "q-r3"] and "replicate searches" in got["interval"]
+    (level,) = got["levels"]
+    hg = next(f for f in level["families"] if f["family"] == "hourglass")
+    assert hg["value"] == pytest.approx(20.5) and hg["searches"] == 3 and hg["study"] == "q-r2"
+    assert level["winner"] == "hourglass" and level["status"] == "better" and level["margin"] == pytest.approx(20.5 - 54.7 / 3)
+    code, out, _ = cli("compare", "q-r1", "q-r2", "--replicates", "--budgets", "10K", "--storage", url)
+    assert code == 0 and "replicate searches" in out and "mean of 2 searches" in out
 
 
 @pytest.mark.parametrize("args,match", [
@@ -76,9 +117,31 @@ def test_compare_table_and_csv(cli, studies):
     (("{hg}", "--levels", "0"), "--levels must be at least 1"),
     (("{hg}", "--confidence", "1.5"), "--confidence must be between 0 and 1"),
     (("nope",), "no study named 'nope'"),
+    (("{hg}", "--min-near", "-1"), "--min-near must be at least 0, got -1"),
+    (("{hg}", "--interval", "luck"), "argument --interval: invalid choice: 'luck'"),
+    (("{hg}", "--replicates"), "replicate searches need at least two studies, got 1"),
     (("{hg}", "--levels", "3", "--budgets", "1K"), "not allowed with argument"),
 ])
 def test_bad_compare_input_is_one_line_exit_2(cli, studies, args, match):
     url, n = studies
     code, out, err = cli("compare", *[a.format(**n) for a in args], "--storage", url)
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_search_repeats_runs_replicate_searches_that_compare_pools(cli, tmp_path):
+    url = f"sqlite:///{tmp_path / 'reps.sqlite'}"
+    code, out, err = cli("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "20K",
+                         "--trials", "2", "--epochs", "1", "--max-train-samples", "256", "--repeats", "2",
+                         "--search-repeats", "2", "--seed", "5", "--study", "rep", "--no-report", "--storage", url)
+    assert code == 0, err
+    assert "search 2 of 2: study 'rep-r2', seed 6" in out and "search compare rep" in out
+    store = Store(url)
+    recs = [store.get_study(f"rep-r{k}") for k in (1, 2)]
+    assert [(r.settings["replicate_of"], r.settings["replicate"], r.settings["seed"]) for r in recs] == \
+        [("rep", 1, 5), ("rep", 2, 6)]
+    assert all(len(store.trials_frame(r.name)) >= 2 for r in recs)
+    store.close()
+    code, out, err = cli("compare", "rep", "--format", "json", "--storage", url)
+    assert code == 0, err
+    assert json.loads(out)["studies"] == ["rep-r1", "rep-r2"]

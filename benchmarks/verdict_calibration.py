@@ -1,0 +1,221 @@
+"""Do `search compare`'s verdicts survive a second search? (issue 35)
+
+Runs the same question several times, the search seed the only difference (replicate
+searches), and reads every replicate with each interval method of reports/uncertainty.py
+at a few budgets. It reports, per setting and method:
+
+- contradict: the share of replicate pairs x budgets whose confident verdicts name
+  different winners (target: none);
+- disjoint: the share of pairs x budgets, both with an interval, whose intervals of the
+  difference do not overlap (target <= 10%);
+- coverage: the share of single-search intervals of the difference that hold the pooled
+  answer, the mean over the replicates of each one's difference (target 85-98%);
+- power: where the pooled difference is clear (beyond three times its spread between
+  replicates), the share of replicates that call the right winner (target >= 80%);
+- A/A: one family of replicate s against the same family of replicate t, as if two
+  families: the share of pairs x budgets answered "not distinguishable" or "too thin"
+  (target >= 95%);
+- thin: the share of (replicate, budget) answers that are "too thin to tell".
+
+    python benchmarks/verdict_calibration.py --dir /tmp/cal            # run what is missing, then read
+    python benchmarks/verdict_calibration.py --dir /tmp/cal --no-run   # read only
+    python benchmarks/verdict_calibration.py --dir /tmp/cal --settings sr --json out.json
+
+Every search is `search run` with `--trials 24 --repeats 3 --no-report`, one thread, in
+`DIR/NAME.db` as study NAME-SEED; a study already complete is not run again.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    flags: tuple[str, ...]
+    families: tuple[str, str]
+    budgets: tuple[float, ...]
+    seeds: tuple[int, ...]
+
+
+SETTINGS = {s.name: s for s in (
+    # the setting of issue 35's report (seeds 11-14 there)
+    Setting("sr", ("--space", "hourglass,conventional", "--task", "digits-sr", "--budget", "60K"),
+            ("hourglass", "conventional"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(11, 17))),
+    Setting("gc", ("--space", "hourglass,conventional", "--task", "digits-genclass", "--budget", "100K"),
+            ("hourglass", "conventional"), (1e4, 2e4, 4e4, 7e4, 1e5), tuple(range(11, 19))),
+    Setting("dn", ("--space", "hourglass,fcnet", "--task", "digits-denoise", "--budget", "60K"),
+            ("hourglass", "fcnet"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(11, 19))),
+)}
+TRIALS, REPEATS = 24, 3
+
+
+def run_missing(setting: Setting, folder: Path) -> None:
+    from storage import Store
+
+    db = f"sqlite:///{folder / setting.name}.db"
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO))
+    for seed in setting.seeds:
+        study = f"{setting.name}-{seed}"
+        if (folder / f"{setting.name}.db").exists():
+            store = Store(db)
+            if study in {r.name for r in store.list_studies()}:
+                df = store.trials_frame(study)
+                if int((df["status"] == "complete").sum()) >= TRIALS:
+                    continue
+        print(f"running {study}", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, "-m", "search.cli", "run", *setting.flags, "--trials", str(TRIALS),
+                        "--repeats", str(REPEATS), "--seed", str(seed), "--storage", db, "--study", study,
+                        "--no-report"], check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+@dataclass
+class Read:
+    """One replicate read with one method: per budget (b,), the difference first - second
+    family (in the better direction), its interval, and each family's draws."""
+
+    diff: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    thin: np.ndarray  # bool
+    values: dict  # family -> (b,) values
+    draws: dict  # family -> (d, b) draws
+
+
+def read(cands, setting: Setting, sign: float, method: str, thin_rule: bool, confidence: float) -> Read:
+    from reports.uncertainty import front_draws, interval, thin_at
+
+    b = np.array(setting.budgets)
+    values, draws, thin = {}, {}, np.zeros(len(b), dtype=bool)
+    for fam in setting.families:
+        c = cands[fam]
+        values[fam] = _plain_best(c, b, sign)
+        draws[fam] = front_draws(c.params, c.means, c.stds, c.runs, c.numbers, b, sign, method=method,
+                                 draws=2000, name=fam)
+        if thin_rule:
+            thin |= np.array([thin_at(c.params, x) is not None for x in b])
+    first, second = setting.families
+    diff = sign * (values[first] - values[second])
+    low, high = np.full(len(b), np.nan), np.full(len(b), np.nan)
+    for i in range(len(b)):
+        iv = interval(sign * (draws[first][:, i] - draws[second][:, i]), confidence)
+        if iv is not None and not thin[i]:
+            low[i], high[i] = iv
+    return Read(diff, low, high, thin, values, draws)
+
+
+def _plain_best(c, budgets, sign):
+    from reports.uncertainty import best_within
+
+    return best_within(c.means[None, :], c.params, budgets, sign)[0]
+
+
+def verdict(low: float, high: float) -> int:
+    """+1 first better, -1 second better, 0 not distinguishable or no interval."""
+    if not np.isfinite(low):
+        return 0
+    return 1 if low > 0 else -1 if high < 0 else 0
+
+
+def evaluate(setting: Setting, folder: Path, method: str, thin_rule: bool, confidence: float) -> dict:
+    from reports.compare import candidates
+    from reports.uncertainty import interval
+    from storage import Store
+
+    store = Store(f"sqlite:///{folder / setting.name}.db")
+    reads, sign = [], None
+    for seed in setting.seeds:
+        rec = store.get_study(f"{setting.name}-{seed}")
+        sign = 1.0 if rec.direction == "maximize" else -1.0
+        reads.append(read(candidates(store.trials_frame(rec.name), rec.metric, list(setting.families)),
+                           setting, sign, method, thin_rule, confidence))
+    n, nb = len(reads), len(setting.budgets)
+    diffs = np.array([r.diff for r in reads])  # (n, b)
+    pooled = np.nanmean(diffs, axis=0)
+    spread = np.nanstd(diffs, axis=0, ddof=1)
+    calls = np.array([[verdict(r.low[i], r.high[i]) for i in range(nb)] for r in reads])  # (n, b)
+    pairs = list(itertools.combinations(range(n), 2))
+    contradict = np.mean([calls[s, i] * calls[t, i] < 0 for s, t in pairs for i in range(nb)])
+    both = [(s, t, i) for s, t in pairs for i in range(nb)
+            if np.isfinite(reads[s].low[i]) and np.isfinite(reads[t].low[i])]
+    disjoint = np.mean([reads[s].high[i] < reads[t].low[i] or reads[t].high[i] < reads[s].low[i]
+                        for s, t, i in both]) if both else float("nan")
+    with_iv = [(s, i) for s in range(n) for i in range(nb) if np.isfinite(reads[s].low[i])]
+    coverage = np.mean([reads[s].low[i] <= pooled[i] <= reads[s].high[i] for s, i in with_iv]) \
+        if with_iv else float("nan")
+    clear = [i for i in range(nb) if abs(pooled[i]) > 3 * spread[i]]
+    power = np.mean([calls[s, i] == np.sign(pooled[i]) for s in range(n) for i in clear]) if clear else float("nan")
+    # A/A: family f of replicate s against family f of replicate t
+    aa = []
+    for fam in setting.families:
+        for s, t in pairs:
+            for i in range(nb):
+                if reads[s].thin[i] or reads[t].thin[i]:
+                    aa.append(True)
+                    continue
+                iv = interval(sign * (reads[s].draws[fam][:, i] - reads[t].draws[fam][:, i]), confidence)
+                aa.append(iv is None or iv[0] <= 0 <= iv[1])
+    half = np.nanmedian([(r.high - r.low) / 2 for r in reads])
+    return {"setting": setting.name, "method": method + ("+thin" if thin_rule else ""), "replicates": n,
+            "budgets": list(setting.budgets), "contradict": float(contradict), "disjoint": float(disjoint),
+            "coverage": float(coverage), "power": float(power), "clear_budgets": len(clear),
+            "aa_not_distinguishable": float(np.mean(aa)), "thin": float(np.mean([r.thin for r in reads])),
+            "answered": len(with_iv) / (n * nb), "median_half_width": float(half),
+            "spread_between_replicates": [float(x) for x in spread], "pooled_difference": [float(x) for x in pooled],
+            "differences": diffs.tolist(), "calls": calls.tolist()}
+
+
+def pct(x) -> str:
+    return "—" if np.isnan(x) else f"{100 * x:.0f}%"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dir", required=True, help="folder of the settings' SQLite files")
+    ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
+    ap.add_argument("--methods", default="seed,trials,trials+thin", help="methods to read with")
+    ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--no-run", action="store_true", help="read the stored studies only")
+    ap.add_argument("--json", help="write the results here")
+    a = ap.parse_args(argv)
+    folder = Path(a.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    names = [s.strip() for s in a.settings.split(",") if s.strip()]
+    unknown = [s for s in names if s not in SETTINGS]
+    if unknown:
+        print(f"error: unknown setting(s) {', '.join(unknown)}; known: {', '.join(SETTINGS)}", file=sys.stderr)
+        return 2
+    results = []
+    for name in names:
+        setting = SETTINGS[name]
+        if not a.no_run:
+            run_missing(setting, folder)
+        for m in a.methods.split(","):
+            method, _, rule = m.partition("+")
+            results.append(evaluate(setting, folder, method, rule == "thin", a.confidence))
+    print("| setting | replicates | method | contradict | disjoint | coverage | power (clear budgets) | A/A n.d. | "
+          "too thin | median half-width |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['setting']} | {r['replicates']} | {r['method']} | {pct(r['contradict'])} | {pct(r['disjoint'])} | "
+              f"{pct(r['coverage'])} | {pct(r['power'])} ({r['clear_budgets']}) | {pct(r['aa_not_distinguishable'])} | "
+              f"{pct(r['thin'])} | {r['median_half_width']:.3g} |")
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,174 @@
+"""How sure a front read at a budget is: the statistical core of `search compare` (and of
+the front's other readers). Pure functions on arrays.
+
+A family's value at budget B is the best mean metric among its complete configurations
+with at most B parameters. Two kinds of luck move that value when the same search is run
+again:
+
+- **seed noise**: a configuration's mean over R runs is m ± s/sqrt(R); picking the best of
+  several noisy configurations biases the pick upwards (the winner's curse);
+- **search luck**: which configurations the search happened to try at or below B. Another
+  search tries others; if one good configuration carries the value, a search that missed
+  it reports the next one.
+
+`front_draws` redraws both (method "trials", the default): each bootstrap draw resamples
+the family's configurations with replacement (the search's luck: a configuration found
+once is missed in about 37% of draws) and redraws every drawn configuration's mean from
+m + s/sqrt(R) * t(R - 1) (seed noise), then redoes the selection at every budget. Method
+"seed" redraws the seed noise only (the intervals of earlier versions): it says how sure
+the value of *these* configurations is, not how a second search would come out.
+
+`thin_at` says when a family has too few configurations near a budget (within a factor
+`window` below it) for the value there to mean much: a search that tried nothing near B
+reads the front at some smaller model, and no interval repairs that.
+
+`pooled` combines replicate searches (the same question searched K times, `search run
+--search-repeats K`): the value is the mean over the searches of each one's value, and
+its interval is the Student t interval of that mean, from the spread between them, the
+direct measure of how much a search's answer moves when the search is run again.
+
+Shapes: params (k,), means (k,), stds (k,) (NaN with one run), runs (k,) int,
+budgets (b,); draws come back as (d, b) arrays, NaN where a draw holds no configuration
+within the budget.
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+INTERVAL_METHODS = ("trials", "seed")
+DEFAULT_METHOD = "trials"
+DEFAULT_WINDOW = 2.0  # "near a budget B": at least B / window parameters, at most B
+DEFAULT_MIN_NEAR = 2  # configurations of a family needed near a budget to read it there
+
+METHOD_TEXT = {
+    "trials": "bootstrap over the search's configurations (resampled with replacement: which ones a search "
+              "finds) and over seed noise (each mean redrawn from mean + std/sqrt(runs) * t(runs - 1)), "
+              "the best per family and budget re-selected in every draw",
+    "seed": "parametric bootstrap over seed noise only: each configuration's mean redrawn from "
+            "mean + std/sqrt(runs) * t(runs - 1), the best per family and budget re-selected in every draw "
+            "(says nothing of which configurations another search would find)",
+}
+POOLED_TEXT = ("replicate searches: the mean over the searches of each one's value, with the Student t "
+               "interval of that mean from the spread between the searches")
+
+
+def check_method(method: str) -> str:
+    if method not in INTERVAL_METHODS:
+        raise ValueError(f"unknown interval method {method!r}; known: {', '.join(INTERVAL_METHODS)}")
+    return method
+
+
+def stream(seed: int, name: str) -> np.random.Generator:
+    """A random stream that depends on the seed and a name only (not on call order)."""
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+
+def seed_noise(means: np.ndarray, stds: np.ndarray, runs: np.ndarray, numbers: np.ndarray,
+               seed: int, draws: int) -> np.ndarray:
+    """(draws, k) redrawn means: m + s/sqrt(R) * t(R-1); a configuration with one run (or no
+    finite std) stays at m. Each configuration's draws come from its own stream (seed,
+    trial number), so a result does not depend on the order of the configurations."""
+    out = np.repeat(np.asarray(means, dtype=float)[None, :], draws, axis=0)
+    for j in range(len(means)):
+        if runs[j] >= 2 and np.isfinite(stds[j]):
+            rng = np.random.default_rng([seed, int(numbers[j])])
+            out[:, j] += rng.standard_t(runs[j] - 1, size=draws) * stds[j] / np.sqrt(runs[j])
+    return out
+
+
+def resample_mask(k: int, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """(draws, k) bool: which of k configurations a bootstrap resample (k drawn with
+    replacement) contains."""
+    if k == 0:
+        return np.zeros((draws, 0), dtype=bool)
+    return rng.multinomial(k, np.full(k, 1.0 / k), size=draws) > 0
+
+
+def best_within(values: np.ndarray, params: np.ndarray, budgets: np.ndarray, sign: float,
+                include: np.ndarray | None = None) -> np.ndarray:
+    """(d, b): per row of values (d, k), the best (sign: +1 maximise, -1 minimise) among the
+    included configurations with params <= budget; NaN where there is none."""
+    values = np.atleast_2d(values)
+    ok = np.ones(values.shape, dtype=bool) if include is None else include
+    out = np.full((values.shape[0], len(budgets)), np.nan)
+    scored = sign * values
+    for i, budget in enumerate(budgets):
+        m = ok & (params <= budget)[None, :]
+        if not m.any():
+            continue
+        best = np.max(np.where(m, scored, -np.inf), axis=1)
+        out[:, i] = np.where(np.isfinite(best), sign * best, np.nan)
+    return out
+
+
+def front_draws(params: np.ndarray, means: np.ndarray, stds: np.ndarray, runs: np.ndarray,
+                numbers: np.ndarray, budgets, sign: float, *, method: str = DEFAULT_METHOD,
+                seed: int = 0, draws: int = 2000, name: str = "") -> np.ndarray:
+    """(draws, b) bootstrap draws of the family's value at each budget (see the module
+    docstring for the methods); `name` (the family) picks the resampling stream."""
+    check_method(method)
+    params = np.asarray(params, dtype=float)
+    budgets = np.asarray(budgets, dtype=float)
+    values = seed_noise(means, stds, runs, numbers, seed, draws)
+    include = resample_mask(len(params), draws, stream(seed, name)) if method == "trials" else None
+    return best_within(values, params, budgets, sign, include)
+
+
+def interval(draws: np.ndarray, confidence: float) -> tuple[float, float] | None:
+    """The central `confidence` percentile interval of 1-D bootstrap draws; NaN draws (no
+    configuration within the budget in that resample) count as unknown: when more of them
+    than the interval may leave out on one side, there is no interval (None)."""
+    draws = np.asarray(draws, dtype=float)
+    tail = (1 - confidence) / 2
+    finite = draws[np.isfinite(draws)]
+    if len(finite) == 0 or (len(draws) - len(finite)) / len(draws) > tail:
+        return None
+    lo, hi = np.percentile(draws[np.isfinite(draws)], [tail * 100, (1 - tail) * 100])
+    return float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class Thin:
+    """Too few of a family's configurations near a budget to read its front there."""
+
+    near: int  # configurations with budget / window <= params <= budget
+    needed: int  # the minimum asked for
+    more_trials: int | None  # about how many more trials of the family would put `needed` there
+    low: float  # the window: [low, budget]
+    budget: float
+
+
+def thin_at(params: np.ndarray, budget: float, *, window: float = DEFAULT_WINDOW,
+            min_near: int = DEFAULT_MIN_NEAR) -> Thin | None:
+    """A `Thin` when fewer than `min_near` configurations lie in [budget / window, budget],
+    else None. `more_trials` assumes new trials spread log-uniformly over the family's
+    sizes up to the budget, as a search's size targets do: the window's share of that log
+    range is the chance that one lands in it (None when the family has no model yet)."""
+    params = np.asarray(params, dtype=float)
+    low = budget / window
+    near = int(np.sum((params >= low) & (params <= budget)))
+    if near >= min_near:
+        return None
+    if len(params) == 0 or params.min() > budget:
+        return Thin(near, min_near, None, low, budget)
+    smallest = float(params.min())
+    span = math.log(budget / smallest) if budget > smallest else 0.0
+    share = 1.0 if span <= math.log(window) else math.log(window) / span
+    return Thin(near, min_near, math.ceil((min_near - near) / share), low, budget)
+
+
+def t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float] | None:
+    """(mean, low, high): the Student t interval of the mean of replicate values (NaN values
+    dropped); None with fewer than two."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) < 2:
+        return None
+    mean = float(v.mean())
+    half = float(stats.t.ppf((1 + confidence) / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
+    return mean, mean - half, mean + half

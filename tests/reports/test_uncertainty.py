@@ -1,0 +1,153 @@
+"""The statistical core of the verdicts (reports/uncertainty.py) and the verdicts it gives
+on synthetic searches whose true fronts are known."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from reports.compare import Candidates, compare_at, compare_replicates
+from reports.uncertainty import (
+    best_within,
+    front_draws,
+    interval,
+    resample_mask,
+    t_interval,
+    thin_at,
+)
+
+BUDGET = 60_000.0
+
+
+def true_front(params, top: float) -> np.ndarray:
+    """A saturating front: the best metric a family reaches with `params` parameters."""
+    return top - 4.0 * (np.asarray(params) / 1000.0) ** -0.5
+
+
+def search(rng: np.random.Generator, family: str, top: float, *, k: int = 16, noise: float = 0.3,
+           runs: int = 3, shortfall: float = 0.8) -> Candidates:
+    """One synthetic search: k configurations at log-uniform sizes up to the budget, each
+    below the true front by an exponential shortfall (the search did not find the best
+    shape at that size), measured `runs` times with seed noise `noise`."""
+    params = np.round(np.exp(rng.uniform(math.log(1000), math.log(BUDGET), k)))
+    true = true_front(params, top) - rng.exponential(shortfall, k)
+    runs_ = np.full(k, runs)
+    means = true + rng.normal(0, noise / math.sqrt(runs), k)
+    stds = noise * np.sqrt(rng.chisquare(runs - 1, k) / (runs - 1))
+    return Candidates(family, np.arange(k), params, means, stds, runs_, [{} for _ in range(k)])
+
+
+def test_best_within_is_the_brute_force_best():
+    rng = np.random.default_rng(0)
+    values, params = rng.normal(size=(5, 9)), rng.integers(1, 100, 9).astype(float)
+    include = rng.random((5, 9)) < 0.6
+    budgets = np.array([0.5, 30, 60, 100])
+    for sign in (1.0, -1.0):
+        got = best_within(values, params, budgets, sign, include)
+        for d, (i, b) in itertools.product(range(5), enumerate(budgets)):
+            pool = [values[d, j] for j in range(9) if include[d, j] and params[j] <= b]
+            want = (max if sign > 0 else min)(pool) if pool else np.nan
+            assert got[d, i] == pytest.approx(want, nan_ok=True)
+
+
+def test_a_resample_holds_each_configuration_with_probability_one_minus_one_over_e():
+    mask = resample_mask(20, 4000, np.random.default_rng(1))
+    assert mask.shape == (4000, 20) and mask.any(axis=1).all()
+    assert mask.mean() == pytest.approx(1 - (1 - 1 / 20) ** 20, abs=0.01)
+
+
+def test_draws_without_a_model_within_the_budget_leave_the_interval_unknown():
+    assert interval(np.array([1.0, 2.0, 3.0, np.nan]), 0.95) is None  # 25% unknown > 2.5% tail
+    lo, hi = interval(np.r_[np.linspace(0, 1, 999), np.nan], 0.95)
+    assert 0 < lo < 0.05 and 0.95 < hi < 1
+
+
+def test_seed_and_trials_draws_differ_only_by_the_resampling():
+    p, m = np.array([1000.0, 2000.0]), np.array([10.0, 12.0])
+    s, r, n = np.array([0.1, 0.1]), np.array([3, 3]), np.array([0, 1])
+    seed = front_draws(p, m, s, r, n, [2000.0], 1.0, method="seed", draws=3000)
+    trials = front_draws(p, m, s, r, n, [2000.0], 1.0, method="trials", draws=3000)
+    # the 12 configuration is missed in (1/2)^2 = 25% of the resamples: the 10 takes its place
+    assert np.mean(seed[:, 0] < 11) < 0.01 and np.mean(trials[:, 0] < 11) == pytest.approx(0.25, abs=0.03)
+    with pytest.raises(ValueError):
+        front_draws(p, m, s, r, n, [2000.0], 1.0, method="nope")
+
+
+def test_thin_counts_the_configurations_near_the_budget_and_how_many_trials_would_fill_it():
+    params = np.array([1000, 1500, 2000, 4000, 9000, 30_000], dtype=float)
+    assert thin_at(params, 35_000).near == 1 and thin_at(params, 7000).near == 1
+    assert thin_at(params, 4000) is None  # 2000 and 4000: the window's ends count
+    assert thin_at(params, 35_000, min_near=1) is None
+    t = thin_at(params, 64_000)  # window [32K, 64K]: nothing there
+    assert (t.near, t.needed, t.low) == (0, 2, 32_000)
+    # the window is one doubling of the 6 between the smallest model and the budget
+    assert t.more_trials == math.ceil(2 / (math.log(2) / math.log(64)))
+    assert thin_at(params, 500).more_trials is None  # no model that small at all
+
+
+def test_t_interval_of_replicate_values():
+    mean, _, hi = t_interval(np.array([1.0, 2.0, 3.0, np.nan]), 0.95)
+    assert mean == 2.0 and hi - mean == pytest.approx(4.302653 / math.sqrt(3), rel=1e-5)
+    assert t_interval(np.array([1.0, np.nan]), 0.95) is None
+
+
+def _aa_confident_share(method: str, searches: int = 10, seed: int = 0) -> float:
+    """One family searched `searches` times; each pair of searches compared as if two
+    families. The share of pairs x budgets called "better"."""
+    rng = np.random.default_rng(seed)
+    reps = [search(rng, "a", 20.0) for _ in range(searches)]
+    calls = []
+    for s, t in itertools.combinations(range(searches), 2):
+        cands = {"s": Candidates("s", *_fields(reps[s])), "t": Candidates("t", *_fields(reps[t]))}
+        for v in compare_at(cands, [5000, 15_000, BUDGET], "maximize", method=method, draws=600):
+            calls.append(v.status == "better")
+    return float(np.mean(calls))
+
+
+def _fields(c: Candidates):
+    return c.numbers, c.params, c.means, c.stds, c.runs, c.configs
+
+
+def test_a_family_against_another_search_of_itself_is_rarely_called_better():
+    """A/A on synthetic searches: the trials bootstrap (with the thin rule) calls a
+    difference between two searches of one family in few pairs; the seed-noise interval,
+    blind to which configurations a search found, calls many more."""
+    trials, seed_only = _aa_confident_share("trials"), _aa_confident_share("seed")
+    assert trials <= 0.12 and seed_only > 2 * trials
+
+
+def test_a_clearly_better_family_is_called_better_wherever_both_are_dense():
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        cands = {"a": search(rng, "a", 24.0, k=24), "b": search(rng, "b", 20.0, k=24)}
+        for v in compare_at(cands, [8000, 20_000, BUDGET], "maximize", draws=800):
+            assert v.winner == "a" and v.status in ("better", "too thin")
+            if v.status == "too thin":
+                assert "too thin to tell" in v.text and "more trial" in v.text
+
+
+def test_a_budget_with_nothing_near_it_is_too_thin():
+    rng = np.random.default_rng(4)
+    a, b = search(rng, "a", 20.0), search(rng, "b", 20.0)
+    (v,) = compare_at({"a": a, "b": b}, [4 * BUDGET], "maximize")
+    assert v.status == "too thin" and v.margin_low is None
+    assert all(r.thin is not None and r.low is None for r in v.families)
+    assert "a has 0 configurations between 120K and 240K (2 needed)" in v.text
+
+
+def test_replicate_searches_pool_by_the_spread_between_them():
+    def cands(fam, value):
+        return Candidates(fam, np.array([0, 1]), np.array([900.0, 1000.0]), np.array([value - 1, value]),
+                          np.array([0.1, 0.1]), np.array([3, 3]), [{}, {}])
+
+    reps = [{"a": cands("a", va), "b": cands("b", vb)} for va, vb in ((10, 8), (11, 8.5), (12, 9.5))]
+    (v,) = compare_replicates(reps, [1000.0], "maximize")
+    a = next(r for r in v.families if r.family == "a")
+    assert a.value == pytest.approx(11.0) and a.searches == 3
+    assert (a.low, a.high) == pytest.approx(t_interval(np.array([10.0, 11.0, 12.0]), 0.95)[1:])
+    _, lo, hi = t_interval(np.array([2.0, 2.5, 2.5]), 0.95)
+    assert v.winner == "a" and (v.margin_low, v.margin_high) == pytest.approx((lo, hi)) and v.status == "better"
+    (one,) = compare_replicates(reps[:1], [1000.0], "maximize")
+    assert one.status == "too thin"
