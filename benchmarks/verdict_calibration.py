@@ -55,7 +55,7 @@ SETTINGS = {s.name: s for s in (
     Setting("sr", ("--space", "hourglass,conventional", "--task", "digits-sr", "--budget", "60K"),
             ("hourglass", "conventional"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(11, 17))),
     Setting("gc", ("--space", "hourglass,conventional", "--task", "digits-genclass", "--budget", "100K"),
-            ("hourglass", "conventional"), (1e4, 2e4, 4e4, 7e4, 1e5), tuple(range(11, 19))),
+            ("hourglass", "conventional"), (2e4, 3e4, 5e4, 7e4, 1e5), tuple(range(11, 19))),
     Setting("dn", ("--space", "hourglass,fcnet", "--task", "digits-denoise", "--budget", "60K"),
             ("hourglass", "fcnet"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(11, 19))),
 )}
@@ -94,7 +94,8 @@ class Read:
     draws: dict  # family -> (d, b) draws
 
 
-def read(cands, setting: Setting, sign: float, method: str, thin_rule: bool, confidence: float) -> Read:
+def read(cands, setting: Setting, sign: float, method: str, min_near: int, confidence: float,
+         symmetric: bool) -> Read:
     from reports.uncertainty import front_draws, interval, thin_at
 
     b = np.array(setting.budgets)
@@ -104,13 +105,14 @@ def read(cands, setting: Setting, sign: float, method: str, thin_rule: bool, con
         values[fam] = _plain_best(c, b, sign)
         draws[fam] = front_draws(c.params, c.means, c.stds, c.runs, c.numbers, b, sign, method=method,
                                  draws=2000, name=fam)
-        if thin_rule:
-            thin |= np.array([thin_at(c.params, x) is not None for x in b])
+        if min_near:
+            thin |= np.array([thin_at(c.params, x, min_near=min_near) is not None for x in b])
     first, second = setting.families
     diff = sign * (values[first] - values[second])
     low, high = np.full(len(b), np.nan), np.full(len(b), np.nan)
     for i in range(len(b)):
-        iv = interval(sign * (draws[first][:, i] - draws[second][:, i]), confidence)
+        iv = interval(sign * (draws[first][:, i] - draws[second][:, i]), confidence,
+                      diff[i] if symmetric else None)
         if iv is not None and not thin[i]:
             low[i], high[i] = iv
     return Read(diff, low, high, thin, values, draws)
@@ -129,18 +131,26 @@ def verdict(low: float, high: float) -> int:
     return 1 if low > 0 else -1 if high < 0 else 0
 
 
-def evaluate(setting: Setting, folder: Path, method: str, thin_rule: bool, confidence: float) -> dict:
+def parse_method(text: str) -> tuple[str, bool, int]:
+    """"trials:sym+thin2" -> ("trials", symmetric, min_near 2)."""
+    head, _, rule = text.partition("+thin")
+    method, _, kind = head.partition(":")
+    return method, kind == "sym", int(rule) if rule else 0
+
+
+def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> dict:
     from reports.compare import candidates
     from reports.uncertainty import interval
     from storage import Store
 
+    method, symmetric, min_near = parse_method(text)
     store = Store(f"sqlite:///{folder / setting.name}.db")
     reads, sign = [], None
     for seed in setting.seeds:
         rec = store.get_study(f"{setting.name}-{seed}")
         sign = 1.0 if rec.direction == "maximize" else -1.0
         reads.append(read(candidates(store.trials_frame(rec.name), rec.metric, list(setting.families)),
-                           setting, sign, method, thin_rule, confidence))
+                          setting, sign, method, min_near, confidence, symmetric))
     n, nb = len(reads), len(setting.budgets)
     diffs = np.array([r.diff for r in reads])  # (n, b)
     pooled = np.nanmean(diffs, axis=0)
@@ -165,16 +175,64 @@ def evaluate(setting: Setting, folder: Path, method: str, thin_rule: bool, confi
                 if reads[s].thin[i] or reads[t].thin[i]:
                     aa.append(True)
                     continue
-                iv = interval(sign * (reads[s].draws[fam][:, i] - reads[t].draws[fam][:, i]), confidence)
+                centre = sign * (reads[s].values[fam][i] - reads[t].values[fam][i]) if symmetric else None
+                iv = interval(sign * (reads[s].draws[fam][:, i] - reads[t].draws[fam][:, i]), confidence, centre)
                 aa.append(iv is None or iv[0] <= 0 <= iv[1])
     half = np.nanmedian([(r.high - r.low) / 2 for r in reads])
-    return {"setting": setting.name, "method": method + ("+thin" if thin_rule else ""), "replicates": n,
+    return {"setting": setting.name, "method": text, "replicates": n,
             "budgets": list(setting.budgets), "contradict": float(contradict), "disjoint": float(disjoint),
             "coverage": float(coverage), "power": float(power), "clear_budgets": len(clear),
             "aa_not_distinguishable": float(np.mean(aa)), "thin": float(np.mean([r.thin for r in reads])),
             "answered": len(with_iv) / (n * nb), "median_half_width": float(half),
             "spread_between_replicates": [float(x) for x in spread], "pooled_difference": [float(x) for x in pooled],
             "differences": diffs.tolist(), "calls": calls.tolist()}
+
+
+def evaluate_pooled(setting: Setting, folder: Path, group: int, confidence: float) -> dict:
+    """Replicates in disjoint groups of `group` searches, each group pooled as `search
+    compare` pools replicate searches: contradictions between groups' confident verdicts,
+    coverage of the mean over all replicates, and power where the difference is clear."""
+    from reports.compare import candidates, compare_replicates
+    from storage import Store
+
+    store = Store(f"sqlite:///{folder / setting.name}.db")
+    first, _ = setting.families
+    reps, direction = [], "maximize"
+    for seed in setting.seeds:
+        rec = store.get_study(f"{setting.name}-{seed}")
+        direction = rec.direction
+        reps.append(candidates(store.trials_frame(rec.name), rec.metric, list(setting.families)))
+    sign = 1.0 if direction == "maximize" else -1.0
+    b = np.array(setting.budgets)
+    diffs = np.array([sign * (_plain_best(r[setting.families[0]], b, sign) - _plain_best(r[setting.families[1]], b, sign))
+                      for r in reps])
+    pooled, spread = np.nanmean(diffs, axis=0), np.nanstd(diffs, axis=0, ddof=1)
+    groups = [reps[i:i + group] for i in range(0, len(reps) - group + 1, group)]
+    calls, covered = [], []
+    for g in groups:
+        row = []
+        for i, v in enumerate(compare_replicates(g, list(b), direction, confidence=confidence)):
+            call = 0
+            if v.status == "better":
+                call = 1 if v.winner == first else -1
+            row.append(call)
+            if v.margin_low is not None:
+                d = v.margin if v.winner == first else -v.margin
+                lo, hi = (v.margin_low, v.margin_high) if v.winner == first else (-v.margin_high, -v.margin_low)
+                covered.append(lo <= pooled[i] <= hi and np.isfinite(d))
+        calls.append(row)
+    calls = np.array(calls)
+    nb = len(b)
+    pairs = list(itertools.combinations(range(len(groups)), 2))
+    clear = [i for i in range(nb) if abs(pooled[i]) > 3 * spread[i]]
+    return {"setting": setting.name, "method": f"pooled, {group} searches", "replicates": len(groups),
+            "contradict": float(np.mean([calls[s, i] * calls[t, i] < 0 for s, t in pairs for i in range(nb)]))
+            if pairs else float("nan"),
+            "disjoint": float("nan"), "coverage": float(np.mean(covered)) if covered else float("nan"),
+            "power": float(np.mean([calls[s, i] == np.sign(pooled[i]) for s in range(len(groups)) for i in clear]))
+            if clear else float("nan"), "clear_budgets": len(clear), "aa_not_distinguishable": float("nan"),
+            "thin": float("nan"), "answered": float("nan"),
+            "median_half_width": float("nan"), "calls": calls.tolist()}
 
 
 def pct(x) -> str:
@@ -185,8 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", required=True, help="folder of the settings' SQLite files")
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
-    ap.add_argument("--methods", default="seed,trials,trials+thin", help="methods to read with")
+    ap.add_argument("--methods", default="seed,trials,trials+thin1,trials:sym,trials:sym+thin1,trials:sym+thin2",
+                    help="methods to read with: seed or trials, ':sym' for the symmetric interval, '+thinN' for "
+                         "the thin rule with N configurations needed within a factor 2 below a budget")
     ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--pool", type=int, default=3, help="also pool disjoint groups of this many replicates (0: no)")
     ap.add_argument("--no-run", action="store_true", help="read the stored studies only")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args(argv)
@@ -203,15 +264,16 @@ def main(argv: list[str] | None = None) -> int:
         if not a.no_run:
             run_missing(setting, folder)
         for m in a.methods.split(","):
-            method, _, rule = m.partition("+")
-            results.append(evaluate(setting, folder, method, rule == "thin", a.confidence))
+            results.append(evaluate(setting, folder, m, a.confidence))
+        if a.pool:
+            results.append(evaluate_pooled(setting, folder, a.pool, a.confidence))
     print("| setting | replicates | method | contradict | disjoint | coverage | power (clear budgets) | A/A n.d. | "
           "too thin | median half-width |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         print(f"| {r['setting']} | {r['replicates']} | {r['method']} | {pct(r['contradict'])} | {pct(r['disjoint'])} | "
               f"{pct(r['coverage'])} | {pct(r['power'])} ({r['clear_budgets']}) | {pct(r['aa_not_distinguishable'])} | "
-              f"{pct(r['thin'])} | {r['median_half_width']:.3g} |")
+              f"{pct(r['thin'])} | {r['median_half_width']:.3g} |".replace("| nan |", "| — |"))
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
     return 0

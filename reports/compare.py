@@ -33,6 +33,7 @@ from reports.uncertainty import (
     DEFAULT_METHOD,
     DEFAULT_MIN_NEAR,
     DEFAULT_WINDOW,
+    SYMMETRIC,
     Thin,
     check_method,
     front_draws,
@@ -196,6 +197,10 @@ def thin_text(r: FamilyAtLevel) -> str:
     from core.budget import format_count
 
     t = r.thin
+    if t.kind == "resampled":
+        n = f"{t.near} configuration{'s' if t.near != 1 else ''}"
+        return (f"{r.family}'s value rests on {n} at or below {format_count(t.budget)}, which another search "
+                f"would often not find: search more at this budget")
     where = f"between {format_count(t.low)} and {format_count(t.budget)}"
     has = f"{r.family} has {t.near} configuration{'s' if t.near != 1 else ''} {where} ({t.needed} needed)"
     if t.more_trials is None:
@@ -203,9 +208,10 @@ def thin_text(r: FamilyAtLevel) -> str:
     return f"{has}: about {t.more_trials} more trial{'s' if t.more_trials != 1 else ''} of {r.family}"
 
 
-def _settle(budget: float, rows: list[FamilyAtLevel], diff_of, sign: float, confidence: float) -> Verdict:
-    """The verdict at one budget from the families' rows; diff_of(a, b) gives the draws
-    (or replicate values) of a - b, in the better direction, or None when unknown."""
+def _settle(budget: float, rows: list[FamilyAtLevel], diff_of, sign: float) -> Verdict:
+    """The verdict at one budget from the families' rows; diff_of(a, b) gives the interval
+    of a - b, in the better direction: None when the seed noise is unknown (single runs),
+    "thin" when the resamples too often hold no model within the budget."""
     present = sorted((r for r in rows if r.value is not None), key=lambda r: (-sign * r.value, r.family))
     if not present:
         return Verdict(budget, rows, None, None, None, None, None, "no model")
@@ -218,6 +224,8 @@ def _settle(budget: float, rows: list[FamilyAtLevel], diff_of, sign: float, conf
     iv = diff_of(win.family, second.family)
     if iv is None:
         return Verdict(budget, rows, win.family, second.family, margin, None, None, "single run")
+    if iv == "thin":
+        return Verdict(budget, rows, win.family, second.family, margin, None, None, "too thin")
     lo, hi = iv
     return Verdict(budget, rows, win.family, second.family, margin, lo, hi,
                    "better" if lo > 0 else "not distinguishable")
@@ -248,17 +256,24 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
             j = int(np.flatnonzero(mask)[np.argmax(sign * c.means[mask])])
             thin = thin_at(c.params, budget, window=window, min_near=min_near) if min_near > 0 else None
             known[fam] = c.known_noise(mask)
-            iv = interval(boot[fam][:, i], confidence) if known[fam] and thin is None else None
+            centre = float(c.means[j]) if SYMMETRIC[method] else None
+            iv = interval(boot[fam][:, i], confidence, centre) if known[fam] and thin is None else None
+            if known[fam] and thin is None and iv is None:  # resamples too often hold no model this small
+                thin = Thin(int(mask.sum()), 0, None, 0.0, budget, kind="resampled")
             rows.append(FamilyAtLevel(fam, float(c.means[j]), None if iv is None else iv[0],
                                       None if iv is None else iv[1], int(c.numbers[j]), float(c.params[j]),
                                       c.configs[j], int(c.runs[j]), thin))
 
-        def diff_of(a, b, i=i, known=known):
+        values = {r.family: r.value for r in rows}
+
+        def diff_of(a, b, i=i, known=known, values=values):
             if not (known[a] and known[b]):
                 return None
-            return interval(sign * (boot[a][:, i] - boot[b][:, i]), confidence)
+            centre = sign * (values[a] - values[b]) if SYMMETRIC[method] else None
+            iv = interval(sign * (boot[a][:, i] - boot[b][:, i]), confidence, centre)
+            return "thin" if iv is None else iv
 
-        out.append(_settle(budget, rows, diff_of, sign, confidence))
+        out.append(_settle(budget, rows, diff_of, sign))
     return out
 
 
@@ -314,9 +329,9 @@ def compare_replicates(replicates: list[dict[str, Candidates]], budgets: list[fl
 
         def diff_of(a, b, per=per):
             t = t_interval(sign * (per[a] - per[b]), confidence)
-            return None if t is None else (t[1], t[2])
+            return "thin" if t is None else (t[1], t[2])
 
-        out.append(_settle(budget, rows, diff_of, sign, confidence))
+        out.append(_settle(budget, rows, diff_of, sign))
     return out
 
 
@@ -327,6 +342,7 @@ class FrontVolume:
     low: float | None
     high: float | None
     draws: np.ndarray | None = field(default=None, repr=False, compare=False)  # (d,) bootstrap volumes
+    symmetric: bool = False  # intervals symmetric about the value (reports/uncertainty.py)
 
 
 def front_volumes(cands: dict[str, Candidates], direction: str, *, confidence: float = DEFAULT_CONFIDENCE,
@@ -354,8 +370,8 @@ def front_volumes(cands: dict[str, Candidates], direction: str, *, confidence: f
                 else np.ones(rows.shape, dtype=bool)
             vols = np.array([hypervolume_2d(np.column_stack([x[k], row[k]]), dirs, ref)
                              for row, k in zip(rows, keep)])
-            lo, hi = percentile_interval(vols, confidence)
-        out.append(FrontVolume(fam, float(value), lo, hi, vols))
+            lo, hi = interval(vols, confidence, float(value) if SYMMETRIC[method] else None)
+        out.append(FrontVolume(fam, float(value), lo, hi, vols, SYMMETRIC[method]))
     return out, ref
 
 
@@ -378,7 +394,7 @@ def front_difference(volumes: list[FrontVolume], *,
     diff = first.value - second.value
     if first.draws is None or second.draws is None:
         return FrontDifference(first.family, second.family, diff, None, None)
-    lo, hi = percentile_interval(first.draws - second.draws, confidence)
+    lo, hi = interval(first.draws - second.draws, confidence, diff if first.symmetric else None)
     return FrontDifference(first.family, second.family, diff, lo, hi)
 
 

@@ -66,4 +66,24 @@ def compare_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> str:
         table.insert(1, "trial", [int(df["trial"].iloc[n]) for n in table["number"]])
         table = table.drop(columns="number")
         body.append(f'<div class="scroll">{html_table(table, status_col=None)}</div>')
+        body.append(compare_wins(studies, df))
     return page(f"compare {names}", "\n".join(body), plotly=not data.empty)
+
+
+def compare_wins(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], df: pd.DataFrame, levels: int = 5) -> str:
+    """The "Which shape wins" section of several studies: pooled when they are replicate
+    searches of one question (`search run --search-repeats`), else on the combined frame."""
+    from reports.site import POOLED_NOTE, WINS_NOTE, wins_section
+
+    rec = studies[0][0]
+    groups = {(r.settings or {}).get("replicate_of") for r, _ in studies}
+    label = "parameters" if (rec.settings or {}).get("budget_of", "params") == "params" else rec.settings["budget_of"]
+    if len(groups) == 1 and None not in groups:
+        pooled = compare.combined_frame(studies, label_shared=False)
+        reps = [compare.candidates(pooled[pooled["study"] == r.name], rec.metric) for r, _ in studies]
+        levels_at = compare.default_levels(compare.candidates(pooled, rec.metric), levels)
+        verdicts = compare.compare_replicates(reps, levels_at, rec.direction)
+        return wins_section(verdicts, rec.metric, label, POOLED_NOTE)
+    cands = compare.candidates(df, rec.metric)
+    verdicts = compare.compare_at(cands, compare.default_levels(cands, levels), rec.direction)
+    return wins_section(verdicts, rec.metric, label, WINS_NOTE)

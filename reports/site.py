@@ -123,22 +123,33 @@ def samples_html(record: StudyRecord, table: pd.DataFrame, samples_for: SamplesF
             f'<div class="samples">{"".join(cards)}</div>')
 
 
+WINS_NOTE = ("For each budget, each family's best {metric} with at most that many parameters and a 95% "
+             "interval that carries both kinds of luck a second search would have: which configurations it "
+             "finds (the trials resampled) and seed noise (it needs repeats: <code>--repeats 3</code>). The "
+             "verdict says whether the leader is ahead beyond them; a family with no trial within a factor 2 "
+             "below a budget is \u201ctoo thin to tell\u201d there. <code>search compare</code> prints the same "
+             "for any budgets, across studies, and pooled over replicate searches (<code>search run "
+             "--search-repeats K</code>).")
+POOLED_NOTE = ("These studies are replicate searches of one question: for each budget, each family's value is "
+               "the mean over the searches of each one's best {metric}, with the 95% Student t interval of "
+               "that mean from the spread between the searches.")
+
+
+def wins_section(verdicts: list, metric: str, params_label: str, note: str) -> str:
+    """The "Which shape wins" section of `verdicts` (reports/compare.py): table and plot."""
+    fig = figures.wins_figure(verdicts, metric, params_label=params_label)
+    return ("<h2>Which shape wins</h2>"
+            f'<p class="muted">{note.format(metric=esc(metric))}</p>'
+            f'<div class="scroll">{html_table(compare.wins_table(verdicts), status_col=None, reason=["verdict"])}</div>'
+            + figure_html(fig, "wins-figure"))
+
+
 def wins_html(df: pd.DataFrame, metric: str, direction: str, params_label: str, levels: int = 5) -> str:
     """The "Which shape wins" section: per budget, each family's best value with its
     interval (reports/compare.py) and the verdict, as a table and a plot with bands."""
     cands = compare.candidates(df, metric)
     verdicts = compare.compare_at(cands, compare.default_levels(cands, levels), direction)
-    fig = figures.wins_figure(verdicts, metric, params_label=params_label)
-    return ("<h2>Which shape wins</h2>"
-            f'<p class="muted">For each budget, each family\'s best {esc(metric)} with at most that many '
-            "parameters and a 95% interval that carries both kinds of luck a second search would have: "
-            "which configurations it finds (the trials resampled) and seed noise (it needs repeats: "
-            "<code>--repeats 3</code>). The verdict says whether the leader is ahead beyond them; a family "
-            "with fewer than 2 trials within a factor 2 below a budget is \u201ctoo thin to tell\u201d there. "
-            "<code>search compare</code> prints the same for any budgets, across studies, and pooled over "
-            "replicate searches (<code>search run --search-repeats K</code>).</p>"
-            f'<div class="scroll">{html_table(compare.wins_table(verdicts), status_col=None, reason=["verdict"])}</div>'
-            + figure_html(fig, "wins-figure"))
+    return wins_section(verdicts, metric, params_label, WINS_NOTE)
 
 
 def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | None = None, *,

@@ -14,9 +14,12 @@ again:
 `front_draws` redraws both (method "trials", the default): each bootstrap draw resamples
 the family's configurations with replacement (the search's luck: a configuration found
 once is missed in about 37% of draws) and redraws every drawn configuration's mean from
-m + s/sqrt(R) * t(R - 1) (seed noise), then redoes the selection at every budget. Method
-"seed" redraws the seed noise only (the intervals of earlier versions): it says how sure
-the value of *these* configurations is, not how a second search would come out.
+m + s/sqrt(R) * t(R - 1) (seed noise), then redoes the selection at every budget. The
+resamples of a maximum can show that this search was lucky, never that it was unlucky,
+so the "trials" interval is made symmetric about the estimate (`interval`'s centre).
+Method "seed" redraws the seed noise only (the intervals of earlier versions, percentile
+intervals): it says how sure the value of *these* configurations is, not how a second
+search would come out.
 
 `thin_at` says when a family has too few configurations near a budget (within a factor
 `window` below it) for the value there to mean much: a search that tried nothing near B
@@ -41,14 +44,18 @@ import numpy as np
 from scipy import stats
 
 INTERVAL_METHODS = ("trials", "seed")
+# Whether a method's intervals are made symmetric about the estimate (`interval`'s centre):
+# measured in docs/benchmarks.md, "Verdicts that survive a second search".
+SYMMETRIC = {"trials": True, "seed": False}
 DEFAULT_METHOD = "trials"
 DEFAULT_WINDOW = 2.0  # "near a budget B": at least B / window parameters, at most B
-DEFAULT_MIN_NEAR = 2  # configurations of a family needed near a budget to read it there
+DEFAULT_MIN_NEAR = 1  # configurations of a family needed near a budget to read it there (measured:
+# docs/benchmarks.md, "Verdicts that survive a second search")
 
 METHOD_TEXT = {
     "trials": "bootstrap over the search's configurations (resampled with replacement: which ones a search "
               "finds) and over seed noise (each mean redrawn from mean + std/sqrt(runs) * t(runs - 1)), "
-              "the best per family and budget re-selected in every draw",
+              "the best per family and budget re-selected in every draw; symmetric about the estimate",
     "seed": "parametric bootstrap over seed noise only: each configuration's mean redrawn from "
             "mean + std/sqrt(runs) * t(runs - 1), the best per family and budget re-selected in every draw "
             "(says nothing of which configurations another search would find)",
@@ -119,17 +126,27 @@ def front_draws(params: np.ndarray, means: np.ndarray, stds: np.ndarray, runs: n
     return best_within(values, params, budgets, sign, include)
 
 
-def interval(draws: np.ndarray, confidence: float) -> tuple[float, float] | None:
+def interval(draws: np.ndarray, confidence: float, centre: float | None = None) -> tuple[float, float] | None:
     """The central `confidence` percentile interval of 1-D bootstrap draws; NaN draws (no
     configuration within the budget in that resample) count as unknown: when more of them
-    than the interval may leave out on one side, there is no interval (None)."""
+    than the interval may leave out on one side, there is no interval (None).
+
+    With `centre` (the estimate itself), the interval is made symmetric about it: its
+    half-width is the larger of the percentile interval's two distances from the centre.
+    A front read at a budget is a maximum, whose resamples never exceed what was found:
+    the percentile interval reaches down (this search may have been lucky) but hardly up
+    (it may as well have been unlucky and missed a better configuration, which no resample
+    can show); the symmetric interval carries the same spread both ways."""
     draws = np.asarray(draws, dtype=float)
     tail = (1 - confidence) / 2
     finite = draws[np.isfinite(draws)]
     if len(finite) == 0 or (len(draws) - len(finite)) / len(draws) > tail:
         return None
-    lo, hi = np.percentile(draws[np.isfinite(draws)], [tail * 100, (1 - tail) * 100])
-    return float(lo), float(hi)
+    lo, hi = (float(x) for x in np.percentile(finite, [tail * 100, (1 - tail) * 100]))
+    if centre is None:
+        return lo, hi
+    half = max(centre - lo, hi - centre, 0.0)
+    return centre - half, centre + half
 
 
 @dataclass(frozen=True)
@@ -141,6 +158,8 @@ class Thin:
     more_trials: int | None  # about how many more trials of the family would put `needed` there
     low: float  # the window: [low, budget]
     budget: float
+    kind: str = "window"  # "window": too few near the budget; "resampled": too few at or below it for the
+    # bootstrap to read (its resamples too often hold none)
 
 
 def thin_at(params: np.ndarray, budget: float, *, window: float = DEFAULT_WINDOW,

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from core.errors import StorageError, UserError
+from reports.uncertainty import DEFAULT_MIN_NEAR
 from search.cli.common import open_store, print_frame, storage_arg
 
 
@@ -22,9 +23,9 @@ def add_parser(sub) -> None:
     cp.add_argument("--interval", choices=("trials", "seed"), default="trials",
                     help="what an interval carries: trials (which configurations a search finds, and seed noise; "
                          "the default) or seed (seed noise of the configurations found only)")
-    cp.add_argument("--min-near", type=int, default=2, metavar="N",
+    cp.add_argument("--min-near", type=int, default=DEFAULT_MIN_NEAR, metavar="N",
                     help="configurations a family needs within a factor 2 below a budget, else the answer there "
-                         "is 'too thin to tell' (default 2; 0: never)")
+                         f"is 'too thin to tell' (default {DEFAULT_MIN_NEAR}; 0: never)")
     cp.add_argument("--replicates", action="store_true",
                     help="the studies are replicate searches of one question: pool them (a name given to "
                          "'search run --search-repeats' does this by itself)")

@@ -79,6 +79,7 @@ def test_the_index_study_trial_and_compare_pages(served):
     assert "<th>best validation psnr</th>" in trial and '<td class="num">3</td>' in trial  # runs table: 3 epochs
     code, cmp = get(base + f"compare.html?study={a}&study={b}")
     assert code == 200 and f"{a}: hourglass" in cmp and f"{b}: conventional" in cmp
+    assert "Which shape wins" in cmp and 'id="wins-figure"' in cmp
     code, js = get(base + "plotly.min.js")
     assert code == 200 and len(js) > 1_000_000
 

@@ -77,10 +77,10 @@ def test_seed_and_trials_draws_differ_only_by_the_resampling():
 
 def test_thin_counts_the_configurations_near_the_budget_and_how_many_trials_would_fill_it():
     params = np.array([1000, 1500, 2000, 4000, 9000, 30_000], dtype=float)
-    assert thin_at(params, 35_000).near == 1 and thin_at(params, 7000).near == 1
-    assert thin_at(params, 4000) is None  # 2000 and 4000: the window's ends count
+    assert thin_at(params, 35_000, min_near=2).near == 1 and thin_at(params, 7000, min_near=2).near == 1
+    assert thin_at(params, 4000, min_near=2) is None  # 2000 and 4000: the window's ends count
     assert thin_at(params, 35_000, min_near=1) is None
-    t = thin_at(params, 64_000)  # window [32K, 64K]: nothing there
+    t = thin_at(params, 64_000, min_near=2)  # window [32K, 64K]: nothing there
     assert (t.near, t.needed, t.low) == (0, 2, 32_000)
     # the window is one doubling of the 6 between the smallest model and the budget
     assert t.more_trials == math.ceil(2 / (math.log(2) / math.log(64)))
@@ -134,7 +134,7 @@ def test_a_budget_with_nothing_near_it_is_too_thin():
     (v,) = compare_at({"a": a, "b": b}, [4 * BUDGET], "maximize")
     assert v.status == "too thin" and v.margin_low is None
     assert all(r.thin is not None and r.low is None for r in v.families)
-    assert "a has 0 configurations between 120K and 240K (2 needed)" in v.text
+    assert "a has 0 configurations between 120K and 240K (1 needed)" in v.text
 
 
 def test_replicate_searches_pool_by_the_spread_between_them():
@@ -151,3 +151,16 @@ def test_replicate_searches_pool_by_the_spread_between_them():
     assert v.winner == "a" and (v.margin_low, v.margin_high) == pytest.approx((lo, hi)) and v.status == "better"
     (one,) = compare_replicates(reps[:1], [1000.0], "maximize")
     assert one.status == "too thin"
+
+
+def test_a_value_that_resamples_too_often_miss_is_too_thin_not_single_run():
+    """One of two configurations within the budget: a resample holds neither in 25% of the
+    draws, more than the interval may leave out, so the family cannot be read there."""
+    def cands(fam, top):
+        return Candidates(fam, np.array([0, 1]) + (10 if fam == "b" else 0), np.array([8000.0, 9000.0]),
+                          np.array([top - 1, top]), np.array([0.1, 0.1]), np.array([3, 3]), [{}, {}])
+
+    eight, nine = compare_at({"a": cands("a", 20.0), "b": cands("b", 18.0)}, [8000, 9000], "maximize")
+    assert eight.status == "too thin" and all(r.thin.kind == "resampled" for r in eight.families)
+    assert "value rests on 1 configuration at or below 8K, which another search would often not find" in eight.text
+    assert nine.status == "better" and nine.winner == "a"

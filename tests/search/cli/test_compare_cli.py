@@ -74,14 +74,15 @@ def test_compare_table_and_csv(cli, studies):
 
 def test_a_budget_with_too_few_trials_near_it_is_too_thin_to_tell(cli, studies):
     url, n = studies
-    code, out, err = cli("compare", n["hg"], n["conv"], "--budgets", "20K", "--format", "json", "--storage", url)
+    code, out, err = cli("compare", n["hg"], n["conv"], "--budgets", "40K", "--format", "json", "--storage", url)
     assert code == 0, err
     (level,) = json.loads(out)["levels"]
     assert level["status"] == "too thin" and level["margin_low"] is None
     hg = next(f for f in level["families"] if f["family"] == "hourglass")
-    assert hg["thin"]["near"] == 1 and hg["thin"]["needed"] == 2 and hg["thin"]["more_trials"] >= 1
-    assert level["verdict"].startswith("too thin to tell: conventional has 1 configuration between 10K and 20K")
-    assert "hourglass has 1 configuration between 10K and 20K (2 needed): about 1 more trial of hourglass" \
+    assert hg["thin"]["near"] == 0 and hg["thin"]["needed"] == 1 and hg["thin"]["more_trials"] == 2
+    assert level["verdict"].startswith("too thin to tell: conventional has 0 configurations between 20K and 40K")
+    # hourglass spans 10K..40K, two doublings, one of them the window: half its trials land there
+    assert "hourglass has 0 configurations between 20K and 40K (1 needed): about 2 more trials of hourglass" \
         in level["verdict"]
     assert "resampled" in json.loads(out)["interval"]
 
