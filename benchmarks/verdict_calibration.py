@@ -40,6 +40,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from reports.uncertainty import DEFAULT_WINDOW
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -58,7 +60,30 @@ SETTINGS = {s.name: s for s in (
             ("hourglass", "conventional"), (2e4, 3e4, 5e4, 7e4, 1e5), tuple(range(11, 19))),
     Setting("dn", ("--space", "hourglass,fcnet", "--task", "digits-denoise", "--budget", "60K"),
             ("hourglass", "fcnet"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(11, 19))),
+    # synthetic searches whose truth is known (`synthetic`): family "a" 2 dB above "b" at every size
+    Setting("syn", (), ("a", "b"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(11, 23))),
 )}
+SYNTHETIC_GAP = 2.0  # dB between the synthetic families' true fronts
+
+
+def synthetic(store, name: str, seed: int, families: tuple[str, str], gap: float = SYNTHETIC_GAP) -> None:
+    """A stored synthetic search: TRIALS trials, the families in turns, at log-uniform sizes
+    between 1K and 60K parameters; a trial's true value is its family's front
+    20 + log10(params) (minus `gap` for the second family) less an exponential shortfall
+    (mean 0.8: the shape or learning rate the search drew was not the best at that size),
+    measured REPEATS times with seed noise 0.1 (about what the digits tasks show)."""
+    from core.trials import RunResult, TrialResult
+
+    rng = np.random.default_rng(seed)
+    store.create_or_load_study(name, task="digits-denoise", families=list(families), metric="psnr",
+                               direction="maximize", budget=60_000)
+    for i in range(TRIALS):
+        fam = families[i % 2]
+        params = int(np.exp(rng.uniform(np.log(1000), np.log(60_000))))
+        true = 20.0 + np.log10(params) - (gap if fam == families[1] else 0.0) - rng.exponential(0.8)
+        n = store.add_trial(name, family=fam, config={"i": i}, params=params, seeds=list(range(REPEATS)))
+        runs = [RunResult(k, "complete", {"psnr": true + rng.normal(0, 0.1)}, 1, [], 0.1) for k in range(REPEATS)]
+        store.finish_trial(name, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
 TRIALS, REPEATS = 24, 3
 
 
@@ -69,6 +94,11 @@ def run_missing(setting: Setting, folder: Path) -> None:
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO))
     for seed in setting.seeds:
         study = f"{setting.name}-{seed}"
+        if not setting.flags:  # synthetic
+            store = Store(db)
+            if study not in {r.name for r in store.list_studies()}:
+                synthetic(store, study, seed, setting.families)
+            continue
         if (folder / f"{setting.name}.db").exists():
             store = Store(db)
             if study in {r.name for r in store.list_studies()}:
@@ -79,6 +109,12 @@ def run_missing(setting: Setting, folder: Path) -> None:
         subprocess.run([sys.executable, "-m", "search.cli", "run", *setting.flags, "--trials", str(TRIALS),
                         "--repeats", str(REPEATS), "--seed", str(seed), "--storage", db, "--study", study,
                         "--no-report"], check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+def finished(store, setting: Setting) -> list[int]:
+    """The seeds whose study has its trials (a study still running, or missing, is left out)."""
+    done = {r.name: r.n_complete + r.n_failed + r.n_pruned for r in store.list_studies()}
+    return [seed for seed in setting.seeds if done.get(f"{setting.name}-{seed}", 0) >= TRIALS]
 
 
 @dataclass
@@ -95,7 +131,7 @@ class Read:
 
 
 def read(cands, setting: Setting, sign: float, method: str, min_near: int, confidence: float,
-         symmetric: bool) -> Read:
+         symmetric: bool, window: float = 2.0) -> Read:
     from reports.uncertainty import front_draws, interval, thin_at
 
     b = np.array(setting.budgets)
@@ -106,7 +142,7 @@ def read(cands, setting: Setting, sign: float, method: str, min_near: int, confi
         draws[fam] = front_draws(c.params, c.means, c.stds, c.runs, c.numbers, b, sign, method=method,
                                  draws=2000, name=fam)
         if min_near:
-            thin |= np.array([thin_at(c.params, x, min_near=min_near) is not None for x in b])
+            thin |= np.array([thin_at(c.params, x, window=window, min_near=min_near) is not None for x in b])
     first, second = setting.families
     diff = sign * (values[first] - values[second])
     low, high = np.full(len(b), np.nan), np.full(len(b), np.nan)
@@ -131,11 +167,38 @@ def verdict(low: float, high: float) -> int:
     return 1 if low > 0 else -1 if high < 0 else 0
 
 
-def parse_method(text: str) -> tuple[str, bool, int]:
-    """"trials:sym+thin2" -> ("trials", symmetric, min_near 2)."""
+def parse_method(text: str) -> tuple[str, bool, int, float]:
+    """"trials:sym+thin2w3" -> ("trials", symmetric, min_near 2, window 3)."""
     head, _, rule = text.partition("+thin")
     method, _, kind = head.partition(":")
-    return method, kind == "sym", int(rule) if rule else 0
+    near, _, window = rule.partition("w")
+    return method, kind == "sym", int(near) if near else 0, float(window) if window else DEFAULT_WINDOW
+
+
+def signed(v, first: str) -> tuple[float, float, float, bool]:
+    """(difference first - second, low, high, thin) of a `reports.compare.Verdict`."""
+    if v.margin is None:
+        return np.nan, np.nan, np.nan, v.status == "too thin"
+    flip = v.winner != first
+    d = -v.margin if flip else v.margin
+    if v.margin_low is None:
+        return d, np.nan, np.nan, v.status == "too thin"
+    lo, hi = (-v.margin_high, -v.margin_low) if flip else (v.margin_low, v.margin_high)
+    return d, lo, hi, False
+
+
+def read_product(cands, setting: Setting, direction: str, confidence: float) -> Read:
+    """One replicate read by `search compare`'s own code with its defaults."""
+    from reports.compare import compare_at
+
+    b = list(setting.budgets)
+    first = setting.families[0]
+    verdicts = compare_at({f: cands[f] for f in setting.families}, b, direction, confidence=confidence)
+    rows = np.array([signed(v, first)[:3] for v in verdicts])
+    thin = np.array([signed(v, first)[3] for v in verdicts])
+    sign = 1.0 if direction == "maximize" else -1.0
+    values = {f: _plain_best(cands[f], np.array(b), sign) for f in setting.families}
+    return Read(rows[:, 0], rows[:, 1], rows[:, 2], thin, values, {})
 
 
 def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> dict:
@@ -143,14 +206,18 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
     from reports.uncertainty import interval
     from storage import Store
 
-    method, symmetric, min_near = parse_method(text)
+    product = text == "default"
+    method, symmetric, min_near, window = parse_method("trials" if product else text)
     store = Store(f"sqlite:///{folder / setting.name}.db")
-    reads, sign = [], None
-    for seed in setting.seeds:
+    reads, sign, all_cands, direction = [], None, [], "maximize"
+    for seed in finished(store, setting):
         rec = store.get_study(f"{setting.name}-{seed}")
+        direction = rec.direction
         sign = 1.0 if rec.direction == "maximize" else -1.0
-        reads.append(read(candidates(store.trials_frame(rec.name), rec.metric, list(setting.families)),
-                          setting, sign, method, min_near, confidence, symmetric))
+        cands = candidates(store.trials_frame(rec.name), rec.metric, list(setting.families))
+        all_cands.append(cands)
+        reads.append(read_product(cands, setting, direction, confidence) if product else
+                     read(cands, setting, sign, method, min_near, confidence, symmetric, window))
     n, nb = len(reads), len(setting.budgets)
     diffs = np.array([r.diff for r in reads])  # (n, b)
     pooled = np.nanmean(diffs, axis=0)
@@ -170,6 +237,15 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
     # A/A: family f of replicate s against family f of replicate t
     aa = []
     for fam in setting.families:
+        if product:
+            from reports.compare import Candidates, compare_at
+
+            for s, t in pairs:
+                two = {k: Candidates(k, c.numbers, c.params, c.means, c.stds, c.runs, c.configs)
+                       for k, c in (("s", all_cands[s][fam]), ("t", all_cands[t][fam]))}
+                aa.extend(v.status != "better" for v in compare_at(two, list(setting.budgets), direction,
+                                                                   confidence=confidence))
+            continue
         for s, t in pairs:
             for i in range(nb):
                 if reads[s].thin[i] or reads[t].thin[i]:
@@ -178,7 +254,7 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
                 centre = sign * (reads[s].values[fam][i] - reads[t].values[fam][i]) if symmetric else None
                 iv = interval(sign * (reads[s].draws[fam][:, i] - reads[t].draws[fam][:, i]), confidence, centre)
                 aa.append(iv is None or iv[0] <= 0 <= iv[1])
-    half = np.nanmedian([(r.high - r.low) / 2 for r in reads])
+    half = np.nanmedian([(r.high - r.low) / 2 for r in reads]) if len(with_iv) else float("nan")
     return {"setting": setting.name, "method": text, "replicates": n,
             "budgets": list(setting.budgets), "contradict": float(contradict), "disjoint": float(disjoint),
             "coverage": float(coverage), "power": float(power), "clear_budgets": len(clear),
@@ -198,7 +274,7 @@ def evaluate_pooled(setting: Setting, folder: Path, group: int, confidence: floa
     store = Store(f"sqlite:///{folder / setting.name}.db")
     first, _ = setting.families
     reps, direction = [], "maximize"
-    for seed in setting.seeds:
+    for seed in finished(store, setting):
         rec = store.get_study(f"{setting.name}-{seed}")
         direction = rec.direction
         reps.append(candidates(store.trials_frame(rec.name), rec.metric, list(setting.families)))
@@ -243,9 +319,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", required=True, help="folder of the settings' SQLite files")
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
-    ap.add_argument("--methods", default="seed,trials,trials+thin1,trials:sym,trials:sym+thin1,trials:sym+thin2",
-                    help="methods to read with: seed or trials, ':sym' for the symmetric interval, '+thinN' for "
-                         "the thin rule with N configurations needed within a factor 2 below a budget")
+    ap.add_argument("--methods", default="default,seed,trials,trials+thin1,trials:sym,trials:sym+thin1,trials:sym+thin2",
+                    help="methods to read with: default (search compare's own code and defaults), seed or trials, "
+                         "':sym' for the symmetric interval, '+thinN' for the thin rule with N configurations "
+                         "needed within a factor 2 below a budget")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--pool", type=int, default=3, help="also pool disjoint groups of this many replicates (0: no)")
     ap.add_argument("--no-run", action="store_true", help="read the stored studies only")

@@ -26,6 +26,7 @@ from core.statuses import FAILURE_STATUSES, HEADLINE_STATUSES
 from reports import compare, figures, fronts, tables
 from reports.formatting import format_mean_std, format_params, format_time, format_value
 from reports.html import PLOTLY_JS, esc, figure_html, html_table, page
+from reports.lazy_table import table_html
 from storage.records import StudyRecord
 
 
@@ -88,22 +89,49 @@ def _ensure_frame(df: pd.DataFrame | None) -> pd.DataFrame:
 
 
 # Artifacts of one trial by (study name, trial number): dicts with repeat, seed, name,
-# media_type and data (base64), as `Store.artifacts(study, number, "samples")` returns.
+# media_type and data (base64), as `Store.artifacts(study, number, "samples")` returns. A
+# source may also have `many(study, numbers)` -> {number: artifacts} (`StoreSamples`), which
+# the pages use to read every trial's in one query.
 SamplesFor = Callable[[str, int], list[dict[str, Any]]]
 SAMPLES_ARTIFACT = "samples"  # the artifact name of a run's grid of generated samples
 
 
-def store_samples(store: Any) -> SamplesFor:
-    """The sample grids a store holds (`Store.artifacts(study, number, "samples")`)."""
-    return lambda study, number: store.artifacts(study, number, SAMPLES_ARTIFACT)
+class StoreSamples:
+    """The sample grids a store holds: one trial's (`Store.artifacts`) when called, many
+    trials' in one query with `many` (`Store.artifacts_of`)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def __call__(self, study: str, number: int) -> list[dict[str, Any]]:
+        return self.store.artifacts(study, number, SAMPLES_ARTIFACT)
+
+    def many(self, study: str, numbers: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+        return self.store.artifacts_of(study, numbers, SAMPLES_ARTIFACT)
+
+
+def store_samples(store: Any) -> StoreSamples:
+    """The sample grids a store holds (see `StoreSamples`)."""
+    return StoreSamples(store)
+
+
+def samples_of(samples_for: SamplesFor, study: str, numbers: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    """Trial number -> its sample artifacts: one `many` call when the source has it, else
+    one call per trial."""
+    many = getattr(samples_for, "many", None)
+    if many is not None:
+        return many(study, list(numbers))
+    return {n: samples_for(study, n) for n in numbers}
 
 
 def samples_html(record: StudyRecord, table: pd.DataFrame, samples_for: SamplesFor) -> str:
     """The sample grids of the Pareto-optimal trials (first run of each; `table` is the
     study's formatted `pareto_table`), per family, or "" when none of them stored one."""
     cards = []
-    for row in table.to_dict("records"):
-        images = [a for a in samples_for(record.name, int(row["number"])) if a["media_type"].startswith("image/")]
+    rows = table.to_dict("records")
+    found = samples_of(samples_for, record.name, [int(row["number"]) for row in rows])
+    for row in rows:
+        images = [a for a in found.get(int(row["number"]), []) if a["media_type"].startswith("image/")]
         if not images:
             continue
         a = images[0]
@@ -126,7 +154,7 @@ def samples_html(record: StudyRecord, table: pd.DataFrame, samples_for: SamplesF
 WINS_NOTE = ("For each budget, each family's best {metric} with at most that many parameters and a 95% "
              "interval that carries both kinds of luck a second search would have: which configurations it "
              "finds (the trials resampled) and seed noise (it needs repeats: <code>--repeats 3</code>). The "
-             "verdict says whether the leader is ahead beyond them; a family with no trial within a factor 2 "
+             "verdict says whether the leader is ahead beyond them; a family with no trial within a factor 3 "
              "below a budget is \u201ctoo thin to tell\u201d there. <code>search compare</code> prints the same "
              "for any budgets, across studies, and pooled over replicate searches (<code>search run "
              "--search-repeats K</code>).")
@@ -153,10 +181,12 @@ def wins_html(df: pd.DataFrame, metric: str, direction: str, params_label: str, 
 
 
 def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | None = None, *,
-               trial_link: Callable[[str], str] | None = None, refresh_s: int | None = None) -> str:
+               trial_link: Callable[[str], str] | None = None, refresh_s: int | None = None,
+               poll_url: str | None = None) -> str:
     """The HTML text of one study's page (with the Pareto-optimal trials' sample grids
     when `samples_for` is given and they stored some). The live server passes
-    `trial_link` (trial number -> its page) and `refresh_s` (reload while trials run)."""
+    `trial_link` (trial number -> its page), `refresh_s` (while trials run: reload that
+    often) and `poll_url` (ask it that often instead, reload only when it says "changed")."""
     df = _ensure_frame(df)
     metric, direction = record.metric, record.direction
     counts = tables.status_counts(df)
@@ -219,24 +249,26 @@ def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | 
     parts.append("<h2>Status</h2>")
     parts.append(_counts_html(counts))
     problems = tables.problem_trials(df)
-    parts.append(f'<div class="scroll">'
-                 f'{html_table(problems, reason=["reason"], empty="No failed, diverged, interrupted or rejected trials.")}'
-                 f"</div>")
+    parts.append(table_html(problems, "problem-trials", reason=["reason"], what="problem trials",
+                            empty="No failed, diverged, interrupted or rejected trials."))
     pruned = tables.pruned_trials(df)
     if len(pruned):
         parts.append(f"<h2>Stopped early ({len(pruned)} pruned)</h2>")
         parts.append('<p class="muted">Trials the pruner stopped after an epoch at which a finished trial with no '
                      'more parameters was clearly better (<code>--pruner pareto</code>). They count towards the '
                      'trials but never join a front; their learning curves are on their trial pages.</p>')
-        parts.append(f'<div class="scroll">{html_table(pruned, reason=["reason"], number_link=trial_link)}</div>')
+        parts.append(table_html(pruned, "pruned-trials", reason=["reason"], what="pruned trials",
+                                number_link=trial_link))
 
     parts.append(f"<h2>All trials ({len(df)})</h2>")
-    parts.append(f'<div class="scroll tall">'
-                 f'{html_table(tables.trials_table(df, metric), reason=["note / error"], empty="No trials yet.", number_link=trial_link)}'
-                 f"</div>")
+    parts.append(table_html(tables.trials_table(df, metric), "all-trials", reason=["note / error"], what="trials",
+                            empty="No trials yet.", tall=True, number_link=trial_link))
     if refresh_s:
-        parts.insert(2, f'<p class="muted">Trials are running: this page reloads every {int(refresh_s)} s.</p>')
-    return page(f"{record.name} — study", "\n".join(parts), plotly=uses_plotly, refresh_s=refresh_s)
+        live = (f"this page checks for news every {int(refresh_s)} s and reloads when there are some" if poll_url
+                else f"this page reloads every {int(refresh_s)} s")
+        parts.insert(2, f'<p class="muted">Trials are running: {live}.</p>')
+    return page(f"{record.name} — study", "\n".join(parts), plotly=uses_plotly, refresh_s=refresh_s,
+                poll_url=poll_url)
 
 
 def index_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], links: Sequence[str],

@@ -48,7 +48,8 @@ INTERVAL_METHODS = ("trials", "seed")
 # measured in docs/benchmarks.md, "Verdicts that survive a second search".
 SYMMETRIC = {"trials": True, "seed": False}
 DEFAULT_METHOD = "trials"
-DEFAULT_WINDOW = 2.0  # "near a budget B": at least B / window parameters, at most B
+DEFAULT_WINDOW = 3.0  # "near a budget B": at least B / window parameters, at most B (measured with
+# DEFAULT_MIN_NEAR: docs/benchmarks.md, "Verdicts that survive a second search")
 DEFAULT_MIN_NEAR = 1  # configurations of a family needed near a budget to read it there (measured:
 # docs/benchmarks.md, "Verdicts that survive a second search")
 

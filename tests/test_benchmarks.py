@@ -87,3 +87,42 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
                           "--graces", "1/3,1.5"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert bad.returncode == 2 and "--graces must lie in (0, 1)" in bad.stderr
+
+
+def test_verdict_calibration_reads_replicate_searches(tmp_path):
+    """benchmarks/verdict_calibration.py on stored replicate searches of the "dn" setting,
+    built by hand: six searches of two families whose fronts are 3 dB apart at every size
+    (a clear difference), each with 24 trials spread over the sizes."""
+    import numpy as np
+
+    from core.trials import RunResult, TrialResult
+    from storage import Store
+
+    sys.path.insert(0, str(REPO))
+    from benchmarks import verdict_calibration as vc
+
+    setting = vc.SETTINGS["dn"]
+    store = Store(f"sqlite:///{tmp_path / 'dn.db'}")
+    rng = np.random.default_rng(0)
+    for seed in setting.seeds[:6]:
+        name = f"dn-{seed}"
+        store.create_or_load_study(name, task="digits-denoise", families=list(setting.families), metric="psnr",
+                                   direction="maximize", budget=60_000)
+        for i in range(vc.TRIALS):
+            fam = setting.families[i % 2]
+            params = int(np.exp(rng.uniform(np.log(3000), np.log(60_000))))
+            top = 20.0 + np.log10(params) - (3.0 if fam == "fcnet" else 0.0) - rng.exponential(0.3)
+            n = store.add_trial(name, family=fam, config={"i": i}, params=params, seeds=[0, 1, 2])
+            runs = [RunResult(k, "complete", {"psnr": top + rng.normal(0, 0.05)}, 1, [], 0.1) for k in range(3)]
+            store.finish_trial(name, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
+    store.close()
+    out = tmp_path / "cal.json"
+    assert vc.main(["--dir", str(tmp_path), "--no-run", "--settings", "dn", "--methods", "default,seed",
+                    "--json", str(out)]) == 0
+    default, seed, pooled = json.loads(out.read_text())
+    assert default["method"] == "default" and default["replicates"] == 6 and pooled["replicates"] == 2
+    # one search calls the clear difference wherever it has models enough to read (the
+    # smallest budget, 5K, holds about two models a family: too thin); three pooled call it
+    assert default["contradict"] == 0 and default["clear_budgets"] >= 3 and default["power"] >= 0.6
+    assert pooled["power"] == 1.0 and 0 < default["thin"] < 0.5
+    assert seed["median_half_width"] < default["median_half_width"]

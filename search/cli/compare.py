@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
                     help="what an interval carries: trials (which configurations a search finds, and seed noise; "
                          "the default) or seed (seed noise of the configurations found only)")
     cp.add_argument("--min-near", type=int, default=DEFAULT_MIN_NEAR, metavar="N",
-                    help="configurations a family needs within a factor 2 below a budget, else the answer there "
+                    help="configurations a family needs within a factor 3 below a budget, else the answer there "
                          f"is 'too thin to tell' (default {DEFAULT_MIN_NEAR}; 0: never)")
     cp.add_argument("--replicates", action="store_true",
                     help="the studies are replicate searches of one question: pool them (a name given to "
@@ -52,7 +52,8 @@ def compare_json(records, df, verdicts, volumes, reference, difference, confiden
             fams.append({"family": r.family, "value": r.value, "low": r.low, "high": r.high, "study": study,
                          "trial": trial, "params": r.params, "config": r.config, "runs": r.runs,
                          "searches": r.searches,
-                         "thin": None if r.thin is None else {"near": r.thin.near, "needed": r.thin.needed,
+                         "thin": None if r.thin is None else {"kind": r.thin.kind, "near": r.thin.near,
+                                                              "needed": r.thin.needed,
                                                               "more_trials": r.thin.more_trials,
                                                               "window": [r.thin.low, r.thin.budget]}})
         levels.append({"budget": v.budget, "families": fams, "winner": v.winner, "runner_up": v.runner_up,

@@ -77,14 +77,15 @@ def test_seed_and_trials_draws_differ_only_by_the_resampling():
 
 def test_thin_counts_the_configurations_near_the_budget_and_how_many_trials_would_fill_it():
     params = np.array([1000, 1500, 2000, 4000, 9000, 30_000], dtype=float)
-    assert thin_at(params, 35_000, min_near=2).near == 1 and thin_at(params, 7000, min_near=2).near == 1
-    assert thin_at(params, 4000, min_near=2) is None  # 2000 and 4000: the window's ends count
-    assert thin_at(params, 35_000, min_near=1) is None
-    t = thin_at(params, 64_000, min_near=2)  # window [32K, 64K]: nothing there
+    two = {"window": 2.0, "min_near": 2}
+    assert thin_at(params, 35_000, **two).near == 1 and thin_at(params, 7000, **two).near == 1
+    assert thin_at(params, 4000, **two) is None  # 2000 and 4000: the window's ends count
+    assert thin_at(params, 35_000, window=2.0, min_near=1) is None
+    t = thin_at(params, 64_000, **two)  # window [32K, 64K]: nothing there
     assert (t.near, t.needed, t.low) == (0, 2, 32_000)
     # the window is one doubling of the 6 between the smallest model and the budget
     assert t.more_trials == math.ceil(2 / (math.log(2) / math.log(64)))
-    assert thin_at(params, 500).more_trials is None  # no model that small at all
+    assert thin_at(params, 500, **two).more_trials is None  # no model that small at all
 
 
 def test_t_interval_of_replicate_values():
@@ -134,7 +135,7 @@ def test_a_budget_with_nothing_near_it_is_too_thin():
     (v,) = compare_at({"a": a, "b": b}, [4 * BUDGET], "maximize")
     assert v.status == "too thin" and v.margin_low is None
     assert all(r.thin is not None and r.low is None for r in v.families)
-    assert "a has 0 configurations between 120K and 240K (1 needed)" in v.text
+    assert "a has 0 configurations between 80K and 240K (1 needed)" in v.text
 
 
 def test_replicate_searches_pool_by_the_spread_between_them():

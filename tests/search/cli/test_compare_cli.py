@@ -80,9 +80,10 @@ def test_a_budget_with_too_few_trials_near_it_is_too_thin_to_tell(cli, studies):
     assert level["status"] == "too thin" and level["margin_low"] is None
     hg = next(f for f in level["families"] if f["family"] == "hourglass")
     assert hg["thin"]["near"] == 0 and hg["thin"]["needed"] == 1 and hg["thin"]["more_trials"] == 2
-    assert level["verdict"].startswith("too thin to tell: conventional has 0 configurations between 20K and 40K")
-    # hourglass spans 10K..40K, two doublings, one of them the window: half its trials land there
-    assert "hourglass has 0 configurations between 20K and 40K (1 needed): about 2 more trials of hourglass" \
+    assert level["verdict"].startswith("too thin to tell: conventional has 0 configurations between 13.3K and 40K")
+    # hourglass's sizes up to the budget span 10K..40K, a factor 4, of which the window is a
+    # factor 3: log 3 / log 4 = 79% of its trials would land there, so 2 trials make one
+    assert "hourglass has 0 configurations between 13.3K and 40K (1 needed): about 2 more trials of hourglass" \
         in level["verdict"]
     assert "resampled" in json.loads(out)["interval"]
 
