@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from core.errors import UserError
 from search import __version__
-from search.cli import browse, catalog, compare, data, export, run
+from search.cli import browse, catalog, compare, data, export, predict, run
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,8 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="search", description="Pareto-frontier architecture search for neural-network shapes.")
     p.add_argument("--version", action="version", version=f"search {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for add in (run.add_parser, browse.add_parsers, compare.add_parser, export.add_parser, catalog.add_parsers,
-                data.add_parser):
+    for add in (run.add_parser, browse.add_parsers, compare.add_parser, predict.add_parser, export.add_parser,
+                catalog.add_parsers, data.add_parser):
         add(sub)
     return p
 

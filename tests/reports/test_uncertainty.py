@@ -165,3 +165,23 @@ def test_a_value_that_resamples_too_often_miss_is_too_thin_not_single_run():
     assert eight.status == "too thin" and all(r.thin.kind == "resampled" for r in eight.families)
     assert "value rests on 1 configuration at or below 8K, which another search would often not find" in eight.text
     assert nine.status == "better" and nine.winner == "a"
+
+
+def test_a_large_family_gets_fewer_draws_but_never_fewer_than_the_minimum():
+    from reports.uncertainty import MIN_DRAWS, WORK, draws_for
+
+    assert draws_for(24, 2000) == 2000 and draws_for(WORK // 1000, 2000) == 1000
+    assert draws_for(10_000, 2000) == MIN_DRAWS and draws_for(10, 50) == 50
+    k = 5000
+    rng = np.random.default_rng(5)
+    params = np.exp(rng.uniform(np.log(1000), np.log(BUDGET), k))
+    d = front_draws(params, rng.normal(size=k), np.full(k, 0.1), np.full(k, 3), np.arange(k), [BUDGET], 1.0)
+    assert d.shape == (draws_for(k, 2000), 1) and np.isfinite(d).all()
+
+
+def test_a_large_family_resamples_with_the_same_chance_per_configuration():
+    from reports.uncertainty import EXACT_UP_TO
+
+    k = EXACT_UP_TO + 100
+    mask = resample_mask(k, 500, np.random.default_rng(6))
+    assert mask.mean() == pytest.approx(1 - (1 - 1 / k) ** k, abs=0.005)
