@@ -43,7 +43,7 @@ def test_predict_reads_each_front_at_a_larger_budget(cli, url):
     assert all(f["trust"] is None and f["front_points"] >= 4 for f in fams.values())
     assert fams["hourglass"]["alpha"] == pytest.approx(0.5, rel=0.3)
     at_1m, at_10m = got["targets"]
-    assert at_1m["leader"] == "hourglass" and at_1m["margin_low"] > 0
+    assert at_1m["leader"] == "hourglass" and at_1m["margin_low"] > 0 and at_10m["budget"] == 10_000_000
     hg = next(f for f in at_1m["families"] if f["family"] == "hourglass")
     truth = float(ERROR_SCALES["psnr"].from_error(LAWS["hourglass"](1e6)))
     assert hg["low"] <= hg["value"] <= hg["high"] and abs(hg["value"] - truth) < 1.0 and hg["p_best"] > 0.9
@@ -63,5 +63,5 @@ def test_predict_reads_each_front_at_a_larger_budget(cli, url):
     (("s",), "the following arguments are required: --at"),
 ])
 def test_bad_predict_input_is_one_line_exit_2(cli, url, args, match):
-    code, out, err = cli("predict", *args, "--storage", url)
+    code, _, err = cli("predict", *args, "--storage", url)
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
