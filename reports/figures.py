@@ -13,8 +13,38 @@ from reports.formatting import PALETTE
 from reports.fronts import FrontData, HypervolumeData
 
 
+# Above this many points a figure draws with WebGL (plotly's Scattergl): SVG slows down
+# beyond a few thousand markers, WebGL draws 10^5.
+WEBGL_POINTS = 2000
+
+
 def nan_to_none(a: np.ndarray) -> list[float | None]:
     return [float(x) if np.isfinite(x) else None for x in np.asarray(a, dtype=float)]
+
+
+def scatter_type(points: int) -> type[go.Scatter] | type[go.Scattergl]:
+    """The trace type of a figure of `points` points: `go.Scattergl` above WEBGL_POINTS."""
+    return go.Scattergl if points > WEBGL_POINTS else go.Scatter
+
+
+def steps(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The corners of a step line (``line_shape="hv"``): the first point, each point whose
+    y differs from the previous one, and the last point; drawn as "hv" they give the same
+    line as all the points.
+
+    Args:
+        x: (n,) positions, ascending.
+        y: (n,) values.
+
+    Returns:
+        (x[k], y[k]) for the kept indices k (ascending), (m,) each with m <= n.
+    """
+    x, y = np.asarray(x), np.asarray(y)
+    if len(y) <= 2:
+        return x, y
+    keep = np.ones(len(y), dtype=bool)
+    keep[1:-1] = y[1:-1] != y[:-2]
+    return x[keep], y[keep]
 
 
 def empty_figure(title: str | None, message: str) -> go.Figure:
@@ -24,6 +54,18 @@ def empty_figure(title: str | None, message: str) -> go.Figure:
     fig.update_layout(title=title, template="plotly_white", height=300,
                       xaxis=dict(visible=False), yaxis=dict(visible=False))
     return fig
+
+
+def rest_hover(f, rest: np.ndarray, metric: str, short: bool) -> dict:
+    """Hover of a family's points off its front: each one's full text (number, config,
+    params, metric), or in a big figure (`short`) a template plotly fills from the point
+    (number, params, metric; the config is in the trials table): 10^5 full texts would be
+    most of the page."""
+    if not short:
+        return dict(text=[f.hover_at(i) for i in np.flatnonzero(rest)], hovertemplate="%{text}<extra></extra>")
+    return dict(customdata=f.numbers[rest],
+                hovertemplate=(f"<b>#%{{customdata}}</b> {html.escape(f.family)}<br>params %{{x:,.0f}}<br>"
+                               f"{html.escape(metric)} %{{y:.4g}}<extra></extra>"))
 
 
 def pareto_figure(data: FrontData, *, title: str | None = None,
@@ -42,17 +84,17 @@ def pareto_figure(data: FrontData, *, title: str | None = None,
         return empty_figure(title, "no complete trials yet")
     fig = go.Figure()
     x_end = data.max_params
+    trace = scatter_type(sum(len(f.params) for f in data.families))
     for f in data.families:
         err = np.isfinite(f.stds).any()
         rest = ~f.on_front
-        fig.add_trace(go.Scatter(
+        fig.add_trace(trace(
             x=f.params[rest], y=f.values[rest], mode="markers", name=f"{html.escape(f.family)} trials",
             legendgroup=f.family, showlegend=bool(rest.any()),
             marker=dict(color=f.color, size=7, opacity=0.45),
-            error_y=dict(type="data", array=nan_to_none(f.stds[rest]), visible=bool(err),
-                         thickness=1, width=2, color=f.color),
-            text=[h for h, r in zip(f.hover, rest) if r],
-            hovertemplate="%{text}<extra></extra>",
+            error_y=dict(type="data", array=nan_to_none(f.stds[rest]), visible=True,
+                         thickness=1, width=2, color=f.color) if err else None,
+            **rest_hover(f, rest, data.metric, trace is go.Scattergl),
         ))
         fi = f.front_index
         fx = list(f.params[fi])
@@ -60,26 +102,26 @@ def pareto_figure(data: FrontData, *, title: str | None = None,
         line_x, line_y = fx, fy
         if fx and x_end > fx[-1]:
             line_x, line_y = fx + [x_end], fy + [fy[-1]]
-        fig.add_trace(go.Scatter(
+        fig.add_trace(trace(
             x=line_x, y=line_y, mode="lines", line_shape="hv", name=f"{html.escape(f.family)} front",
             legendgroup=f.family, showlegend=False, hoverinfo="skip",
             line=dict(color=f.color, width=2.5),
         ))
-        fig.add_trace(go.Scatter(
+        fig.add_trace(trace(
             x=fx, y=fy, mode="markers", name=f"{html.escape(f.family)} front",
             legendgroup=f.family,
             marker=dict(color=f.color, size=11, line=dict(color="white", width=1.5)),
             error_y=dict(type="data", array=nan_to_none(f.stds[fi]),
                          visible=bool(np.isfinite(f.stds[fi]).any()),
                          thickness=1.5, width=4, color=f.color),
-            text=[f.hover[i] for i in fi],
+            text=[f.hover_at(i) for i in fi],
             hovertemplate="%{text}<extra></extra>",
         ))
     ox, oy = [], []
     for f in data.families:
         ox.extend(f.params[f.on_overall_front])
         oy.extend(f.values[f.on_overall_front])
-    fig.add_trace(go.Scatter(
+    fig.add_trace(trace(
         x=ox, y=oy, mode="markers", name="overall front", hoverinfo="skip",
         marker=dict(symbol="circle-open", size=17, color="black", line=dict(width=1.5)),
     ))
@@ -95,20 +137,24 @@ def pareto_figure(data: FrontData, *, title: str | None = None,
 
 def hypervolume_figure(data: HypervolumeData, *, title: str | None = None,
                        metric_label: str | None = None) -> go.Figure:
-    """Hypervolume vs. trial number: one step line per family and one for all families."""
+    """Hypervolume vs. trial number: one step line per family and one for all families,
+    each drawn through its corners only (`steps`: a marker where the hypervolume grew)."""
     metric_label = metric_label or data.metric
     if data.empty or data.overall is None:
         return empty_figure(title, "no complete trials yet")
     fig = go.Figure()
-    for s in data.families:
-        fam = html.escape(s.name)
-        fig.add_trace(go.Scatter(
-            x=s.numbers, y=s.values, mode="lines+markers", line_shape="hv", name=fam,
-            line=dict(color=s.color, width=2), marker=dict(size=5),
+    series = [(s.name, s.color, *steps(s.numbers, s.values)) for s in data.families]
+    overall = steps(data.overall.numbers, data.overall.values)
+    trace = scatter_type(sum(len(x) for _, _, x, _ in series) + len(overall[0]))
+    for name, color, x, y in series:
+        fam = html.escape(name)
+        fig.add_trace(trace(
+            x=x, y=y, mode="lines+markers", line_shape="hv", name=fam,
+            line=dict(color=color, width=2), marker=dict(size=5),
             hovertemplate=f"{fam}<br>trial #%{{x}}<br>hypervolume %{{y:.4g}}<extra></extra>",
         ))
-    fig.add_trace(go.Scatter(
-        x=data.overall.numbers, y=data.overall.values, mode="lines", line_shape="hv", name="all families",
+    fig.add_trace(trace(
+        x=overall[0], y=overall[1], mode="lines", line_shape="hv", name="all families",
         line=dict(color="black", width=3, dash="dot"),
         hovertemplate="all families<br>trial #%{x}<br>hypervolume %{y:.4g}<extra></extra>",
     ))

@@ -51,6 +51,8 @@ def format_value(v: Any) -> str:
     """Short text for a config value or a number."""
     if v is None:
         return ""
+    if type(v) is str:  # the common case first (pd.isna below is slow)
+        return v
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
     if isinstance(v, (int, np.integer)):

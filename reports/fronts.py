@@ -11,6 +11,7 @@ finite parameter count take part in fronts and hypervolumes. The figures
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -80,10 +81,21 @@ class FamilyFront:
     params: np.ndarray  # (k,) float parameter counts
     values: np.ndarray  # (k,) float metric means
     stds: np.ndarray  # (k,) float metric stds, NaN for single runs
-    hover: list[str]  # (k,) hover texts
+    configs: list[dict[str, Any]]  # (k,) configs
+    metric: str
     on_front: np.ndarray  # (k,) bool, on this family's front
     on_overall_front: np.ndarray  # (k,) bool, on the all-families front
     front_index: np.ndarray  # (f,) int, family front sorted by params
+
+    def hover_at(self, i: int) -> str:
+        """The hover text of point i."""
+        return hover_text(self.numbers[i], self.family, self.configs[i], self.params[i], self.metric,
+                          self.values[i], self.stds[i])
+
+    @cached_property
+    def hover(self) -> list[str]:
+        """(k,) hover texts (made when first asked: a big figure asks only the front's)."""
+        return [self.hover_at(i) for i in range(len(self.numbers))]
 
     @property
     def front_numbers(self) -> np.ndarray:
@@ -152,10 +164,6 @@ def front_data(df: pd.DataFrame, metric: str, direction: str) -> FrontData:
         on_front = pareto_mask(obj, dirs)
         idx = np.flatnonzero(on_front)
         idx = idx[np.argsort(obj[idx, 0], kind="stable")]
-        hover = [
-            hover_text(r.number, fam, r.config, r.params, metric, r.value, r.std)
-            for r in sub.itertuples(index=False)
-        ]
         families.append(
             FamilyFront(
                 family=fam,
@@ -164,7 +172,8 @@ def front_data(df: pd.DataFrame, metric: str, direction: str) -> FrontData:
                 params=sub["params"].to_numpy(dtype=float),
                 values=sub["value"].to_numpy(dtype=float),
                 stds=sub["std"].to_numpy(dtype=float),
-                hover=hover,
+                configs=sub["config"].tolist(),
+                metric=metric,
                 on_front=on_front,
                 on_overall_front=sub["overall"].to_numpy(dtype=bool),
                 front_index=idx,
@@ -261,15 +270,22 @@ class HypervolumeData:
 
 
 def hypervolume_curves(df: pd.DataFrame, metric: str, direction: str, *, log_params: bool = True) -> HypervolumeData:
-    """Per-family and overall hypervolume series of a trials frame (see `hypervolume_data`)."""
-    ref = hypervolume_reference(df, metric, direction, log_params=log_params)
-    if ref is None:
+    """Per-family and overall hypervolume series of a trials frame (what `hypervolume_data`
+    gives for each, from one pass over the frame)."""
+    check_direction(direction)
+    pts = hypervolume_points(df, metric, log_params=log_params)
+    if len(pts) == 0:
         return HypervolumeData(metric, direction, log_params, None)
-    families = sorted(complete_points(df, metric)["family"].unique())
-    colors = family_colors(families)
-    series = [HypervolumeSeries(fam, colors[fam], *hypervolume_data(df, metric, direction, fam, log_params=log_params,
-                                                                    reference=ref))
-              for fam in families]
-    overall = HypervolumeSeries("all families", "black",
-                                *hypervolume_data(df, metric, direction, log_params=log_params, reference=ref))
+    dirs = ["minimize", direction]
+    objectives = pts[["x", "y"]].to_numpy(dtype=float).reshape(-1, 2)
+    ref = default_reference(objectives, dirs)
+    numbers = pts["number"].to_numpy(dtype=int)
+    family = pts["family"].to_numpy()
+    colors = family_colors(family)
+    series = []
+    for fam in sorted(set(family)):
+        mine = family == fam
+        series.append(HypervolumeSeries(fam, colors[fam], numbers[mine],
+                                        hypervolume_history(objectives[mine], dirs, ref)))
+    overall = HypervolumeSeries("all families", "black", numbers, hypervolume_history(objectives, dirs, ref))
     return HypervolumeData(metric, direction, log_params, ref, series, overall)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import json
 import re
 from typing import Any, Callable, Iterable
 
@@ -44,6 +45,7 @@ td.reason { max-width: 560px; white-space: pre-wrap; word-break: break-word; fon
 .s-rejected { background:#fff8c5; border-color:#d4a72c; } .s-running { background:#ddf4ff; border-color:#54aeff; }
 .s-interrupted { background:#eaeef2; }
 .counts span { margin-right: 10px; }
+details.lazy summary { cursor: pointer; padding: 6px 0; color: var(--accent); }
 .figure { margin: 8px 0; }
 .samples { display: flex; flex-wrap: wrap; gap: 16px; }
 .samples figure { margin: 0; padding: 8px; border: 1px solid var(--line); border-radius: 6px; max-width: 300px; }
@@ -52,34 +54,72 @@ td.reason { max-width: 560px; white-space: pre-wrap; word-break: break-word; fon
 footer { margin-top: 48px; font-size: .8em; color: var(--muted); }
 """
 
-# Click a header to sort its table (numbers numerically); a few lines, no network.
+# Click a header to sort its table (numbers numerically; each row's key read once); a
+# lazy table (reports/lazy_table.py) is built from its JSON block when its <details> is
+# first opened, with the cells `html_table` would give. A few lines, no network.
 _SORT_JS = """
-document.querySelectorAll("table.sortable th").forEach(function (th) {
-  th.title = "click to sort";
-  th.addEventListener("click", function () {
-    var table = th.closest("table"), body = table.tBodies[0];
-    var i = Array.prototype.indexOf.call(th.parentNode.children, th);
-    var asc = th.dataset.sort !== "asc"; th.dataset.sort = asc ? "asc" : "desc";
-    var key = function (tr) {
-      var t = tr.children[i] ? tr.children[i].textContent.trim() : "";
-      var u = t.replace(/,/g, "");
-      var m = u.match(/^-?\\d+(\\.\\d+)?(e[-+]?\\d+)?/i);
-      if (m) { var mult = {K:1e3, M:1e6, B:1e9}[u.charAt(m[0].length)] || 1;
-        return [0, parseFloat(m[0]) * mult]; }
-      return [1, t.toLowerCase()];
-    };
-    var rows = Array.prototype.slice.call(body.rows);
-    rows.sort(function (a, b) {
-      var x = key(a), y = key(b);
-      var c = x[0] - y[0] || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0);
-      return asc ? c : -c;
+function sortable(table) {
+  if (!table.tHead) return;
+  table.tHead.querySelectorAll("th").forEach(function (th) {
+    th.title = "click to sort";
+    th.addEventListener("click", function () {
+      var body = table.tBodies[0];
+      var i = Array.prototype.indexOf.call(th.parentNode.children, th);
+      var asc = th.dataset.sort !== "asc"; th.dataset.sort = asc ? "asc" : "desc";
+      var key = function (tr) {
+        var t = tr.children[i] ? tr.children[i].textContent.trim() : "";
+        var u = t.replace(/,/g, "");
+        var m = u.match(/^-?\\d+(\\.\\d+)?(e[-+]?\\d+)?/i);
+        if (m) { var mult = {K:1e3, M:1e6, B:1e9}[u.charAt(m[0].length)] || 1;
+          return [0, parseFloat(m[0]) * mult]; }
+        return [1, t.toLowerCase()];
+      };
+      var rows = Array.prototype.map.call(body.rows, function (r) { return [key(r), r]; });
+      rows.sort(function (a, b) {
+        var x = a[0], y = b[0];
+        var c = x[0] - y[0] || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0);
+        return asc ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r[1]); });
     });
-    rows.forEach(function (r) { body.appendChild(r); });
   });
+}
+function drawLazy(d) {
+  if (!d.open || d.dataset.drawn) return;
+  d.dataset.drawn = "1";
+  var data = JSON.parse(document.getElementById(d.dataset.table).textContent);
+  var table = document.createElement("table"), head = table.createTHead().insertRow();
+  data.columns.forEach(function (c) {
+    var th = document.createElement("th"); th.textContent = c; head.appendChild(th);
+  });
+  var body = table.createTBody();
+  data.rows.forEach(function (row, r) {
+    var tr = body.insertRow();
+    row.forEach(function (v, i) {
+      var td = tr.insertCell(), kind = data.kinds[i], inner = td;
+      if (kind === "status" && v) {
+        inner = document.createElement("span");
+        inner.className = "badge s-" + v.toLowerCase().replace(/[^a-z]/g, "");
+        td.appendChild(inner);
+      } else if (kind === "link" && v) {
+        td.className = "num"; inner = document.createElement("a");
+        inner.href = data.links[r]; td.appendChild(inner);
+      } else if (kind) { td.className = kind; }
+      inner.textContent = v;
+    });
+  });
+  table.className = "sortable";
+  d.querySelector(".holder").appendChild(table);
+  sortable(table);
+}
+document.querySelectorAll("table.sortable").forEach(sortable);
+document.querySelectorAll("details.lazy").forEach(function (d) {
+  d.addEventListener("toggle", function () { drawLazy(d); });
+  drawLazy(d);
 });
 """
 
-_NUMERIC_COLUMNS = {"number", "params", "runs", "duration"}
+NUMERIC_COLUMNS = {"number", "params", "runs", "duration"}
 
 
 def esc(value: Any) -> str:
@@ -87,10 +127,28 @@ def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def page(title: str, body: str, *, plotly: bool, refresh_s: int | None = None) -> str:
-    """A whole page; `refresh_s` makes the browser reload it that often (live pages)."""
+def script_json(value: Any) -> str:
+    """JSON that is safe inside a ``<script>`` element: ``<``, ``>`` and ``&`` as
+    ``\\u`` escapes, so no text in it can close the element or open a comment."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def poll_script(url: str, every_s: int) -> str:
+    """A script that asks `url` every `every_s` seconds and reloads the page when the answer
+    is "changed" (the live server's cheap "changed since?" question)."""
+    return (f'<script id="live-poll">setInterval(function () {{ fetch({script_json(url)}, {{cache: "no-store"}})'
+            '.then(function (r) { return r.text(); }).then(function (t) { if (t.trim() === "changed") '
+            f'location.reload(); }}).catch(function () {{}}); }}, {int(every_s) * 1000});</script>\n')
+
+
+def page(title: str, body: str, *, plotly: bool, refresh_s: int | None = None, poll_url: str | None = None) -> str:
+    """A whole page; `refresh_s` makes the browser reload it that often (live pages), or,
+    with `poll_url`, ask that address that often and reload only when it says "changed"."""
     script = f'<script src="{PLOTLY_JS}" charset="utf-8"></script>\n' if plotly else ""
-    if refresh_s:
+    if refresh_s and poll_url:
+        script = poll_script(poll_url, refresh_s) + script
+    elif refresh_s:
         script = f'<meta http-equiv="refresh" content="{int(refresh_s)}">\n' + script
     generated = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     return (
@@ -109,7 +167,7 @@ def html_table(df: pd.DataFrame, *, numeric: Iterable[str] = (), reason: Iterabl
     `number_link`, the `number` column links each trial to `number_link(number)`."""
     if df is None or len(df) == 0:
         return f'<p class="muted">{esc(empty)}</p>'
-    numeric = set(numeric) | (_NUMERIC_COLUMNS & set(map(str, df.columns)))
+    numeric = set(numeric) | (NUMERIC_COLUMNS & set(map(str, df.columns)))
     reason = set(reason)
     head = "".join(f"<th>{esc(c)}</th>" for c in df.columns)
     rows = []

@@ -1,7 +1,8 @@
 """Pure Pareto math on arrays: non-dominated masks and 2-D hypervolume.
 
 Everything here is plain numpy (no pandas, no plotting), in the style of BoTorch's
-``utils/multi_objective/pareto.py``. Each objective has a direction, ``"minimize"`` or
+``utils/multi_objective/pareto.py``. Two-objective fronts and hypervolume histories are one
+sort and one sweep (`reports.pareto_sweep`); the brute-force mask stays as their oracle. Each objective has a direction, ``"minimize"`` or
 ``"maximize"``; internally every objective is turned into a minimisation by flipping the
 sign of the maximised ones.
 
@@ -20,8 +21,9 @@ from typing import Sequence
 import numpy as np
 
 from core.directions import DIRECTIONS
+from reports.pareto_sweep import sweep_history, sweep_mask
 
-# Upper bound on the number of booleans materialised at once by `pareto_mask`.
+# Upper bound on the number of booleans materialised at once by `pareto_mask_brute`.
 _CHUNK_ELEMENTS = 4_000_000
 
 
@@ -58,11 +60,39 @@ def pareto_mask(points: np.ndarray, directions: Sequence[str]) -> np.ndarray:
         directions: (m,) ``"minimize"`` or ``"maximize"`` per objective.
 
     Returns:
+        (n,) bool, the rule of `pareto_mask_brute`: ``mask[i]`` is True when no other
+        finite row is at least as good in every objective and strictly better in one, row
+        ``i`` is all finite, and no earlier row is an exact duplicate of it.
+
+    Cost O(n log n) for two objectives (`reports.pareto_sweep.sweep_mask`), O(n^2 m)
+    otherwise.
+    """
+    y = _as_points(points)
+    n, m = y.shape
+    if m != 2:
+        return pareto_mask_brute(y, directions)
+    y = y * _signs(directions, m)
+    mask = np.zeros(n, dtype=bool)
+    finite = np.isfinite(y).all(axis=1)
+    mask[finite] = sweep_mask(y[finite])
+    return mask
+
+
+def pareto_mask_brute(points: np.ndarray, directions: Sequence[str]) -> np.ndarray:
+    """Boolean mask of the non-dominated rows of ``points``.
+
+    Args:
+        points: (n, m) objective values, one row per candidate.
+        directions: (m,) ``"minimize"`` or ``"maximize"`` per objective.
+
+    Returns:
         (n,) bool. ``mask[i]`` is True when no other finite row is at least as good in
         every objective and strictly better in one, row ``i`` is all finite, and no
         earlier row is an exact duplicate of it.
 
-    Cost O(n^2 m) time, computed in chunks so memory stays bounded.
+    Cost O(n^2 m) time, computed in chunks so memory stays bounded: the rule itself,
+    for any number of objectives; `pareto_mask` uses the sweep for two, and the tests
+    hold the sweep against this.
     """
     y = _as_points(points)
     n, m = y.shape
@@ -138,32 +168,23 @@ def hypervolume_history(
     Args:
         points: (n, 2) objective values in the order they were found.
         directions: (2,) ``"minimize"`` or ``"maximize"`` per objective.
-        reference: (2,) reference point.
+        reference: (2,) finite reference point.
 
     Returns:
-        (n,) float, non-decreasing; ``out[k-1] == hypervolume_2d(points[:k], ...)``.
+        (n,) float, non-decreasing; ``out[k-1] == hypervolume_2d(points[:k], ...)`` (up to
+        rounding).
 
-    Only the running front is kept, so each step costs O(f log f) for a front of f points.
+    Cost O(n log n) in comparisons (`reports.pareto_sweep.sweep_history`: the running
+    front in sorted lists, the area each new point adds).
     """
     y = _as_points(points, 2)
     s = _signs(directions, 2)
     r = np.asarray(reference, dtype=float).reshape(-1)
     if r.shape != (2,):
         raise ValueError(f"reference must have shape (2,), got {np.shape(reference)}")
-    out = np.zeros(y.shape[0], dtype=float)
-    front = np.empty((0, 2), dtype=float)  # in minimisation form
-    minimize = ["minimize", "minimize"]
-    rm = r * s
-    hv = 0.0
-    for k, p in enumerate(y * s):
-        if np.isfinite(p).all() and p[0] < rm[0] and p[1] < rm[1]:
-            dominated = ((front <= p).all(axis=1)).any() if front.size else False
-            if not dominated:
-                front = np.vstack([front, p])
-                front = front[pareto_mask(front, minimize)]
-                hv = hypervolume_2d(front, minimize, rm)
-        out[k] = hv
-    return out
+    if not np.isfinite(r).all():
+        raise ValueError(f"reference must be finite, got {r}")
+    return sweep_history(y * s, r * s)
 
 
 def default_reference(

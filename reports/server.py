@@ -1,12 +1,23 @@
 """`search serve`: a read-only web server over a study database.
 
-Pages are rebuilt from the database on every request, so they show a study as it runs:
+Pages are built from the database, so they show a study as it runs:
 
     /                       the study list (pick studies to compare)
-    /study-<slug>.html      a study's page, as the static one; reloads itself while trials run
+    /study-<slug>.html      a study's page, as the static one; follows the study while trials run
     /trial-<slug>-<n>.html  one trial: configuration, metrics, per-epoch learning curves
     /compare.html?study=A&study=B   several studies' fronts on one plot
     /plotly.min.js          plotly's JavaScript, served locally (no network needed)
+    /changed?page=P&etag=E  "changed" or "unchanged": has page P moved on from the version
+                            whose ETag is E (what a live study page asks every 5 s)
+
+Polling cannot sink it (issue 33). The study pages and the index are built once per
+version of their studies (`Store.study_versions`: one aggregate query, no trial read; at
+most one per `VERSION_TTL_S`, shared by the requests meanwhile) and kept
+(`reports/page_cache.py`): answered with ETag and Last-Modified, 304 to a conditional
+request while unchanged, and one build at a time per page (the requests arriving meanwhile
+wait for it). A study page with running trials asks /changed instead of reloading itself,
+so an open tab costs one cheap request per 5 s until something changes. Trial and compare
+pages are built per request.
 
 Only GET and HEAD are answered (405 otherwise), and the handlers call only the store's
 reading methods, so nothing served can change the database. The standard library's
@@ -25,7 +36,10 @@ import ipaddress
 import re
 import socket
 import sys
+import threading
+import time
 from collections.abc import Iterable
+from datetime import datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -36,11 +50,14 @@ from plotly.offline import get_plotlyjs
 from core.errors import UserError
 from reports.html import PLOTLY_JS, esc, page
 from reports.live import compare_page, trial_page
+from reports.page_cache import CachedPage, PageCache, accepts_gzip, not_modified
 from reports.site import index_page, slugify, store_samples, study_filename, study_page
 from reports.tables import status_counts
 from storage import Store
+from storage.records import StudyVersion
 
-REFRESH_S = 5  # a page of a study with running trials reloads this often
+REFRESH_S = 5  # a page of a study with running trials asks whether it changed this often
+VERSION_TTL_S = 1.0  # the studies' versions are read at most this often (pages lag by as much)
 _STUDY = re.compile(r"^/study-(?P<slug>[a-z0-9._-]+)\.html$")
 _TRIAL = re.compile(r"^/trial-(?P<slug>[a-z0-9._-]+)-(?P<number>\d+)\.html$")
 
@@ -50,33 +67,83 @@ def trial_filename(study: str, number: int | str) -> str:
 
 
 class Pages:
-    """The pages of one database, rebuilt on each call."""
+    """The pages of one database: study pages and the index kept per version of their
+    studies (`PageCache`), the others built on each call."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.cache = PageCache()
         self._plotly: bytes | None = None
+        self._versions: dict[str, StudyVersion] = {}
+        self._versions_at = -float("inf")
+        self._versions_lock = threading.Lock()
 
     def plotly_js(self) -> bytes:
         if self._plotly is None:
             self._plotly = get_plotlyjs().encode("utf-8")
         return self._plotly
 
+    def versions(self) -> dict[str, StudyVersion]:
+        """Every study's version, read at most once per VERSION_TTL_S (the requests that
+        come while it is read wait for that one read)."""
+        with self._versions_lock:
+            if time.monotonic() - self._versions_at >= VERSION_TTL_S:
+                self._versions = self.store.study_versions()
+                self._versions_at = time.monotonic()
+            return self._versions
+
     def _study_named(self, slug: str) -> str:
-        for s in self.store.list_studies():
+        for name in self.versions():
+            if slugify(name) == slug:
+                return name
+        for s in self.store.list_studies():  # created within the last VERSION_TTL_S
             if slugify(s.name) == slug:
                 return s.name
         raise LookupError(f"no study at {slug!r}")
 
-    def index(self) -> str:
+    def _index_version(self) -> tuple[str, datetime | None]:
+        versions = self.versions()
+        latest = max((v.changed_at for v in versions.values() if v.changed_at is not None), default=None)
+        return "\n".join(f"{n}\0{v.version}" for n, v in sorted(versions.items())), latest
+
+    def index(self) -> CachedPage:
+        version, changed_at = self._index_version()
+        return self.cache.get("index", version, changed_at, lambda etag: self._build_index())
+
+    def _build_index(self) -> str:
         studies = [(self.store.get_study(s.name), self.store.trials_frame(s.name)) for s in self.store.list_studies()]
         return index_page(studies, [study_filename(r.name) for r, _ in studies], compare="compare.html")
 
-    def study(self, slug: str) -> str:
+    def _study_version(self, name: str) -> StudyVersion:
+        v = self.versions().get(name)
+        return v if v is not None else self.store.study_versions(name)[name]
+
+    def study(self, slug: str) -> CachedPage:
         name = self._study_named(slug)
+        v = self._study_version(name)
+        return self.cache.get(f"study:{name}", v.version, v.changed_at, lambda etag: self._build_study(name, etag))
+
+    def _build_study(self, name: str, etag: str) -> str:
         record, df = self.store.get_study(name), self.store.trials_frame(name)
         running = status_counts(df).get("running", 0) > 0
-        return study_page(record, df, store_samples(self.store),
-                          trial_link=lambda n: trial_filename(name, n), refresh_s=REFRESH_S if running else None)
+        return study_page(record, df, store_samples(self.store), trial_link=lambda n: trial_filename(name, n),
+                          refresh_s=REFRESH_S if running else None,
+                          poll_url=f"changed?page={study_filename(name)}&etag={etag.strip(chr(34))}")
+
+    def changed(self, page_name: str, etag: str) -> bool:
+        """Whether page `page_name` (a study page or the index) has moved on from the
+        version whose ETag (unquoted) is `etag`; a page that is gone has."""
+        try:
+            if page_name in ("", "index.html"):
+                key, version = "index", self._index_version()[0]
+            elif m := _STUDY.match("/" + page_name):
+                name = self._study_named(m["slug"])
+                key, version = f"study:{name}", self._study_version(name).version
+            else:
+                raise UserError(f"no page {page_name!r} answers 'changed since?'; study pages and the index do")
+        except LookupError:
+            return True
+        return self.cache.etag(key, version).strip('"') != etag.strip('"')
 
     def trial(self, slug: str, number: int) -> str:
         name = self._study_named(slug)
@@ -175,13 +242,17 @@ class Handler(BaseHTTPRequestHandler):
         path = unquote(url.path)
         try:
             if path in ("/", "/index.html"):
-                status, body, kind = HTTPStatus.OK, self.pages.index(), "text/html"
+                return self._send_cached(self.pages.index(), send_body)
+            if m := _STUDY.match(path):
+                return self._send_cached(self.pages.study(m["slug"]), send_body)
+            if path == "/changed":
+                query = parse_qs(url.query)
+                moved = self.pages.changed(query.get("page", [""])[0], query.get("etag", [""])[0])
+                status, body, kind = HTTPStatus.OK, "changed" if moved else "unchanged", "text/plain"
             elif path == f"/{PLOTLY_JS}":
                 status, body, kind = HTTPStatus.OK, self.pages.plotly_js(), "application/javascript"
             elif path == "/compare.html":
                 status, body, kind = HTTPStatus.OK, self.pages.compare(parse_qs(url.query).get("study", [])), "text/html"
-            elif m := _STUDY.match(path):
-                status, body, kind = HTTPStatus.OK, self.pages.study(m["slug"]), "text/html"
             elif m := _TRIAL.match(path):
                 status, body, kind = HTTPStatus.OK, self.pages.trial(m["slug"], int(m["number"])), "text/html"
             else:
@@ -192,14 +263,29 @@ class Handler(BaseHTTPRequestHandler):
             status, body, kind = HTTPStatus.BAD_REQUEST, _message_page("Cannot show this", str(e)), "text/html"
         self._send(status, body, kind, send_body=send_body)
 
+    def _send_cached(self, page: CachedPage, send_body: bool) -> None:
+        """A kept page: 304 with its validators when the request's still match, else the
+        page (gzip-compressed when the client accepts it)."""
+        gzipped = accepts_gzip(self.headers.get("Accept-Encoding"))
+        headers = page.headers(gzipped)
+        if not_modified(self.headers, page):
+            self.send_response(HTTPStatus.NOT_MODIFIED)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            return
+        if gzipped:
+            headers["Content-Encoding"] = "gzip"
+        self._send(HTTPStatus.OK, page.gzipped if gzipped else page.body, send_body=send_body, extra=headers)
+
     def _send(self, status: HTTPStatus, body: str | bytes, kind: str = "text/html", send_body: bool = True,
               extra: dict[str, str] | None = None) -> None:
         data = body.encode("utf-8") if isinstance(body, str) else body
+        headers = {"Cache-Control": "no-store", **(extra or {})}
         self.send_response(status)
         self.send_header("Content-Type", f"{kind}; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        for k, v in (extra or {}).items():
+        for k, v in headers.items():
             self.send_header(k, v)
         self.end_headers()
         if send_body:
@@ -207,6 +293,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # one line per request on stderr
         sys.stderr.write(f"{self.address_string()} {format % args}\n")
+
+
+class Server(ThreadingHTTPServer):
+    """The standard threading server with a longer queue of connections waiting to be
+    accepted: with socketserver's default of 5, the sixth of many pollers connecting at
+    once is dropped and its client tries again after a second."""
+
+    request_queue_size = 128
 
 
 def make_server(store: Store, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False,
@@ -218,7 +312,7 @@ def make_server(store: Store, host: str = "127.0.0.1", port: int = 8080, quiet: 
         attrs["log_message"] = lambda self, *a: None
     handler = type("BoundHandler", (Handler,), attrs)
     try:
-        server = ThreadingHTTPServer((host, port), handler)
+        server = Server((host, port), handler)
     except OSError as e:
         raise UserError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     server.daemon_threads = True

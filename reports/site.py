@@ -249,7 +249,7 @@ def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | 
     parts.append("<h2>Status</h2>")
     parts.append(_counts_html(counts))
     problems = tables.problem_trials(df)
-    parts.append(table_html(problems, "problem-trials", reason=["reason"], what="problem trials",
+    parts.append(table_html(problems, "problem-trials", reason=["reason"], what="problem trials", tall=True,
                             empty="No failed, diverged, interrupted or rejected trials."))
     pruned = tables.pruned_trials(df)
     if len(pruned):
@@ -257,7 +257,7 @@ def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | 
         parts.append('<p class="muted">Trials the pruner stopped after an epoch at which a finished trial with no '
                      'more parameters was clearly better (<code>--pruner pareto</code>). They count towards the '
                      'trials but never join a front; their learning curves are on their trial pages.</p>')
-        parts.append(table_html(pruned, "pruned-trials", reason=["reason"], what="pruned trials",
+        parts.append(table_html(pruned, "pruned-trials", reason=["reason"], what="pruned trials", tall=True,
                                 number_link=trial_link))
 
     parts.append(f"<h2>All trials ({len(df)})</h2>")

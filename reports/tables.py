@@ -19,7 +19,7 @@ from reports.formatting import (
     format_value,
     parse_config,
 )
-from reports.fronts import FrontData, column, complete_points, front_data
+from reports.fronts import FrontData, column, complete_points, floats, front_data
 from storage.frames import metric_columns
 
 
@@ -52,20 +52,22 @@ def pareto_table(df: pd.DataFrame, metric: str, direction: str, *,
             cols = [c for c in cols if not c.endswith("_std")]
         return pd.DataFrame(columns=cols)
 
-    by_number = df.set_index("number", drop=False)
+    at = {int(n): i for i, n in enumerate(column(df, "number").tolist())}  # number -> row position
+    configs = column(df, "config", None).tolist() if "config" in df.columns else [{}] * len(df)
+    params = column(df, "params").tolist()
+    values = {m: (floats(df[m]), floats(column(df, f"{m}_std"))) for m in [metric] + others}
+    keys = config_keys(configs[at[n]] for _, n, _ in rows)
     recs = []
-    keys = config_keys(by_number.loc[n, "config"] if "config" in df.columns else {} for _, n, _ in rows)
     for fam, n, overall in rows:
-        r = by_number.loc[n]
-        cfg = parse_config(r["config"]) if "config" in df.columns else {}
+        i = at[n]
+        cfg = parse_config(configs[i])
         rec: dict[str, Any] = {"family": fam, "number": n}
         for k in keys:
             rec[k] = cfg.get(k)
-        rec["params"] = int(r["params"])
-        for m in [metric] + others:
-            rec[m] = float(r[m]) if pd.notna(r[m]) else float("nan")
-            s = r.get(f"{m}_std", np.nan)
-            rec[f"{m}_std"] = float(s) if pd.notna(s) else float("nan")
+        rec["params"] = int(params[i])
+        for m, (mean, std) in values.items():
+            rec[m] = float(mean[i])
+            rec[f"{m}_std"] = float(std[i])
         rec["overall_front"] = overall
         recs.append(rec)
     table = pd.DataFrame(recs)
@@ -102,13 +104,37 @@ def best_trial(df: pd.DataFrame, metric: str, direction: str) -> dict[str, Any] 
             "value": float(r["value"]), "std": float(r["std"])}
 
 
-def _reason(row: pd.Series) -> str:
-    parts = []
-    for col in ("note", "error"):
-        text = format_value(row.get(col)).strip()
-        if text:
-            parts.append(text)
-    return " — ".join(parts)
+def texts(values: list[Any]) -> list[str]:
+    """`format_value` of each value, each distinct (type, value) formatted once (a config
+    key takes few values over thousands of trials)."""
+    done: dict[Any, str] = {}
+    out = []
+    for v in values:
+        try:
+            key = (type(v), v)
+            text = done.get(key)
+            if text is None:
+                text = done[key] = format_value(v)
+        except TypeError:  # unhashable (a list in a config)
+            text = format_value(v)
+        out.append(text)
+    return out
+
+
+def reasons(df: pd.DataFrame) -> list[str]:
+    """Each trial's note and error joined ("note — error"; "" when neither)."""
+    out = []
+    for note, error in zip(column(df, "note", None).tolist(), column(df, "error", None).tolist()):
+        parts = [t for t in (format_value(note).strip(), format_value(error).strip()) if t]
+        out.append(" — ".join(parts))
+    return out
+
+
+def time_texts(values: pd.Series) -> list[str]:
+    """`format_time` of each value (vectorised for a datetime column)."""
+    if isinstance(values.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(values.dtype):
+        return values.dt.strftime("%Y-%m-%d %H:%M:%S").fillna("").tolist()
+    return [format_time(v) for v in values.tolist()]
 
 
 def problem_trials(df: pd.DataFrame) -> pd.DataFrame:
@@ -134,7 +160,7 @@ def trials_with_reasons(df: pd.DataFrame, statuses: Sequence[str]) -> pd.DataFra
         "params": column(sub, "params").to_numpy(),
         "config": [", ".join(f"{k}={format_value(v)}" for k, v in parse_config(c).items())
                    for c in column(sub, "config", None).to_numpy()],
-        "reason": [_reason(r) for _, r in sub.iterrows()],
+        "reason": reasons(sub),
     })
     return out
 
@@ -147,25 +173,25 @@ def trials_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     metrics = metric_columns(df)
     if metric in metrics:
         metrics = [metric] + [m for m in metrics if m != metric]
-    configs = [parse_config(c) for c in column(df, "config", None).to_numpy()]
+    configs = [parse_config(c) for c in column(df, "config", None).tolist()]
     keys = config_keys(configs)
     out: dict[str, list[Any]] = {
-        "number": [format_value(v) for v in column(df, "number")],
-        "status": [format_value(v) for v in column(df, "status", "")],
-        "family": [format_value(v) for v in column(df, "family", "")],
+        "number": [format_value(v) for v in column(df, "number").tolist()],
+        "status": [format_value(v) for v in column(df, "status", "").tolist()],
+        "family": [format_value(v) for v in column(df, "family", "").tolist()],
     }
     for k in keys:
-        out[k] = [format_value(c.get(k)) for c in configs]
-    out["params"] = [format_params(p) for p in column(df, "params")]
+        out[k] = texts([c.get(k) for c in configs])
+    out["params"] = [format_params(p) for p in column(df, "params").tolist()]
     for m in metrics:
-        out[m] = [format_mean_std(a, b) for a, b in zip(df[m], df[f"{m}_std"])]
+        out[m] = [format_mean_std(a, b) for a, b in zip(df[m].tolist(), df[f"{m}_std"].tolist())]
     if "n_runs" in df.columns:
-        out["runs"] = [format_value(v) for v in df["n_runs"]]
+        out["runs"] = [format_value(v) for v in df["n_runs"].tolist()]
     if "duration_s" in df.columns:
-        out["duration"] = [format_duration(v) for v in df["duration_s"]]
+        out["duration"] = [format_duration(v) for v in df["duration_s"].tolist()]
     if "device" in df.columns:
-        out["device"] = [format_value(v) for v in df["device"]]
+        out["device"] = [format_value(v) for v in df["device"].tolist()]
     if "started_at" in df.columns:
-        out["started"] = [format_time(v) for v in df["started_at"]]
-    out["note / error"] = [_reason(r) for _, r in df.iterrows()]
-    return pd.DataFrame(out)
+        out["started"] = time_texts(df["started_at"])
+    out["note / error"] = reasons(df)
+    return pd.DataFrame(out, dtype=object)  # plain str objects: no arrow strings built to be read back

@@ -12,12 +12,13 @@ would clash with a fixed column is prefixed with `metric_`.
 """
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
-from storage.convert import Metric
 from storage.schema import DIM_COLUMNS, FLOAT_DIM_COLUMNS, INT_DIM_COLUMNS
 
 HEAD_COLUMNS: tuple[str, ...] = (
@@ -51,34 +52,37 @@ def metric_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if f"{c}_std" in cols and c not in FIXED_COLUMNS]
 
 
-def _part(metric: Metric | None, i: int) -> float:
-    """Mean (i=0) or std (i=1) of a metric as a float, NaN when missing."""
-    value = None if metric is None else metric[i]
-    return math.nan if value is None else float(value)
+def json_column(values: list[Any]) -> list[Any]:
+    """Decoded JSON of a column: text (what SQLite returns) parsed in one call for the
+    whole column; values a driver decoded already (PostgreSQL) kept; NULL -> None."""
+    if all(isinstance(v, str) or v is None for v in values):
+        return json.loads("[" + ",".join("null" if v is None else v for v in values) + "]")
+    return [json.loads(v) if isinstance(v, str) else v for v in values]
 
 
-def build_frame(
-    rows: list[dict[str, Any]],
-    metrics: dict[int, dict[str, Metric]],
-) -> pd.DataFrame:
-    """Build the frame from fixed-column dicts (in number order) and metrics by number."""
-    names: list[str] = []
-    for number in sorted(metrics):
-        names += [m for m in metrics[number] if m not in names]
+def build_frame(columns: dict[str, list[Any]], metrics: Sequence[tuple[int, str, Any, Any]]) -> pd.DataFrame:
+    """Build the frame from the fixed columns (each a list in number order; `config` and
+    `seeds` JSON text or decoded, the times text or datetimes) and the metric rows
+    (number, name, mean, std; None when missing) in number and stored order."""
+    n = len(columns["number"])
+    columns = dict(columns)
+    columns["config"] = [{} if c is None else c for c in json_column(columns["config"])]
+    columns["seeds"] = [[] if c is None else c for c in json_column(columns["seeds"])]
+    columns["params"] = [int(p) for p in columns["params"]]
     data: dict[str, pd.Series] = {}
-
-    def column(col: str, values: list[Any], dtype: str) -> None:
-        data[col] = pd.Series(values, dtype=dtype)
-
     for col in HEAD_COLUMNS:
-        column(col, [r[col] for r in rows], _DTYPES[col])
-    for m in names:
-        col = metric_column(m)
-        got = [metrics.get(r["number"], {}).get(m) for r in rows]
-        column(col, [_part(g, 0) for g in got], "float64")
-        column(f"{col}_std", [_part(g, 1) for g in got], "float64")
+        data[col] = pd.Series(columns[col], dtype=_DTYPES[col])
+    parts = list(zip(*metrics)) or [[], [], [], []]  # four columns of plain values (not row objects)
+    m = pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in zip(("number", "name", "mean", "std"), parts)})
+    numbers = pd.Index(columns["number"])
+    for name, sub in m.groupby("name", sort=False):  # names in order of first appearance
+        col = metric_column(str(name))
+        for suffix, part in (("", "mean"), ("_std", "std")):
+            values = pd.to_numeric(sub[part], errors="coerce").astype("float64").to_numpy()
+            data[col + suffix] = pd.Series(values, index=sub["number"].to_numpy()).reindex(numbers).to_numpy(
+                dtype="float64", na_value=math.nan) if n else pd.Series([], dtype="float64")
     for col in TAIL_COLUMNS:
-        column(col, [r[col] for r in rows], _DTYPES[col])
+        data[col] = pd.Series(columns[col], dtype=_DTYPES[col])
     for col in ("started_at", "finished_at"):
-        data[col] = pd.to_datetime(data[col], utc=True).astype(_TIME)
+        data[col] = pd.to_datetime(data[col], utc=True, format="mixed").astype(_TIME)
     return pd.DataFrame(data)

@@ -34,6 +34,14 @@ class StudySummary:
     n_pruned: int = 0  # stopped early by the pruner (finished, never complete)
 
 
+@dataclass(frozen=True)
+class StudyVersion:
+    """What changes whenever anything a study's pages show changes (`Store.study_versions`)."""
+
+    version: str  # equal strings: nothing shown has changed
+    changed_at: datetime | None  # the latest time stored for the study (creation, a trial's start or end)
+
+
 @dataclass
 class TrialRecord:
     number: int

@@ -1,6 +1,7 @@
 """Studies: create or load one, read, list with counts, delete."""
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -11,7 +12,7 @@ from core.errors import StorageError
 from core.statuses import FAILURE_STATUSES
 from storage.convert import jsonable, now_utc, study_record
 from storage.engine import Database, _Conflict
-from storage.records import StudyRecord, StudySummary
+from storage.records import StudyRecord, StudySummary, StudyVersion
 from storage.schema import Epoch, Run, Study, Trial, TrialMetric
 
 
@@ -120,6 +121,36 @@ class Studies(Database):
                     )
                 )
             return out
+
+    def study_versions(self, name: str | None = None) -> dict[str, StudyVersion]:
+        """A version of every study (or only `name`: StorageError when missing), from one
+        aggregate query over the trials and the study rows, without reading any trial.
+
+        The version covers everything a page shows: the study row (budget, families,
+        settings) and, over its trials, their number, the newest trial's id, how many run
+        (an interrupted trial changes no time), the latest start and the latest end (a
+        finish, a re-finish or a rejection). Heartbeats are left out: they change nothing
+        shown.
+        """
+        with self._session() as s:
+            q = select(Study)
+            if name is not None:
+                q = q.where(Study.id == self._study_id(s, name))
+            studies = s.scalars(q.order_by(Study.name)).all()
+            q = select(Trial.study_id, func.count(), func.max(Trial.id),
+                       func.count().filter(Trial.status == "running"),
+                       func.max(Trial.started_at), func.max(Trial.finished_at)).group_by(Trial.study_id)
+            if name is not None:
+                q = q.where(Trial.study_id == studies[0].id)
+            trials = {row[0]: row[1:] for row in s.execute(q)}
+        out = {}
+        for st in studies:
+            n, top, running, started, finished = trials.get(st.id, (0, None, 0, None, None))
+            version = json.dumps([st.id, st.name, st.budget, st.families, st.settings, n, top, running,
+                                  started, finished], default=str, sort_keys=True)
+            times = [t for t in (st.created_at, started, finished) if t is not None]
+            out[st.name] = StudyVersion(version, max(times) if times else None)
+        return out
 
     def delete_study(self, name: str) -> None:
         """Delete a study with all its trials, metrics, runs and epochs."""

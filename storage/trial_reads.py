@@ -5,7 +5,7 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import String, func, select, type_coerce
 from sqlalchemy.orm import Session
 
 from storage.convert import Metric, metric_tuple, trial_record
@@ -88,14 +88,54 @@ class TrialReads(Database):
         keys = ("repeat", "seed", "name", "media_type", "data")
         return [dict(zip(keys, row)) for row in rows]
 
-    def trials_frame(self, study: str) -> pd.DataFrame:
-        """One row per trial; the column contract is in `storage.frames`."""
+    # Trial numbers per IN (...) list: below SQLite's oldest limit of 999 bound values.
+    _IN_CHUNK = 900
+
+    def artifacts_of(self, study: str, numbers: Iterable[int], name: str | None = None) -> dict[int, list[dict[str, Any]]]:
+        """`artifacts` of many trials at once (one query per 900 trials, not one per
+        trial): trial number -> its artifacts (optionally only `name`), ordered by repeat
+        and name; a trial without any (or not in the study) is absent."""
+        wanted = sorted({int(n) for n in numbers})
+        out: dict[int, list[dict[str, Any]]] = {}
+        keys = ("repeat", "seed", "name", "media_type", "data")
         with self._session() as s:
             study_id = self._study_id(s, study)
-            trials = s.scalars(
-                select(Trial).where(Trial.study_id == study_id).order_by(Trial.number)
+            for i in range(0, len(wanted), self._IN_CHUNK):
+                q = (
+                    select(Trial.number, Run.repeat, Run.seed, RunArtifact.name, RunArtifact.media_type,
+                           RunArtifact.data)
+                    .join(Run, Run.trial_id == Trial.id)
+                    .join(RunArtifact, RunArtifact.run_id == Run.id)
+                    .where(Trial.study_id == study_id, Trial.number.in_(wanted[i:i + self._IN_CHUNK]))
+                    .order_by(Trial.number, Run.repeat, RunArtifact.name)
+                )
+                if name is not None:
+                    q = q.where(RunArtifact.name == name)
+                for number, *row in s.execute(q):
+                    out.setdefault(number, []).append(dict(zip(keys, row)))
+        return out
+
+    # The trial columns the frame holds, read as plain rows (not ORM objects), the JSON and
+    # time columns as the database's own text where it has text (SQLite): decoded for the
+    # whole column at once (`storage.frames`), not row by row. 100,000 trials: 10 s -> 2 s.
+    _FRAME_COLUMNS = ("id", "number", "status", "family", "params", "config", *DIM_COLUMNS, "seeds", "objective",
+                      "note", "error", "device", "started_at", "finished_at", "duration_s")
+    _RAW_COLUMNS = ("config", "seeds", "started_at", "finished_at")
+
+    def trials_frame(self, study: str) -> pd.DataFrame:
+        """One row per trial; the column contract is in `storage.frames`."""
+        columns = [type_coerce(getattr(Trial, c), String) if c in self._RAW_COLUMNS else getattr(Trial, c)
+                   for c in self._FRAME_COLUMNS]
+        with self._session() as s:
+            study_id = self._study_id(s, study)
+            core = s.connection()  # plain Core results: no ORM loading step per row
+            trials = core.execute(select(*columns).where(Trial.study_id == study_id).order_by(Trial.number)).all()
+            metrics = core.execute(
+                select(Trial.number, TrialMetric.name, TrialMetric.mean, TrialMetric.std)
+                .join(Trial, Trial.id == TrialMetric.trial_id)
+                .where(Trial.study_id == study_id)
+                .order_by(Trial.number, TrialMetric.id)
             ).all()
-            metrics = self._metrics(s, study_id)
             n_runs = dict(
                 s.execute(
                     select(Run.trial_id, func.count())
@@ -104,19 +144,11 @@ class TrialReads(Database):
                     .group_by(Run.trial_id)
                 ).all()
             )
-        rows = [
-            {
-                "study": study, "number": t.number, "status": t.status, "family": t.family,
-                "params": int(t.params), "config": dict(t.config),
-                **{d: getattr(t, d) for d in DIM_COLUMNS},
-                "seeds": list(t.seeds), "n_runs": n_runs.get(t.id, 0),
-                "objective": t.objective, "note": t.note, "error": t.error,
-                "device": t.device, "started_at": t.started_at,
-                "finished_at": t.finished_at, "duration_s": t.duration_s,
-            }
-            for t in trials
-        ]
-        by_number = {t.number: metrics[t.id] for t in trials if t.id in metrics}
+        values = {c: list(v) for c, v in zip(self._FRAME_COLUMNS, zip(*trials))} if trials else {
+            c: [] for c in self._FRAME_COLUMNS}
+        ids = values.pop("id")
+        values["study"] = [study] * len(ids)
+        values["n_runs"] = [n_runs.get(i, 0) for i in ids]
         from storage.frames import build_frame
 
-        return build_frame(rows, by_number)
+        return build_frame(values, metrics)

@@ -8,7 +8,7 @@ from typing import Any
 from core.errors import UserError
 from core.limits import SQL_TIMEOUT_S
 from search.cli.common import open_store, print_frame, storage_arg
-from search.cli.run import DEFAULT_REPORT_DIR, samples_for
+from search.cli.run import DEFAULT_REPORT_DIR
 
 
 def add_parsers(sub) -> None:
@@ -52,13 +52,14 @@ def add_parsers(sub) -> None:
 
 def cmd_report(a: argparse.Namespace) -> int:
     from reports import write_site
+    from reports.site import store_samples
 
     store = open_store(a.storage)
     names = a.studies or [s.name for s in store.list_studies()]
     if not names:
         raise UserError("no studies in this database yet: run 'search run' first")
     studies = [(store.get_study(n), store.trials_frame(n)) for n in names]
-    index = write_site(studies, a.out, samples_for(store))
+    index = write_site(studies, a.out, store_samples(store))  # one query for every front's samples
     print(f"report: {index}")
     return 0
 

@@ -77,3 +77,29 @@ def test_the_probe_sees_a_script_error(tmp_path):
     page = tmp_path / "broken.html"
     page.write_text("<!DOCTYPE html><html><head></head><body><script>nosuchfunction()</script></body></html>")
     assert "nosuchfunction" in script_errors(rendered_dom(page))
+
+
+def test_a_lazy_table_is_drawn_when_opened_and_sorts(tmp_path, monkeypatch):
+    """A big study's all-trials table (sent as data, reports/lazy_table.py) is drawn when
+    its <details> opens, with the cells a plain table has, and sorts on a header click."""
+    from reports import lazy_table
+    from tests.reports.frames import trial
+
+    monkeypatch.setattr(lazy_table, "LAZY_ROWS", 5)
+    rows = [trial(i, "hourglass", 1000 + i, 20.0 + i % 5) for i in range(9)]
+    rows += [trial(9, "hourglass", 10, status="failed", error="</script><b>boom</b>")]
+    write_site([(study_record("lazy"), make_trials(rows))], tmp_path)
+    page = tmp_path / "study-lazy.html"
+    opener = ("<script>document.querySelectorAll('details.lazy').forEach(function (d) { d.open = true; });"
+              "setTimeout(function () { var th = document.querySelector('#all-trials-drawn th');"
+              "th.click(); th.click(); }, 200);</script></body>")
+    text = page.read_text().replace('data-table="all-trials"', 'id="all-trials-drawn" data-table="all-trials"')
+    page.write_text(text.replace("</body>", opener, 1))
+    dom = rendered_dom(page)
+    assert script_errors(dom) == ""
+    drawn = dom[dom.index('id="all-trials-drawn"'):]
+    drawn = drawn[:drawn.index("</table>")]
+    numbers = re.findall(r'<tr><td class="num">(\d+)</td>', drawn)
+    assert numbers == [str(i) for i in range(9, -1, -1)]  # clicked twice: descending
+    assert '<span class="badge s-failed">failed</span>' in drawn
+    assert "&lt;/script&gt;&lt;b&gt;boom&lt;/b&gt;" in drawn and "<b>boom</b>" not in drawn

@@ -115,3 +115,15 @@ def test_hypervolume_curves_on_a_hand_computed_toy_study():
 def test_hypervolume_curves_of_no_complete_trial():
     data = fronts.hypervolume_curves(make_trials([trial(0, "a", 5, status="failed")]), "psnr", "maximize")
     assert data.empty and data.families == [] and data.overall is None
+
+
+def test_hypervolume_curves_are_hypervolume_data_of_each_family(df):
+    """The curves come from one pass over the frame; each is what `hypervolume_data` gives."""
+    curves = fronts.hypervolume_curves(df, "psnr", "maximize")
+    assert [s.name for s in curves.families] == ["conventional", "hourglass"]
+    np.testing.assert_array_equal(curves.reference, fronts.hypervolume_reference(df, "psnr", "maximize"))
+    for s in [*curves.families, curves.overall]:
+        family = None if s is curves.overall else s.name
+        numbers, hv = fronts.hypervolume_data(df, "psnr", "maximize", family, reference=curves.reference)
+        assert s.numbers.tolist() == numbers.tolist()
+        np.testing.assert_array_equal(s.values, hv)

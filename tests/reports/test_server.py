@@ -1,6 +1,7 @@
 """`search serve`: the pages served from the database, live while a study runs, read-only."""
 from __future__ import annotations
 
+import gzip
 import os
 import threading
 import time
@@ -70,10 +71,10 @@ def test_the_index_study_trial_and_compare_pages(served):
     assert code == 200 and f'href="{study_filename(a)}"' in index and 'name="study"' in index
     code, page = get(base + study_filename(a))
     assert code == 200 and "Pareto front" in page and 'id="pareto-figure"' in page
-    assert 'http-equiv="refresh"' in page  # trial 2 is running
+    assert 'id="live-poll"' in page and 'http-equiv="refresh"' not in page  # trial 2 runs: the page asks /changed
     assert f'href="{trial_filename(a, 0)}"' in page
     code, page = get(base + study_filename(b))
-    assert code == 200 and 'http-equiv="refresh"' not in page  # nothing runs there
+    assert code == 200 and 'id="live-poll"' not in page  # nothing runs there
     code, trial = get(base + trial_filename(a, 1))
     assert code == 200 and "Trial #1 of" in trial and 'id="learning-figure"' in trial and "seed 2" in trial
     assert "<th>best validation psnr</th>" in trial and '<td class="num">3</td>' in trial  # runs table: 3 epochs
@@ -122,7 +123,7 @@ def test_the_page_follows_a_running_study(tmp_path):
             code, page = get(page_url)
             if code == 200:
                 seen.append((page.count('<td><span class="badge s-complete">complete</span></td>'),
-                             'http-equiv="refresh"' in page))
+                             'id="live-poll"' in page))
             time.sleep(0.2)
         run.communicate(timeout=60)
         code, final = get(page_url)
@@ -130,9 +131,9 @@ def test_the_page_follows_a_running_study(tmp_path):
         server.shutdown()
         server.server_close()
     assert run.returncode == 0 and code == 200
-    assert any(refresh for _, refresh in seen)  # while trials ran, the page reloaded itself
+    assert any(live for _, live in seen)  # while trials ran, the page followed them
     assert len({n for n, _ in seen}) >= 2  # and it changed as trials finished
-    assert final.count('<td><span class="badge s-complete">complete</span></td>') == 4 and 'http-equiv="refresh"' not in final
+    assert final.count('<td><span class="badge s-complete">complete</span></td>') == 4 and 'id="live-poll"' not in final
 
 
 def get_as(url: str, host: str | None) -> tuple[int, str]:
@@ -191,3 +192,94 @@ def test_host_rules():
     assert not host_allowed("anything.example", served_hosts("127.0.0.1"))
     with pytest.raises(UserError, match="--allow-host takes a host name"):
         served_hosts("127.0.0.1", ["a b"])
+
+
+def get_with(url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def test_an_unchanged_page_is_answered_304_and_a_new_trial_changes_it(served, monkeypatch):
+    """Issue 33: ETag / Last-Modified on the study pages and the index, 304 to a conditional
+    request while the study is unchanged, a new ETag once a trial is added."""
+    import reports.server as server
+
+    monkeypatch.setattr(server, "VERSION_TTL_S", 0.0)  # see every change at once
+    base, store, (a, b) = served
+    url = base + study_filename(b)
+    code, headers, body = get_with(url, {})
+    etag, modified = headers["ETag"], headers["Last-Modified"]
+    assert "Content-Encoding" not in headers
+    assert code == 200 and etag.startswith('"') and headers["Cache-Control"] == "no-cache" and b"Pareto front" in body
+    code, again, empty = get_with(url, {"If-None-Match": etag})
+    assert code == 304 and again["ETag"] == etag and empty == b""
+    assert get_with(url, {"If-Modified-Since": modified})[0] == 304
+    assert get_with(url, {"If-None-Match": '"something else"'})[0] == 200
+    code, zipped, packed = get_with(url, {"Accept-Encoding": "gzip, deflate"})  # as a browser asks
+    assert code == 200 and zipped["Content-Encoding"] == "gzip" and zipped["ETag"] == "W/" + etag
+    assert gzip.decompress(packed) == body and len(packed) < len(body) / 3
+    assert get_with(url, {"Accept-Encoding": "gzip", "If-None-Match": zipped["ETag"]})[0] == 304
+    code, _, page = get_with(base + study_filename(a), {})
+    assert code == 200 and get_with(base, {"If-None-Match": get_with(base, {})[1]["ETag"]})[0] == 304  # the index
+
+    n = store.add_trial(b, family="hourglass", config={"d_z": 70, "d_h": 8, "L": 1}, params=9000, seeds=[1])
+    code, headers, body = get_with(url, {"If-None-Match": etag})
+    assert code == 200 and headers["ETag"] != etag and f">{n}<".encode() in body
+    new = headers["ETag"]
+    store.finish_trial(b, n, result(n, [1], 30.0))
+    assert get_with(url, {"If-None-Match": new})[0] == 200
+
+
+def test_a_live_page_asks_whether_it_changed(served, monkeypatch):
+    import re
+
+    import reports.server as server
+
+    monkeypatch.setattr(server, "VERSION_TTL_S", 0.0)
+    base, store, (a, b) = served
+    page = get(base + study_filename(a))[1]  # trial 2 runs
+    poll = re.search(r'fetch\("(changed\?page=[^"]+)"', page)[1].replace("\\u0026", "&")
+    assert get(base + poll) == (200, "unchanged")
+    assert get(base + "changed?page=index.html&etag=" + get_with(base, {})[1]["ETag"].strip('"')) == (200, "unchanged")
+    store.finish_trial(a, 2, result(2, [1, 2], 20.0))
+    assert get(base + poll) == (200, "changed")
+    assert get(base + poll.replace(slugify_name(a), "gone"))[1] == "changed"  # a study that is not there
+    code, text = get(base + "changed?page=compare.html&etag=x")
+    assert code == 400 and "study pages and the index do" in text
+
+
+def slugify_name(name: str) -> str:
+    return study_filename(name)[len("study-"):-len(".html")]
+
+
+def test_one_build_serves_many_pollers(served):
+    """64 requests at once for a page nobody asked before: one build, then none."""
+    _, store, (a, b) = served
+    srv = make_server(store, "127.0.0.1", 0, quiet=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}/{study_filename(b)}"
+    codes = []
+    try:
+        threads = [threading.Thread(target=lambda: codes.append(get(url)[0])) for _ in range(64)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert get(url)[0] == 200
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert codes == [200] * 64 and srv.RequestHandlerClass.pages.cache.builds == 1
+
+
+def test_a_live_page_polls_without_script_errors(served, tmp_path):
+    base, _, (a, b) = served  # a: trial 2 runs, so the page carries the poll script
+    page = tmp_path / "live.html"
+    text = get(base + study_filename(a))[1]
+    assert 'id="live-poll"' in text
+    page.write_text(text.replace("<head>", f'<head><base href="{base}">', 1))
+    dom = rendered_dom(page)  # 5 s of virtual time: the first poll runs
+    assert script_errors(dom) == "" and dom.count('class="plot-container plotly"') == 3

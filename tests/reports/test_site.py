@@ -141,6 +141,33 @@ def test_sample_grids_of_pareto_optimal_trials_only(tmp_path):
     assert "Samples of the Pareto" not in (tmp_path / "none" / study_filename("diffusion demo")).read_text()
 
 
+def test_sample_grids_are_read_in_one_call_when_the_source_can(tmp_path):
+    """A source with `many` (the store's: one query) is asked once for every
+    Pareto-optimal trial, never trial by trial (issue 33)."""
+    from reports.site import StoreSamples
+    from reports.tables import pareto_table
+
+    rec, df = study_record("diffusion demo"), two_family_trials()
+    front = sorted(set(pareto_table(df, rec.metric, rec.direction)["number"]))
+
+    class FakeStore:
+        calls: list = []
+
+        def artifacts(self, study, number, name=None):
+            raise AssertionError("asked trial by trial")
+
+        def artifacts_of(self, study, numbers, name=None):
+            self.calls.append((study, sorted(numbers), name))
+            return {n: [{"repeat": 0, "seed": 1, "name": name, "media_type": "image/png", "data": f"G{n}"}]
+                    for n in numbers}
+
+    store = FakeStore()
+    write_site([(rec, df)], tmp_path, StoreSamples(store))
+    assert store.calls == [("diffusion demo", front, "samples")]
+    page = (tmp_path / study_filename("diffusion demo")).read_text()
+    assert all(f"base64,G{n}" in page for n in front)
+
+
 def test_a_study_page_computes_its_front_and_pareto_table_once(monkeypatch):
     """The page, its Pareto table and its sample section share one front computation."""
     from reports import fronts, site, tables

@@ -7,6 +7,7 @@ from datetime import timezone
 
 import pandas as pd
 import pytest
+from sqlalchemy import event
 
 from core.errors import StorageError
 from storage import Store, load_trials
@@ -172,6 +173,76 @@ def test_run_artifacts_round_trip_and_replace(store: Store, study: str) -> None:
     assert count(store, "run_artifacts") == 1
     store.delete_study(study)
     assert count(store, "run_artifacts") == 0
+
+
+def test_artifacts_of_many_trials_in_one_query(store: Store, study: str, monkeypatch) -> None:
+    """The batched read gives each trial what `artifacts` gives it, in one query per
+    chunk of trial numbers (issue 33: a page of 770 front members asked 770 times)."""
+    numbers = []
+    for k in range(5):
+        n = store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0, 1])
+        runs = [make_run(0, {"psnr": 20.0}), make_run(1, {"psnr": 22.0})]
+        if k != 2:  # trial 2 keeps none
+            runs[k % 2].artifacts = {"samples": {"media_type": "image/png", "data": f"P{k}"},
+                                     "notes": {"media_type": "text/plain", "data": "aGk="}}
+        store.finish_trial(study, n, make_result(n, runs))
+        numbers.append(n)
+    asked = numbers + [99]  # a number the study does not have
+    statements: list[str] = []
+    listen = lambda *a: statements.append(a[2])  # noqa: E731 (conn, cursor, statement, ...)
+    event.listen(store._engine, "before_cursor_execute", listen)
+    got = store.artifacts_of(study, asked, "samples")
+    event.remove(store._engine, "before_cursor_execute", listen)
+    assert len([q for q in statements if "run_artifacts" in q]) == 1
+    assert got == {n: store.artifacts(study, n, "samples") for n in numbers if n != numbers[2]}
+    assert store.artifacts_of(study, asked) == {n: store.artifacts(study, n) for n in numbers if n != numbers[2]}
+    monkeypatch.setattr(type(store), "_IN_CHUNK", 2)  # several chunks, same answer
+    assert store.artifacts_of(study, asked, "samples") == got
+    assert store.artifacts_of(study, []) == {}
+
+
+def test_study_versions_change_with_what_pages_show(store: Store, study: str) -> None:
+    """Issue 33: `search serve` answers 304 while the version holds, so every change a
+    page shows must change it, and a heartbeat (which changes nothing shown) must not."""
+    def version() -> str:
+        return store.study_versions(study)[study].version
+
+    seen = [version()]
+
+    def changed() -> bool:
+        now = version()
+        new = now not in seen
+        seen.append(now)
+        return new
+
+    assert not changed()  # reading twice
+    n = store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0], owner="me")
+    assert changed()
+    store.heartbeat(study, [n], "me")
+    assert not changed()
+    store.finish_trial(study, n, make_result(n, [make_run(0, {"psnr": 20.0})]))
+    assert changed()
+    store.finish_trial(study, n, make_result(n, [make_run(0, {"psnr": 21.0})]))  # a re-finish
+    assert changed()
+    m = store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0])
+    assert changed()
+    store.interrupt_trials(study, [m])  # no time changes, the status does
+    assert changed()
+    store.add_rejected(study, family="hourglass", config=CONFIG, params=10**9, reason="over budget")
+    assert changed()
+    store.create_or_load_study(study, task="mnist-denoise", families=["hourglass"], metric="psnr",
+                               direction="maximize", budget=2_000_000)
+    assert changed()
+    got = store.study_versions(study)[study]
+    assert got.changed_at is not None and got.changed_at.tzinfo is not None
+    assert got.changed_at >= store.trials(study)[-1].finished_at
+    store.create_or_load_study("other", task="mnist-denoise", families=["hourglass"], metric="psnr",
+                               direction="maximize", budget=10)
+    every = store.study_versions()
+    assert set(every) == {study, "other"} and every[study] == got
+    assert every["other"].changed_at == store.get_study("other").created_at
+    with pytest.raises(StorageError, match="no study named 'nope'"):
+        store.study_versions("nope")
 
 
 def test_finish_unknown_trial(store: Store, study: str) -> None:
