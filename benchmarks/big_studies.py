@@ -39,12 +39,12 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from bench_util import cpu_name
+from orchestration_overhead import InstantExecutor
 from sqlalchemy import func, select
 
-from bench_util import cpu_name
 from core.trials import TrialResult, TrialSpec
 from models import get_family
-from orchestration_overhead import InstantExecutor
 from reports.site import store_samples, study_page
 from storage import Store
 from storage.convert import dims, finite, jsonable, now_utc

@@ -10,7 +10,8 @@ Smaller tables stay plain HTML (`reports.html.html_table`).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import pandas as pd
 

@@ -3,8 +3,9 @@
 A page is kept with the version it was built from (`Store.study_versions`), its ETag and
 its Last-Modified time. While the version holds, every request gets the kept bytes, and a
 conditional request (If-None-Match, If-Modified-Since; RFC 9110 section 13) a 304 with no
-body. Only one build of a page runs at a time: requests that arrive meanwhile wait for it
-(a lock per page) and get its result.
+body. Only one build of a page runs at a time (a lock per page): requests that arrive
+meanwhile get the page kept before, or, when there is none yet, wait for the build. The
+page is kept gzip-compressed too, for the clients that accept it (every browser).
 
 Last-Modified has whole seconds and moves with stored times only (an interrupted trial
 changes none), so a client sending If-Modified-Since alone can miss a change; browsers
@@ -110,22 +111,31 @@ class PageCache:
             return self._locks.setdefault(key, threading.Lock())
 
     def get(self, key: str, version: str, changed_at: datetime | None, build: Callable[[str], str]) -> CachedPage:
-        """The page `key` at `version`: the kept one, or `build(etag)` (its HTML text) run
-        once while concurrent callers of the same key wait for it.
+        """The page `key` at `version`: the kept one, or `build(etag)` (its HTML text),
+        one build per key at a time.
 
-        A caller that waited gets the page built meanwhile even when its version differs
-        (a study that changes faster than its page builds): that page was read from the
-        database after the caller asked, or while it asked, so it is as new as one build
-        can be; building again for each waiting caller would queue builds without end."""
+        While a page is being rebuilt, other callers get the page kept before (stale while
+        it revalidates: a study that changes faster than its page builds would otherwise
+        hold every request for a build). Only when there is no page yet do they wait for
+        the first build, and get it whatever their version: it was read from the database
+        while they asked."""
         page = self._pages.get(key)
         if page is not None and page.version == version:
             return page
         lock = self._lock(key)
-        seen = self._built.get(key, 0)
-        with lock:
+        if page is not None:
+            if not lock.acquire(blocking=False):
+                return page  # a newer one is being built: this one meanwhile
+        else:
+            seen = self._built.get(key, 0)
+            lock.acquire()
+            if self._built.get(key, 0) > seen:  # the first build, which this caller waited for
+                lock.release()
+                return self._pages[key]
+        try:
             page = self._pages.get(key)
-            if page is not None and (page.version == version or self._built.get(key, 0) > seen):
-                return page  # built by the request this one waited for
+            if page is not None and page.version == version:
+                return page
             etag = self.etag(key, version)
             body = build(etag).encode("utf-8")
             page = CachedPage(version, etag, http_time(changed_at, self.started), body,
@@ -134,3 +144,5 @@ class PageCache:
             self._built[key] = self._built.get(key, 0) + 1
             self.builds += 1
             return page
+        finally:
+            lock.release()

@@ -15,7 +15,7 @@ version of their studies (`Store.study_versions`: one aggregate query, no trial 
 most one per `VERSION_TTL_S`, shared by the requests meanwhile) and kept
 (`reports/page_cache.py`): answered with ETag and Last-Modified, 304 to a conditional
 request while unchanged, and one build at a time per page (the requests arriving meanwhile
-wait for it). A study page with running trials asks /changed instead of reloading itself,
+get the page kept before; before the first build, they wait for it). A study page with running trials asks /changed instead of reloading itself,
 so an open tab costs one cheap request per 5 s until something changes. Trial and compare
 pages are built per request.
 

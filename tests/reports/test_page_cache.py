@@ -7,7 +7,13 @@ import time
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 
-from reports.page_cache import CachedPage, PageCache, accepts_gzip, http_time, not_modified
+from reports.page_cache import (
+    CachedPage,
+    PageCache,
+    accepts_gzip,
+    http_time,
+    not_modified,
+)
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 PAGE = CachedPage("v1", '"abc"', T0, b"<html>")
@@ -118,3 +124,26 @@ def test_callers_that_waited_take_the_page_built_meanwhile_whatever_their_versio
     assert len(calls) == 1 and len(got) == 12 and {p.body for p in got} == {b"page 1"}
     later = cache.get("study:x", "v13", T0, build)  # asked after: built anew
     assert later.body == b"page 2" and len(calls) == 2
+
+
+def test_during_a_rebuild_callers_get_the_page_kept_before():
+    """Stale while it revalidates: one rebuild runs, the others are answered at once."""
+    cache = PageCache()
+    old = cache.get("study:x", "v0", T0, lambda etag: "old page")
+    started, release = threading.Event(), threading.Event()
+
+    def slow(etag):
+        started.set()
+        release.wait(5)
+        return "new page"
+
+    builder = threading.Thread(target=lambda: cache.get("study:x", "v1", T0, slow))
+    builder.start()
+    started.wait(5)
+    t = time.perf_counter()
+    during = [cache.get("study:x", f"v{i}", T0, lambda etag: "never built") for i in range(2, 6)]
+    assert time.perf_counter() - t < 1 and all(p is old for p in during)
+    release.set()
+    builder.join()
+    assert cache.get("study:x", "v1", T0, lambda etag: "never built").body == b"new page"
+    assert cache.builds == 2
