@@ -319,10 +319,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", required=True, help="folder of the settings' SQLite files")
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
-    ap.add_argument("--methods", default="default,seed,trials,trials+thin1,trials:sym,trials:sym+thin1,trials:sym+thin2",
+    ap.add_argument("--methods",
+                    default="default,seed,trials,trials:sym,trials:sym+thin1w2,trials:sym+thin1w3,trials:sym+thin2w2",
                     help="methods to read with: default (search compare's own code and defaults), seed or trials, "
-                         "':sym' for the symmetric interval, '+thinN' for the thin rule with N configurations "
-                         "needed within a factor 2 below a budget")
+                         "':sym' for the symmetric interval, '+thinNwW' for the thin rule with N configurations "
+                         f"needed within a factor W below a budget (W defaults to {DEFAULT_WINDOW:g})")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--pool", type=int, default=3, help="also pool disjoint groups of this many replicates (0: no)")
     ap.add_argument("--no-run", action="store_true", help="read the stored studies only")
