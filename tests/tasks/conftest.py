@@ -7,8 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tasks.datasets import fetch
-
 # ../shared/data beside the repository (see /work/shared/data/README.md).
 SHARED_DATA = Path(__file__).parents[2].parent / "shared" / "data"
 HAVE_MNIST = (SHARED_DATA / "mnist" / "train-images-idx3-ubyte.gz").is_file()
@@ -19,15 +17,8 @@ needs_mnist = pytest.mark.skipif(
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    """Every test: a fresh cache dir, no SEARCH_DATA_DIR, and no network."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.delenv(fetch.ENV_DATA_DIR, raising=False)
-
-    def no_network(url, dest, timeout=None):
-        raise OSError("network disabled in tests")
-
-    monkeypatch.setattr(fetch, "download", no_network)
+def isolated(isolated_data):
+    """Every task test: a fresh cache dir, no SEARCH_DATA_DIR, and no network (tests/conftest.py)."""
 
 
 def idx_bytes(array: np.ndarray, type_code: int = 0x08) -> bytes:

@@ -10,17 +10,7 @@ import pytest
 import tasks
 from tasks.datasets import catalog, fetch, sources
 
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    """A fresh cache, no SEARCH_DATA_DIR, and no network."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.delenv(fetch.ENV_DATA_DIR, raising=False)
-
-    def no_network(url, dest, timeout=None):
-        raise OSError("network disabled in tests")
-
-    monkeypatch.setattr(fetch, "download", no_network)
+pytestmark = pytest.mark.usefixtures("isolated_data")  # tests/conftest.py: fresh cache, no network
 
 
 def test_every_task_names_registered_data_sets_and_every_download_has_an_installer():
