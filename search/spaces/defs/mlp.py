@@ -39,16 +39,19 @@ def hourglass_space(io: IOSpec) -> Space:
 
 @register_space("conventional")
 def conventional_space(io: IOSpec) -> Space:
-    """The paper's ranges for both shapes (Chen et al., MNIST): d_z in [785, 4500], d_h in
-    [4, 2500], L in [1, 40], the paper's lr set (widths scaled by max(d_x, d_out)/784;
-    d_z above d_x as in the paper); conventional shape: d_h > d_z, so the stream is never
-    narrower than the input and the blocks are wider than the stream."""
+    """The paper's ranges for both shapes (Chen et al., MNIST): d_z in [784, 4500], d_h in
+    [4, 2500], L in [1, 40], the paper's lr set (widths scaled by max(d_x, d_out)/784);
+    conventional shape: d_h > d_z, so the stream is never narrower than the input and the
+    blocks are wider than the stream. d_z starts at d_x, not above it: every conventional
+    row of the paper's Table 1 (denoising, d_x = 3072) has d_z = d_x = 3072, with a trained
+    W_in in its count (37.77M at d_h 3075, L 1 = 3072^2 + 2 * 3072 * 3075 + 3072^2); A.3's
+    "d_z > d_x" is stated for the hourglass."""
     return Space(
         "conventional",
         (
             Dim("fixed_w_in", "choice", choices=(False,)),
             Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
-            Dim("d_z", "int", max(io.d_in + 1, 5), max(io.d_in + 1, _w(4500, io)), log=True),
+            Dim("d_z", "int", max(io.d_in, 5), max(io.d_in + 1, _w(4500, io)), log=True),
             Dim("d_h", "int", 4, max(io.d_in + 2, _w(2500, io)), log=True,
                 grid=_geometric_ints(io.d_in + 2, max(io.d_in + 2, _w(2500, io)))),
             Dim("lr", "choice", choices=PAPER_LRS),

@@ -72,16 +72,17 @@ def test_paper_ranges_and_scaling():
 
 def test_conventional_space_is_the_papers():
     """Chen et al. search both shapes over d_z in [785, 4500] and d_h in [4, 2500] (MNIST),
-    the conventional one with d_h > d_z: its stream is never narrower than the input."""
+    the conventional one with d_h > d_z: its stream is never narrower than the input, and
+    may equal it (Table 1's conventional rows: d_z = d_x = 3072)."""
     s = default_space("conventional", MNIST)
-    assert (s.dim("d_z").low, s.dim("d_z").high) == (785, 4500)
+    assert (s.dim("d_z").low, s.dim("d_z").high) == (784, 4500)
     assert (s.dim("d_h").low, s.dim("d_h").high) == (4, 2500)
     for io, budget in ((MNIST, 80_000_000), (DIGITS, 100_000), (IOSpec(196, 784), 3_000_000)):
         for c in draw_many("conventional", io, budget, n=100):
-            assert c["d_z"] > io.d_in and c["d_h"] > c["d_z"], c
+            assert c["d_z"] >= io.d_in and c["d_h"] > c["d_z"], c
         for c in grid_configs(default_space("conventional", io), 0):
             if check_config(default_space("conventional", io), io, c) is None:
-                assert c["d_z"] > io.d_in and c["d_h"] > c["d_z"], c
+                assert c["d_z"] >= io.d_in and c["d_h"] > c["d_z"], c
 
 
 def test_conventional_variants_are_explicit_families():
@@ -113,7 +114,7 @@ def test_space_file_constraints_replace_the_search_constraints_not_the_shape_rul
     space = spaces["transformer-hourglass"]
     assert spaces["transformer"].dim("n_heads").choices == (8,)
     assert [str(c) for c in space.constraints] == [
-        "d_h < d_model", "L >= 0.004 * d_model", "L <= 0.02 * d_model", "d_h >= 0.1 * d_model"]
+        "d_h < d_model", "L >= 0.00390625 * d_model", "L <= 0.03125 * d_model", "d_h >= 0.1 * d_model"]
     fam = get_family("transformer-hourglass")
     heads_dims = set()
     for c in draw_many("transformer-hourglass", io, 2_000_000, n=60, space=space):
