@@ -30,3 +30,17 @@ def format_count(n: float) -> str:
         if abs(n) >= scale:
             return f"{n / scale:.3g}{suffix}"
     return f"{int(n)}"
+
+
+def parse_targets(text: str, budget: int, flag: str) -> list[int]:
+    """A comma list of budgets beyond a search's (`search predict --at`, `search report
+    --predict-at`, the compare page's `predict_at`), ascending; UserError for an empty
+    list, a bad budget, or one not above the search `budget` (a front is read, not
+    predicted, within it)."""
+    targets = sorted({parse_budget(b) for b in str(text).split(",") if b.strip()})
+    if not targets:
+        raise UserError(f"{flag} needs at least one budget")
+    if targets[0] <= budget:
+        raise UserError(f"{flag} {format_count(targets[0])} is not above the search budget {format_count(budget)}: "
+                        "'search compare' answers within it")
+    return targets

@@ -7,6 +7,24 @@ Direction = Literal["maximize", "minimize"]
 DIRECTIONS: tuple[str, ...] = ("maximize", "minimize")
 
 
+# Which way each metric a task reports is better, by name: the one table of directions.
+# A task's primary `direction` agrees with it (tests/tasks/test_registry.py checks every task's
+# metrics); `search compare --metric NAME` reads the direction of a non-primary metric here.
+# A validation copy `val_<name>` has its metric's direction.
+METRIC_DIRECTIONS: dict[str, Direction] = {
+    "loss": "minimize", "mse": "minimize", "rmse": "minimize", "error": "minimize",
+    "perplexity": "minimize", "bpb": "minimize", "frechet": "minimize",
+    "psnr": "maximize", "ssim": "maximize", "accuracy": "maximize", "sample_accuracy": "maximize",
+}
+VALIDATION_PREFIX = "val_"
+
+
+def metric_direction(name: str) -> Direction | None:
+    """The direction of metric `name` (or of its validation copy `val_<name>`) from
+    `METRIC_DIRECTIONS`; None for a metric the table does not know."""
+    return METRIC_DIRECTIONS.get(name.removeprefix(VALIDATION_PREFIX))
+
+
 def check_direction(direction: str) -> str:
     """`direction` itself, or ValueError naming the two allowed values."""
     if direction not in DIRECTIONS:

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.errors import UserError
 from core.statuses import FinishedStatus
 
 # A config's searched training hyper-parameters (the trainers read config["lr"] and
@@ -38,6 +39,12 @@ class TrainSettings:
     tokens: int | None = None  # token budget per run (language-model tasks)
     batch_size_halved: bool = False  # set on the out-of-memory retry of a trial
     optimizer: str | None = None  # tasks.optimizers.OPTIMIZERS (supervised tasks); None: the task's
+    # An exponential moving average of the weights (`--ema DECAY`, supervised tasks): its
+    # decay per optimiser step, 0 = off; validation, the kept state and the test metrics
+    # are the average's (tasks/train.py: WeightAverage). `ema_warmup`: the decay of update
+    # n is min(ema, (1 + n) / (10 + n)) (`--ema-warmup`).
+    ema: float = 0.0
+    ema_warmup: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -45,6 +52,17 @@ class TrainSettings:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrainSettings":
         return cls(**d)
+
+
+def check_ema(decay: Any, warmup: Any = False) -> float:
+    """The decay of `--ema` as a float, or UserError (one line): a number in [0, 1), 0
+    meaning off; `--ema-warmup` only with a decay. The one home of the rule (`RunSpec`,
+    the trainer)."""
+    if isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0 <= decay < 1:
+        raise UserError(f"--ema must be a decay in [0, 1) (0: off, e.g. 0.9999), got {decay!r}")
+    if warmup and decay == 0:
+        raise UserError("--ema-warmup needs --ema DECAY above 0")
+    return float(decay)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from core.directions import arrow
 from reports.compare import Verdict
 from reports.curves import LearningCurves
+from reports.extrapolation import Extrapolation
 from reports.formatting import PALETTE
 from reports.fronts import FrontData, HypervolumeData
 
@@ -68,8 +69,8 @@ def rest_hover(f, rest: np.ndarray, metric: str, short: bool) -> dict:
                                f"{html.escape(metric)} %{{y:.4g}}<extra></extra>"))
 
 
-def pareto_figure(data: FrontData, *, title: str | None = None,
-                  metric_label: str | None = None, params_label: str = "trainable parameters") -> go.Figure:
+def pareto_figure(data: FrontData, *, title: str | None = None, metric_label: str | None = None,
+                  params_label: str = "trainable parameters", extrapolation: Extrapolation | None = None) -> go.Figure:
     """Metric vs. parameters (log x), one colour per family.
 
     Per family: every complete trial as a faint marker (error bars = std over repeats),
@@ -77,7 +78,8 @@ def pareto_figure(data: FrontData, *, title: str | None = None,
     ``line_shape="hv"``: with params ascending, the best metric achievable with at most
     x parameters holds horizontally until the next front member. The last step extends
     to the largest parameter count of the study. Members of the all-families front get a
-    black ring.
+    black ring. With `extrapolation` (reports/extrapolation.py), each trusted family's law
+    continues past its largest trial (`add_extrapolation`).
     """
     metric_label = metric_label or data.metric
     if data.empty:
@@ -117,6 +119,8 @@ def pareto_figure(data: FrontData, *, title: str | None = None,
             text=[f.hover_at(i) for i in fi],
             hovertemplate="%{text}<extra></extra>",
         ))
+    if extrapolation is not None:
+        add_extrapolation(fig, extrapolation, {f.family: f.color for f in data.families})
     ox, oy = [], []
     for f in data.families:
         ox.extend(f.params[f.on_overall_front])
@@ -133,6 +137,33 @@ def pareto_figure(data: FrontData, *, title: str | None = None,
     fig.update_xaxes(type="log", title_text=f"{params_label} (log)")
     fig.update_yaxes(title_text=f"{metric_label} {arrow(data.direction)} better")
     return fig
+
+
+def add_extrapolation(fig: go.Figure, ext: Extrapolation, colors: dict[str, str]) -> None:
+    """Per curve: its interval band, the law as a dashed line (in the family's colour and
+    legend group) and a diamond with the interval's error bar at each target."""
+    for i, c in enumerate(ext.curves):
+        color = colors.get(c.family, PALETTE[i % len(PALETTE)])
+        fam = html.escape(c.family)
+        band = np.isfinite(c.low) & np.isfinite(c.high)
+        if band.any():
+            xs = list(c.x[band])
+            fig.add_trace(go.Scatter(
+                x=xs + xs[::-1], y=list(c.high[band]) + list(c.low[band])[::-1], mode="lines", fill="toself",
+                fillcolor=color, opacity=0.15, line={"width": 0}, name=f"{fam} predicted {ext.confidence:.0%}",
+                legendgroup=c.family, showlegend=False, hoverinfo="skip"))
+        fig.add_trace(go.Scatter(
+            x=c.x, y=nan_to_none(c.value), mode="lines", name=f"{fam} predicted", legendgroup=c.family,
+            line={"color": color, "width": 2, "dash": "dash"},
+            hovertemplate=f"{fam} predicted<br>%{{x:.3s}} params<br>%{{y:.4g}}<extra></extra>"))
+        if len(c.targets):
+            fig.add_trace(go.Scatter(
+                x=c.targets, y=nan_to_none(c.at), mode="markers", name=f"{fam} at the targets",
+                legendgroup=c.family, showlegend=False,
+                marker={"symbol": "diamond", "size": 12, "color": color, "line": {"color": "black", "width": 1}},
+                error_y={"type": "data", "symmetric": False, "array": nan_to_none(c.at_high - c.at),
+                         "arrayminus": nan_to_none(c.at - c.at_low), "color": color, "thickness": 1.5, "width": 6},
+                hovertemplate=f"{fam} at %{{x:.3s}} params<br>predicted %{{y:.4g}}<extra></extra>"))
 
 
 def hypervolume_figure(data: HypervolumeData, *, title: str | None = None,

@@ -10,6 +10,7 @@ import pandas as pd
 from core.errors import UserError
 from reports import compare, figures, fronts, tables
 from reports.curves import learning_curves
+from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_value
 from reports.html import esc, figure_html, html_table, page
 from reports.site import settings_html
@@ -46,9 +47,11 @@ def trial_page(record: StudyRecord, trial: TrialRecord, epochs: list[dict[str, A
     return page(f"trial #{trial.number} — {record.name}", "\n".join(body), plotly=True, refresh_s=refresh_s)
 
 
-def compare_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> str:
+def compare_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], predict_at: Sequence[float] = ()) -> str:
     """Several studies' fronts on one plot, with their Pareto-optimal configurations
-    (`reports.compare.combined_frame`)."""
+    (`reports.compare.combined_frame`), each front's fitted law continued past the search
+    to the largest of `predict_at` (none: 10 times the largest budget) with a marker at
+    each (reports/extrapolation.py)."""
     if len(studies) < 2:
         raise UserError("choose at least two studies to compare")
     df = compare.combined_frame(studies)
@@ -61,7 +64,10 @@ def compare_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]]) -> str:
     if data.empty:
         body.append('<p class="empty">None of these studies has a complete trial yet.</p>')
     else:
-        body.append(figure_html(figures.pareto_figure(data, metric_label=rec.metric), "compare-figure"))
+        ext = extrapolate(df, rec.metric, rec.direction, max(r.budget for r, _ in studies), predict_at)
+        body.append(figure_html(figures.pareto_figure(data, metric_label=rec.metric, extrapolation=ext),
+                                "compare-figure"))
+        body.append(f'<p class="muted">{esc(extrapolation_note(ext, rec.metric))}</p>')
         table = tables.pareto_table(df, rec.metric, rec.direction, formatted=True, data=data)
         table.insert(1, "trial", [int(df["trial"].iloc[n]) for n in table["number"]])
         table = table.drop(columns="number")

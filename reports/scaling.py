@@ -72,18 +72,17 @@ def error_scale(metric: str, direction: str) -> ErrorScale:
 
 def front_mask(params: np.ndarray, errors: np.ndarray) -> np.ndarray:
     """(k,) bool: the configurations on the (min params, min error) front; finite errors
-    only; of equal points the first. One sort and a running minimum."""
+    only; of equal points the first. One sort and a running minimum (vectorised: the
+    pages refit every bootstrap draw's front)."""
     params, errors = np.asarray(params, dtype=float), np.asarray(errors, dtype=float)
     out = np.zeros(len(params), dtype=bool)
     ok = np.flatnonzero(np.isfinite(errors) & np.isfinite(params))
     if len(ok) == 0:
         return out
     order = ok[np.lexsort((ok, errors[ok], params[ok]))]  # by params, then error, then index
-    best = np.inf
-    for i in order:
-        if errors[i] < best:
-            out[i] = True
-            best = errors[i]
+    e = errors[order]
+    before = np.concatenate(([np.inf], np.minimum.accumulate(e)[:-1]))  # best error of every smaller point
+    out[order[e < before]] = True
     return out
 
 
@@ -115,10 +114,18 @@ def fit_law(params: np.ndarray, errors: np.ndarray) -> Law | None:
         floor, log_a, alpha = p
         return np.log(floor + np.exp(log_a) * x ** (-alpha)) - log_e
 
+    log_x = np.log(x)
+
+    def jacobian(p):  # d residual / d (floor, log_a, alpha): analytic, so no finite differences
+        floor, log_a, alpha = p
+        power = np.exp(log_a) * x ** (-alpha)
+        f = floor + power
+        return np.column_stack([1.0 / f, power / f, -log_x * power / f])
+
     e_min = float(e.min())
     start = [0.5 * e_min, math.log(max(float(e.max()) - 0.5 * e_min, 1e-12)), 0.5]
     try:
-        res = least_squares(residuals, start, bounds=([0.0, -50.0, 1e-3], [e_min, 50.0, ALPHA_MAX]))
+        res = least_squares(residuals, start, jac=jacobian, bounds=([0.0, -50.0, 1e-3], [e_min, 50.0, ALPHA_MAX]))
     except (ValueError, FloatingPointError):
         return None
     if not res.success or not np.all(np.isfinite(res.x)):
@@ -143,8 +150,11 @@ class Prediction:
 
 
 def predict_family(family: str, params, means, stds, runs, numbers, targets, scale: ErrorScale, *,
-                   confidence: float = 0.9, draws: int = 400, seed: int = 0) -> Prediction:
-    """The law fitted to a family's front and read at `targets`, with its interval."""
+                   confidence: float = 0.9, draws: int = 400, seed: int = 0,
+                   skip_untrusted: bool = False) -> Prediction:
+    """The law fitted to a family's front and read at `targets`, with its interval.
+    `skip_untrusted`: no bootstrap refits when the front alone already fails the trust
+    rules (the pages; benchmarks/predict_calibration.py wants the draws of every fit)."""
     params, means = np.asarray(params, dtype=float), np.asarray(means, dtype=float)
     targets = np.asarray(targets, dtype=float)
     errors = scale.to_error(means)
@@ -152,6 +162,8 @@ def predict_family(family: str, params, means, stds, runs, numbers, targets, sca
     law = fit_law(params[mask], errors[mask])
     span = float(params[mask].max() / params[mask].min()) if mask.any() else 0.0
     values = scale.from_error(law(targets)) if law is not None else np.full(len(targets), np.nan)
+    if skip_untrusted and (mask.sum() < MIN_FRONT or span < MIN_SPAN):
+        draws = 0  # not trusted whatever the draws say: no refits (the pages call this for every family)
     noisy = scale.to_error(seed_noise(means, stds, runs, numbers, seed, draws))
     keep = resample_mask(len(params), draws, stream(seed, family))
     out = np.full((draws, len(targets)), np.nan)
@@ -162,7 +174,7 @@ def predict_family(family: str, params, means, stds, runs, numbers, targets, sca
         fit = fit_law(params[m], noisy[d][m])
         if fit is not None:
             out[d] = scale.from_error(fit(targets))
-    failed = float(np.mean(~np.isfinite(out[:, 0]))) if len(targets) else 0.0
+    failed = float(np.mean(~np.isfinite(out[:, 0]))) if len(targets) and draws else 0.0
     trust = None
     if mask.sum() < MIN_FRONT:
         trust = f"{int(mask.sum())} front points (a fit needs {MIN_FRONT})"

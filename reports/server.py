@@ -6,6 +6,7 @@ Pages are built from the database, so they show a study as it runs:
     /study-<slug>.html      a study's page, as the static one; follows the study while trials run
     /trial-<slug>-<n>.html  one trial: configuration, metrics, per-epoch learning curves
     /compare.html?study=A&study=B   several studies' fronts on one plot
+                            (&predict_at=1M,10M: their laws' predictions marked there)
     /plotly.min.js          plotly's JavaScript, served locally (no network needed)
     /changed?page=P&etag=E  "changed" or "unchanged": has page P moved on from the version
                             whose ETag is E (what a live study page asks every 5 s)
@@ -154,8 +155,15 @@ class Pages:
         return trial_page(self.store.get_study(name), trial, self.store.epochs(name, number), study_filename(name),
                           refresh_s=REFRESH_S if trial.status == "running" else None)
 
-    def compare(self, names: list[str]) -> str:
-        return compare_page([(self.store.get_study(n), self.store.trials_frame(n)) for n in names])
+    def compare(self, names: list[str], predict_at: str = "") -> str:
+        """The compare page; `predict_at` (the query's comma list, "" for none) marks the
+        fronts' predicted values at those budgets (UserError for bad ones: a 400 page)."""
+        from core.budget import parse_targets
+
+        studies = [(self.store.get_study(n), self.store.trials_frame(n)) for n in names]
+        targets = parse_targets(predict_at, max(r.budget for r, _ in studies), "predict_at") \
+            if predict_at.strip() and studies else ()
+        return compare_page(studies, predict_at=targets)
 
 
 def _message_page(title: str, message: str) -> str:
@@ -252,7 +260,9 @@ class Handler(BaseHTTPRequestHandler):
             elif path == f"/{PLOTLY_JS}":
                 status, body, kind = HTTPStatus.OK, self.pages.plotly_js(), "application/javascript"
             elif path == "/compare.html":
-                status, body, kind = HTTPStatus.OK, self.pages.compare(parse_qs(url.query).get("study", [])), "text/html"
+                query = parse_qs(url.query)
+                body = self.pages.compare(query.get("study", []), query.get("predict_at", [""])[0])
+                status, kind = HTTPStatus.OK, "text/html"
             elif m := _TRIAL.match(path):
                 status, body, kind = HTTPStatus.OK, self.pages.trial(m["slug"], int(m["number"])), "text/html"
             else:

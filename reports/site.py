@@ -24,6 +24,7 @@ from core.budget import format_count
 from core.directions import arrow
 from core.statuses import FAILURE_STATUSES, HEADLINE_STATUSES
 from reports import compare, figures, fronts, tables
+from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_time, format_value
 from reports.html import PLOTLY_JS, esc, figure_html, html_table, page
 from reports.lazy_table import table_html
@@ -182,11 +183,14 @@ def wins_html(df: pd.DataFrame, metric: str, direction: str, params_label: str, 
 
 def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | None = None, *,
                trial_link: Callable[[str], str] | None = None, refresh_s: int | None = None,
-               poll_url: str | None = None) -> str:
+               poll_url: str | None = None, predict_at: Sequence[float] = ()) -> str:
     """The HTML text of one study's page (with the Pareto-optimal trials' sample grids
     when `samples_for` is given and they stored some). The live server passes
     `trial_link` (trial number -> its page), `refresh_s` (while trials run: reload that
-    often) and `poll_url` (ask it that often instead, reload only when it says "changed")."""
+    often) and `poll_url` (ask it that often instead, reload only when it says "changed").
+    The front's figure continues each family's fitted law past the search up to the
+    largest of `predict_at` (budgets above the study's; none: 10 times its budget) with
+    a marker at each (reports/extrapolation.py)."""
     df = _ensure_frame(df)
     metric, direction = record.metric, record.direction
     counts = tables.status_counts(df)
@@ -226,8 +230,10 @@ def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | 
                      'the other complete trials; error bars are the std over repeated runs; '
                      'black rings mark the front over all families.</p>')
         params_label = str(record.settings.get("param_convention") or "trainable parameters")
-        parts.append(figure_html(figures.pareto_figure(data, metric_label=title_metric, params_label=params_label),
-                                  "pareto-figure"))
+        ext = extrapolate(df, metric, direction, record.budget, predict_at)
+        parts.append(figure_html(figures.pareto_figure(data, metric_label=title_metric, params_label=params_label,
+                                                       extrapolation=ext), "pareto-figure"))
+        parts.append(f'<p class="muted">{esc(extrapolation_note(ext, metric))}</p>')
         if data.n_excluded:
             parts.append(f'<p class="muted">{data.n_excluded} complete trial(s) without a finite '
                          f'{esc(metric)} are left out.</p>')
@@ -310,7 +316,9 @@ def index_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], links: Seque
         if compare:
             table = (f'<form method="get" action="{esc(compare)}">{table}'
                      '<p><button type="submit">Compare the chosen studies\' fronts</button> '
-                     '<span class="muted">(studies of one task and metric)</span></p></form>')
+                     '<span class="muted">(studies of one task and metric)</span> '
+                     '<label>predicted at <input name="predict_at" placeholder="e.g. 1M,10M" size="12"></label> '
+                     '<span class="muted">(budgets above the studies\')</span></p></form>')
     else:
         table = '<p class="empty">No studies yet.</p>'
     body = (f"<h1>Architecture search studies</h1>\n<p class=\"muted\">{len(rows)} "
@@ -338,7 +346,7 @@ def _write_text(path: Path, text: str) -> None:
 
 def write_site(
     studies: Sequence[tuple[StudyRecord, pd.DataFrame]], out_dir: str | Path,
-    samples_for: SamplesFor | None = None,
+    samples_for: SamplesFor | None = None, predict_at: Sequence[float] = (),
 ) -> Path:
     """Write ``index.html``, one ``study-<slug>.html`` per study and ``plotly.min.js``.
 
@@ -348,6 +356,8 @@ def write_site(
         samples_for: (study, trial number) -> that trial's sample-grid artifacts (e.g.
             ``lambda s, n: store.artifacts(s, n, "samples")``); asked only for
             Pareto-optimal trials. None: no sample section.
+        predict_at: budgets (above every study's) at which the fronts' figures mark each
+            family's predicted value (`study_page`).
 
     Returns:
         The path of ``index.html``.
@@ -366,7 +376,7 @@ def write_site(
         links.append(name)
     write_plotly_js(out)
     for (rec, df), link in zip(studies, links):
-        _write_text(out / link, study_page(rec, df, samples_for))
+        _write_text(out / link, study_page(rec, df, samples_for, predict_at=predict_at))
     index = out / "index.html"
     _write_text(index, index_page(studies, links))
     return index

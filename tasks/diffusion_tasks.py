@@ -31,7 +31,9 @@ Ours by default, not the paper's (Hu & Rostami Table 5, from U-ViT: AdamW lr 2e-
 (0.9, 0.9), weight decay 0.03, a constant rate after a 5k-step warm-up, and an EMA of the
 weights): our runs are a few thousand steps on a CPU. `--optimizer adamw-uvit`
 (tasks/optimizers.py) is the paper's optimiser and schedule, which the hu recipes set;
-the EMA is not built yet. Weight decay 0.03 as U-ViT.
+`--ema DECAY` the EMA of the weights (tasks/train.py: WeightAverage, U-ViT's 0.9999 in the
+paper-scale recipe), with which validation, the kept state and the sample quality below
+are measured, as U-ViT samples from its EMA model. Weight decay 0.03 as U-ViT.
 
 Options (`--task-option k=v`): split_seed, schedule (linear|cosine), cond_drop (0.1),
 guidance (1.0), sample_steps (50), samples (200; 0 turns sample quality off),

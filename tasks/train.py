@@ -11,7 +11,10 @@ shuffle with torch.randperm on the device generator every epoch; batches built b
 from data held on the device (no DataLoader). After every epoch: validation metrics. The
 state with the best validation primary metric is kept, and the TEST metrics are those of
 that state (test at best validation). RunResult.metrics = test metrics by name plus
-`val_<name>` at the best epoch.
+`val_<name>` at the best epoch. With `--ema DECAY` (`TrainSettings.ema`, off by default)
+an exponential moving average of the weights follows the training (`WeightAverage`, as
+U-ViT's, whose settings Hu & Rostami's Table 5 uses) and is what is validated, kept and
+tested (sample quality included); the training loss stays the trained model's.
 
 Hyper-parameters, first given wins: config["lr"] / config["weight_decay"] (searched),
 spec.train.*, task.defaults.
@@ -28,6 +31,7 @@ loading the data, and exceptions raised by the caller's own `on_epoch`, leaves r
 """
 from __future__ import annotations
 
+import copy
 import functools
 import time
 import traceback
@@ -41,7 +45,14 @@ from torch import nn
 import models
 from core.directions import better
 from core.errors import UserError, one_line
-from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec, TrialStopped
+from core.trials import (
+    EpochRecord,
+    RunResult,
+    TrialResult,
+    TrialSpec,
+    TrialStopped,
+    check_ema,
+)
 from tasks.base import Task
 from tasks.loading import device_label, load_data, resolve_device
 from tasks.optimizers import OPTIMIZERS, linear_decay  # noqa: F401  (linear_decay: re-exported)
@@ -62,6 +73,8 @@ class Hyper:
     weight_decay: float
     max_train_samples: int | None
     optimizer: str = "adamw"  # a name in tasks.optimizers.OPTIMIZERS
+    ema: float = 0.0  # decay of the weights' moving average per step (0: off)
+    ema_warmup: bool = False  # the decay of update n is min(ema, (1 + n) / (10 + n))
 
     @classmethod
     def resolve(cls, spec: TrialSpec, task: Task) -> "Hyper":
@@ -77,6 +90,8 @@ class Hyper:
             weight_decay=float(pick(c.get("weight_decay"), t.weight_decay, d.weight_decay)),
             max_train_samples=t.max_train_samples,
             optimizer=str(pick(t.optimizer, d.optimizer)),
+            ema=check_ema(t.ema, t.ema_warmup),
+            ema_warmup=bool(t.ema_warmup),
         )
         if h.epochs < 1 or h.batch_size < 2:
             raise UserError(f"need epochs >= 1 and batch_size >= 2, got {h.epochs} and {h.batch_size}")
@@ -92,6 +107,55 @@ def model_regularizer(model: nn.Module) -> Callable[[], torch.Tensor] | None:
     the trainer looks for it (no per-family cases); evaluation metrics never include it."""
     term = getattr(model, "regularization", None)
     return term if callable(term) else None
+
+
+class WeightAverage:
+    """An exponential moving average of a model's weights (`--ema DECAY`), as U-ViT's,
+    whose training settings Hu & Rostami use (Table 5; their Table 4 times "an EMA
+    training step"): baofff/U-ViT utils.py `ema` and `TrainState.ema_update`, the same in
+    zizhao-hu/L-MLP. The average starts as a copy of the model at its initialisation
+    (U-ViT: `ema_update(0)`), and after every optimiser step each parameter moves to
+    p_avg = d * p_avg + (1 - d) * p (U-ViT: `config.get('ema_rate', 0.9999)` every step,
+    no config sets another rate, and no warm-up). U-ViT samples and measures FID with the
+    average (`nnet_ema`), so the trainer validates, keeps and tests it.
+
+    Only parameters are averaged, as U-ViT's; buffers (BatchNorm statistics, fixed
+    masks) are the trained model's, copied into the average when it is read (`current`).
+    With `warmup`, the decay of update n (1-based) is min(d, (1 + n) / (10 + n)), as
+    CompVis latent-diffusion's `LitEma` (ldm/modules/ema.py; TensorFlow's
+    ExponentialMovingAverage with num_updates): not U-ViT's, but on a run much shorter
+    than 1 / (1 - d) steps the plain average would still be mostly the random
+    initialisation, while the warmed-up one spans about the last tenth of the steps."""
+
+    def __init__(self, model: nn.Module, decay: float, warmup: bool = False) -> None:
+        self.decay, self.warmup, self.updates = check_ema(decay, warmup), bool(warmup), 0
+        self.source = model
+        self.model = copy.deepcopy(model)
+        self.model.requires_grad_(False)
+        self._averaged = list(self.model.parameters())
+        self._trained = list(model.parameters())
+
+    def rate(self, n: int) -> float:
+        """The decay of update n (1-based)."""
+        return min(self.decay, (1 + n) / (10 + n)) if self.warmup else self.decay
+
+    @torch.no_grad()
+    def update(self) -> None:
+        """After an optimiser step: move every averaged parameter towards the model's."""
+        self.updates += 1
+        weight = 1.0 - self.rate(self.updates)  # avg + (1 - d) (p - avg) = d avg + (1 - d) p
+        if hasattr(torch, "_foreach_lerp_"):  # one kernel per device and dtype (torch.optim.swa_utils' way)
+            torch._foreach_lerp_(self._averaged, self._trained, weight)
+        else:
+            for avg, p in zip(self._averaged, self._trained):
+                avg.lerp_(p, weight)
+
+    @torch.no_grad()
+    def current(self) -> nn.Module:
+        """The averaged model, with the trained model's buffers."""
+        for avg, b in zip(self.model.buffers(), self.source.buffers()):
+            avg.copy_(b)
+        return self.model
 
 
 @dataclass
@@ -122,11 +186,13 @@ def train_epoch(
     max_steps: int | None = None,
     check_every: int | None = None,
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = F.mse_loss,
+    average: WeightAverage | None = None,
 ) -> EpochOutcome:
     """One pass over the first n_train training samples in a fresh random order;
     `loss_fn(prediction, target)` is the task's loss (`Task.loss`, MSE by default), to
     which the model's `regularization()` is added when it has one (`model_regularizer`);
-    the recorded losses are those totals."""
+    the recorded losses are those totals. `average` (`--ema`) is updated after every
+    optimiser step."""
     device = data.device
     if check_every is None:
         check_every = 1 if device.type == "cpu" else GPU_CHECK_EVERY
@@ -146,6 +212,8 @@ def train_epoch(
         loss.backward()
         optimizer.step()
         scheduler.step()
+        if average is not None:
+            average.update()
         losses[step] = loss.detach()
         if (step + 1) % check_every == 0 or step + 1 == len(bounds):
             finite = torch.isfinite(losses[checked : step + 1])
@@ -282,18 +350,24 @@ def _run(
         [p for p in model.parameters() if p.requires_grad], hyper.lr, hyper.weight_decay, total,
         round(task.defaults.warmup * total))
 
+    # `--ema`: the average is what is validated, kept and tested (U-ViT evaluates its EMA)
+    average = WeightAverage(model, hyper.ema, hyper.ema_warmup) if hyper.ema > 0 else None
+    judged = model if average is None else average.model
+
     best = BestValidation(task)
     for epoch in range(1, hyper.epochs + 1):
         out = train_epoch(
             model, optimizer, scheduler, data, generator, n_train=n_train, batch_size=hyper.batch_size,
-            loss_fn=task.loss,
+            loss_fn=task.loss, average=average,
         )
         if out.bad_step is not None:
             return run.result("diverged", f"non-finite loss at epoch {epoch} step {out.bad_step}")
-        record = EpochRecord(epoch, out.mean_loss, evaluate(model, data, "val"), run.elapsed())
+        if average is not None:
+            average.current()
+        record = EpochRecord(epoch, out.mean_loss, evaluate(judged, data, "val"), run.elapsed())
         run.epochs.append(record)
-        best.observe(model, record, index, on_epoch)
-    return best.finish(model, data, run.result, "epoch", seed)
+        best.observe(judged, record, index, on_epoch)
+    return best.finish(judged, data, run.result, "epoch", seed)
 
 
 def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None) -> TrialResult:

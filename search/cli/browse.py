@@ -16,6 +16,9 @@ def add_parsers(sub) -> None:
     rep = sub.add_parser("report", help="write the report pages")
     rep.add_argument("studies", nargs="*", metavar="STUDY", help="studies (default: all)")
     rep.add_argument("--out", default=DEFAULT_REPORT_DIR, help=f"folder (default {DEFAULT_REPORT_DIR})")
+    rep.add_argument("--predict-at", metavar="BUDGETS",
+                     help="comma list of budgets above the studies' (e.g. 1M,10M): the front figures extend each "
+                          "family's fitted law to the largest and mark each (default: the law to 10x the budget)")
     storage_arg(rep)
     rep.set_defaults(func=cmd_report)
 
@@ -51,6 +54,7 @@ def add_parsers(sub) -> None:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
+    from core.budget import parse_targets
     from reports import write_site
     from reports.site import store_samples
 
@@ -58,8 +62,11 @@ def cmd_report(a: argparse.Namespace) -> int:
     names = a.studies or [s.name for s in store.list_studies()]
     if not names:
         raise UserError("no studies in this database yet: run 'search run' first")
-    studies = [(store.get_study(n), store.trials_frame(n)) for n in names]
-    index = write_site(studies, a.out, store_samples(store))  # one query for every front's samples
+    records = [store.get_study(n) for n in names]
+    targets = () if a.predict_at is None else parse_targets(a.predict_at, max(r.budget for r in records),
+                                                             "--predict-at")
+    studies = [(rec, store.trials_frame(rec.name)) for rec in records]
+    index = write_site(studies, a.out, store_samples(store), predict_at=targets)  # one query for all samples
     print(f"report: {index}")
     return 0
 

@@ -87,7 +87,8 @@ def cmd_recipes(a: argparse.Namespace) -> int:
         for label, text in (("paper", r.paper), ("claim", r.claim)):
             if text:
                 print(f"{label}: {text}")
-        flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in r.run.items())
+        flags = " ".join(f"--{'' if v else 'no-'}{k.replace('_', '-')}" if isinstance(v, bool)  # ema_warmup
+                         else f"--{k.replace('_', '-')} {v}" for k, v in r.run.items())
         opts = " ".join(f"--task-option {k}={v}" for k, v in r.task_options.items())
         print(f"runs: search run {flags}{' ' + opts if opts else ''}")
         return 0

@@ -16,6 +16,9 @@ def add_parser(sub) -> None:
     cp = sub.add_parser("compare", help="which family wins at each budget, with confidence intervals")
     cp.add_argument("studies", nargs="+", metavar="STUDY", help="studies of one task and metric")
     cp.add_argument("--families", help="comma list (default: every family of the studies)")
+    cp.add_argument("--metric", help="compare on this metric of the studies' trials, e.g. frechet or "
+                                     "sample_accuracy (default: the studies' searched metric); its direction is "
+                                     "the metric's own")
     levels = cp.add_mutually_exclusive_group()
     levels.add_argument("--budgets", help="comma list of budgets, e.g. 10K,100K,1M")
     levels.add_argument("--levels", type=int, help="log-spaced budgets from the smallest to the largest model (default 5)")
@@ -35,7 +38,7 @@ def add_parser(sub) -> None:
 
 
 def compare_json(records, df, verdicts, volumes, reference, difference, confidence: float,
-                 interval: str) -> dict[str, Any]:
+                 interval: str, metric: str | None = None, direction: str | None = None) -> dict[str, Any]:
     rec = records[0]
 
     def origin(number):
@@ -59,7 +62,8 @@ def compare_json(records, df, verdicts, volumes, reference, difference, confiden
         levels.append({"budget": v.budget, "families": fams, "winner": v.winner, "runner_up": v.runner_up,
                        "margin": v.margin, "margin_low": v.margin_low, "margin_high": v.margin_high,
                        "status": v.status, "verdict": v.text})
-    return {"studies": [r.name for r in records], "task": rec.task, "metric": rec.metric, "direction": rec.direction,
+    return {"studies": [r.name for r in records], "task": rec.task, "metric": metric or rec.metric,
+            "direction": direction or rec.direction,
             "confidence": confidence, "interval": interval, "levels": levels,
             "fronts": [{"family": f.family, "hypervolume": f.value, "low": f.low, "high": f.high} for f in volumes],
             "hypervolume_reference": None if reference is None else [float(x) for x in reference],
@@ -85,6 +89,24 @@ def resolve(store, names: list[str]) -> tuple[list, bool]:
         records.extend(sorted(group, key=lambda r: r.settings.get("replicate", 0)))
         grouped = True
     return records, grouped
+
+
+def chosen_metric(rec, df, name: str | None) -> tuple[str, str]:
+    """(metric, direction) to compare on: the studies' searched metric and direction, or
+    `--metric NAME`, a metric their trials hold (`storage.frames.metric_columns`), with
+    its direction from `core.directions.METRIC_DIRECTIONS`."""
+    from core.directions import metric_direction
+    from storage.frames import metric_column, metric_columns
+
+    if name is None or name == rec.metric:
+        return rec.metric, rec.direction
+    have = metric_columns(df)
+    if metric_column(name) not in have:
+        raise UserError(f"no metric {name!r} in these studies; they have {', '.join(have) or 'none yet'}")
+    direction = metric_direction(name)
+    if direction is None:
+        raise UserError(f"metric {name!r} has no known direction (core/directions.py: METRIC_DIRECTIONS)")
+    return metric_column(name), direction
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -121,36 +143,37 @@ def cmd_compare(a: argparse.Namespace) -> int:
     if missing:
         raise UserError(f"no family {', '.join(missing)} in these studies; they have {', '.join(known) or 'none'}")
     rec = records[0]
+    metric, direction = chosen_metric(rec, df, a.metric)
     if pooled:
-        reps = [candidates(df[df["study"] == r.name], rec.metric, families) for r in records]
-        cands = candidates(df, rec.metric, families)  # every search's trials, for the levels
+        reps = [candidates(df[df["study"] == r.name], metric, families) for r in records]
+        cands = candidates(df, metric, families)  # every search's trials, for the levels
     else:
-        cands = candidates(df, rec.metric, families)
+        cands = candidates(df, metric, families)
     levels = budgets or default_levels(cands, a.levels or 5)
     if not levels:
         raise UserError("these studies have no complete trial yet: nothing to compare")
     if pooled:
-        verdicts = compare_replicates(reps, [float(b) for b in levels], rec.direction, confidence=a.confidence,
+        verdicts = compare_replicates(reps, [float(b) for b in levels], direction, confidence=a.confidence,
                                       min_near=a.min_near)
         volumes, reference, difference = [], None, None
         interval = f"{POOLED_TEXT} ({len(records)} searches)"
     else:
-        verdicts = compare_at(cands, [float(b) for b in levels], rec.direction, confidence=a.confidence,
+        verdicts = compare_at(cands, [float(b) for b in levels], direction, confidence=a.confidence,
                               method=a.interval, min_near=a.min_near)
-        volumes, reference = front_volumes(cands, rec.direction, confidence=a.confidence, method=a.interval)
+        volumes, reference = front_volumes(cands, direction, confidence=a.confidence, method=a.interval)
         difference = front_difference(volumes, confidence=a.confidence)
         interval = METHOD_TEXT[a.interval]
     if a.format == "json":
-        print(json.dumps(compare_json(records, df, verdicts, volumes, reference, difference, a.confidence, interval),
-                         indent=2))
+        print(json.dumps(compare_json(records, df, verdicts, volumes, reference, difference, a.confidence, interval,
+                                      metric, direction), indent=2))
         return 0
-    table = verdicts_frame(verdicts, rec.metric)
+    table = verdicts_frame(verdicts, metric)
     if a.format == "csv":
         print_frame(table, "csv")
         return 0
     measure = (rec.settings or {}).get("budget_of", "params")  # what the studies' sizes count
     unit, units = ("params", "parameters") if measure == "params" else (measure, measure)
-    print(f"{rec.metric} ({rec.direction}) by budget, {a.confidence:.0%} intervals ({interval}):")
+    print(f"{metric} ({direction}) by budget, {a.confidence:.0%} intervals ({interval}):")
     for v in verdicts:
         print(f"\nat most {format_count(v.budget)} {units}: {v.text}")
         for r in v.families:

@@ -57,6 +57,13 @@ def add_parser(sub) -> None:
                                            "0.9, lr x0.2 at 50/70/90%% of the steps, Yu & Zhang's recipe) or adamw-uvit "
                                            "(betas 0.9/0.9, warm-up then constant: Hu & Rostami's Table 5)")
     train.add_argument("--lr", type=float, help="learning rate when the space does not search one (default: the task's)")
+    train.add_argument("--ema", type=float, metavar="DECAY",
+                       help="an exponential moving average of the weights with this decay per step, in [0, 1) "
+                            "(e.g. 0.9999, U-ViT's); validation, the kept state and the test metrics (sample "
+                            "quality) use the average (default 0: off; supervised tasks)")
+    train.add_argument("--ema-warmup", action=argparse.BooleanOptionalAction, default=None,
+                       help="with --ema: the decay of update n is min(DECAY, (1+n)/(10+n)), as latent-diffusion's "
+                            "LitEma, so the average forgets the initialisation on a short run (default off, as U-ViT)")
     train.add_argument("--device", default="auto", help="auto (cuda when available), cpu, cuda, cuda:1, ...")
     train.add_argument("--max-train-samples", type=int, help="cap the training set (quick looks)")
     train.add_argument("--tokens", type=int, help="training tokens per run (language-model tasks)")
@@ -129,6 +136,7 @@ def run_spec(a: argparse.Namespace):
         a.trials = 2 if a.trials is None else a.trials
         a.epochs = 1 if a.epochs is None else a.epochs
         a.max_train_samples = 512 if a.max_train_samples is None else a.max_train_samples
+    warmup_given = a.ema_warmup is not None  # on the command line, before a recipe fills it
     recipe = _apply_recipe(a)
     if a.space is None or a.budget is None:
         raise UserError("search run needs --space and --budget (or a --recipe that sets them)")
@@ -137,7 +145,10 @@ def run_spec(a: argparse.Namespace):
         ("address", a.ray_address), ("gpus_per_trial", a.gpus_per_trial), ("cpus_per_trial", a.cpus_per_trial),
         ("max_concurrent", a.max_concurrent), ("trial_timeout", a.trial_timeout)) if v is not None}
     train = TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
-                          max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer)
+                          max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer,
+                          ema=_or(a.ema, 0.0),
+                          # `--ema 0` turns a recipe's EMA off, its warm-up with it
+                          ema_warmup=bool(a.ema_warmup) and (warmup_given or _or(a.ema, 0.0) > 0))
     return RunSpec(
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
         trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=_or(a.sampler, DEFAULT_SAMPLER),

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.errors import UserError
-from core.trials import TrainSettings
+from core.trials import TrainSettings, check_ema
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SHARES, SPREADS
 from search.engine.pruners import DEFAULT_GRACE, DEFAULT_PRUNER
 from search.engine.samplers import DEFAULT_SAMPLER, SAMPLERS
@@ -82,6 +82,7 @@ class RunSpec:
             OPTIMIZERS.get(self.train.optimizer)  # unknown names fail with the known ones
         if self.train.lr is not None and not 0 < self.train.lr < math.inf:
             raise UserError(f"--lr must be a positive number, got {self.train.lr}")
+        check_ema(self.train.ema, self.train.ema_warmup)
 
     @property
     def study_name(self) -> str:

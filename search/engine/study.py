@@ -73,6 +73,8 @@ def prepare(spec: RunSpec) -> Prepared:
     check_executor(spec.executor, spec.executor_options)  # unknown executors and bad options fail before any write
     if spec.train.optimizer is not None and task.trainer != "supervised":
         raise UserError(f"--optimizer is for supervised tasks; {spec.task!r} trains with its own recipe")
+    if (spec.train.ema or spec.train.ema_warmup) and task.trainer != "supervised":
+        raise UserError(f"--ema is for supervised tasks; {spec.task!r} trains with its own recipe")
     io = task.io()
     families = {name: get_family(name) for name in spec.spaces}
     if spec.budget_of != "params":

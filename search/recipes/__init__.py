@@ -12,6 +12,7 @@ A recipe file in this folder (or any path ending in .toml) holds:
     budget = "80M"
     trials = 200
     epochs = 30
+    ema = 0.9999              # optional: an EMA of the weights (default 0: off); ema_warmup = true
     space_file = "spaces/liao-fixed-heads.toml"   # optional, relative to the recipe file
     [task_options]            # as --task-option KEY=VALUE
     noise = 0.25
@@ -35,6 +36,7 @@ RUN_KEYS: dict[str, tuple[type, ...]] = {
     "space": (str,), "task": (str,), "budget": (str, int), "budget_of": (str,), "trials": (int,), "repeats": (int,),
     "sampler": (str,), "spread": (str,), "share": (str,), "pruner": (str,), "prune_grace": (float,), "seed": (int,), "epochs": (int,),
     "batch_size": (int,), "optimizer": (str,), "lr": (float, int), "max_train_samples": (int,), "tokens": (int,),
+    "ema": (float, int), "ema_warmup": (bool,),
     "space_file": (str,),
     "retries": (int,), "executor": (str,), "study": (str,),
 }
@@ -92,7 +94,7 @@ def parse_recipe(name: str, data: dict[str, Any], path: Path | None = None) -> R
     if unknown:
         raise bad(f"[run] has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(RUN_KEYS))}")
     for k, v in run.items():
-        if isinstance(v, bool) or not isinstance(v, RUN_KEYS[k]):
+        if (isinstance(v, bool) and bool not in RUN_KEYS[k]) or not isinstance(v, RUN_KEYS[k]):
             raise bad(f"[run] {k} must be {' or '.join(t.__name__ for t in RUN_KEYS[k])}, got {v!r}")
     for k in ("space", "budget"):
         if k not in run:

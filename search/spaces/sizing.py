@@ -59,6 +59,18 @@ def _choice_ok(space: Space, name: str, value: Any, known: dict[str, Any]) -> bo
     )
 
 
+def dim_bounds(space: Space, dim: Dim, known: dict[str, Any]) -> tuple[float, float]:
+    """[low, high] of a range dim given the `known` values (io sizes and earlier keys):
+    its range narrowed by the constraints and its step; low > high when none is valid.
+    What a draw may pick, and what search/spaces/extrapolate.py rounds a reading into."""
+    return _bounds(space, dim, known)
+
+
+def choice_ok(space: Space, name: str, value: Any, known: dict[str, Any]) -> bool:
+    """Whether `name`=`value` keeps every constraint among the `known` values."""
+    return _choice_ok(space, name, value, known)
+
+
 ConfigCounter = Callable[[dict[str, Any]], int]  # config -> exact parameter count (one family)
 
 

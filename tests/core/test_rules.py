@@ -1,7 +1,7 @@
 """Statuses, directions and shape rules: the shared rules of core/."""
 import pytest
 
-from core.directions import DIRECTIONS, arrow, better, check_direction
+from core.directions import DIRECTIONS, METRIC_DIRECTIONS, arrow, better, check_direction, metric_direction
 from core.io import IOSpec
 from core.shape_rules import Constraint, first_violation
 from core.statuses import (
@@ -45,6 +45,13 @@ def test_direction_checks_and_arrows():
     assert check_direction("minimize") == "minimize"
     with pytest.raises(ValueError, match="'minimize' or 'maximize'"):
         check_direction("up")
+
+
+def test_metric_directions_come_from_one_table_and_validation_copies_share_them():
+    assert set(METRIC_DIRECTIONS.values()) <= set(DIRECTIONS)
+    assert metric_direction("frechet") == metric_direction("val_frechet") == "minimize"
+    assert metric_direction("sample_accuracy") == metric_direction("psnr") == "maximize"
+    assert metric_direction("nope") is None and metric_direction("val_nope") is None
 
 
 def test_shape_rules_name_the_broken_rule_with_its_values():

@@ -27,3 +27,13 @@ def test_studies_of_different_questions_are_compared_on_one_frame():
     page = compare_page(studies)
     wins = page.split("Which shape wins")[1]
     assert "replicate searches of one question" not in wins and "a: hourglass" in wins and "b: conventional" in wins
+
+
+def test_the_compare_page_continues_each_front_to_the_predicted_budgets():
+    from tests.reports.frames import study_record as record
+    from tests.reports.test_extrapolation import lawful_trials
+
+    studies = [(record(n, budget=100_000), lawful_trials(seed=k)) for k, n in enumerate(("a", "b"))]
+    page = compare_page(studies, predict_at=[2_000_000])
+    assert "Dashed: each family" in page and "markers at 2M" in page
+    assert "a: hourglass predicted" in page and "b: conventional at the targets" in page

@@ -94,6 +94,12 @@ def test_errors_and_writes_are_refused(served):
     assert code == 400 and "at least two studies" in page
     code, page = get(base + "compare.html?study=nope&study=" + a)
     assert code == 400 and "no study named" in page
+    code, page = get(base + f"compare.html?study={a}&study={b}&predict_at=1Q")
+    assert code == 400 and "bad budget" in page
+    code, page = get(base + f"compare.html?study={a}&study={b}&predict_at=1K")
+    assert code == 400 and "predict_at 1K is not above the search budget" in page
+    code, page = get(base + f"compare.html?study={a}&study={b}&predict_at=")  # the index form's empty field
+    assert code == 200 and "Compare:" in page
     for method in ("POST", "PUT", "DELETE"):
         assert get(base + study_filename(a), method)[0] == 405
     assert [(t.number, t.status) for t in store.trials(a)] == before

@@ -217,3 +217,21 @@ def test_pruned_trials_are_shown_apart(tmp_path):
     section = html.split("Stopped early")[1].split("<h2>")[0]
     assert "stopped at epoch 4" in section and "boom" not in section
     assert "Stopped early" not in study_page(study_record("q"), make_trials([trial(0, "hourglass", 100, 20.0)]))
+
+
+def test_the_front_figure_continues_each_trusted_law_to_the_predict_at_budgets(monkeypatch):
+    from reports import figures
+    from reports.site import study_page
+    from tests.reports.test_extrapolation import lawful_trials
+
+    drawn = []
+    original = figures.pareto_figure
+    monkeypatch.setattr(figures, "pareto_figure", lambda *a, **k: drawn.append(original(*a, **k)) or drawn[-1])
+    rec = study_record("lawful", budget=100_000)
+    page = study_page(rec, lawful_trials(), predict_at=[1_000_000, 5_000_000])
+    names = {t.name: t for t in drawn[0].data}
+    assert {"hourglass predicted", "conventional predicted"} <= set(names)
+    assert max(names["hourglass predicted"].x) == 5_000_000 and list(names["hourglass at the targets"].x) == [1e6, 5e6]
+    assert "read up to 5M; markers at 1M, 5M; band: 90% interval from 40 bootstrap refits" in page
+    few = study_page(rec, lawful_trials().head(20))  # conventional: 4 trials over a factor 1.4
+    assert "conventional: not extrapolated, the front spans a factor" in few

@@ -78,3 +78,13 @@ def test_io_loads_no_data(monkeypatch):
         monkeypatch.setattr(image_tasks, loader, refuse)
     for name in tasks.TASKS:
         assert tasks.get_task(name).io().d_out > 0
+
+
+@pytest.mark.parametrize("name", sorted(tasks.TASKS.names()))
+def test_every_metric_of_a_task_has_its_direction_in_the_one_table(name):
+    from core.directions import metric_direction
+
+    task = tasks.TASKS.get(name)
+    assert task.metrics[0] == task.metric
+    assert {m: metric_direction(m) for m in task.metrics if metric_direction(m) is None} == {}
+    assert metric_direction(task.metric) == task.direction

@@ -126,6 +126,20 @@ def test_studies_sql_report(cli, study_db, tmp_path):
      "unknown optimizer 'adam'; known: adamw, adamw-uvit, sgd-step"),
     (("run", "--space", "transformer", "--task", "lm-shakespeare", "--budget", "5M", "--optimizer", "sgd-step"),
      "--optimizer is for supervised tasks"),
+    (("run", "--space", "lmlp", "--task", "digits-diffusion", "--budget", "1M", "--ema", "-0.1"),
+     "--ema must be a decay in [0, 1) (0: off, e.g. 0.9999), got -0.1"),
+    (("run", "--space", "lmlp", "--task", "digits-diffusion", "--budget", "1M", "--ema", "1"),
+     "--ema must be a decay in [0, 1) (0: off, e.g. 0.9999), got 1.0"),
+    (("run", "--space", "lmlp", "--task", "digits-diffusion", "--budget", "1M", "--ema", "nan"), "got nan"),
+    (("run", "--space", "lmlp", "--task", "digits-diffusion", "--budget", "1M", "--ema", "fast"),
+     "argument --ema: invalid float value: 'fast'"),
+    (("run", "--space", "lmlp", "--task", "digits-diffusion", "--budget", "1M", "--ema-warmup"),
+     "--ema-warmup needs --ema DECAY above 0"),
+    (("run", "--space", "transformer", "--task", "lm-shakespeare", "--budget", "5M", "--ema", "0.99"),
+     "--ema is for supervised tasks"),
+    (("run", "--recipe", "badema.toml"), "[run] ema must be float or int, got 'high'"),
+    (("compare", "digits-denoise-hourglass-conventional", "--metric", "frechet"),
+     "no metric 'frechet' in these studies; they have psnr, "),
     (("run", "--space", "s-mixer", "--task", "digits-classify", "--budget", "10K", "--budget-of", "flops"),
      "unknown --budget-of 'flops'; known: params, omega"),
     (("run", "--space", "s-mixer,hourglass", "--task", "digits-classify", "--budget", "10K", "--budget-of", "omega"),
@@ -164,6 +178,10 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--prune-grace", "third"),
      "invalid float value: 'third'"),
     (("spaces", "hourglass", "--task", "nope"), "unknown task 'nope'"),
+    (("report", "--predict-at", "1Q"), "bad budget '1Q'"),
+    (("report", "--predict-at", "10K"), "--predict-at 10K is not above the search budget 60K"),
+    (("report", "--predict-at", ","), "--predict-at needs at least one budget"),
+    (("report", "nope", "--predict-at", "1M"), "no study named 'nope'"),
     (("serve", "--port", "0", "--allow-host", ""), "--allow-host takes a host name or address"),
     (("serve", "--port", "0", "--allow-host", "http://evil.example/"), "got 'http://evil.example/'"),
     (("data", "fetch", "nope"), "unknown data set or task 'nope'; data sets: mnist, cifar10, tiny-shakespeare"),
@@ -175,6 +193,7 @@ def test_studies_sql_report(cli, study_db, tmp_path):
 def test_bad_input_one_line_exit_2_database_unchanged(cli, study_db, tmp_path, args, match):
     (tmp_path / "bad.toml").write_text("[hourglass\n")
     (tmp_path / "norun.toml").write_text('description = "no run table"\n')
+    (tmp_path / "badema.toml").write_text('description = "d"\n[run]\nspace = "lmlp"\nbudget = "1M"\nema = "high"\n')
     before = db_dump(study_db)
     code, out, err = cli(*args)
     assert code == 2
@@ -196,8 +215,8 @@ def test_params_matches_paper_formula(cli):
 def test_spaces_shows_one_familys_default_space(cli):
     code, out, _ = cli("spaces", "conventional", "--task", "digits-denoise")
     assert code == 0
-    assert "d_z            int 65..367, log" in out  # the paper's [785, 4500] scaled by 64/784, above d_x
-    assert "shape: d_h > d_z" in out and "smallest model: 16.9K parameters" in out
+    assert "d_z            int 64..367, log" in out  # the paper's [784, 4500] scaled by 64/784, from d_x (Table 1)
+    assert "shape: d_h > d_z" in out and "smallest model: 16.5K parameters" in out
 
 
 def test_spaces_and_tasks_list(cli):

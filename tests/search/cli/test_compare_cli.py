@@ -112,7 +112,61 @@ def test_replicate_searches_are_pooled_by_their_group_name(cli, tmp_path):
     assert code == 0 and "replicate searches" in out and "mean of 2 searches" in out
 
 
+def add_diffusion(store, study, family, params, runs):
+    """A trial of a diffusion study: `runs` is one (loss, frechet, sample_accuracy) per seed."""
+    n = store.add_trial(study, family=family, config={"D": 64, "depth": 3, "patch": 2, "mlp_ratio": 4},
+                        params=params, seeds=list(range(len(runs))))
+    results = [RunResult(i, "complete", {"loss": loss, "val_loss": loss, "frechet": fd, "sample_accuracy": acc,
+                                         "mystery": 1.0}, 1, [], 0.1)
+               for i, (loss, fd, acc) in enumerate(runs)]
+    store.finish_trial(study, n, TrialResult(n, "complete", results, 0.1, "cpu"))
+
+
+@pytest.fixture
+def diffusion_study(tmp_path):
+    """Searched on the denoising loss, where lmlp wins; uvit's samples are better (lower
+    frechet, higher sample accuracy)."""
+    url = f"sqlite:///{tmp_path / 'diff.sqlite'}"
+    store = Store(url)
+    store.create_or_load_study("hu", task="digits-diffusion", families=["lmlp", "uvit"], metric="loss",
+                               direction="minimize", budget=200_000)
+    add_diffusion(store, "hu", "lmlp", 50_000, [(0.050, 9.0, 0.50), (0.051, 9.2, 0.52), (0.049, 8.9, 0.49)])
+    add_diffusion(store, "hu", "uvit", 60_000, [(0.060, 3.0, 0.90), (0.061, 3.1, 0.91), (0.059, 2.9, 0.89)])
+    store.close()
+    return url
+
+
+@pytest.mark.parametrize("metric,winner,value", [
+    (None, "lmlp", 0.050), ("loss", "lmlp", 0.050), ("frechet", "uvit", 3.0), ("sample_accuracy", "uvit", 0.90),
+])
+def test_compare_on_another_metric_takes_its_own_direction(cli, diffusion_study, metric, winner, value):
+    args = ("--metric", metric) if metric else ()
+    code, out, err = cli("compare", "hu", "--budgets", "100K", "--min-near", "0", "--interval", "seed",
+                         "--format", "json", *args, "--storage", diffusion_study)
+    assert code == 0, err
+    got = json.loads(out)
+    (level,) = got["levels"]
+    assert got["metric"] == (metric or "loss") and level["winner"] == winner and level["status"] == "better"
+    assert got["direction"] == ("maximize" if metric == "sample_accuracy" else "minimize")
+    best = next(f for f in level["families"] if f["family"] == winner)
+    assert best["value"] == pytest.approx(value) and best["runs"] == 3
+    code, out, _ = cli("compare", "hu", "--budgets", "100K", "--min-near", "0", *args, "--storage", diffusion_study)
+    assert code == 0 and out.startswith(f"{metric or 'loss'} (") and f"{winner} better by" in out
+    code, out, _ = cli("compare", "hu", "--format", "csv", *args, "--storage", diffusion_study)
+    assert code == 0 and out.splitlines()[0].startswith(f"budget,family,{metric or 'loss'},low,high")
+
+
+@pytest.mark.parametrize("metric,match", [
+    ("fid", "no metric 'fid' in these studies; they have loss, val_loss, frechet, sample_accuracy, mystery"),
+    ("mystery", "metric 'mystery' has no known direction"),
+])
+def test_an_unknown_metric_is_one_line_exit_2_naming_the_studys_metrics(cli, diffusion_study, metric, match):
+    code, out, err = cli("compare", "hu", "--metric", metric, "--storage", diffusion_study)
+    assert code == 2 and match in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
 @pytest.mark.parametrize("args,match", [
+    (("{hg}", "--metric", "frechet"), "no metric 'frechet' in these studies; they have psnr, val_psnr"),
     (("{hg}", "{sr}"), "differ in task"),
     (("{hg}", "{conv}", "--families", "mixer"), "no family mixer"),
     (("{hg}", "--budgets", "10Q"), "bad budget"),

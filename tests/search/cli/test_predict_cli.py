@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 from core.trials import RunResult, TrialResult
+from models import get_family
 from reports.scaling import ERROR_SCALES, Law
 from storage import Store
+from tasks import get_task
 
 LAWS = {"hourglass": Law(0.004, 6.0, 0.5), "conventional": Law(0.008, 6.0, 0.5)}
 
@@ -30,8 +32,25 @@ def url(tmp_path):
             n = store.add_trial(study, family=fam, config={"i": i}, params=params, seeds=[0, 1, 2])
             runs = [RunResult(k, "complete", {"psnr": psnr + rng.normal(0, 0.03)}, 1, [], 0.1) for k in range(3)]
             store.finish_trial(study, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
+    add_shaped_study(store, rng)
     store.close()
     return url
+
+
+def add_shaped_study(store, rng):
+    """Study "shaped": real configurations on digits-denoise whose widths grow along the
+    front at a fixed depth (hourglass d_h = d_z / 4, conventional d_h = 2 d_z), L = 2."""
+    io = get_task("digits-denoise").io()
+    store.create_or_load_study("shaped", task="digits-denoise", families=list(LAWS), metric="psnr",
+                               direction="maximize", budget=100_000)
+    for fam, ratio in (("hourglass", 0.25), ("conventional", 2.0)):
+        for d_z in np.geomspace(70, 180, 8).astype(int):
+            config = {"fixed_w_in": False, "L": 2, "d_z": int(d_z), "d_h": int(d_z * ratio), "lr": 1e-3}
+            params = get_family(fam).count_params(config, io)
+            psnr = float(ERROR_SCALES["psnr"].from_error(LAWS[fam](params)))
+            n = store.add_trial("shaped", family=fam, config=config, params=params, seeds=[0, 1])
+            runs = [RunResult(k, "complete", {"psnr": psnr + rng.normal(0, 0.02)}, 1, [], 0.1) for k in range(2)]
+            store.finish_trial("shaped", n, TrialResult(n, "complete", runs, 0.1, "cpu"))
 
 
 def test_predict_reads_each_front_at_a_larger_budget(cli, url):
@@ -51,6 +70,29 @@ def test_predict_reads_each_front_at_a_larger_budget(cli, url):
     assert code == 0 and "at 1M parameters:" in out and "hourglass ahead of conventional by" in out
 
 
+def test_predict_proposes_a_configuration_within_each_target_with_its_exact_count(cli, url):
+    code, out, err = cli("predict", "shaped", "--at", "1M,10M", "--format", "json", "--storage", url)
+    assert code == 0, err
+    io = get_task("digits-denoise").io()
+    for at in json.loads(out)["targets"]:
+        for f in at["families"]:
+            c = f["configuration"]
+            cfg = c["config"]
+            assert c["params"] == get_family(f["family"]).count_params(cfg, io) <= at["budget"]
+            assert c["params"] > 0.9 * at["budget"] and cfg["L"] == 2 and cfg["lr"] == 1e-3
+            ratio = 0.25 if f["family"] == "hourglass" else 2.0
+            assert cfg["d_h"] / cfg["d_z"] == pytest.approx(ratio, rel=0.1)  # the front's widths are rounded
+            assert 0.5 <= c["trends"]["d_z"] < 1  # N ~ d_z^2 + 128 d_z: between sqrt and linear
+            assert "L = 2 (the same on every front configuration)" in c["notes"]
+    code, out, _ = cli("predict", "shaped", "--at", "1M", "--storage", url)
+    line = next(x for x in out.splitlines() if "hourglass" in x and "configuration to train at 1M:" in x)
+    assert '"L": 2' in line and "parameters;" in line and "d_z ~ N^" in line
+    code, out, _ = cli("predict", "shaped", "--at", "1M", "--format", "csv", "--storage", url)
+    assert code == 0 and "config_params" in out.splitlines()[0]
+    code, out, _ = cli("predict", "s", "--at", "1M", "--storage", url)  # configs {"i": ...}: says so
+    assert "no configuration to train at 1M: the front's configurations lack L, d_z, d_h" in out
+
+
 @pytest.mark.parametrize("args,match", [
     (("s", "--at", "50K"), "--at 50K is not above the search budget 100K"),
     (("s", "--at", "1M", "--confidence", "2"), "--confidence must be between 0 and 1"),
@@ -65,3 +107,10 @@ def test_predict_reads_each_front_at_a_larger_budget(cli, url):
 def test_bad_predict_input_is_one_line_exit_2(cli, url, args, match):
     code, _, err = cli("predict", *args, "--storage", url)
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_report_predict_at_draws_the_laws_to_the_budgets(cli, url, tmp_path):
+    code, _, err = cli("report", "s", "--predict-at", "1M,10M", "--out", str(tmp_path / "site"), "--storage", url)
+    assert code == 0, err
+    page = (tmp_path / "site" / "study-s.html").read_text()
+    assert "hourglass predicted" in page and "conventional at the targets" in page and "markers at 1M, 10M" in page

@@ -86,6 +86,8 @@ def test_recipes_command_lists_and_shows(cli):
     ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "trials": "5"}}, "trials must be int"),
     ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "trials": True}}, "trials must be int"),
     ({"description": "x", "runs": {}}, "unknown key"),
+    ({"description": "x", "run": {"space": "lmlp", "budget": "1M", "ema": "0.9999"}}, "ema must be float or int"),
+    ({"description": "x", "run": {"space": "lmlp", "budget": "1M", "ema_warmup": 1}}, "ema_warmup must be bool"),
     ({"description": "x", "run": {"space": "hourglass", "budget": "1M"}, "task_options": 3}, "must be a table"),
 ])
 def test_malformed_recipes_are_one_line_errors(data, match):
@@ -99,3 +101,22 @@ def test_run_keys_are_search_run_flags():
     run = build_parser()._subparsers._group_actions[0].choices["run"]
     dests = {a.dest for a in run._actions}
     assert set(RUN_KEYS) <= dests
+
+
+def test_the_paper_scale_hu_recipe_turns_on_u_vits_ema(cli):
+    """Hu & Rostami Table 5 is U-ViT's recipe; U-ViT's code keeps an EMA at 0.9999."""
+    from search.cli import build_parser
+    from search.cli.run import run_spec
+
+    assert load_recipe("hu-lmlp").run["ema"] == 0.9999
+    spec = run_spec(build_parser().parse_args(["run", "--recipe", "hu-lmlp"]))
+    assert (spec.train.ema, spec.train.ema_warmup, spec.train.optimizer) == (0.9999, True, "adamw-uvit")  # warm-up: ours, stated
+    flags = run_spec(build_parser().parse_args(["run", "--recipe", "hu-lmlp", "--ema", "0.99", "--ema-warmup"]))
+    assert (flags.train.ema, flags.train.ema_warmup) == (0.99, True)  # the command line wins
+    off = run_spec(build_parser().parse_args(["run", "--recipe", "hu-lmlp", "--ema", "0"]))
+    assert off.train.ema == 0.0
+    r = parse_recipe("x", {"description": "x", "run": {"space": "lmlp", "budget": "1M", "ema": 0.999,
+                                                       "ema_warmup": True}})
+    assert r.run["ema_warmup"] is True
+    code, out, _ = cli("recipes", "hu-lmlp")
+    assert code == 0 and "--ema 0.9999" in out
