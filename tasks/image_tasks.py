@@ -129,6 +129,7 @@ class DigitsGenClass(GenClassTask, DigitsImages):
 class ImageNet32Denoise(DenoiseTask, ImageNet32Images):
     name = "imagenet32-denoise"
     description = "ImageNet 32x32 denoising: clamp(x + 0.25 N(0,1)) -> x, PSNR (Chen et al.)"
+    own_options = {"flips": True}  # the paper's ImageNet-32 denoising flips 4x (A.3.2)
 
 
 @TASKS.register("imagenet32-sr")

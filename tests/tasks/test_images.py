@@ -122,6 +122,17 @@ def test_sr_trains_on_four_flips_of_each_image_by_default():
     assert torch.equal(t[1].view(8, 8), img.flip(-1)) and torch.equal(t[2].view(8, 8), img.flip(-2))
     assert torch.equal(t[3].view(8, 8), img.flip(-1).flip(-2))
     assert data("digits-sr", flips=False).n_train == n
-    assert data("digits-denoise").n_train == n  # only super-resolution flips
+    assert data("digits-denoise").n_train == n  # MNIST-style denoising does not flip
+    assert data("digits-denoise", flips=True).n_train == 4 * n
     with pytest.raises(UserError, match="flips must be true or false"):
         tasks.get_task("digits-sr", {"flips": 3})
+    with pytest.raises(UserError, match="flips must be true or false"):
+        tasks.get_task("digits-denoise", {"flips": "yes"})
+
+
+def test_denoising_flips_as_the_paper_per_data_set():
+    """A.3.2: ImageNet-32 denoising trains on the four flips, MNIST denoising does not."""
+    assert tasks.get_task("imagenet32-denoise").options["flips"] is True
+    assert tasks.get_task("imagenet32-denoise").train_copies() == 4
+    assert tasks.get_task("mnist-denoise").train_copies() == 1
+    assert tasks.get_task("imagenet32-denoise", {"flips": False}).train_copies() == 1

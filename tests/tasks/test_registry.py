@@ -45,7 +45,7 @@ def test_io_and_attributes(name):
 
 
 def test_options_defaults_and_validation():
-    assert tasks.get_task("mnist-denoise").options == {"split_seed": 0, "noise": 0.25}
+    assert tasks.get_task("mnist-denoise").options == {"split_seed": 0, "noise": 0.25, "flips": False}
     assert tasks.get_task("digits-denoise", {"noise": 0.5}).options["noise"] == 0.5
     assert tasks.get_task("mnist-sr", {"split_seed": 3}).options == {"split_seed": 3, "flips": True,
                                                                     "downsample": "bicubic"}
