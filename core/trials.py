@@ -78,6 +78,9 @@ class TrialSpec:
     train: TrainSettings = field(default_factory=TrainSettings)
     data_dir: str | None = None
     task_options: dict[str, Any] = field(default_factory=dict)
+    # The artifact store (a folder or s3://bucket/prefix) the process that trains writes
+    # each complete run's weights to (search/artifacts/); None: no weights are kept.
+    weights: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -121,14 +124,23 @@ class RunResult:
     error: str | None = None
     # Files a run produced, by name -> {"media_type": ..., "data": base64 text}, e.g. the
     # grid of generated samples of a diffusion run ("samples": an image/png).
-    artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # A file kept in an artifact store instead (the model's weights, "weights"):
+    # {"media_type", "store_key", "size", "sha256"} and no "data" (search/artifacts/).
+    artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The state the metrics come from (name -> tensor, on the training device), set by the
+    # trainer (`BestValidation.finish`) for `tasks.run_trial` to hand to its `keep` sink;
+    # it never leaves run_trial and is not serialised.
+    best_state: Any = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(dataclasses.replace(self, best_state=None))
+        del d["best_state"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunResult":
         d = dict(d)
+        d.pop("best_state", None)
         d["epochs"] = [EpochRecord(**e) for e in d["epochs"]]
         return cls(**d)
 
@@ -166,7 +178,8 @@ class TrialResult:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(dataclasses.replace(self, runs=[]))
+        return {**d, "runs": [r.to_dict() for r in self.runs]}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrialResult":

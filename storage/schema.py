@@ -188,7 +188,10 @@ class Epoch(Base):
 
 class RunArtifact(Base):
     """A file one run produced (0004), e.g. the PNG grid of a diffusion model's samples:
-    base64 text, kept out of `runs` so SQL over runs stays light."""
+    base64 text, kept out of `runs` so SQL over runs stays light. Or (0007) a file kept in
+    an artifact store, e.g. the model's weights: no `data`, but the store's URL, the
+    file's key in it, its size and sha256; `removed_at` when the file was deleted from
+    the store (`search run --keep pareto`: its trial fell off its family's front)."""
 
     __tablename__ = "run_artifacts"
     __table_args__ = (UniqueConstraint("run_id", "name"),)
@@ -197,4 +200,9 @@ class RunArtifact(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(128))
     media_type: Mapped[str] = mapped_column(String(128))
-    data: Mapped[str] = mapped_column(Text)
+    data: Mapped[str | None] = mapped_column(Text)
+    store: Mapped[str | None] = mapped_column(String(1024))  # 0007
+    store_key: Mapped[str | None] = mapped_column(String(1024))
+    size: Mapped[int | None] = mapped_column(BigInteger)
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    removed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -71,13 +71,22 @@ class TrialReads(Database):
             out.append(row)
         return out
 
+    # What `artifacts` and `artifacts_of` return of each artifact.
+    _ARTIFACT_KEYS = ("repeat", "seed", "name", "media_type", "data", "store", "store_key", "size", "sha256",
+                      "removed_at")
+    _ARTIFACT_COLUMNS = (Run.repeat, Run.seed, RunArtifact.name, RunArtifact.media_type, RunArtifact.data,
+                         RunArtifact.store, RunArtifact.store_key, RunArtifact.size, RunArtifact.sha256,
+                         RunArtifact.removed_at)
+
     def artifacts(self, study: str, number: int, name: str | None = None) -> list[dict[str, Any]]:
         """Files the runs of one trial produced (optionally only `name`), ordered by
-        repeat: dicts with repeat, seed, name, media_type and data (base64 text)."""
+        repeat: dicts with repeat, seed, name, media_type and data (base64 text), or for a
+        file in an artifact store no data but store, store_key, size, sha256 and
+        removed_at (None while the file is kept)."""
         with self._session() as s:
             trial = self._trial(s, self._study(s, study), number)
             q = (
-                select(Run.repeat, Run.seed, RunArtifact.name, RunArtifact.media_type, RunArtifact.data)
+                select(*self._ARTIFACT_COLUMNS)
                 .join(RunArtifact, RunArtifact.run_id == Run.id)
                 .where(Run.trial_id == trial.id)
                 .order_by(Run.repeat, RunArtifact.name)
@@ -85,8 +94,7 @@ class TrialReads(Database):
             if name is not None:
                 q = q.where(RunArtifact.name == name)
             rows = s.execute(q).all()
-        keys = ("repeat", "seed", "name", "media_type", "data")
-        return [dict(zip(keys, row)) for row in rows]
+        return [dict(zip(self._ARTIFACT_KEYS, row)) for row in rows]
 
     # Trial numbers per IN (...) list: below SQLite's oldest limit of 999 bound values.
     _IN_CHUNK = 900
@@ -97,13 +105,12 @@ class TrialReads(Database):
         and name; a trial without any (or not in the study) is absent."""
         wanted = sorted({int(n) for n in numbers})
         out: dict[int, list[dict[str, Any]]] = {}
-        keys = ("repeat", "seed", "name", "media_type", "data")
+        keys = self._ARTIFACT_KEYS
         with self._session() as s:
             study_id = self._study_id(s, study)
             for i in range(0, len(wanted), self._IN_CHUNK):
                 q = (
-                    select(Trial.number, Run.repeat, Run.seed, RunArtifact.name, RunArtifact.media_type,
-                           RunArtifact.data)
+                    select(Trial.number, *self._ARTIFACT_COLUMNS)
                     .join(Run, Run.trial_id == Trial.id)
                     .join(RunArtifact, RunArtifact.run_id == Run.id)
                     .where(Trial.study_id == study_id, Trial.number.in_(wanted[i:i + self._IN_CHUNK]))

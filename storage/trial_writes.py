@@ -18,6 +18,9 @@ from storage.records import TrialRecord
 from storage.schema import Epoch, Run, RunArtifact, Study, Trial, TrialMetric
 
 INTERRUPTED_NOTE = "interrupted: the process running it stopped"
+# Columns of a stored artifact besides its name (`RunResult.artifacts` values): inline
+# `data`, or a file in an artifact store (store, store_key, size, sha256).
+ARTIFACT_FIELDS = ("media_type", "data", "store", "store_key", "size", "sha256")
 _NUMBER_ATTEMPTS = 20
 
 
@@ -139,13 +142,36 @@ class TrialWrites(Database):
             ]
             if epoch_rows:
                 s.execute(Epoch.__table__.insert(), epoch_rows)
-            artifact_rows = [
-                dict(run_id=run.id, name=str(name), media_type=str(a["media_type"]), data=str(a["data"]))
-                for run, r in zip(runs, result.runs)
-                for name, a in (r.artifacts or {}).items()
-            ]
+            artifact_rows = [artifact_row(run.id, name, a) for run, r in zip(runs, result.runs)
+                             for name, a in (r.artifacts or {}).items()]
             if artifact_rows:
                 s.execute(RunArtifact.__table__.insert(), artifact_rows)
+
+    def remove_artifacts(self, study: str, numbers: Iterable[int], name: str) -> list[dict[str, Any]]:
+        """Mark the stored artifacts `name` of these trials removed (those not marked yet)
+        and return what was marked: dicts with number, repeat, store, store_key. The caller
+        deletes the files afterwards: a record never points at a file already gone. Of
+        processes marking the same rows at once, each row is returned to one only."""
+        numbers = sorted({int(n) for n in numbers})
+        if not numbers:
+            return []
+        with self._session() as s:
+            study_id = self._study_id(s, study)
+            rows = s.execute(
+                select(RunArtifact.id, Trial.number, Run.repeat, RunArtifact.store, RunArtifact.store_key)
+                .join(Run, Run.id == RunArtifact.run_id).join(Trial, Trial.id == Run.trial_id)
+                .where(Trial.study_id == study_id, Trial.number.in_(numbers), RunArtifact.name == name,
+                       RunArtifact.store_key.is_not(None), RunArtifact.removed_at.is_(None))
+            ).all()
+            out, now = [], now_utc()
+            for artifact_id, number, repeat, store, key in rows:
+                changed = s.execute(
+                    update(RunArtifact).where(RunArtifact.id == artifact_id, RunArtifact.removed_at.is_(None))
+                    .values(removed_at=now).execution_options(synchronize_session=False)
+                ).rowcount
+                if changed:
+                    out.append({"number": number, "repeat": repeat, "store": store, "store_key": key})
+            return out
 
     def interrupt_running(
         self, study: str, orphan: Callable[[TrialRecord], bool] | None = None
@@ -226,3 +252,12 @@ class TrialWrites(Database):
             if not final and not running:
                 self._study_id(s, study)  # an unknown study is an error, not an empty one
             return int(final or 0), int(running or 0)
+
+
+def artifact_row(run_id: int, name: str, a: dict[str, Any]) -> dict[str, Any]:
+    """The run_artifacts row of one `RunResult.artifacts` entry."""
+    row: dict[str, Any] = {"run_id": run_id, "name": str(name), **{k: a.get(k) for k in ARTIFACT_FIELDS}}
+    row["media_type"] = str(row["media_type"])
+    if row["data"] is None and row["store_key"] is None:
+        raise StorageError(f"artifact {name!r} has neither data nor a store key")
+    return row

@@ -60,6 +60,9 @@ from tasks.optimizers import make_adamw as make_optimizer  # noqa: F401  (re-exp
 from tasks.registry import TRAINERS, get_task
 
 OnEpoch = Callable[[int, EpochRecord], None]
+# Where a complete run's kept state goes (`run_trial(keep=...)`): (spec, run, state) -> the
+# artifact record of the written file (search/artifacts/weights.py: `weights_sink`).
+Keep = Callable[[TrialSpec, RunResult, dict[str, torch.Tensor]], dict[str, Any]]
 GPU_CHECK_EVERY = 25
 
 
@@ -288,7 +291,8 @@ class BestValidation:
         test = evaluate(model, data, "test")
         metrics = {**test, **{f"val_{k}": v for k, v in self.record.metrics.items()}}
         extra, artifacts = after_run(self.task, model, data, seed)
-        return result("complete", metrics={**metrics, **extra}, best_epoch=self.record.epoch, artifacts=artifacts)
+        return result("complete", metrics={**metrics, **extra}, best_epoch=self.record.epoch, artifacts=artifacts,
+                      best_state=self.state)
 
 
 class RunLog:
@@ -370,10 +374,15 @@ def _run(
     return best.finish(judged, data, run.result, "epoch", seed)
 
 
-def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None) -> TrialResult:
+def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None, keep: Keep | None = None) -> TrialResult:
     """Train spec.config on spec.task once per seed; on_epoch(repeat_index, record) after
     every epoch of every run (raising TrialStopped there prunes the trial). DataError/UserError from loading the data propagate (check
-    the data first with tasks.load_data); errors during runs become failed runs."""
+    the data first with tasks.load_data); errors during runs become failed runs.
+
+    `keep(spec, run, state)` gets the state of every complete run as soon as the run ends
+    (the state its metrics come from) and returns the record of the file it wrote, kept
+    as the run's "weights" artifact; an exception there makes the run failed (no record
+    of a file that may be half written). The state itself never leaves this function."""
     t0 = time.perf_counter()
     task = get_task(spec.task, spec.task_options)
     device = resolve_device(spec.train.device)
@@ -387,6 +396,14 @@ def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None) -> TrialResul
             run, run_tb = trainer(spec, task, data, int(seed), index, on_epoch)
         except _CallbackError as e:
             raise e.original from None
+        state, run.best_state = run.best_state, None
+        if keep is not None and run.status == "complete" and state is not None:
+            try:
+                run.artifacts = {**run.artifacts, "weights": keep(spec, run, state)}
+            except Exception as e:
+                run.status, run.error = "failed", f"weights not written: {one_line(e, with_type=True)}"
+                run_tb = traceback.format_exc()
+        del state
         runs.append(run)
         tb = tb or run_tb
         if run.status == "pruned":

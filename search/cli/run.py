@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from core.errors import UserError
+from search.artifacts.location import DEFAULT_KEEP, KEEP
 from search.cli.common import open_store, print_frame, storage_arg, task_options
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SHARES, SPREADS
 from search.engine.pruners import DEFAULT_PRUNER
@@ -81,6 +82,12 @@ def add_parser(sub) -> None:
     where.add_argument("--trial-timeout", type=float, help="with --executor ray: seconds before a trial counts as hung")
     out = r.add_argument_group("results")
     storage_arg(out)
+    out.add_argument("--keep", help=f"whose trained weights are kept: {', '.join(KEEP)} (pareto: the trials on "
+                                    f"their family's Pareto front; a trial that falls off it loses its file; "
+                                    f"default {DEFAULT_KEEP})")
+    out.add_argument("--artifacts", metavar="URL",
+                     help="where weights are kept: a folder or s3://BUCKET/PREFIX (default: a folder beside the "
+                          "SQLite database, search-artifacts/ for search.db)")
     out.add_argument("--out", default=DEFAULT_REPORT_DIR, help=f"report folder (default {DEFAULT_REPORT_DIR})")
     out.add_argument("--no-report", action="store_true", help="do not write the report pages")
     r.set_defaults(func=cmd_run)
@@ -98,6 +105,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.data_dir is not None and not Path(a.data_dir).is_dir():
         raise UserError(f"data directory {a.data_dir!r} does not exist")
     load_data(prep.task, spec.data_dir, spec.train.device)  # missing data fails here, before any write
+    weights = check_weights_store(spec)  # and a store the weights cannot go to
     store = open_store(a.storage)
     done = []
     for k, one in enumerate(specs, 1):
@@ -110,6 +118,9 @@ def cmd_run(a: argparse.Namespace) -> int:
               f", {out.rejected} proposal(s) rejected over budget or shape"
               + (" (grid exhausted)" if out.exhausted else ""))
         print_pareto(df, out.study.metric, out.study.direction, prep.convention)
+        if weights is not None:
+            print(f"weights ({'the fronts' if spec.keep == 'pareto' else 'every complete trial'}): {weights}; "
+                  f"search model {one.study_name} TRIAL --out DIR")
         done.append((out.study, df))
     if len(specs) > 1:
         print(f"{len(specs)} replicate searches; which family wins, pooled over them: "
@@ -157,8 +168,20 @@ def run_spec(a: argparse.Namespace):
         storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
         space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),
         retries=_or(a.retries, 1), oom_retry=a.oom_retry, recipe=recipe.name if recipe else None,
-        executor_options=executor_options,
+        executor_options=executor_options, keep=_or(a.keep, DEFAULT_KEEP), artifacts=a.artifacts,
     )
+
+
+def check_weights_store(spec) -> str | None:
+    """The store `--keep` and `--artifacts` name (None: none kept), reachable (a folder
+    made if missing), before the database is opened: UserError (one line) otherwise."""
+    from search.artifacts.location import open_location, weights_location
+    from storage.engine import default_url, normalize_url
+
+    target = weights_location(spec.keep, spec.artifacts, normalize_url(spec.storage or default_url()))
+    if target is not None:
+        open_location(target, create=True)
+    return target
 
 
 def samples_for(store):

@@ -10,6 +10,7 @@ from typing import Any
 
 from core.errors import UserError
 from core.trials import TrainSettings, check_ema
+from search.artifacts.location import DEFAULT_KEEP, check_keep
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SHARES, SPREADS
 from search.engine.pruners import DEFAULT_GRACE, DEFAULT_PRUNER
 from search.engine.samplers import DEFAULT_SAMPLER, SAMPLERS
@@ -48,6 +49,8 @@ class RunSpec:
     recipe: str | None = None  # the recipe the settings came from (`search run --recipe`)
     replicate_of: str | None = None  # with `--search-repeats K`: the name the K replicate searches share
     replicate: int | None = None  # this search's index among them, 1..K
+    keep: str = DEFAULT_KEEP  # search.artifacts.KEEP: whose weights stay in the store (pareto, all, none)
+    artifacts: str | None = None  # the artifact store's URL; None: a folder beside the SQLite database
 
     def __post_init__(self) -> None:
 
@@ -83,6 +86,9 @@ class RunSpec:
         if self.train.lr is not None and not 0 < self.train.lr < math.inf:
             raise UserError(f"--lr must be a positive number, got {self.train.lr}")
         check_ema(self.train.ema, self.train.ema_warmup)
+        check_keep(self.keep)
+        if self.artifacts is not None and self.keep == "none":
+            raise UserError("--artifacts names where weights are kept, but --keep none keeps none")
 
     @property
     def study_name(self) -> str:

@@ -25,6 +25,8 @@ from core.io import IOSpec
 from core.statuses import CURVE_STATUSES, REPLAYED_STATUSES, RETRY_STATUSES
 from core.trials import EpochRecord, TrialResult, TrialSpec, TrialStopped
 from models import FAMILIES, Family, get_family
+from search.artifacts.keep import Keeper
+from search.artifacts.location import weights_location
 from search.executors import Executor, check_executor, make_executor
 from search.engine.ownership import Heartbeat, is_orphan, owner_id
 from search.engine.proposers import Proposer, Rejection
@@ -159,6 +161,11 @@ class StudyLoop:
         self.proposer: Proposer | None = None
         self.pruner: Pruner = Pruner()  # `spec.pruner`'s, built by start()
         self.out: Outcome | None = None
+        # Where the processes that train write the weights (`--keep`, `--artifacts`; a
+        # folder beside the database file by default; None: none kept, or a store with no
+        # URL), and who keeps them as the study grows.
+        self.weights: str | None = weights_location(spec.keep, spec.artifacts, getattr(store, "url", None))
+        self.keeper: Keeper | None = None
 
     # -- steps ----------------------------------------------------------------------
     def start(self) -> Outcome:
@@ -167,6 +174,8 @@ class StudyLoop:
             self.name, task=spec.task, families=list(spec.spaces), metric=prep.task.metric,
             direction=prep.task.direction, budget=spec.budget, settings=study_settings(spec, prep),
         )
+        if self.weights is not None:
+            self.keeper = Keeper(spec.keep, store, self.name, study.metric, study.direction)
         interrupted = store.interrupt_running(self.name, orphan=is_orphan)
         past = store.trials(self.name, statuses=REPLAYED_STATUSES)
         self.proposer = make_proposer(
@@ -251,7 +260,7 @@ class StudyLoop:
                                       seeds=list(seeds), optuna=p.optuna, note=p.note, owner=self.owner,
                                       attempt=job.attempt, retry_of=job.retry_of)
         tspec = TrialSpec(self.name, number, p.family, p.config, spec.task, seeds, job.train, spec.data_dir,
-                          spec.task_options)
+                          spec.task_options, weights=self.weights)
         self.pending[number] = job
         self.executor.submit(tspec)
         self.progress.trial_started(tspec, p.params, p.note)
@@ -271,8 +280,11 @@ class StudyLoop:
     def on_result(self, tspec: TrialSpec, result: TrialResult) -> None:
         """Store a finished trial (one transaction), tell the proposer, queue its retry."""
         assert self.proposer is not None and self.out is not None
+        dropped = self.keeper.before_store(result) if self.keeper else []
         self.store.finish_trial(self.name, tspec.number, result)
         job = self.pending.pop(tspec.number)
+        if self.keeper is not None:
+            self.keeper.after_store(job.proposal.family, result, dropped)
         key = self.prep.objective_key
         objective = result.aggregate().get(key, (None,))[0] if result.status == "complete" else None
         self.proposer.tell(job.proposal, objective, job.proposal.params, pruned=result.status == "pruned")
@@ -327,7 +339,7 @@ def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     out = {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
-            "budget_of": spec.budget_of, "param_convention": prep.convention}
+            "budget_of": spec.budget_of, "param_convention": prep.convention, "keep": spec.keep}
     if spec.replicate_of is not None:  # one of K replicate searches (`search run --search-repeats K`)
         out |= {"replicate_of": spec.replicate_of, "replicate": spec.replicate}
     return out

@@ -60,6 +60,12 @@ class StudyStore(Protocol):
         (replacing what an earlier call stored for it)."""
         ...
 
+    def remove_artifacts(self, study: str, numbers: Iterable[int], name: str) -> list[dict[str, Any]]:
+        """Mark the stored artifacts `name` of these trials removed; return those this call
+        marked (number, repeat, store, store_key), whose files the caller then deletes.
+        Used only when weights are kept (a store with a `url`, or `--artifacts`)."""
+        ...
+
     def interrupt_trials(self, study: str, numbers: Iterable[int]) -> None:
         """Mark these trials `interrupted` if they are still running (Ctrl-C, an error)."""
         ...

@@ -42,7 +42,9 @@ class Executor(ABC):
 
 def run_guarded(spec: TrialSpec, on_epoch=None) -> TrialResult:
     """Run one trial in this process; any exception becomes a `failed` result with its
-    message and traceback (the study goes on). KeyboardInterrupt still stops the run."""
+    message and traceback (the study goes on). KeyboardInterrupt still stops the run.
+    With `spec.weights`, this process writes each complete run's weights to that store
+    (search/artifacts/weights.py) and only their records travel back in the result."""
     import time
     import traceback
 
@@ -55,7 +57,12 @@ def run_guarded(spec: TrialSpec, on_epoch=None) -> TrialResult:
             run_trial,  # imported lazily: torch start-up stays off the CLI's fast paths
         )
 
-        return run_trial(spec, on_epoch=on_epoch)
+        keep = None
+        if spec.weights is not None:
+            from search.artifacts.weights import weights_sink
+
+            keep = weights_sink(spec.weights)
+        return run_trial(spec, on_epoch=on_epoch, keep=keep)
     except Exception as e:
         return TrialResult(spec.number, "failed", [], time.monotonic() - t0, "unknown", error=one_line(e, with_type=True),
                            traceback=traceback.format_exc())

@@ -7,6 +7,9 @@ config has KEY=VALUE misbehave for real, before training starts:
     raise  the trial raises RuntimeError (an ordinary bug)
 Executors call `inject(spec)` just before running a trial, in the process that runs it
 (the driver for --executor local, a Ray worker for --executor ray).
+
+A kill in the middle of writing a trial's weights is SEARCH_FAULT_WEIGHTS=crash
+(search/artifacts/weights.py: half the file is written, then the process exits).
 """
 from __future__ import annotations
 

@@ -116,3 +116,49 @@ def test_0002_database_upgrades_to_head_keeping_its_rows(url: str) -> None:
         assert n == 3 and store.progress("old") == (2, 1)
         assert store.retry_candidates("old", ["failed"], 1) == []
         assert [t.number for t in store.interrupt_running("old", lambda t: t.owner is None)] == [2]
+
+
+
+ARTIFACTS = sa.table(
+    "run_artifacts", sa.column("id", sa.Integer), sa.column("run_id", sa.Integer), sa.column("name", sa.String),
+    sa.column("media_type", sa.String), sa.column("data", sa.Text),
+)
+
+
+def test_0006_database_upgrades_keeping_its_artifacts_and_takes_stored_ones(url: str) -> None:
+    """0007: a sample grid stored inline before keeps its data; a file kept in an artifact
+    store (no data; store, key, size, sha256) is recorded after, and marked removed."""
+    upgrade_to(url, "0006")
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(STUDIES.insert(), [dict(id=1, name="old", task="digits-diffusion", families=["lmlp"],
+                                             metric="fid", direction="minimize", budget=10, settings={},
+                                             created_at=T0)])
+        conn.execute(TRIALS.insert(), [dict(id=1, study_id=1, number=0, family="lmlp", status="complete", params=9,
+                                            config={"width": 8}, d_z=None, width=8, objective=1.0, seeds=[7],
+                                            started_at=T0, finished_at=T0)])
+        conn.execute(RUNS.insert(), [dict(id=1, trial_id=1, repeat=0, seed=7, status="complete",
+                                          metrics={"fid": 1.0})])
+        conn.execute(ARTIFACTS.insert(), [dict(id=1, run_id=1, name="samples", media_type="image/png", data="iVBOR")])
+    if engine.dialect.name == "postgresql":
+        with engine.begin() as conn:
+            for table in ("studies", "trials", "runs", "run_artifacts"):
+                conn.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                                     f"(SELECT MAX(id) FROM {table}))"))
+    engine.dispose()
+
+    with Store(url) as store:
+        (old,) = store.artifacts("old", 0)
+        assert (old["data"], old["store_key"], old["removed_at"]) == ("iVBOR", None, None)
+        n = store.add_trial("old", family="lmlp", config={"width": 8}, params=9, seeds=[8])
+        run = make_run(8, {"fid": 2.0})
+        run.artifacts = {"weights": {"media_type": "application/vnd.safetensors", "store": "/w", "store_key": "k",
+                                     "size": 12, "sha256": "ab" * 32}}
+        store.finish_trial("old", n, make_result(n, [run]))
+        (new,) = store.artifacts("old", n, "weights")
+        assert (new["data"], new["store"], new["store_key"], new["size"], new["sha256"]) == (
+            None, "/w", "k", 12, "ab" * 32)
+        assert store.remove_artifacts("old", [0, n], "weights") == [
+            {"number": n, "repeat": 0, "store": "/w", "store_key": "k"}]
+        assert store.artifacts("old", n)[0]["removed_at"] is not None
+        assert store.remove_artifacts("old", [n], "weights") == []  # marked once

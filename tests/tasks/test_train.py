@@ -281,3 +281,33 @@ def test_the_models_regularization_is_added_to_the_training_loss():
         one_full_batch_step(orth, task, data)[0], abs=1e-6)
     han = get_family("han").build({"width": 8, "depth": 2}, task.io())
     assert model_regularizer(han) is None and model_regularizer(m1) is not None
+
+
+def test_keep_gets_each_complete_runs_best_state_and_a_failed_write_fails_the_run():
+    """`run_trial(keep=)` sees the state the test metrics come from (reloaded, it gives
+    them again), its record becomes the run's "weights" artifact, the state never leaves
+    the result; a keep that raises makes the run failed (no record of a half file)."""
+    from tasks.train import evaluate
+
+    seen = []
+
+    def keep(s, run, state):
+        seen.append((run.seed, state))
+        return {"media_type": "m", "store": "/w", "store_key": f"k{run.seed}", "size": 1, "sha256": "x"}
+
+    r = tasks.run_trial(spec(seeds=(0, 1), epochs=2), keep=keep)
+    assert r.status == "complete" and [s for s, _ in seen] == [0, 1]
+    assert [run.artifacts["weights"]["store_key"] for run in r.runs] == ["k0", "k1"]
+    assert all(run.best_state is None for run in r.runs) and "best_state" not in r.runs[0].to_dict()
+    task = tasks.get_task("digits-denoise")
+    model = tasks.train.models.get_family("hourglass").build(TINY, task.io())
+    model.load_state_dict(seen[1][1])
+    data = tasks.load_data(task, None, torch.device("cpu"))
+    assert evaluate(model, data, "test")["psnr"] == pytest.approx(r.runs[1].metrics["psnr"], abs=1e-6)
+
+    def broken(s, run, state):
+        raise OSError("disk full")
+
+    r = tasks.run_trial(spec(epochs=1), keep=broken)
+    assert r.status == "failed" and r.error == "weights not written: OSError: disk full"
+    assert r.runs[0].artifacts == {} and "OSError: disk full" in r.traceback

@@ -63,3 +63,42 @@ def test_random_kill_points_lose_and_duplicate_nothing(tmp_path):
     r = campaign(tmp_path, kills=4, trials=6, seed=1, max_wait=3.0, epochs=6)
     assert r["final_rc"] == 0 and r["complete"] == 6
     assert r["lost"] == 0 and r["duplicated"] == 0
+
+
+@pytest.mark.slow
+def test_kill_during_a_weights_write_then_resume(tmp_path):
+    """The process dies halfway through writing a trial's weights (SEARCH_FAULT_WEIGHTS=crash
+    writes half the file, then exits as kill -9 would): no record points at the half file,
+    and the same command again completes the study with every record's file whole."""
+    import hashlib
+
+    from search import load_model
+    from storage import Store
+
+    args = ARGS[:ARGS.index("--trials")] + ["--trials", "3", "--epochs", "2", "--no-report", "--study", "k",
+                                            "--pruner", "none", "--keep", "all"]
+    proc = run_subprocess(args, cwd=tmp_path, env_extra={"SEARCH_FAULT_WEIGHTS": "crash"})
+    proc.communicate(timeout=300)
+    assert proc.returncode == 137
+    folder = tmp_path / "search-artifacts"
+    half = {p.name for p in folder.iterdir()}
+    assert len(half) == 1  # the half-written file of the first trial
+    con = sqlite3.connect(tmp_path / "search.db")
+    assert con.execute("SELECT status FROM trials").fetchall() == [("running",)]
+    assert con.execute("SELECT count(*) FROM run_artifacts").fetchone() == (0,)
+    con.close()
+
+    again = run_subprocess(args, cwd=tmp_path)
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    df = load_trials("k", f"sqlite:///{tmp_path / 'search.db'}")
+    assert (df.status == "complete").sum() == 3 and list(df.status[df.number == 0]) == ["interrupted"]
+    with Store(f"sqlite:///{tmp_path / 'search.db'}") as store:
+        kept = store.artifacts_of("k", df.number, "weights")
+    assert set(kept) == set(df.number[df.status == "complete"])  # the interrupted trial has no record
+    for rows in kept.values():
+        (a,) = rows
+        assert a["store_key"] not in half
+        assert hashlib.sha256((folder / a["store_key"]).read_bytes()).hexdigest() == a["sha256"]
+    for n in kept:
+        load_model("k", int(n), storage=str(tmp_path / "search.db"))

@@ -52,6 +52,10 @@ def test_ray_runs_a_multi_family_study_like_the_local_executor(tmp_path, one_thr
     same = a.merge(b, on=["family", "params"], suffixes=("_l", "_r"))
     same = same[same.config_l == same.config_r]
     assert len(same) >= 1 and (abs(same.psnr_l - same.psnr_r) < 1e-4).all()
+    # the Ray workers wrote the weights beside the database themselves; the driver recorded them
+    kept = [a for rows in store.artifacts_of("ray", b.number, "weights").values() for a in rows]
+    assert kept and all(a["store"] == str(tmp_path / "db-artifacts") for a in kept)
+    assert all((tmp_path / "db-artifacts" / a["store_key"]).is_file() for a in kept if a["removed_at"] is None)
 
 
 def test_ray_worker_crash_and_hang_are_failed_and_retried(tmp_path, monkeypatch):
