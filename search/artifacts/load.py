@@ -67,9 +67,11 @@ def read_weights(study: str, trial: int, *, storage: str | None = None, seed: in
         t = trials[trial]
         kept = [a for a in store.artifacts(study, trial, WEIGHTS) if a["store_key"]]
     if not kept:
+        keep = record.settings.get("keep")
         why = (f"it is {t.status}" if t.status != "complete" else
-               "the study keeps none (--keep none)" if record.settings.get("keep") == "none" else
-               "none were written (it ran before weights were kept, or without --keep)")
+               "the study keeps none (--keep none)" if keep == "none" else
+               "the study was created before weights were kept" if keep is None else
+               "none were recorded for it")
         raise UserError(f"trial {trial} of study {study!r} has no weights: {why}")
     run = _pick(kept, seed, study, trial)
     if run["removed_at"] is not None:
