@@ -63,3 +63,28 @@ class TrialRecord:
     heartbeat_at: datetime | None = None
     attempt: int = 0  # 0 for a first run, k for its k-th retry
     retry_of: int | None = None  # the trial number this one retries
+
+
+@dataclass
+class RetrainingRecord:
+    """One retraining of a trial (`search train`): its settings (epochs, seeds, recipe,
+    training settings), status, aggregated test metrics (name -> (mean, std|None, n)) and
+    runs: dicts with repeat, seed, status, best_epoch, epochs (how many were trained),
+    metrics, duration_s, error and artifacts (as `Store.artifacts` gives them)."""
+
+    trial: int  # the trial's number
+    number: int  # 1, 2, ... per trial
+    status: str
+    settings: dict[str, Any]
+    metrics: dict[str, tuple[float | None, float | None, int]]
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    device: str | None = None
+    error: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    duration_s: float | None = None
+
+    @property
+    def epochs(self) -> int | None:
+        """The epochs it was asked to train."""
+        return self.settings.get("epochs")

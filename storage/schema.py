@@ -157,13 +157,15 @@ class TrialMetric(Base):
 
 
 class Run(Base):
-    """One seed of one trial."""
+    """One seed of one trial: of the search (`retraining` 0) or of the trial's retraining
+    number `retraining` (0008: `search train`, see `Retraining`)."""
 
     __tablename__ = "runs"
-    __table_args__ = (UniqueConstraint("trial_id", "repeat"),)
+    __table_args__ = (UniqueConstraint("trial_id", "retraining", "repeat"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     trial_id: Mapped[int] = mapped_column(ForeignKey("trials.id", ondelete="CASCADE"))
+    retraining: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # 0008
     repeat: Mapped[int] = mapped_column(Integer)
     seed: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(16))
@@ -206,3 +208,30 @@ class RunArtifact(Base):
     size: Mapped[int | None] = mapped_column(BigInteger)
     sha256: Mapped[str | None] = mapped_column(String(64))
     removed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Retraining(Base):
+    """A trial's configuration trained again (0008, `search train`): number k (1, 2, ...
+    per trial), its settings (epochs, seeds, recipe, training settings), status and
+    aggregated test metrics (name -> {mean, std, n}). Its runs are the `runs` rows with
+    `retraining = k` (with their epochs and artifacts); the search's own rows (trial
+    metrics, runs with `retraining = 0`) never change. Stored in one transaction when it
+    ends, so a killed retraining leaves no row."""
+
+    __tablename__ = "retrainings"
+    __table_args__ = (
+        UniqueConstraint("trial_id", "number"),
+        CheckConstraint(_in("status", TRIAL_STATUSES), name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    trial_id: Mapped[int] = mapped_column(ForeignKey("trials.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))
+    settings: Mapped[dict[str, Any]] = mapped_column(JSONData)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSONData)
+    device: Mapped[str | None] = mapped_column(String(64))
+    error: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    duration_s: Mapped[float | None] = mapped_column(Float)

@@ -13,7 +13,7 @@ from core.statuses import FAILURE_STATUSES
 from storage.convert import jsonable, now_utc, study_record
 from storage.engine import Database, _Conflict
 from storage.records import StudyRecord, StudySummary, StudyVersion
-from storage.schema import Epoch, Run, Study, Trial, TrialMetric
+from storage.schema import Epoch, Retraining, Run, Study, Trial, TrialMetric
 
 
 class Studies(Database):
@@ -129,8 +129,8 @@ class Studies(Database):
         The version covers everything a page shows: the study row (budget, families,
         settings) and, over its trials, their number, the newest trial's id, how many run
         (an interrupted trial changes no time), the latest start and the latest end (a
-        finish, a re-finish or a rejection). Heartbeats are left out: they change nothing
-        shown.
+        finish, a re-finish or a rejection), and how many retrainings its trials have and the
+        newest's id (`search train`). Heartbeats are left out: they change nothing shown.
         """
         with self._session() as s:
             q = select(Study)
@@ -143,11 +143,16 @@ class Studies(Database):
             if name is not None:
                 q = q.where(Trial.study_id == studies[0].id)
             trials = {row[0]: row[1:] for row in s.execute(q)}
+            q = (select(Trial.study_id, func.count(), func.max(Retraining.id))
+                 .join(Trial, Trial.id == Retraining.trial_id).group_by(Trial.study_id))
+            if name is not None:
+                q = q.where(Trial.study_id == studies[0].id)
+            retrained = {row[0]: row[1:] for row in s.execute(q)}
         out = {}
         for st in studies:
             n, top, running, started, finished = trials.get(st.id, (0, None, 0, None, None))
             version = json.dumps([st.id, st.name, st.budget, st.families, st.settings, n, top, running,
-                                  started, finished], default=str, sort_keys=True)
+                                  started, finished, *retrained.get(st.id, (0, None))], default=str, sort_keys=True)
             times = [t for t in (st.created_at, started, finished) if t is not None]
             out[st.name] = StudyVersion(version, max(times) if times else None)
         return out
@@ -160,6 +165,7 @@ class Studies(Database):
             run_ids = select(Run.id).where(Run.trial_id.in_(trial_ids))
             s.execute(delete(Epoch).where(Epoch.run_id.in_(run_ids)))
             s.execute(delete(Run).where(Run.trial_id.in_(trial_ids)))
+            s.execute(delete(Retraining).where(Retraining.trial_id.in_(trial_ids)))
             s.execute(delete(TrialMetric).where(TrialMetric.trial_id.in_(trial_ids)))
             s.execute(delete(Trial).where(Trial.study_id == study.id))
             s.execute(delete(Study).where(Study.id == study.id))

@@ -1,4 +1,6 @@
-"""Trial reads: records with their metrics, per-epoch rows, artifacts, the trials frame."""
+"""Trial reads: records with their metrics, per-epoch rows, artifacts, the trials frame.
+They read the search's runs only (`runs.retraining` 0); a trial's retrainings are read
+by `storage/retrainings.py`."""
 from __future__ import annotations
 
 import math
@@ -57,19 +59,10 @@ class TrialReads(Database):
                     Epoch.elapsed_s,
                 )
                 .join(Epoch, Epoch.run_id == Run.id)
-                .where(Run.trial_id == trial.id)
+                .where(Run.trial_id == trial.id, Run.retraining == 0)
                 .order_by(Run.repeat, Epoch.epoch, Epoch.id)
             ).all()
-        out = []
-        for repeat, seed, epoch, loss, metrics, elapsed in rows:
-            row: dict[str, Any] = {"repeat": repeat, "seed": seed, "epoch": epoch,
-                                   "train_loss": math.nan if loss is None else loss}
-            for k, v in (metrics or {}).items():
-                if k not in ("repeat", "seed", "epoch", "train_loss", "elapsed_s"):
-                    row[k] = math.nan if v is None else v
-            row["elapsed_s"] = math.nan if elapsed is None else elapsed
-            out.append(row)
-        return out
+        return epoch_rows(rows)
 
     # What `artifacts` and `artifacts_of` return of each artifact.
     _ARTIFACT_KEYS = ("repeat", "seed", "name", "media_type", "data", "store", "store_key", "size", "sha256",
@@ -88,7 +81,7 @@ class TrialReads(Database):
             q = (
                 select(*self._ARTIFACT_COLUMNS)
                 .join(RunArtifact, RunArtifact.run_id == Run.id)
-                .where(Run.trial_id == trial.id)
+                .where(Run.trial_id == trial.id, Run.retraining == 0)
                 .order_by(Run.repeat, RunArtifact.name)
             )
             if name is not None:
@@ -113,7 +106,8 @@ class TrialReads(Database):
                     select(Trial.number, *self._ARTIFACT_COLUMNS)
                     .join(Run, Run.trial_id == Trial.id)
                     .join(RunArtifact, RunArtifact.run_id == Run.id)
-                    .where(Trial.study_id == study_id, Trial.number.in_(wanted[i:i + self._IN_CHUNK]))
+                    .where(Trial.study_id == study_id, Trial.number.in_(wanted[i:i + self._IN_CHUNK]),
+                           Run.retraining == 0)
                     .order_by(Trial.number, Run.repeat, RunArtifact.name)
                 )
                 if name is not None:
@@ -147,7 +141,7 @@ class TrialReads(Database):
                 s.execute(
                     select(Run.trial_id, func.count())
                     .join(Trial, Trial.id == Run.trial_id)
-                    .where(Trial.study_id == study_id, Run.status == "complete")
+                    .where(Trial.study_id == study_id, Run.status == "complete", Run.retraining == 0)
                     .group_by(Run.trial_id)
                 ).all()
             )
@@ -159,3 +153,17 @@ class TrialReads(Database):
         from storage.frames import build_frame
 
         return build_frame(values, metrics)
+
+
+def epoch_rows(rows: Iterable[Any]) -> list[dict[str, Any]]:
+    """`Store.epochs`' dicts of (repeat, seed, epoch, train_loss, metrics, elapsed_s) rows."""
+    out = []
+    for repeat, seed, epoch, loss, metrics, elapsed in rows:
+        row: dict[str, Any] = {"repeat": repeat, "seed": seed, "epoch": epoch,
+                               "train_loss": math.nan if loss is None else loss}
+        for k, v in (metrics or {}).items():
+            if k not in ("repeat", "seed", "epoch", "train_loss", "elapsed_s"):
+                row[k] = math.nan if v is None else v
+        row["elapsed_s"] = math.nan if elapsed is None else elapsed
+        out.append(row)
+    return out

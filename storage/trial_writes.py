@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, select, update
 
 from core.errors import StorageError
 from core.statuses import FINISHED_STATUSES, TRIAL_STATUSES
-from core.trials import TrialResult
+from core.trials import RunResult, TrialResult
 from storage.convert import dims, finite, jsonable, now_utc, trial_record
 from storage.engine import Database, _Conflict
 from storage.records import TrialRecord
@@ -105,10 +105,11 @@ class TrialWrites(Database):
                 self._trial(s, self._study(s, study), number)
             trial, metric = found
             if trial.finished_at is not None:  # finished before: replace what that call stored
-                run_ids = select(Run.id).where(Run.trial_id == trial.id)
+                searched = (Run.trial_id == trial.id, Run.retraining == 0)  # its retrainings stay
+                run_ids = select(Run.id).where(*searched)
                 s.execute(delete(Epoch).where(Epoch.run_id.in_(run_ids)))
                 s.execute(delete(RunArtifact).where(RunArtifact.run_id.in_(run_ids)))
-                s.execute(delete(Run).where(Run.trial_id == trial.id))
+                s.execute(delete(Run).where(*searched))
                 s.execute(delete(TrialMetric).where(TrialMetric.trial_id == trial.id))
             trial.status = result.status
             trial.error = result.error
@@ -122,30 +123,7 @@ class TrialWrites(Database):
                 TrialMetric(trial_id=trial.id, name=name, mean=finite(mean), std=finite(std), n=n)
                 for name, (mean, std, n) in aggregate.items()
             )
-            runs = [
-                Run(
-                    trial_id=trial.id, repeat=i, seed=int(r.seed), status=r.status,
-                    best_epoch=r.best_epoch, metrics=jsonable(r.metrics),
-                    duration_s=finite(r.duration_s), error=r.error,
-                )
-                for i, r in enumerate(result.runs)
-            ]
-            s.add_all(runs)
-            s.flush()
-            epoch_rows = [
-                dict(
-                    run_id=run.id, epoch=int(e.epoch), train_loss=finite(e.train_loss),
-                    metrics=jsonable(e.metrics), elapsed_s=finite(e.elapsed_s),
-                )
-                for run, r in zip(runs, result.runs)
-                for e in r.epochs
-            ]
-            if epoch_rows:
-                s.execute(Epoch.__table__.insert(), epoch_rows)
-            artifact_rows = [artifact_row(run.id, name, a) for run, r in zip(runs, result.runs)
-                             for name, a in (r.artifacts or {}).items()]
-            if artifact_rows:
-                s.execute(RunArtifact.__table__.insert(), artifact_rows)
+            add_runs(s, trial.id, result.runs)
 
     def remove_artifacts(self, study: str, numbers: Iterable[int], name: str) -> list[dict[str, Any]]:
         """Mark the stored artifacts `name` of these trials removed (those not marked yet)
@@ -161,7 +139,8 @@ class TrialWrites(Database):
                 select(RunArtifact.id, Trial.number, Run.repeat, RunArtifact.store, RunArtifact.store_key)
                 .join(Run, Run.id == RunArtifact.run_id).join(Trial, Trial.id == Run.trial_id)
                 .where(Trial.study_id == study_id, Trial.number.in_(numbers), RunArtifact.name == name,
-                       RunArtifact.store_key.is_not(None), RunArtifact.removed_at.is_(None))
+                       RunArtifact.store_key.is_not(None), RunArtifact.removed_at.is_(None),
+                       Run.retraining == 0)  # a retraining's files are kept: the user asked for them
             ).all()
             out, now = [], now_utc()
             for artifact_id, number, repeat, store, key in rows:
@@ -252,6 +231,32 @@ class TrialWrites(Database):
             if not final and not running:
                 self._study_id(s, study)  # an unknown study is an error, not an empty one
             return int(final or 0), int(running or 0)
+
+
+def add_runs(s: Any, trial_id: int, results: list[RunResult], retraining: int = 0) -> None:
+    """Insert one trial's runs (of the search, or of its retraining number `retraining`)
+    with their epochs and artifacts, in the session's transaction."""
+    runs = [
+        Run(
+            trial_id=trial_id, retraining=int(retraining), repeat=i, seed=int(r.seed), status=r.status,
+            best_epoch=r.best_epoch, metrics=jsonable(r.metrics), duration_s=finite(r.duration_s), error=r.error,
+        )
+        for i, r in enumerate(results)
+    ]
+    s.add_all(runs)
+    s.flush()
+    epoch_rows = [
+        dict(run_id=run.id, epoch=int(e.epoch), train_loss=finite(e.train_loss), metrics=jsonable(e.metrics),
+             elapsed_s=finite(e.elapsed_s))
+        for run, r in zip(runs, results)
+        for e in r.epochs
+    ]
+    if epoch_rows:
+        s.execute(Epoch.__table__.insert(), epoch_rows)
+    artifact_rows = [artifact_row(run.id, name, a) for run, r in zip(runs, results)
+                     for name, a in (r.artifacts or {}).items()]
+    if artifact_rows:
+        s.execute(RunArtifact.__table__.insert(), artifact_rows)
 
 
 def artifact_row(run_id: int, name: str, a: dict[str, Any]) -> dict[str, Any]:

@@ -162,3 +162,34 @@ def test_0006_database_upgrades_keeping_its_artifacts_and_takes_stored_ones(url:
             {"number": n, "repeat": 0, "store": "/w", "store_key": "k"}]
         assert store.artifacts("old", n)[0]["removed_at"] is not None
         assert store.remove_artifacts("old", [n], "weights") == []  # marked once
+
+
+def test_0007_database_upgrades_keeping_its_runs_and_takes_retrainings(url: str) -> None:
+    """0008: the runs stored before are the search's (retraining 0); a retraining of the
+    same trial may reuse their repeat numbers, and the search's runs stay as they were."""
+    upgrade_to(url, "0007")
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(STUDIES.insert(), [dict(id=1, name="old", task="digits-denoise", families=["hourglass"],
+                                             metric="psnr", direction="maximize", budget=10, settings={},
+                                             created_at=T0)])
+        conn.execute(TRIALS.insert(), [dict(id=1, study_id=1, number=0, family="hourglass", status="complete",
+                                            params=9, config={"d_z": 8}, d_z=8, width=None, objective=1.0,
+                                            seeds=[7], started_at=T0, finished_at=T0)])
+        conn.execute(RUNS.insert(), [dict(id=1, trial_id=1, repeat=0, seed=7, status="complete",
+                                          metrics={"psnr": 1.0})])
+        conn.execute(EPOCHS.insert(), [dict(run_id=1, epoch=1, train_loss=0.5, metrics={"psnr": 1.0})])
+    if engine.dialect.name == "postgresql":
+        with engine.begin() as conn:
+            for table in ("studies", "trials", "runs", "epochs"):
+                conn.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                                     f"(SELECT MAX(id) FROM {table}))"))
+    engine.dispose()
+
+    with Store(url) as store:
+        before = store.epochs("old", 0)
+        assert [r["seed"] for r in before] == [7]
+        assert store.add_retraining("old", 0, {"epochs": 4}, make_result(0, [make_run(7, {"psnr": 3.0}, n_epochs=4)])) == 1
+        assert store.epochs("old", 0) == before
+        (r,) = store.retrainings("old")
+        assert (r.runs[0]["repeat"], r.runs[0]["epochs"], r.metrics["psnr"][0]) == (0, 4, 3.0)
