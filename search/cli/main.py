@@ -1,5 +1,5 @@
 """The `search` command's parser. Thin: each sub-command parses its flags and calls one
-function of the modules beside this one (run, browse, catalog, compare, export, model, data).
+function of the modules beside this one (run, browse, catalog, compare, export, model, train, data).
 
 Errors a user can fix (UserError) print one line and exit with status 2.
 """
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from core.errors import UserError
 from search import __version__
-from search.cli import browse, catalog, compare, data, export, model, predict, run
+from search.cli import browse, catalog, compare, data, export, model, predict, run, train
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"search {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in (run.add_parser, browse.add_parsers, compare.add_parser, predict.add_parser, export.add_parser,
-                model.add_parser, catalog.add_parsers, data.add_parser):
+                model.add_parser, train.add_parser, catalog.add_parsers, data.add_parser):
         add(sub)
     return p
 

@@ -207,6 +207,23 @@ def test_studies_sql_report(cli, study_db, tmp_path):
      "the artifact folder /no/such/dir does not exist"),
     (("model", "digits-denoise-hourglass-conventional", "first", "--out", "m"), "invalid int value: 'first'"),
     (("model", "digits-denoise-hourglass-conventional", "0"), "the following arguments are required: --out"),
+    (("train", "nope", "0", "--epochs", "3"), "no study named 'nope'"),
+    (("train", "digits-denoise-hourglass-conventional", "99", "--epochs", "3"), "study 'digits-denoise-hourglass-conventional' has no trial 99"),
+    (("train", "digits-denoise-hourglass-conventional", "0"), "the following arguments are required: --epochs"),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "0"), "--epochs must be at least 1, got 0"),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "ten"), "argument --epochs: invalid int value: 'ten'"),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "3", "--repeats", "0"), "--repeats must be at least 1, got 0"),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "3", "--repeats", "-2"), "--repeats must be at least 1, got -2"),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "3", "--recipe", "nope"), "unknown recipe 'nope'; known: chen-denoise, "),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "3", "--recipe", "bad.toml"), "malformed recipe"),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "3", "--recipe", "yu-sines-small"),
+     "recipe 'yu-sines-small' is for task sines; study 'digits-denoise-hourglass-conventional' is on digits-denoise"),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "3", "--device", "tpu9"), "unknown device 'tpu9'"),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "3", "--data-dir", "/no/such/dir"),
+     "data directory '/no/such/dir' does not exist"),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "3", "--artifacts", "ftp://host/w"),
+     "--artifacts 'ftp://host/w': unknown scheme 'ftp'"),
+    (("train", "digits-denoise-hourglass-conventional", "0", "--epochs", "3", "--artifacts", "bad.toml/w"), "cannot make the artifact folder"),
 ])
 def test_bad_input_one_line_exit_2_database_unchanged(cli, study_db, tmp_path, args, match):
     (tmp_path / "bad.toml").write_text("[hourglass\n")
