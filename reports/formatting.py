@@ -128,3 +128,16 @@ def format_time(v: Any) -> str:
         return pd.Timestamp(v).strftime("%Y-%m-%d %H:%M:%S")
     except (TypeError, ValueError):
         return str(v)
+
+
+def format_bytes(n: Any) -> str:
+    """'35.2 kB (35,212 bytes)' for a file size (decimal units); '' when missing."""
+    x = _finite(n)
+    if x is None:
+        return ""
+    size, unit = float(x), "bytes"
+    for u in ("kB", "MB", "GB", "TB"):
+        if size < 1000:
+            break
+        size, unit = size / 1000, u
+    return f"{int(x):,} bytes" if unit == "bytes" else f"{size:.3g} {unit} ({int(x):,} bytes)"

@@ -13,14 +13,17 @@ from reports.curves import learning_curves
 from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_value
 from reports.html import esc, figure_html, html_table, page
+from reports.kept import trial_kept_html
 from reports.site import settings_html
 from storage.records import StudyRecord, TrialRecord
 
 
 def trial_page(record: StudyRecord, trial: TrialRecord, epochs: list[dict[str, Any]], study_link: str,
-               refresh_s: int | None = None) -> str:
-    """One trial: its configuration, status, metrics (mean ± std over runs) and each run's
-    per-epoch training loss and validation metric."""
+               refresh_s: int | None = None, weights: Sequence[dict[str, Any]] = (),
+               retrainings: Sequence[Any] = (), download: Any | None = None) -> str:
+    """One trial: its configuration, status, metrics (mean ± std over runs), each run's
+    per-epoch training loss and validation metric, its kept weights files (size, sha256,
+    `download(study, number, retraining, repeat)`'s link) and its retrainings."""
     meta = [("study", f'<a href="{esc(study_link)}">{esc(record.name)}</a>'), ("family", esc(trial.family)),
             ("status", esc(trial.status)), ("params", esc(format_params(trial.params))),
             ("config", settings_html(trial.config)), ("seeds", settings_html(list(trial.seeds)))]
@@ -43,7 +46,8 @@ def trial_page(record: StudyRecord, trial: TrialRecord, epochs: list[dict[str, A
             "<h2>Metrics</h2>", html_table(metrics, empty="No metrics (the trial has no complete run)."),
             "<h2>Runs</h2>", html_table(runs, numeric=["run", "seed", "epochs"], empty="No epochs recorded yet."),
             "<h2>Learning curves</h2>",
-            figure_html(figures.learning_figure(curves), "learning-figure")]
+            figure_html(figures.learning_figure(curves), "learning-figure"),
+            trial_kept_html(record, trial.number, weights, retrainings, download)]
     return page(f"trial #{trial.number} — {record.name}", "\n".join(body), plotly=True, refresh_s=refresh_s)
 
 

@@ -7,6 +7,8 @@ Pages are built from the database, so they show a study as it runs:
     /trial-<slug>-<n>.html  one trial: configuration, metrics, per-epoch learning curves
     /compare.html?study=A&study=B   several studies' fronts on one plot
                             (&predict_at=1M,10M: their laws' predictions marked there)
+    /weights-<slug>-<n>-<k>-<r>.safetensors   a kept weights file of trial n (k: 0 for the
+                            search's run r, else its retraining k), its sha256 checked first
     /plotly.min.js          plotly's JavaScript, served locally (no network needed)
     /changed?page=P&etag=E  "changed" or "unchanged": has page P moved on from the version
                             whose ETag is E (what a live study page asks every 5 s)
@@ -39,7 +41,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,8 +50,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from plotly.offline import get_plotlyjs
 
-from core.errors import UserError
+from core.errors import UserError, one_line
 from reports.html import PLOTLY_JS, esc, page
+from reports.kept import WEIGHTS_ARTIFACT, store_kept
 from reports.live import compare_page, trial_page
 from reports.page_cache import CachedPage, PageCache, accepts_gzip, not_modified
 from reports.site import index_page, slugify, store_samples, study_filename, study_page
@@ -61,18 +64,34 @@ REFRESH_S = 5  # a page of a study with running trials asks whether it changed t
 VERSION_TTL_S = 1.0  # the studies' versions are read at most this often (pages lag by as much)
 _STUDY = re.compile(r"^/study-(?P<slug>[a-z0-9._-]+)\.html$")
 _TRIAL = re.compile(r"^/trial-(?P<slug>[a-z0-9._-]+)-(?P<number>\d+)\.html$")
+_WEIGHTS = re.compile(r"^/weights-(?P<slug>[a-z0-9._-]+)-(?P<number>\d+)-(?P<retraining>\d+)-(?P<repeat>\d+)"
+                      r"\.safetensors$")
+# (store URL, key) -> the file's bytes: how the server reads a kept file (`search serve`
+# passes one over search/artifacts; without it, no file is offered).
+ReadFile = Callable[[str, str], bytes]
+
+
+class FileMismatch(Exception):
+    """A kept file whose bytes differ from its record (size or sha256): never served."""
 
 
 def trial_filename(study: str, number: int | str) -> str:
     return f"trial-{slugify(study)}-{int(number)}.html"
 
 
+def weights_filename(study: str, number: int, retraining: int, repeat: int) -> str:
+    """The download address of a kept weights file (retraining 0: the search's run)."""
+    return f"weights-{slugify(study)}-{int(number)}-{int(retraining)}-{int(repeat)}.safetensors"
+
+
 class Pages:
     """The pages of one database: study pages and the index kept per version of their
     studies (`PageCache`), the others built on each call."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, read_file: ReadFile | None = None) -> None:
         self.store = store
+        self.read_file = read_file
+        self.download = weights_filename if read_file is not None else None
         self.cache = PageCache()
         self._plotly: bytes | None = None
         self._versions: dict[str, StudyVersion] = {}
@@ -128,6 +147,7 @@ class Pages:
         record, df = self.store.get_study(name), self.store.trials_frame(name)
         running = status_counts(df).get("running", 0) > 0
         return study_page(record, df, store_samples(self.store), trial_link=lambda n: trial_filename(name, n),
+                          kept=store_kept(self.store, self.download),
                           refresh_s=REFRESH_S if running else None,
                           poll_url=f"changed?page={study_filename(name)}&etag={etag.strip(chr(34))}")
 
@@ -153,7 +173,43 @@ class Pages:
             raise LookupError(f"study {name!r} has no trial {number}")
         trial = found[0]
         return trial_page(self.store.get_study(name), trial, self.store.epochs(name, number), study_filename(name),
-                          refresh_s=REFRESH_S if trial.status == "running" else None)
+                          refresh_s=REFRESH_S if trial.status == "running" else None,
+                          weights=self.store.artifacts(name, number, WEIGHTS_ARTIFACT),
+                          retrainings=self.store.retrainings(name, [number]), download=self.download)
+
+    def weights(self, slug: str, number: int, retraining: int, repeat: int) -> tuple[bytes, str]:
+        """A kept weights file and its download name; LookupError when there is none to
+        give, FileMismatch when its bytes differ from the record."""
+        import hashlib
+
+        name = self._study_named(slug)
+        try:
+            if retraining == 0:
+                rows = [a for a in self.store.artifacts(name, number, WEIGHTS_ARTIFACT) if a["repeat"] == repeat]
+            else:
+                rows = [a for r in self.store.retrainings(name, [number]) if r.number == retraining
+                        for run in r.runs if run["repeat"] == repeat for a in run["artifacts"]
+                        if a["name"] == WEIGHTS_ARTIFACT]
+        except UserError as e:  # no such trial
+            raise LookupError(str(e)) from None
+        if not rows or not rows[0].get("store_key"):
+            raise LookupError(f"trial {number} of {name!r} has no kept weights for run {repeat}"
+                              + (f" of retraining {retraining}" if retraining else ""))
+        a = rows[0]
+        if a.get("removed_at") is not None:
+            raise LookupError(f"the weights of trial {number} of {name!r}, run {repeat}, were removed "
+                              "(the trial fell off its family's front)")
+        if self.read_file is None:
+            raise LookupError("this server offers no files (started without its artifact store)")
+        try:
+            data = self.read_file(a["store"], a["store_key"])
+        except Exception as e:  # noqa: BLE001 - a missing file or an unreachable store: nothing to give
+            raise LookupError(f"cannot read the weights of trial {number}: {one_line(e)}") from None
+        if len(data) != a["size"] or hashlib.sha256(data).hexdigest() != a["sha256"]:
+            raise FileMismatch(f"the weights file of trial {number} of {name!r}, run {repeat}, differs from its "
+                               "record (size or sha256): not served")
+        return data, f"{slugify(name)}-trial{number}" + (f"-retraining{retraining}" if retraining else "") \
+            + f"-run{repeat}.safetensors"
 
     def compare(self, names: list[str], predict_at: str = "") -> str:
         """The compare page; `predict_at` (the query's comma list, "" for none) marks the
@@ -265,10 +321,17 @@ class Handler(BaseHTTPRequestHandler):
                 status, kind = HTTPStatus.OK, "text/html"
             elif m := _TRIAL.match(path):
                 status, body, kind = HTTPStatus.OK, self.pages.trial(m["slug"], int(m["number"])), "text/html"
+            elif m := _WEIGHTS.match(path):
+                body, filename = self.pages.weights(m["slug"], int(m["number"]), int(m["retraining"]),
+                                                    int(m["repeat"]))
+                return self._send(HTTPStatus.OK, body, "application/octet-stream", send_body=send_body,
+                                  extra={"Content-Disposition": f'attachment; filename="{filename}"'})
             else:
                 raise LookupError(f"nothing at {path}")
         except LookupError as e:
             status, body, kind = HTTPStatus.NOT_FOUND, _message_page("Not found", str(e)), "text/html"
+        except FileMismatch as e:
+            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _message_page("File differs", str(e)), "text/html"
         except UserError as e:
             status, body, kind = HTTPStatus.BAD_REQUEST, _message_page("Cannot show this", str(e)), "text/html"
         self._send(status, body, kind, send_body=send_body)
@@ -293,7 +356,7 @@ class Handler(BaseHTTPRequestHandler):
         data = body.encode("utf-8") if isinstance(body, str) else body
         headers = {"Cache-Control": "no-store", **(extra or {})}
         self.send_response(status)
-        self.send_header("Content-Type", f"{kind}; charset=utf-8")
+        self.send_header("Content-Type", kind if kind == "application/octet-stream" else f"{kind}; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         for k, v in headers.items():
             self.send_header(k, v)
@@ -314,10 +377,11 @@ class Server(ThreadingHTTPServer):
 
 
 def make_server(store: Store, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False,
-                allow_hosts: Iterable[str] = ()) -> ThreadingHTTPServer:
+                allow_hosts: Iterable[str] = (), read_file: ReadFile | None = None) -> ThreadingHTTPServer:
     """A server (not yet serving) over `store`; port 0 picks a free port. It answers
-    requests for the address served and the hosts in `allow_hosts` (`served_hosts`)."""
-    attrs: dict[str, Any] = {"pages": Pages(store), "allowed_hosts": served_hosts(host, allow_hosts)}
+    requests for the address served and the hosts in `allow_hosts` (`served_hosts`), and
+    offers the kept weights files for download when given `read_file`."""
+    attrs: dict[str, Any] = {"pages": Pages(store, read_file), "allowed_hosts": served_hosts(host, allow_hosts)}
     if quiet:
         attrs["log_message"] = lambda self, *a: None
     handler = type("BoundHandler", (Handler,), attrs)

@@ -183,14 +183,16 @@ def wins_html(df: pd.DataFrame, metric: str, direction: str, params_label: str, 
 
 def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | None = None, *,
                trial_link: Callable[[str], str] | None = None, refresh_s: int | None = None,
-               poll_url: str | None = None, predict_at: Sequence[float] = ()) -> str:
+               poll_url: str | None = None, predict_at: Sequence[float] = (), kept: Any | None = None) -> str:
     """The HTML text of one study's page (with the Pareto-optimal trials' sample grids
     when `samples_for` is given and they stored some). The live server passes
     `trial_link` (trial number -> its page), `refresh_s` (while trials run: reload that
     often) and `poll_url` (ask it that often instead, reload only when it says "changed").
     The front's figure continues each family's fitted law past the search up to the
     largest of `predict_at` (budgets above the study's; none: 10 times its budget) with
-    a marker at each (reports/extrapolation.py)."""
+    a marker at each (reports/extrapolation.py). With `kept` (`reports.kept.StoreKept`) it
+    shows the trials trained again beside the search's results and the kept weights files
+    (size, sha256; a download link where the source gives one)."""
     df = _ensure_frame(df)
     metric, direction = record.metric, record.direction
     counts = tables.status_counts(df)
@@ -243,6 +245,10 @@ def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | 
         parts.append(wins_html(df, metric, direction, params_label))
         if samples_for is not None:
             parts.append(samples_html(record, table, samples_for))
+        if kept is not None:
+            from reports.kept import study_kept_html
+
+            parts.append(study_kept_html(record, df, kept, trial_link))
         parts.append("<h2>Hypervolume</h2>")
         parts.append('<p class="muted">Area dominated by the complete trials so far (objectives: '
                      f'log10 parameters, minimised, and {esc(metric)}), against a fixed reference '
@@ -346,7 +352,7 @@ def _write_text(path: Path, text: str) -> None:
 
 def write_site(
     studies: Sequence[tuple[StudyRecord, pd.DataFrame]], out_dir: str | Path,
-    samples_for: SamplesFor | None = None, predict_at: Sequence[float] = (),
+    samples_for: SamplesFor | None = None, predict_at: Sequence[float] = (), kept: Any | None = None,
 ) -> Path:
     """Write ``index.html``, one ``study-<slug>.html`` per study and ``plotly.min.js``.
 
@@ -358,6 +364,8 @@ def write_site(
             Pareto-optimal trials. None: no sample section.
         predict_at: budgets (above every study's) at which the fronts' figures mark each
             family's predicted value (`study_page`).
+        kept: the kept weights and retrainings (`reports.kept.store_kept(store)`), shown
+            on each study page; None: not shown.
 
     Returns:
         The path of ``index.html``.
@@ -376,7 +384,7 @@ def write_site(
         links.append(name)
     write_plotly_js(out)
     for (rec, df), link in zip(studies, links):
-        _write_text(out / link, study_page(rec, df, samples_for, predict_at=predict_at))
+        _write_text(out / link, study_page(rec, df, samples_for, predict_at=predict_at, kept=kept))
     index = out / "index.html"
     _write_text(index, index_page(studies, links))
     return index

@@ -56,6 +56,7 @@ def add_parsers(sub) -> None:
 def cmd_report(a: argparse.Namespace) -> int:
     from core.budget import parse_targets
     from reports import write_site
+    from reports.kept import store_kept
     from reports.site import store_samples
 
     store = open_store(a.storage)
@@ -66,7 +67,8 @@ def cmd_report(a: argparse.Namespace) -> int:
     targets = () if a.predict_at is None else parse_targets(a.predict_at, max(r.budget for r in records),
                                                              "--predict-at")
     studies = [(rec, store.trials_frame(rec.name)) for rec in records]
-    index = write_site(studies, a.out, store_samples(store), predict_at=targets)  # one query for all samples
+    index = write_site(studies, a.out, store_samples(store), predict_at=targets,  # one query for all samples
+                       kept=store_kept(store))
     print(f"report: {index}")
     return 0
 
@@ -168,7 +170,7 @@ def cmd_sql(a: argparse.Namespace) -> int:
 def cmd_serve(a: argparse.Namespace) -> int:
     from reports.server import make_server
 
-    server = make_server(open_store(a.storage), a.host, a.port, allow_hosts=a.allow_host)
+    server = make_server(open_store(a.storage), a.host, a.port, allow_hosts=a.allow_host, read_file=read_kept_file)
     host, port = server.server_address[:2]
     print(f"serving the studies of {a.storage or 'the default database'} at http://{host}:{port}/ "
           "(read-only; Ctrl-C stops)", flush=True)
@@ -179,3 +181,10 @@ def cmd_serve(a: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def read_kept_file(store_url: str, key: str) -> bytes:
+    """A kept file's bytes from its artifact store (what `search serve` offers for download)."""
+    from search.artifacts.location import open_location
+
+    return open_location(store_url).read(key)

@@ -127,8 +127,9 @@ def cmd_run(a: argparse.Namespace) -> int:
               f"search compare {spec.study_name}")
     if not a.no_report:
         from reports import write_site
+        from reports.kept import store_kept
 
-        index = write_site(done, a.out, samples_for(store))
+        index = write_site(done, a.out, samples_for(store), kept=store_kept(store))
         page = Path(a.out) / study_page_name(done[0][0].name)
         print(f"report: {page if page.exists() and len(done) == 1 else index}")
     return 0

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from reports.formatting import (
+    format_bytes,
     PALETTE,
     config_keys,
     family_colors,
@@ -59,3 +60,10 @@ def test_hover_text_escapes_user_text():
     text = hover_text(3, "<x>", {"d": 1}, 1000.0, "psnr", 20.0, 0.1)
     assert text == "<b>#3</b> &lt;x&gt;<br>d=1<br>params 1K (1,000)<br>psnr 20 ± 0.1"
     assert "(no config)" in hover_text(0, "a", {}, 1.0, "m", 1.0, float("nan"))
+
+
+def test_file_sizes_read_in_decimal_units_with_the_exact_count():
+    assert format_bytes(512) == "512 bytes"
+    assert format_bytes(36_736) == "36.7 kB (36,736 bytes)"
+    assert format_bytes(246_184_000) == "246 MB (246,184,000 bytes)"
+    assert format_bytes(None) == "" and format_bytes(float("nan")) == ""

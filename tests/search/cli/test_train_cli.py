@@ -117,3 +117,58 @@ def test_a_retraining_killed_during_a_weights_write_records_nothing_then_runs_ag
         (r,) = store.retrainings(STUDY)
     w = r.runs[0]["artifacts"][0]
     assert hashlib.sha256(open_location(w["store"]).read(w["store_key"])).hexdigest() == w["sha256"]
+
+
+def test_the_pages_show_the_retraining_beside_the_search_and_serve_offers_the_weights(cli, study, tmp_path):
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from reports.server import make_server, trial_filename, weights_filename
+    from reports.site import study_filename
+    from search.cli.browse import read_kept_file
+
+    db, number, searched = study
+    assert cli("train", STUDY, str(number), "--epochs", "3", "--repeats", "2")[0] == 0
+    with Store(f"sqlite:///{db}") as store:
+        (r,) = store.retrainings(STUDY)
+        search_weights = store.artifacts(STUDY, number, "weights")
+    retrained = f"{r.metrics['psnr'][0]:.4g} ± {r.metrics['psnr'][1]:.2g}"
+    code, _, err = cli("report", "--out", "rep")
+    assert code == 0, err
+    page = (tmp_path / "rep" / study_filename(STUDY)).read_text()
+    assert "<h2>Trained again</h2>" in page and retrained in page
+    files = [a for run in r.runs for a in run["artifacts"]] + search_weights
+    assert all(a["sha256"] in page and f"{a['size']:,} bytes" in page for a in files)
+
+    store = Store(f"sqlite:///{db}")
+    server = make_server(store, "127.0.0.1", 0, quiet=True, read_file=read_kept_file)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        with urllib.request.urlopen(base + trial_filename(STUDY, number), timeout=30) as resp:
+            trial = resp.read().decode()
+        assert "<h2>Trained again</h2>" in trial and retrained in trial and "3, 3" in trial  # epochs per run
+        assert all(a["sha256"] in trial for a in files)
+        link = weights_filename(STUDY, number, 1, 1)
+        assert f'href="{link}"' in trial and f'href="{weights_filename(STUDY, number, 0, 0)}"' in trial
+        with urllib.request.urlopen(base + link, timeout=30) as resp:
+            data, headers = resp.read(), resp.headers
+        assert hashlib.sha256(data).hexdigest() == r.runs[1]["artifacts"][0]["sha256"]
+        assert headers["Content-Type"] == "application/octet-stream" and "attachment" in headers["Content-Disposition"]
+        for bad, code in ((weights_filename(STUDY, number, 1, 5), 404), (weights_filename(STUDY, 99, 0, 0), 404)):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(base + bad, timeout=30)
+            assert e.value.code == code
+        with pytest.raises(urllib.error.HTTPError) as e:  # GET only: nothing served can change anything
+            urllib.request.urlopen(urllib.request.Request(base + link, method="DELETE"), timeout=30)
+        assert e.value.code == 405
+        w = r.runs[1]["artifacts"][0]  # a changed file is never served
+        (tmp_path / "search-artifacts" / w["store_key"]).write_bytes(b"x" * w["size"])
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(base + link, timeout=30)
+        assert e.value.code == 500 and "differs from its record" in e.value.read().decode()
+    finally:
+        server.shutdown()
+        server.server_close()
+        store.close()
