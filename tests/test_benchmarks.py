@@ -186,3 +186,29 @@ def test_predict_calibration_rejects_bad_arguments(tmp_path, capsys):
         with pytest.raises(SystemExit) as e:
             pc.main(argv)
         assert e.value.code == 2
+
+
+@pytest.mark.slow
+def test_weights_overhead_tiny(tmp_path):
+    """Issue 34's figures: the write per trial and the store under --keep pareto vs all, run tiny."""
+    out = tmp_path / "w.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "weights_overhead.py"), "--trials", "3",
+                           "--seeds", "2", "--work", str(tmp_path / "work"), "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    write, paired, store = report["write"], report["paired"], report["store"]
+    assert write["writes"] == paired["pairs"] == 6  # every trial of both --keep all studies, paired with none's
+    assert write["ms_median"] > 0 and 0 < write["share_median"] < 1
+    assert store["none"]["files"] == [0, 0] and store["all"]["files"] == [3, 3]
+    assert all(0 < p <= a for p, a in zip(store["pareto"]["files"], store["all"]["files"]))
+    # (a file's metadata names its study: "w-pareto-s0" is a few bytes longer than "w-all-s0")
+    assert all(0 < p <= a + 64 * n for p, a, n in zip(store["pareto"]["bytes"], store["all"]["bytes"],
+                                                      store["pareto"]["files"]))
+    # the folders hold what the studies' records say they keep
+    assert len(list((tmp_path / "work" / "w-all-s0-artifacts").iterdir())) == 3
+    assert "| `write_weights` per trial (ms) |" in done.stdout and "| pareto |" in done.stdout
+    bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "weights_overhead.py"), "--trials", "0"],
+                         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert bad.returncode == 2 and "must be at least 1" in bad.stderr
