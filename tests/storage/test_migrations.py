@@ -193,3 +193,25 @@ def test_0007_database_upgrades_keeping_its_runs_and_takes_retrainings(url: str)
         assert store.epochs("old", 0) == before
         (r,) = store.retrainings("old")
         assert (r.runs[0]["repeat"], r.runs[0]["epochs"], r.metrics["psnr"][0]) == (0, 4, 3.0)
+
+
+def test_0008_downgrade_drops_the_retrainings_and_keeps_the_searchs_runs(url: str) -> None:
+    with Store(url) as store:
+        store.create_or_load_study("s", task="digits-denoise", families=["hourglass"], metric="psnr",
+                                   direction="maximize", budget=10, settings={})
+        n = store.add_trial("s", family="hourglass", config={"d_z": 8}, params=9, seeds=[7])
+        store.finish_trial("s", n, make_result(n, [make_run(7, {"psnr": 1.0})]))
+        store.add_retraining("s", n, {"epochs": 4}, make_result(n, [make_run(7, {"psnr": 3.0}, n_epochs=4)]))
+    from alembic import command
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            command.downgrade(migrate._config(conn), "0007")
+            conn.commit()
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT seed FROM runs")).all() == [(7,)]
+            assert conn.execute(sa.text("SELECT COUNT(*) FROM epochs")).scalar() == 3
+            assert "retrainings" not in sa.inspect(conn).get_table_names()
+    finally:
+        engine.dispose()
