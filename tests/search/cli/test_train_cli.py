@@ -172,3 +172,14 @@ def test_the_pages_show_the_retraining_beside_the_search_and_serve_offers_the_we
         server.shutdown()
         server.server_close()
         store.close()
+
+
+def test_the_study_page_with_a_retraining_renders_without_script_errors(cli, study, tmp_path):
+    from reports.site import study_filename
+    from tests.reports.test_browser import rendered_dom, script_errors
+
+    _, number, _ = study
+    assert cli("train", STUDY, str(number), "--epochs", "1")[0] == 0
+    assert cli("report", "--out", "rep")[0] == 0
+    dom = rendered_dom(tmp_path / "rep" / study_filename(STUDY))
+    assert script_errors(dom) == "" and "Trained again" in dom and "Kept weights" in dom
