@@ -11,9 +11,10 @@ __version__ = "0.1.0"
 
 
 def load_model(study: str, trial: int, *, storage: str | None = None, seed: int = 0,
-               artifacts: str | None = None, device: str = "cpu") -> Any:
-    """The trained model of a trial (search/artifacts/load.py: `load_model`), imported
-    only when called so that `search --help` does not load torch."""
+               artifacts: str | None = None, device: str = "cpu", retraining: int = 0) -> Any:
+    """The trained model of a trial (search/artifacts/load.py: `load_model`; `retraining`
+    k: a run of the trial's retraining k), imported only when called so that
+    `search --help` does not load torch."""
     from search.artifacts.load import load_model as load
 
-    return load(study, trial, storage=storage, seed=seed, artifacts=artifacts, device=device)
+    return load(study, trial, storage=storage, seed=seed, artifacts=artifacts, device=device, retraining=retraining)

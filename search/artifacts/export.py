@@ -46,7 +46,8 @@ def write_model_folder(weights: KeptWeights, out: str | Path, metrics: dict[str,
     folder = Path(out)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        info = {"study": weights.study, "trial": weights.trial, "seed": weights.seed, "family": weights.family,
+        info = {"study": weights.study, "trial": weights.trial, "retraining": weights.retraining,
+                "seed": weights.seed, "family": weights.family,
                 "config": weights.config, "task": weights.task, "task_options": weights.task_options,
                 "params": weights.params, "weights": weights.filename, "sha256": weights.record["sha256"],
                 "metrics": metrics or {}}

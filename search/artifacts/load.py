@@ -36,10 +36,12 @@ class KeptWeights:
     params: int  # the exact count written in the file (`Family.count_params`)
     data: bytes  # the safetensors file
     record: dict[str, Any]  # the database's record: store, store_key, size, sha256
+    retraining: int = 0  # 0: the search's run; k: of the trial's retraining k (`search train`)
 
     @property
     def filename(self) -> str:
-        return f"trial{self.trial}-seed{self.seed}.safetensors"
+        again = f"-retraining{self.retraining}" if self.retraining else ""
+        return f"trial{self.trial}{again}-seed{self.seed}.safetensors"
 
 
 def metadata_of(data: bytes) -> dict[str, str]:
@@ -53,10 +55,11 @@ def metadata_of(data: bytes) -> dict[str, str]:
 
 
 def read_weights(study: str, trial: int, *, storage: str | None = None, seed: int = 0,
-                 artifacts: str | None = None) -> KeptWeights:
+                 artifacts: str | None = None, retraining: int = 0) -> KeptWeights:
     """The checked weights of trial `trial` of `study`, run `seed` (its index among the
     trial's seeds, 0 the first; or one of the seeds themselves). `artifacts` reads the
-    file from that store instead of the recorded one (e.g. a folder that moved)."""
+    file from that store instead of the recorded one (e.g. a folder that moved).
+    `retraining` k > 0: a run of the trial's retraining k (`search train`) instead."""
     from storage import Store
 
     with Store(storage) as store:
@@ -65,7 +68,10 @@ def read_weights(study: str, trial: int, *, storage: str | None = None, seed: in
         if trial not in trials:
             raise UserError(f"study {study!r} has no trial {trial}")
         t = trials[trial]
-        kept = [a for a in store.artifacts(study, trial, WEIGHTS) if a["store_key"]]
+        if retraining:
+            kept = _retrained(store, study, trial, retraining)
+        else:
+            kept = [a for a in store.artifacts(study, trial, WEIGHTS) if a["store_key"]]
     if not kept:
         keep = record.settings.get("keep")
         why = (f"it is {t.status}" if t.status != "complete" else
@@ -93,7 +99,25 @@ def read_weights(study: str, trial: int, *, storage: str | None = None, seed: in
         raise UserError(f"the weights file {run['store_key']} counts {int(meta['params']):,} parameters, "
                         f"trial {trial} {t.params:,}")
     return KeptWeights(study, trial, int(run["seed"]), int(run["repeat"]), t.family, t.config, meta["task"],
-                       json.loads(meta.get("task_options", "{}")), int(meta["params"]), data, run)
+                       json.loads(meta.get("task_options", "{}")), int(meta["params"]), data, run, int(retraining))
+
+
+def _retrained(store: Any, study: str, trial: int, retraining: int) -> list[dict[str, Any]]:
+    """The weights records of the runs of retraining `retraining` of a trial (with their
+    repeat and seed), or UserError naming the retrainings it has."""
+    if isinstance(retraining, bool) or not isinstance(retraining, int) or retraining < 0:
+        raise UserError(f"--retraining must be a retraining's number (1, 2, ...), got {retraining!r}")
+    found = store.retrainings(study, [trial])
+    chosen = [r for r in found if r.number == retraining]
+    if not chosen:
+        have = ", ".join(str(r.number) for r in found) or "none (search train makes one)"
+        raise UserError(f"trial {trial} of study {study!r} has no retraining {retraining}; it has {have}")
+    kept = [{**a, "repeat": run["repeat"], "seed": run["seed"]} for run in chosen[0].runs
+            for a in run["artifacts"] if a["name"] == WEIGHTS and a["store_key"]]
+    if not kept:
+        raise UserError(f"retraining {retraining} of trial {trial} of study {study!r} has no weights: "
+                        f"it is {chosen[0].status}")
+    return kept
 
 
 def _pick(kept: list[dict[str, Any]], seed: int, study: str, trial: int) -> dict[str, Any]:
@@ -134,11 +158,12 @@ def build_model(weights: KeptWeights, device: str = "cpu") -> Any:
 
 
 def load_model(study: str, trial: int, *, storage: str | None = None, seed: int = 0,
-               artifacts: str | None = None, device: str = "cpu") -> Any:
+               artifacts: str | None = None, device: str = "cpu", retraining: int = 0) -> Any:
     """The trained model of trial `trial` of `study` (run `seed`, the first by default):
     the family's torch module with the weights its test metrics come from, in eval mode.
 
         from search import load_model
         model = load_model("digits-denoise-hourglass-conventional", 3, storage="search.db")
     """
-    return build_model(read_weights(study, trial, storage=storage, seed=seed, artifacts=artifacts), device)
+    return build_model(read_weights(study, trial, storage=storage, seed=seed, artifacts=artifacts,
+                                    retraining=retraining), device)

@@ -183,3 +183,32 @@ def test_the_study_page_with_a_retraining_renders_without_script_errors(cli, stu
     assert cli("report", "--out", "rep")[0] == 0
     dom = rendered_dom(tmp_path / "rep" / study_filename(STUDY))
     assert script_errors(dom) == "" and "Trained again" in dom and "Kept weights" in dom
+
+
+def test_a_retrained_model_is_loaded_back_and_gives_its_recorded_test_metric(cli, study, tmp_path):
+    import json
+
+    import torch
+
+    from search import load_model
+    from tasks import get_task, load_data
+    from tasks.train import evaluate
+
+    db, number, _ = study
+    assert cli("train", STUDY, str(number), "--epochs", "3", "--repeats", "2")[0] == 0
+    with Store(f"sqlite:///{db}") as store:
+        (r,) = store.retrainings(STUDY)
+    task = get_task("digits-denoise")
+    data = load_data(task, None, torch.device("cpu"))
+    for run in r.runs:
+        model = load_model(STUDY, number, storage=str(db), retraining=1, seed=run["repeat"])
+        got = evaluate(model, data, "test")
+        assert got["psnr"] == pytest.approx(run["metrics"]["psnr"], abs=1e-4)
+    code, out, err = cli("model", STUDY, str(number), "--retraining", "1", "--seed", "1", "--out", "m")
+    assert code == 0, err
+    info = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert info["retraining"] == 1 and info["sha256"] == r.runs[1]["artifacts"][0]["sha256"]
+    assert info["metrics"]["psnr"] == pytest.approx(r.metrics["psnr"][0])
+    assert (tmp_path / "m" / f"trial{number}-retraining1-seed{r.runs[1]['seed']}.safetensors").is_file()
+    code, _, err = cli("model", STUDY, str(number), "--retraining", "2", "--out", "m")
+    assert code == 2 and f"trial {number} of study 't' has no retraining 2; it has 1" in err
