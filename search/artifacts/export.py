@@ -18,7 +18,7 @@ SNIPPET = '''"""Trial {trial} of study {study!r} (seed {seed}): its {family} mod
 
     python load.py        # builds the model and prints its parameter count
 Needs this project installed (the family's code builds the module). From the database
-instead: from search import load_model; load_model({study!r}, {trial}, seed={seed}).
+instead: from search import load_model; load_model({study!r}, {trial}, seed={seed}{again}).
 """
 import json
 from pathlib import Path
@@ -54,8 +54,9 @@ def write_model_folder(weights: KeptWeights, out: str | Path, metrics: dict[str,
         paths = [folder / weights.filename, folder / "config.json", folder / "load.py"]
         paths[0].write_bytes(weights.data)
         paths[1].write_text(json.dumps(info, indent=2) + "\n")
+        again = f", retraining={weights.retraining}" if weights.retraining else ""
         paths[2].write_text(SNIPPET.format(study=weights.study, trial=weights.trial, seed=weights.seed,
-                                           family=weights.family))
+                                           family=weights.family, again=again))
     except OSError as e:
         raise UserError(f"cannot write the model to {str(out)!r}: {one_line(e)}") from e
     return paths

@@ -210,5 +210,6 @@ def test_a_retrained_model_is_loaded_back_and_gives_its_recorded_test_metric(cli
     assert info["retraining"] == 1 and info["sha256"] == r.runs[1]["artifacts"][0]["sha256"]
     assert info["metrics"]["psnr"] == pytest.approx(r.metrics["psnr"][0])
     assert (tmp_path / "m" / f"trial{number}-retraining1-seed{r.runs[1]['seed']}.safetensors").is_file()
+    assert f"load_model({STUDY!r}, {number}, seed={r.runs[1]['seed']}, retraining=1)" in (tmp_path / "m" / "load.py").read_text()
     code, _, err = cli("model", STUDY, str(number), "--retraining", "2", "--out", "m")
     assert code == 2 and f"trial {number} of study 't' has no retraining 2; it has 1" in err
