@@ -13,7 +13,9 @@ from typing import Any
 import pandas as pd
 
 from reports.formatting import format_bytes, format_mean_std, format_params, format_value
-from reports.html import esc, html_table
+from reports import figures
+from reports.curves import learning_curves
+from reports.html import esc, figure_html, html_table
 from storage.records import RetrainingRecord, StudyRecord
 
 WEIGHTS_ARTIFACT = "weights"  # the artifact name of a run's kept weights (search/artifacts/weights.py)
@@ -120,8 +122,10 @@ def study_kept_html(record: StudyRecord, df: pd.DataFrame, kept: StoreKept,
 
 
 def trial_kept_html(record: StudyRecord, number: int, weights: Sequence[dict[str, Any]],
-                    retrainings: Sequence[RetrainingRecord], download: DownloadLink | None = None) -> str:
-    """A trial page's "Kept weights" and "Trained again" sections."""
+                    retrainings: Sequence[RetrainingRecord], download: DownloadLink | None = None,
+                    retrained_epochs: dict[int, list[dict[str, Any]]] | None = None) -> str:
+    """A trial page's "Kept weights" and "Trained again" sections (with each retraining's
+    learning curves when `retrained_epochs`, retraining number -> `Store.retraining_epochs`)."""
     metric = record.metric
     parts = ["<h2>Kept weights</h2>",
              weights_rows(record.name, [(number, 0, a) for a in weights]
@@ -139,4 +143,9 @@ def trial_kept_html(record: StudyRecord, number: int, weights: Sequence[dict[str
                   '<p class="muted">This configuration trained again with <code>search train</code>; the metrics '
                   "above are the search's.</p>",
                   html_table(pd.DataFrame(rows), numeric=["retraining", "epochs", "runs"], reason=["error"])]
+        for k, rows_k in sorted((retrained_epochs or {}).items()):
+            if rows_k:
+                parts += [f"<h3>Retraining {k}: learning curves</h3>",
+                          figure_html(figures.learning_figure(learning_curves(rows_k, metric)),
+                                      f"retraining-{k}-figure")]
     return "\n".join(parts)

@@ -20,10 +20,12 @@ from storage.records import StudyRecord, TrialRecord
 
 def trial_page(record: StudyRecord, trial: TrialRecord, epochs: list[dict[str, Any]], study_link: str,
                refresh_s: int | None = None, weights: Sequence[dict[str, Any]] = (),
-               retrainings: Sequence[Any] = (), download: Any | None = None) -> str:
+               retrainings: Sequence[Any] = (), download: Any | None = None,
+               retrained_epochs: dict[int, list[dict[str, Any]]] | None = None) -> str:
     """One trial: its configuration, status, metrics (mean ± std over runs), each run's
     per-epoch training loss and validation metric, its kept weights files (size, sha256,
-    `download(study, number, retraining, repeat)`'s link) and its retrainings."""
+    `download(study, number, retraining, repeat)`'s link) and its retrainings (with their
+    learning curves: `retrained_epochs`)."""
     meta = [("study", f'<a href="{esc(study_link)}">{esc(record.name)}</a>'), ("family", esc(trial.family)),
             ("status", esc(trial.status)), ("params", esc(format_params(trial.params))),
             ("config", settings_html(trial.config)), ("seeds", settings_html(list(trial.seeds)))]
@@ -47,7 +49,7 @@ def trial_page(record: StudyRecord, trial: TrialRecord, epochs: list[dict[str, A
             "<h2>Runs</h2>", html_table(runs, numeric=["run", "seed", "epochs"], empty="No epochs recorded yet."),
             "<h2>Learning curves</h2>",
             figure_html(figures.learning_figure(curves), "learning-figure"),
-            trial_kept_html(record, trial.number, weights, retrainings, download)]
+            trial_kept_html(record, trial.number, weights, retrainings, download, retrained_epochs)]
     return page(f"trial #{trial.number} — {record.name}", "\n".join(body), plotly=True, refresh_s=refresh_s)
 
 

@@ -175,7 +175,9 @@ class Pages:
         return trial_page(self.store.get_study(name), trial, self.store.epochs(name, number), study_filename(name),
                           refresh_s=REFRESH_S if trial.status == "running" else None,
                           weights=self.store.artifacts(name, number, WEIGHTS_ARTIFACT),
-                          retrainings=self.store.retrainings(name, [number]), download=self.download)
+                          retrainings=(again := self.store.retrainings(name, [number])), download=self.download,
+                          retrained_epochs={r.number: self.store.retraining_epochs(name, number, r.number)
+                                            for r in again})
 
     def weights(self, slug: str, number: int, retraining: int, repeat: int) -> tuple[bytes, str]:
         """A kept weights file and its download name; LookupError when there is none to

@@ -149,6 +149,7 @@ def test_the_pages_show_the_retraining_beside_the_search_and_serve_offers_the_we
         with urllib.request.urlopen(base + trial_filename(STUDY, number), timeout=30) as resp:
             trial = resp.read().decode()
         assert "<h2>Trained again</h2>" in trial and retrained in trial and "3, 3" in trial  # epochs per run
+        assert 'id="retraining-1-figure"' in trial  # its learning curves
         assert all(a["sha256"] in trial for a in files)
         link = weights_filename(STUDY, number, 1, 1)
         assert f'href="{link}"' in trial and f'href="{weights_filename(STUDY, number, 0, 0)}"' in trial
