@@ -79,7 +79,7 @@ def add_parser(sub) -> None:
     where.add_argument("--gpus-per-trial", type=float, help="with --executor ray: GPUs per trial, e.g. 0.25 packs 4 on a GPU")
     where.add_argument("--cpus-per-trial", type=float, help="with --executor ray: CPUs per trial (default 1)")
     where.add_argument("--max-concurrent", type=int, help="with --executor ray: trials at once (default: what fits)")
-    where.add_argument("--trial-timeout", type=float, help="with --executor ray: seconds before a trial counts as hung")
+    where.add_argument("--trial-timeout", type=float, help="with --executor ray: seconds a trial may run, from its start in a worker, before it counts as hung")
     out = r.add_argument_group("results")
     storage_arg(out)
     out.add_argument("--keep", help=f"whose trained weights are kept: {', '.join(KEEP)} (pareto: the trials on "

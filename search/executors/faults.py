@@ -4,6 +4,7 @@ SEARCH_FAULT="KIND:KEY=VALUE[,KIND:KEY=VALUE...]" makes the process that runs a 
 config has KEY=VALUE misbehave for real, before training starts:
     crash  the process exits at once (os._exit(137)), as if killed with kill -9
     hang   the process sleeps (a hung worker)
+    sleepN the process sleeps N seconds, then trains (a slow start), e.g. sleep4:d_h=7
     raise  the trial raises RuntimeError (an ordinary bug)
 Executors call `inject(spec)` just before running a trial, in the process that runs it
 (the driver for --executor local, a Ray worker for --executor ray).
@@ -40,5 +41,7 @@ def inject(spec: TrialSpec) -> None:
                 os._exit(137)
             if kind == "hang":
                 time.sleep(10**6)
+            if kind.startswith("sleep") and kind[5:].replace(".", "", 1).isdigit():
+                time.sleep(float(kind[5:]))
             if kind == "raise":
                 raise RuntimeError(f"injected fault for {key}={value}")

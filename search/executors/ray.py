@@ -12,7 +12,10 @@ CUDA_VISIBLE_DEVICES and OMP_NUM_THREADS per task). Faults:
 - a worker process that dies (segfault, kill -9, node lost): Ray raises on `get`; the
   trial is recorded `failed` with the reason and the study retries it (`--retries`);
 - a trial that hangs: with `trial_timeout`, a trial running longer is cancelled
-  (force-killed) and recorded `failed` ("timed out"), then retried likewise;
+  (force-killed) and recorded `failed` ("timed out"), then retried likewise; the time
+  counts from the trial's start in its worker (the worker tells the board), not from its
+  submission, so a trial queued for a free CPU or a worker slow to start on a loaded
+  machine is not taken for a hung one;
 - exceptions, NaN and out-of-memory inside a trial are handled by the trainer as on the
   local executor (the worker returns a failed/diverged result).
 Epochs: when the study passes an on_epoch (live progress, `--pruner pareto`), workers post
@@ -39,10 +42,11 @@ def worker_threads(cpus_per_trial: float) -> int:
     return max(1, int(math.floor(cpus_per_trial + 1e-9)))
 
 
-def _run_remote(spec_dict: dict[str, Any], threads: int, board: Any = None) -> dict[str, Any]:
+def _run_remote(spec_dict: dict[str, Any], threads: int, board: Any = None, stream: bool = True) -> dict[str, Any]:
     """Runs inside a Ray worker: one trial with `threads` torch threads, returned as plain
-    data. With an epoch `board` (an EpochBoard actor), every epoch is posted to it, and a
-    stop the driver put there ends the trial as pruned (core.trials.TrialStopped)."""
+    data. With an epoch `board` (an EpochBoard actor), the trial's start is posted to it and,
+    with `stream`, every epoch, and a stop the driver put there ends the trial as pruned
+    (core.trials.TrialStopped)."""
     import dataclasses
 
     import ray
@@ -54,6 +58,8 @@ def _run_remote(spec_dict: dict[str, Any], threads: int, board: Any = None) -> d
     spec = TrialSpec.from_dict(spec_dict)
     on_epoch = None
     if board is not None:
+        board.begin.remote(spec.number)  # the trial's timeout counts from here
+    if board is not None and stream:
         def on_epoch(index, record):
             reason = ray.get(board.post.remote(spec.number, index, dataclasses.asdict(record)))
             if reason is not None:
@@ -69,6 +75,15 @@ class EpochBoard:
     def __init__(self) -> None:
         self.records: list[tuple[int, int, dict[str, Any]]] = []
         self.stops: dict[int, str] = {}
+        self.begun: list[int] = []
+
+    def begin(self, number: int) -> None:
+        self.begun.append(number)
+
+    def drain_begun(self) -> list[int]:
+        """The trials whose workers started since the last call."""
+        out, self.begun = self.begun, []
+        return out
 
     def post(self, number: int, index: int, record: dict[str, Any]) -> str | None:
         self.records.append((number, index, record))
@@ -145,8 +160,11 @@ class RayExecutor(Executor):
                                                        max_retries=0)
         self.threads = worker_threads(cpus_per_trial)
         self._refs: dict[Any, tuple[TrialSpec, float]] = {}
+        self._running_since: dict[int, float] = {}  # trial number -> when its worker began (driver's clock)
         self.on_epoch = on_epoch  # with one, workers stream epochs through an EpochBoard actor
-        self._board = ray.remote(num_cpus=0)(EpochBoard).remote() if on_epoch is not None else None
+        # the board also tells when a trial begins in its worker (its timeout counts from then)
+        wants_board = on_epoch is not None or trial_timeout is not None
+        self._board = ray.remote(num_cpus=0)(EpochBoard).remote() if wants_board else None
 
     def _fitting(self, cpus_per_trial: float, gpus_per_trial: float) -> int:
         """How many trials the cluster's CPUs (and GPUs, when a trial takes some) fit at once."""
@@ -165,7 +183,8 @@ class RayExecutor(Executor):
 
     def submit(self, spec: TrialSpec) -> None:
         # device "auto" is resolved by the worker: cuda when Ray gave it a GPU
-        self._refs[self._remote.remote(spec.to_dict(), self.threads, self._board)] = (spec, time.monotonic())
+        ref = self._remote.remote(spec.to_dict(), self.threads, self._board, self.on_epoch is not None)
+        self._refs[ref] = (spec, time.monotonic())
 
     def _relay_epochs(self) -> None:
         """Hand the epochs the workers posted to the study's on_epoch; a TrialStopped it
@@ -193,6 +212,7 @@ class RayExecutor(Executor):
             done: list[tuple[TrialSpec, TrialResult]] = []
             for ref in ready:
                 spec, started = self._refs.pop(ref)
+                self._running_since.pop(spec.number, None)
                 try:
                     done.append((spec, TrialResult.from_dict(ray.get(ref))))
                 except ray.exceptions.RayTaskError as e:  # an exception outside our guard, e.g. at import
@@ -202,10 +222,14 @@ class RayExecutor(Executor):
                     done.append((spec, _failed(spec, f"worker died: {one_line(e, with_type=True)}", started)))
             if self.trial_timeout is not None:
                 now = time.monotonic()
+                for number in ray.get(self._board.drain_begun.remote()):
+                    self._running_since.setdefault(number, now)
                 for ref, (spec, started) in list(self._refs.items()):
-                    if now - started > self.trial_timeout:
+                    began = self._running_since.get(spec.number)
+                    if began is not None and now - began > self.trial_timeout:
                         ray.cancel(ref, force=True)
                         del self._refs[ref]
+                        self._running_since.pop(spec.number, None)
                         done.append((spec, _failed(spec, f"timed out after {self.trial_timeout:g} s (hung worker)",
                                                    started)))
             if done:

@@ -1,4 +1,6 @@
 """The Ray executor on a local CPU-only Ray instance (num_cpus=2)."""
+import time
+
 import pytest
 import torch
 
@@ -63,7 +65,7 @@ def test_ray_worker_crash_and_hang_are_failed_and_retried(tmp_path, monkeypatch)
     monkeypatch.setenv("SEARCH_FAULT", "crash:d_h=6,hang:d_h=7")
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     s = spec(tmp_path, "ray", spaces=("hourglass",), sampler="grid", space_file=str(tmp_path / "grid.toml"),
-             trials=3, retries=1, executor_options={"num_cpus": 2, "max_concurrent": 2, "trial_timeout": 25})
+             trials=3, retries=1, executor_options={"num_cpus": 2, "max_concurrent": 2, "trial_timeout": 45})
     out = run_study(s, store, ConsoleProgress(live=False))
     recs = store.trials("ray")
     by = {d: [r for r in recs if r.config["d_h"] == d] for d in (6, 7, 8)}
@@ -71,6 +73,22 @@ def test_ray_worker_crash_and_hang_are_failed_and_retried(tmp_path, monkeypatch)
     assert [r.status for r in by[7]] == ["failed", "failed"] and "timed out" in by[7][0].error
     assert by[6][1].retry_of == by[6][0].number and by[7][1].attempt == 1
     assert [r.status for r in by[8]] == ["complete"] and out.finished == 3
+
+
+def test_ray_trial_timeout_counts_from_the_trials_start_not_its_queueing(tmp_path, monkeypatch):
+    """One CPU, two trials of 4 s and more each, a 10 s timeout: the second waits for the
+    first before it starts, so counted from submission it would pass 10 s; counted from its
+    start in the worker (as the timeout is) neither trial is hung."""
+    (tmp_path / "grid.toml").write_text(GRID)
+    monkeypatch.setenv("SEARCH_FAULT", "sleep4:lr=0.005")
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    s = spec(tmp_path, "ray", spaces=("hourglass",), sampler="grid", space_file=str(tmp_path / "grid.toml"),
+             trials=2, retries=0, executor_options={"num_cpus": 1, "max_concurrent": 2, "trial_timeout": 10})
+    t0 = time.monotonic()
+    out = run_study(s, store, ConsoleProgress(live=False))
+    assert time.monotonic() - t0 > 8  # the two trials ran one after the other
+    recs = store.trials("ray")
+    assert [r.status for r in recs] == ["complete", "complete"] and out.finished == 2
 
 
 def test_ray_workers_stream_epochs_and_stop_when_the_driver_says_so(tmp_path):
