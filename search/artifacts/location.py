@@ -1,8 +1,11 @@
 """Where a study's weights are kept: an artifact store opened from a URL.
 
-The stores are Optuna's (`optuna.artifacts`): a folder (`FileSystemArtifactStore`) or an
+The stores are Optuna's (`optuna.artifacts`): a folder (`FileSystemArtifactStore`), an
 S3 bucket (`Boto3ArtifactStore`, with `s3://BUCKET/PREFIX`; credentials and an
-S3-compatible endpoint come from boto3's own settings, e.g. `AWS_ENDPOINT_URL`). By
+S3-compatible endpoint come from boto3's own settings, e.g. `AWS_ENDPOINT_URL`) or a
+Google Cloud Storage bucket (`GCSArtifactStore`, with `gs://BUCKET/PREFIX`; credentials
+come from google-cloud-storage's own settings, Application Default Credentials, and an
+emulator from `STORAGE_EMULATOR_HOST`). By
 default the folder is beside the SQLite file of the database: `runs.db` keeps its weights
 in `runs-artifacts/`. A database that is not a file (PostgreSQL, a SQLite database in
 memory) needs `--artifacts URL`, or `--keep none`.
@@ -15,6 +18,7 @@ from __future__ import annotations
 import functools
 import io
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -24,6 +28,8 @@ from core.errors import UserError, one_line
 KEEP = ("pareto", "all", "none")
 DEFAULT_KEEP = "pareto"
 ARTIFACTS_SUFFIX = "-artifacts"  # runs.db -> runs-artifacts/
+BUCKET_SCHEMES = ("s3", "gs")  # Amazon S3 (boto3), Google Cloud Storage (google-cloud-storage)
+_BUCKETS = "s3://BUCKET/PREFIX or gs://BUCKET/PREFIX"
 
 
 def check_keep(keep: Any) -> str:
@@ -34,21 +40,21 @@ def check_keep(keep: Any) -> str:
 
 def normalize(url: str) -> str:
     """An artifact store URL as recorded: a folder as an absolute path (`file://` or a
-    plain path), `s3://BUCKET[/PREFIX]` as given (no trailing slash); UserError for any
-    other scheme."""
+    plain path), `s3://BUCKET[/PREFIX]` or `gs://BUCKET[/PREFIX]` as given (no trailing
+    slash); UserError for any other scheme."""
     text = str(url).strip()
     if not text:
-        raise UserError("--artifacts needs a folder or s3://BUCKET/PREFIX")
+        raise UserError(f"--artifacts needs a folder, {_BUCKETS}")
     if text.startswith("file://"):
         text = text[len("file://"):]
     if "://" not in text:
         return os.path.abspath(os.path.expanduser(text))
     scheme = text.split("://", 1)[0]
-    if scheme != "s3":
-        raise UserError(f"--artifacts {text!r}: unknown scheme {scheme!r}; use a folder or s3://BUCKET/PREFIX")
-    bucket = text[len("s3://"):].split("/", 1)[0]
+    if scheme not in BUCKET_SCHEMES:
+        raise UserError(f"--artifacts {text!r}: unknown scheme {scheme!r}; use a folder, {_BUCKETS}")
+    bucket = text[len(scheme) + 3:].split("/", 1)[0]
     if not bucket:
-        raise UserError(f"--artifacts {text!r} names no bucket; use s3://BUCKET/PREFIX")
+        raise UserError(f"--artifacts {text!r} names no bucket; use {scheme}://BUCKET/PREFIX")
     return text.rstrip("/")
 
 
@@ -65,7 +71,7 @@ def default_location(storage_url: str) -> str:
             or database.startswith("file:"):
         shown = parsed.render_as_string(hide_password=True)
         raise UserError(f"the database {shown} is not a file, so its weights have no folder beside it: "
-                        "give --artifacts FOLDER or s3://BUCKET/PREFIX, or --keep none")
+                        f"give --artifacts FOLDER, {_BUCKETS}, or --keep none")
     path = Path(os.path.abspath(os.path.expanduser(database)))
     return str(path.with_name(path.stem + ARTIFACTS_SUFFIX))
 
@@ -109,12 +115,11 @@ class Location:
 
     def remove(self, key: str) -> None:
         """Delete a file; one that is already gone is no error."""
-        from optuna.artifacts.exceptions import ArtifactNotFound
-
         try:
             self.store.remove(self.prefix + key)
-        except ArtifactNotFound:
-            pass
+        except Exception as e:
+            if not _is_not_found(e):
+                raise
 
 
 def open_location(url: str, *, create: bool = False) -> Location:
@@ -123,6 +128,8 @@ def open_location(url: str, *, create: bool = False) -> Location:
     url = normalize(url)
     if url.startswith("s3://"):
         return _open_s3(url)
+    if url.startswith("gs://"):
+        return _open_gcs(url)
     folder = Path(url)
     if create:
         try:
@@ -151,3 +158,43 @@ def _open_s3(url: str) -> Location:
     except Exception as e:
         raise UserError(f"the artifact store {url} cannot be reached: {one_line(e, with_type=True)}") from e
     return Location(url, Boto3ArtifactStore(bucket, client=client), f"{prefix}/" if prefix else "")
+
+
+@functools.lru_cache(maxsize=8)
+def _open_gcs(url: str) -> Location:
+    """A Google Cloud Storage bucket (one client per URL and process), checked by listing at
+    most one object under the prefix (storage.objects.list, which the object roles grant;
+    a bucket that does not exist answers 404)."""
+    try:
+        from google.cloud import storage
+        from google.cloud.storage.retry import DEFAULT_RETRY
+        from optuna.artifacts import GCSArtifactStore
+        from optuna.exceptions import ExperimentalWarning
+    except ImportError as e:
+        raise UserError(f"--artifacts {url} needs google-cloud-storage (pip install google-cloud-storage)") from e
+    bucket, _, prefix = url[len("gs://"):].partition("/")
+    retry = getattr(DEFAULT_RETRY, "with_timeout", DEFAULT_RETRY.with_deadline)(15.0)  # not the default 120 s
+    try:
+        client = storage.Client()
+        next(iter(client.list_blobs(bucket, prefix=f"{prefix}/" if prefix else None, max_results=1,
+                                    timeout=15.0, retry=retry)), None)
+        with warnings.catch_warnings():  # experimental in Optuna since 3.4
+            warnings.simplefilter("ignore", ExperimentalWarning)
+            store = GCSArtifactStore(bucket, client=client)
+    except Exception as e:
+        raise UserError(f"the artifact store {url} cannot be reached: {one_line(e, with_type=True)}") from e
+    return Location(url, store, f"{prefix}/" if prefix else "")
+
+
+def _is_not_found(e: BaseException) -> bool:
+    """A file that is not in the store: Optuna's ArtifactNotFound, or the 404 that
+    GCSArtifactStore.remove lets through from google-cloud-storage."""
+    from optuna.artifacts.exceptions import ArtifactNotFound
+
+    if isinstance(e, ArtifactNotFound):
+        return True
+    try:
+        from google.api_core.exceptions import NotFound
+    except ImportError:
+        return False
+    return isinstance(e, NotFound)

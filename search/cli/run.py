@@ -86,8 +86,8 @@ def add_parser(sub) -> None:
                                     f"their family's Pareto front; a trial that falls off it loses its file; "
                                     f"default {DEFAULT_KEEP})")
     out.add_argument("--artifacts", metavar="URL",
-                     help="where weights are kept: a folder or s3://BUCKET/PREFIX (default: a folder beside the "
-                          "SQLite database, search-artifacts/ for search.db)")
+                     help="where weights are kept: a folder, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (default: "
+                          "a folder beside the SQLite database, search-artifacts/ for search.db)")
     out.add_argument("--out", default=DEFAULT_REPORT_DIR, help=f"report folder (default {DEFAULT_REPORT_DIR})")
     out.add_argument("--no-report", action="store_true", help="do not write the report pages")
     r.set_defaults(func=cmd_run)
