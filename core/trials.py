@@ -78,7 +78,7 @@ class TrialSpec:
     train: TrainSettings = field(default_factory=TrainSettings)
     data_dir: str | None = None
     task_options: dict[str, Any] = field(default_factory=dict)
-    # The artifact store (a folder or s3://bucket/prefix) the process that trains writes
+    # The artifact store (a folder, s3://bucket/prefix or gs://bucket/prefix) the process that trains writes
     # each complete run's weights to (search/artifacts/); None: no weights are kept.
     weights: str | None = None
 

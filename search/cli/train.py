@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
     t.add_argument("--device", default="auto", help="auto (cuda when available), cpu, cuda, cuda:1, ...")
     t.add_argument("--data-dir", help="where data sets are (default: $SEARCH_DATA_DIR, then the user cache)")
     t.add_argument("--artifacts", metavar="URL",
-                   help="where the weights go: a folder or s3://BUCKET/PREFIX (default: where the study keeps its "
+                   help="where the weights go: a folder, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (default: where the study keeps its "
                         "weights)")
     storage_arg(t)
     t.set_defaults(func=cmd_train)
