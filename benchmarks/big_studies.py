@@ -73,9 +73,19 @@ def draw_config(family: str, rng: random.Random, io: Any) -> tuple[dict[str, Any
             return config, params
 
 
-def planned_trials(n: int, seed: int = 0) -> list[tuple[str, dict[str, Any], int, TrialResult | None]]:
+def noisy(result: TrialResult, rng: random.Random, sd: float = 0.3) -> TrialResult:
+    """`result` with each run's psnr moved by its own seed noise (normal, `sd` dB), as
+    repeated runs of a real trial differ (`InstantExecutor` gives every seed the same)."""
+    for r in result.runs:
+        shift = rng.gauss(0.0, sd)
+        r.metrics = {k: v + shift if k.endswith("psnr") else v for k, v in r.metrics.items()}
+    return result
+
+
+def planned_trials(n: int, seed: int = 0, seeds: int = 1) -> list[tuple[str, dict[str, Any], int, TrialResult | None]]:
     """`n` trials (family, config, params, result; no result: rejected) in number order:
-    two families taking turns, 3% rejected, 2% failed, the rest `InstantExecutor` results."""
+    two families taking turns, 3% rejected, 2% failed, the rest `InstantExecutor` results
+    (with `seeds` > 1, that many runs each, with seed noise: `noisy`)."""
     rng = random.Random(seed)
     io = get_task(TASK).io()
     executor = InstantExecutor()
@@ -89,7 +99,8 @@ def planned_trials(n: int, seed: int = 0) -> list[tuple[str, dict[str, Any], int
             out.append((family, config, params, TrialResult(number, "failed", [], 0.0, "cpu",
                                                             error="RuntimeError: out of memory")))
         else:
-            out.append((family, config, params, executor.run(TrialSpec(STUDY, number, family, config, TASK, (0,)))))
+            result = executor.run(TrialSpec(STUDY, number, family, config, TASK, tuple(range(seeds))))
+            out.append((family, config, params, noisy(result, rng) if seeds > 1 else result))
     return out
 
 
@@ -105,7 +116,8 @@ def write_one_by_one(store: Store, trials: list) -> None:
         if result is None:
             store.add_rejected(STUDY, family=family, config=config, params=params, reason=REJECTED)
             continue
-        number = store.add_trial(STUDY, family=family, config=config, params=params, seeds=[0])
+        number = store.add_trial(STUDY, family=family, config=config, params=params,
+                                 seeds=[r.seed for r in result.runs] or [0])
         store.finish_trial(STUDY, number, result)
 
 
@@ -122,7 +134,8 @@ def write_in_bulk(store: Store, trials: list) -> None:
         for number, (family, config, params, result) in enumerate(trials):
             tid = first_trial + number
             trial = dict(id=tid, study_id=study_id, number=number, family=family, params=int(params),
-                         config=jsonable(config), seeds=[] if result is None else [0], optuna=None, owner=None,
+                         config=jsonable(config), seeds=[] if result is None else [r.seed for r in result.runs] or [0],
+                         optuna=None, owner=None,
                          heartbeat_at=None, attempt=0, retry_of=None, **dims(config),
                          status="rejected", note=REJECTED, started_at=None, finished_at=now, objective=None,
                          error=None, traceback=None, device=None, duration_s=None)
@@ -148,9 +161,10 @@ def write_in_bulk(store: Store, trials: list) -> None:
                 s.execute(table.__table__.insert(), values)
 
 
-def build_study(store: Store, n: int, seed: int = 0) -> None:
-    """Write a study of `n` instant trials (two families, taking turns) into `store`."""
-    write_in_bulk(store, planned_trials(n, seed))
+def build_study(store: Store, n: int, seed: int = 0, seeds: int = 1) -> None:
+    """Write a study of `n` instant trials (two families, taking turns; `seeds` runs each)
+    into `store`."""
+    write_in_bulk(store, planned_trials(n, seed, seeds))
 
 
 def page_build(store: Store) -> tuple[float, int]:
@@ -276,6 +290,8 @@ def main() -> None:
     ap.add_argument("--clients", default="16,64")
     ap.add_argument("--requests", type=int, default=10, help="requests per client")
     ap.add_argument("--writer", action="store_true", help="add a trial every 0.5 s while serving")
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="runs per trial, with seed noise (> 1: the verdicts' intervals are drawn)")
     ap.add_argument("--no-serve", action="store_true")
     ap.add_argument("--dir", default=None, help="keep the databases here (default: a temporary folder)")
     ap.add_argument("--server-tree", default=str(REPO),
@@ -286,11 +302,11 @@ def main() -> None:
         clients = [int(c) for c in args.clients.split(",")]
     except ValueError:
         fail(f"--sizes and --clients take comma lists of whole numbers, got {args.sizes!r} and {args.clients!r}")
-    if min(sizes) < 1 or min(clients) < 1 or args.repeats < 1 or args.requests < 1:
-        fail("sizes, clients, --repeats and --requests must be positive")
+    if min(sizes) < 1 or min(clients) < 1 or args.repeats < 1 or args.requests < 1 or args.seeds < 1:
+        fail("sizes, clients, --repeats, --requests and --seeds must be positive")
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} "
           f"(1 min average at start), python {sys.version.split()[0]}, OMP_NUM_THREADS="
-          f"{os.environ.get('OMP_NUM_THREADS', 'unset')}")
+          f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, {args.seeds} run(s) per trial")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.dir or tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -298,10 +314,10 @@ def main() -> None:
         print("\n| trials | study written (s) | page build (s, median of "
               f"{args.repeats}) | page size (MB) |\n|---|---|---|---|")
         for n in sizes:
-            db = str((folder / f"big-{n}.db").resolve())
+            db = str((folder / (f"big-{n}.db" if args.seeds == 1 else f"big-{n}-s{args.seeds}.db")).resolve())
             if not os.path.exists(db):
                 t = time.perf_counter()
-                build_study(Store(f"sqlite:///{db}"), n)
+                build_study(Store(f"sqlite:///{db}"), n, seeds=args.seeds)
                 written = f"{time.perf_counter() - t:.1f}"
             else:
                 written = "(kept)"

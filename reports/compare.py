@@ -36,6 +36,7 @@ from reports.uncertainty import (
     SYMMETRIC,
     Thin,
     check_method,
+    draws_for,
     front_draws,
     interval,
     resample_mask,
@@ -243,8 +244,7 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     sign = _sign(direction)
     levels = np.asarray(budgets, dtype=float)
-    boot = {f: front_draws(c.params, c.means, c.stds, c.runs, c.numbers, levels, sign, method=method, seed=seed,
-                           draws=draws, name=f) for f, c in cands.items()}
+    boot = _LazyDraws(cands, levels, sign, method, seed, draws)
     out = []
     for i, budget in enumerate(budgets):
         rows, known = [], {}
@@ -275,6 +275,28 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
 
         out.append(_settle(budget, rows, diff_of, sign))
     return out
+
+
+class _LazyDraws(dict):
+    """A family's bootstrap draws (`front_draws`), drawn the first time an interval asks
+    for them: a family whose noise is unknown at every budget (single runs: the intervals
+    are None) or too thin costs no draws. The same draws as drawing them all first (each
+    family's stream depends on the seed and its name only). Every family gets the same
+    number of draws, the fewest `draws_for` allows any of them (a large family gets fewer),
+    so that two families' draws can be subtracted draw by draw."""
+
+    def __init__(self, cands: dict[str, Candidates], levels: np.ndarray, sign: float, method: str, seed: int,
+                 draws: int) -> None:
+        super().__init__()
+        draws = min((draws_for(len(c.params), draws) for c in cands.values()), default=draws)
+        self.args = cands, levels, sign, method, seed, draws
+
+    def __missing__(self, fam: str) -> np.ndarray:
+        cands, levels, sign, method, seed, draws = self.args
+        c = cands[fam]
+        self[fam] = front_draws(c.params, c.means, c.stds, c.runs, c.numbers, levels, sign, method=method,
+                                seed=seed, draws=draws, name=fam)
+        return self[fam]
 
 
 def compare_replicates(replicates: list[dict[str, Candidates]], budgets: list[float], direction: str, *,

@@ -86,6 +86,29 @@ def front_mask(params: np.ndarray, errors: np.ndarray) -> np.ndarray:
     return out
 
 
+def draw_fronts(params: np.ndarray, keep: np.ndarray, errors: np.ndarray) -> np.ndarray:
+    """(d, k) bool: per bootstrap draw d, the front (`front_mask`) of the configurations
+    it keeps (keep[d]) with its redrawn errors (errors[d]). The configurations are sorted
+    by size once; with no two of the same size, a draw's front is a running minimum in
+    that order (ties fall back to `front_mask`, which orders them by error)."""
+    params = np.asarray(params, dtype=float)
+    keep, errors = np.atleast_2d(keep), np.atleast_2d(np.asarray(errors, dtype=float))
+    out = np.zeros(keep.shape, dtype=bool)
+    ok = np.flatnonzero(np.isfinite(params))
+    order = ok[np.argsort(params[ok], kind="stable")]
+    tied = bool(np.any(np.diff(params[order]) == 0))
+    for d in range(keep.shape[0]):
+        if tied:
+            out[d] = keep[d] & front_mask(np.where(keep[d], params, np.nan), errors[d])
+            continue
+        sel = order[keep[d][order] & np.isfinite(errors[d][order])]
+        e = errors[d][sel]
+        if len(e):
+            before = np.concatenate(([np.inf], np.minimum.accumulate(e)[:-1]))
+            out[d, sel[e < before]] = True
+    return out
+
+
 @dataclass(frozen=True)
 class Law:
     """error(N) = E + A * N^(-alpha)."""
@@ -164,11 +187,13 @@ def predict_family(family: str, params, means, stds, runs, numbers, targets, sca
     values = scale.from_error(law(targets)) if law is not None else np.full(len(targets), np.nan)
     if skip_untrusted and (mask.sum() < MIN_FRONT or span < MIN_SPAN):
         draws = 0  # not trusted whatever the draws say: no refits (the pages call this for every family)
-    noisy = scale.to_error(seed_noise(means, stds, runs, numbers, seed, draws))
+    # a large family's seed noise in one vectorised draw (its own stream: seed_noise's `name`)
+    noisy = scale.to_error(seed_noise(means, stds, runs, numbers, seed, draws, name="predict:" + family))
     keep = resample_mask(len(params), draws, stream(seed, family))
     out = np.full((draws, len(targets)), np.nan)
+    fronts = draw_fronts(params, keep, noisy)
     for d in range(draws):
-        m = keep[d] & front_mask(np.where(keep[d], params, np.nan), noisy[d])
+        m = fronts[d]
         if m.sum() < 3:
             continue
         fit = fit_law(params[m], noisy[d][m])

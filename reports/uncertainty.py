@@ -88,13 +88,21 @@ def seed_noise(means: np.ndarray, stds: np.ndarray, runs: np.ndarray, numbers: n
     runs = np.asarray(runs)
     stds = np.asarray(stds, dtype=float)
     noisy = (runs >= 2) & np.isfinite(stds)
+    if not noisy.any():  # nothing to redraw (single runs): every draw is the means themselves
+        return np.broadcast_to(means, (draws, k)).copy()
     if name is not None and k > EXACT_UP_TO:
         order = np.argsort(np.asarray(numbers), kind="stable")
         df = np.where(noisy, runs, 2)[order] - 1
-        t = stream(seed, "noise:" + name).standard_t(df[:, None], size=(k, draws))
-        noise = np.zeros((k, draws))
-        noise[order] = t * np.where(noisy, stds / np.sqrt(np.maximum(runs, 1)), 0.0)[order][:, None]
-        return means[None, :] + noise.T
+        # one degree of freedom for all (the same runs everywhere): the scalar call, the same draws
+        t = stream(seed, "noise:" + name).standard_t(df[0] if np.all(df == df[0]) else df[:, None], size=(k, draws))
+        t *= np.where(noisy, stds / np.sqrt(np.maximum(runs, 1)), 0.0)[order][:, None]
+        if np.any(order != np.arange(k)):  # back from trial-number order to the configurations' order
+            noise = np.empty_like(t)
+            noise[order] = t
+            t = noise
+        out = np.empty((draws, k))
+        np.add(means[None, :], t.T, out=out)
+        return out
     noise = np.zeros((k, draws))  # one row per configuration: contiguous writes
     for j in range(k):
         if noisy[j]:
@@ -129,15 +137,22 @@ def best_within(values: np.ndarray, params: np.ndarray, budgets: np.ndarray, sig
     if values.shape[1] == 0:
         return out
     order = np.argsort(params, kind="stable")
-    scored = sign * values[:, order]
-    if include is not None:
-        scored = np.where(include[:, order], scored, -np.inf)
-    running = np.maximum.accumulate(scored, axis=1)
     ends = np.searchsorted(params[order], np.asarray(budgets, dtype=float), side="right")
+    cuts = np.unique(ends[ends > 0])  # the distinct prefixes asked for
+    if len(cuts) == 0:
+        return out
+    order = order[:cuts[-1]]  # configurations above the largest budget never count
+    scored = values[:, order]
+    if sign != 1.0:
+        scored *= sign
+    if include is not None:
+        np.copyto(scored, -np.inf, where=~include[:, order])
+    # the best of each slice between consecutive prefixes, then a running maximum over the slices
+    running = np.maximum.accumulate(np.maximum.reduceat(scored, np.concatenate(([0], cuts[:-1])), axis=1), axis=1)
     for i, end in enumerate(ends):
         if end == 0:
             continue
-        best = running[:, end - 1]
+        best = running[:, np.searchsorted(cuts, end)]
         out[:, i] = np.where(np.isfinite(best), sign * best, np.nan)
     return out
 

@@ -22,8 +22,9 @@ def _rows(store: Store, sql: str) -> list[tuple]:
     return [tuple(r) for r in store.query_readonly(sql)[1]]
 
 
-def test_bulk_writes_are_the_stores_own_rows(tmp_path):
-    trials = big_studies.planned_trials(80, seed=3)
+@pytest.mark.parametrize("seeds", [1, 3])
+def test_bulk_writes_are_the_stores_own_rows(tmp_path, seeds):
+    trials = big_studies.planned_trials(80, seed=3, seeds=seeds)
     assert {r is None for *_, r in trials} == {True, False}  # some rejected
     assert any(r is not None and r.status == "failed" for *_, r in trials)
     one, bulk = Store(f"sqlite:///{tmp_path}/one.db"), Store(f"sqlite:///{tmp_path}/bulk.db")
@@ -33,6 +34,9 @@ def test_bulk_writes_are_the_stores_own_rows(tmp_path):
     a, b = one.trials_frame(big_studies.STUDY), bulk.trials_frame(big_studies.STUDY)
     pd.testing.assert_frame_equal(a.drop(columns=times), b.drop(columns=times))
     assert (a[times].isna() == b[times].isna()).all().all()
+    if seeds > 1:  # the runs differ: the verdicts' intervals have seed noise to draw
+        done = a[a["status"] == "complete"]
+        assert (done["n_runs"] == seeds).all() and (done["psnr_std"] > 0).all()
     for sql in ("SELECT trial_id, repeat, seed, status, best_epoch, metrics, duration_s, error FROM runs ORDER BY id",
                 "SELECT run_id, epoch, train_loss, metrics, elapsed_s FROM epochs ORDER BY id",
                 "SELECT trial_id, name, mean, std, n FROM trial_metrics ORDER BY id",

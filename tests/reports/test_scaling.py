@@ -92,3 +92,22 @@ def test_the_better_law_wins_the_race():
     bad = predict_family("bad", *family(rng, Law(0.02, 8.0, 0.45)), [1e6], scale, draws=200)
     (r,) = race([bad, good], [1e6], sign=1.0)
     assert r.leader == "good" and r.p_win["good"] > 0.9 and r.low > 0
+
+
+def test_draw_fronts_are_front_mask_of_each_draw():
+    """The per-draw fronts the bootstrap refits (one sort for all draws) against
+    `front_mask` of each draw's kept configurations: distinct sizes, tied sizes, tied
+    errors, non-finite errors, draws that keep nothing."""
+    from reports.scaling import draw_fronts
+
+    rng = np.random.default_rng(12)
+    for case in range(300):
+        k, d = int(rng.integers(1, 25)), int(rng.integers(1, 5))
+        params = (rng.integers(1, 10, k) if case % 3 == 0 else rng.permutation(k) + 1).astype(float)
+        errors = rng.integers(0, 6, (d, k)).astype(float)
+        errors[rng.random((d, k)) < 0.05] = np.nan
+        keep = rng.random((d, k)) < 0.6
+        got = draw_fronts(params, keep, errors)
+        for r in range(d):
+            want = keep[r] & front_mask(np.where(keep[r], params, np.nan), errors[r])
+            assert (got[r] == want).all(), (case, r)

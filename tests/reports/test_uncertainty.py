@@ -52,6 +52,24 @@ def test_best_within_is_the_brute_force_best():
             assert got[d, i] == pytest.approx(want, nan_ok=True)
 
 
+def test_best_within_matches_the_brute_force_on_random_cases():
+    """Unsorted and repeated budgets, budgets below every model and above all, tied sizes,
+    with and without a resample mask (the slices between budgets are reduced separately)."""
+    rng = np.random.default_rng(11)
+    for case in range(200):
+        k, d = int(rng.integers(1, 30)), int(rng.integers(1, 6))
+        params = rng.integers(1, 20, k).astype(float)
+        values = rng.normal(size=(d, k)).round(1)
+        budgets = rng.choice(np.arange(0, 25, dtype=float), size=int(rng.integers(1, 7)))
+        include = rng.random((d, k)) < 0.5 if case % 2 else None
+        for sign in (1.0, -1.0):
+            got = best_within(values, params, budgets, sign, include)
+            for r, (i, b) in itertools.product(range(d), enumerate(budgets)):
+                pool = [values[r, j] for j in range(k) if (include is None or include[r, j]) and params[j] <= b]
+                want = (max if sign > 0 else min)(pool) if pool else np.nan
+                assert got[r, i] == pytest.approx(want, nan_ok=True)
+
+
 def test_a_resample_holds_each_configuration_with_probability_one_minus_one_over_e():
     mask = resample_mask(20, 4000, np.random.default_rng(1))
     assert mask.shape == (4000, 20) and mask.any(axis=1).all()
@@ -185,3 +203,38 @@ def test_a_large_family_resamples_with_the_same_chance_per_configuration():
     k = EXACT_UP_TO + 100
     mask = resample_mask(k, 500, np.random.default_rng(6))
     assert mask.mean() == pytest.approx(1 - (1 - 1 / k) ** k, abs=0.005)
+
+
+def test_large_families_of_different_sizes_get_the_same_draws_and_a_verdict():
+    """Two families large enough for `draws_for` to cut their draws, by different amounts:
+    the difference is taken draw by draw, so both get the fewer (it crashed before)."""
+    from reports.uncertainty import draws_for
+
+    rng = np.random.default_rng(8)
+    cands = {}
+    for fam, k, shift in (("a", 2100, 5.0), ("b", 2600, 0.0)):
+        params = np.exp(rng.uniform(np.log(1000), np.log(BUDGET), k))
+        cands[fam] = Candidates(fam, np.arange(k) + (10_000 if fam == "b" else 0), params,
+                                rng.normal(size=k) * 0.1 + shift, np.full(k, 0.1), np.full(k, 10), [{}] * k)
+    assert draws_for(2100, 2000) != draws_for(2600, 2000)
+    (v,) = compare_at(cands, [BUDGET], "maximize")
+    assert v.winner == "a" and v.status == "better" and v.margin_low is not None
+
+
+def test_verdicts_drawn_lazily_are_the_eager_draws_intervals():
+    """`compare_at` draws a family's bootstrap only when an interval needs it: the
+    intervals are those of `front_draws` drawn up front."""
+    rng = np.random.default_rng(9)
+    cands = {}
+    for fam in ("a", "b"):
+        k = 40
+        cands[fam] = Candidates(fam, np.arange(k) + (100 if fam == "b" else 0), rng.uniform(1e3, 1e5, k),
+                                rng.normal(size=k), np.full(k, 0.5), np.full(k, 3), [{}] * k)
+    budgets = [2e4, 5e4, 1e5]
+    verdicts = compare_at(cands, budgets, "maximize", min_near=0)
+    boot = {f: front_draws(c.params, c.means, c.stds, c.runs, c.numbers, budgets, 1.0, name=f)
+            for f, c in cands.items()}
+    for i, v in enumerate(verdicts):
+        for r in v.families:
+            lo, hi = interval(boot[r.family][:, i], 0.95, r.value)
+            assert (r.low, r.high) == pytest.approx((lo, hi))

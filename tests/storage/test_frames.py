@@ -33,3 +33,36 @@ def test_metrics_are_pivoted_by_number_in_order_of_first_appearance():
 def test_an_empty_frame_has_the_fixed_columns():
     df = build_frame(_columns([]), [])
     assert list(df.columns) == list(FIXED_COLUMNS) and len(df) == 0
+
+
+def test_the_collector_is_paused_while_a_frame_is_built_and_back_on_after():
+    import gc
+
+    from storage.frames import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():  # a read inside another (or in another thread) leaves it to the outer one
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    try:
+        with gc_paused():
+            raise KeyError("boom")
+    except KeyError:
+        pass
+    assert gc.isenabled()
+
+
+def test_nullable_int_columns_keep_missing_values_and_reject_fractions():
+    import pandas as pd
+    import pytest
+
+    from storage.frames import _nullable_ints
+
+    pd.testing.assert_series_equal(_nullable_ints([1, None, 3]), pd.Series([1, None, 3], dtype="Int64"))
+    pd.testing.assert_series_equal(_nullable_ints([None, None]), pd.Series([None, None], dtype="Int64"))
+    pd.testing.assert_series_equal(_nullable_ints([]), pd.Series([], dtype="Int64"))
+    with pytest.raises((TypeError, ValueError)):
+        _nullable_ints([1.5, 2])
