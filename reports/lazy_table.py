@@ -59,14 +59,15 @@ def lazy_table(df: pd.DataFrame, table_id: str, *, numeric: Iterable[str] = (), 
     when opened; `table_id` names its data block (unique in the page)."""
     if not re.fullmatch(r"[a-z][a-z0-9-]*", table_id):
         raise ValueError(f"table_id must be lower-case letters, digits and '-', got {table_id!r}")
-    cells = {str(c): [format_value(v) for v in df[c].tolist()] for c in df.columns}
+    cells = {str(c): [v if type(v) is str else format_value(v) for v in df[c].tolist()]  # mostly texts already
+             for c in df.columns}
     same = constant_columns(cells, keep=("number", "status", "family"))
     shown = [c for c in cells if c not in same]
     data: dict[str, Any] = {
         "columns": shown,
         "kinds": column_kinds(shown, numeric=set(numeric) | (NUMERIC_COLUMNS & set(shown)), reason=reason,
                               status_col=status_col, linked=number_link is not None),
-        "rows": [list(row) for row in zip(*(cells[c] for c in shown))],
+        "rows": list(map(list, zip(*(cells[c] for c in shown)))),
     }
     if number_link is not None and "number" in cells:
         data["links"] = [number_link(n) if n else "" for n in cells["number"]]

@@ -28,6 +28,7 @@ from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_time, format_value
 from reports.html import PLOTLY_JS, esc, figure_html, html_table, page
 from reports.lazy_table import table_html
+from storage.frames import gc_paused
 from storage.records import StudyRecord
 
 
@@ -184,6 +185,18 @@ def wins_html(df: pd.DataFrame, metric: str, direction: str, params_label: str, 
 def study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | None = None, *,
                trial_link: Callable[[str], str] | None = None, refresh_s: int | None = None,
                poll_url: str | None = None, predict_at: Sequence[float] = (), kept: Any | None = None) -> str:
+    """`_study_page` with the cyclic garbage collector paused (`storage.frames.gc_paused`):
+    a big study's page makes hundreds of thousands of rows and cells, each counting
+    towards a pass over every live object (the frame's own); what it leaves in cycles
+    (plotly's figures) is collected when the collector is back on."""
+    with gc_paused():
+        return _study_page(record, df, samples_for, trial_link=trial_link, refresh_s=refresh_s, poll_url=poll_url,
+                           predict_at=predict_at, kept=kept)
+
+
+def _study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor | None = None, *,
+                trial_link: Callable[[str], str] | None = None, refresh_s: int | None = None,
+                poll_url: str | None = None, predict_at: Sequence[float] = (), kept: Any | None = None) -> str:
     """The HTML text of one study's page (with the Pareto-optimal trials' sample grids
     when `samples_for` is given and they stored some). The live server passes
     `trial_link` (trial number -> its page), `refresh_s` (while trials run: reload that

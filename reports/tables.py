@@ -177,8 +177,8 @@ def trials_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     keys = config_keys(configs)
     out: dict[str, list[Any]] = {
         "number": [format_value(v) for v in column(df, "number").tolist()],
-        "status": [format_value(v) for v in column(df, "status", "").tolist()],
-        "family": [format_value(v) for v in column(df, "family", "").tolist()],
+        "status": texts(column(df, "status", "").tolist()),
+        "family": texts(column(df, "family", "").tolist()),
     }
     for k in keys:
         out[k] = texts([c.get(k) for c in configs])
@@ -186,11 +186,11 @@ def trials_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     for m in metrics:
         out[m] = [format_mean_std(a, b) for a, b in zip(df[m].tolist(), df[f"{m}_std"].tolist())]
     if "n_runs" in df.columns:
-        out["runs"] = [format_value(v) for v in df["n_runs"].tolist()]
+        out["runs"] = texts(df["n_runs"].tolist())
     if "duration_s" in df.columns:
         out["duration"] = [format_duration(v) for v in df["duration_s"].tolist()]
     if "device" in df.columns:
-        out["device"] = [format_value(v) for v in df["device"].tolist()]
+        out["device"] = texts(df["device"].tolist())
     if "started_at" in df.columns:
         out["started"] = time_texts(df["started_at"])
     out["note / error"] = reasons(df)
