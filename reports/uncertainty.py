@@ -91,17 +91,9 @@ def seed_noise(means: np.ndarray, stds: np.ndarray, runs: np.ndarray, numbers: n
     if not noisy.any():  # nothing to redraw (single runs): every draw is the means themselves
         return np.broadcast_to(means, (draws, k)).copy()
     if name is not None and k > EXACT_UP_TO:
-        order = np.argsort(np.asarray(numbers), kind="stable")
-        df = np.where(noisy, runs, 2)[order] - 1
-        # one degree of freedom for all (the same runs everywhere): the scalar call, the same draws
-        t = stream(seed, "noise:" + name).standard_t(df[0] if np.all(df == df[0]) else df[:, None], size=(k, draws))
-        t *= np.where(noisy, stds / np.sqrt(np.maximum(runs, 1)), 0.0)[order][:, None]
-        if np.any(order != np.arange(k)):  # back from trial-number order to the configurations' order
-            noise = np.empty_like(t)
-            noise[order] = t
-            t = noise
+        rows, order = _noise_rows(means, stds, runs, numbers, noisy, seed, draws, name)
         out = np.empty((draws, k))
-        np.add(means[None, :], t.T, out=out)
+        out[:, order] = rows.T  # back from trial-number order to the configurations' order
         return out
     noise = np.zeros((k, draws))  # one row per configuration: contiguous writes
     for j in range(k):
@@ -109,6 +101,20 @@ def seed_noise(means: np.ndarray, stds: np.ndarray, runs: np.ndarray, numbers: n
             rng = np.random.default_rng([seed, int(numbers[j])])
             noise[j] = rng.standard_t(runs[j] - 1, size=draws) * (stds[j] / np.sqrt(runs[j]))
     return means[None, :] + noise.T
+
+
+def _noise_rows(means: np.ndarray, stds: np.ndarray, runs: np.ndarray, numbers: np.ndarray, noisy: np.ndarray,
+                seed: int, draws: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """`seed_noise`'s one vectorised draw, transposed: (k, draws) redrawn means, one row per
+    configuration in trial-number order, and that order (row r is configuration order[r])."""
+    k = len(means)
+    order = np.argsort(np.asarray(numbers), kind="stable")
+    df = np.where(noisy, runs, 2)[order] - 1
+    # one degree of freedom for all (the same runs everywhere): the scalar call, the same draws
+    rows = stream(seed, "noise:" + name).standard_t(df[0] if np.all(df == df[0]) else df[:, None], size=(k, draws))
+    rows *= np.where(noisy, stds / np.sqrt(np.maximum(runs, 1)), 0.0)[order][:, None]
+    rows += means[order][:, None]
+    return rows, order
 
 
 EXACT_UP_TO = 256  # configurations up to which a resample is the exact multinomial one
@@ -177,10 +183,53 @@ def front_draws(params: np.ndarray, means: np.ndarray, stds: np.ndarray, runs: n
     check_method(method)
     params = np.asarray(params, dtype=float)
     budgets = np.asarray(budgets, dtype=float)
-    draws = draws_for(len(params), draws)
+    k = len(params)
+    draws = draws_for(k, draws)
+    means, stds, runs = np.asarray(means, dtype=float), np.asarray(stds, dtype=float), np.asarray(runs)
+    noisy = (runs >= 2) & np.isfinite(stds)
+    if name is not None and k > EXACT_UP_TO and noisy.any():
+        rows, order = _noise_rows(means, stds, runs, numbers, noisy, seed, draws, name)
+        include = resample_mask(k, draws, stream(seed, name)) if method == "trials" else None
+        return _best_within_rows(rows, order, params, budgets, sign, include)
     values = seed_noise(means, stds, runs, numbers, seed, draws, name)
-    include = resample_mask(len(params), draws, stream(seed, name)) if method == "trials" else None
+    include = resample_mask(k, draws, stream(seed, name)) if method == "trials" else None
     return best_within(values, params, budgets, sign, include)
+
+
+def _best_within_rows(rows: np.ndarray, order: np.ndarray, params: np.ndarray, budgets: np.ndarray, sign: float,
+                      include: np.ndarray | None) -> np.ndarray:
+    """`best_within` of draws held as `_noise_rows` gives them ((k, d), a row per
+    configuration, row r configuration order[r]): the configurations between consecutive
+    budgets are taken as whole rows and reduced, so the (d, k) draws are never transposed
+    or gathered column by column (a large family's verdicts: a third of their time)."""
+    k, d = rows.shape
+    out = np.full((d, len(budgets)), np.nan)
+    row_of = np.empty(k, dtype=np.intp)
+    row_of[order] = np.arange(k)
+    by_size = np.argsort(params, kind="stable")
+    ends = np.searchsorted(params[by_size], budgets, side="right")
+    cuts = np.unique(ends[ends > 0])
+    if len(cuts) == 0:
+        return out
+    inc_rows = None if include is None else np.ascontiguousarray(include.T)  # (k, d), configuration order
+    best = np.empty((len(cuts), d))
+    start = 0
+    for i, end in enumerate(cuts):
+        configs = by_size[start:end]
+        block = rows[row_of[configs]]
+        if sign != 1.0:
+            block *= sign
+        if inc_rows is not None:
+            np.copyto(block, -np.inf, where=~inc_rows[configs])
+        best[i] = block.max(axis=0)
+        start = end
+    running = np.maximum.accumulate(best, axis=0)
+    for i, end in enumerate(ends):
+        if end == 0:
+            continue
+        b = running[np.searchsorted(cuts, end)]
+        out[:, i] = np.where(np.isfinite(b), sign * b, np.nan)
+    return out
 
 
 def interval(draws: np.ndarray, confidence: float, centre: float | None = None) -> tuple[float, float] | None:

@@ -238,3 +238,28 @@ def test_verdicts_drawn_lazily_are_the_eager_draws_intervals():
         for r in v.families:
             lo, hi = interval(boot[r.family][:, i], 0.95, r.value)
             assert (r.low, r.high) == pytest.approx((lo, hi))
+
+
+def test_a_large_familys_draws_reduced_by_rows_are_those_of_best_within():
+    """Above EXACT_UP_TO configurations with seed noise, `front_draws` reduces the draws
+    a configuration per row (`_best_within_rows`): the same numbers as `seed_noise` then
+    `best_within`, with ties in size, mixed runs, unknown stds, trial numbers out of
+    order, both directions and both methods."""
+    from reports.uncertainty import EXACT_UP_TO, best_within, seed_noise, stream
+
+    rng = np.random.default_rng(13)
+    for case in range(12):
+        k, d = EXACT_UP_TO + int(rng.integers(1, 400)), int(rng.integers(1, 30))
+        params = (rng.integers(1, 60, k) if case % 3 == 0 else rng.uniform(1, 1e4, k)).astype(float)
+        means, stds = rng.normal(size=k).round(2), np.abs(rng.normal(size=k))
+        runs = rng.choice([1, 2, 3, 5], k)
+        stds[rng.random(k) < 0.1] = np.nan
+        numbers = rng.permutation(k) if case % 2 else np.arange(k)
+        budgets = rng.choice(np.concatenate([[0.5], params, [1e9]]), size=int(rng.integers(1, 7)))
+        for sign in (1.0, -1.0):
+            for method in ("trials", "seed"):
+                got = front_draws(params, means, stds, runs, numbers, budgets, sign, method=method, draws=d, name="f")
+                values = seed_noise(means, stds, runs, numbers, 0, d, "f")
+                include = resample_mask(k, d, stream(0, "f")) if method == "trials" else None
+                want = best_within(values, params, budgets, sign, include)
+                assert np.array_equal(got, want, equal_nan=True), (case, sign, method)
