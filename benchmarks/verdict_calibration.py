@@ -132,15 +132,18 @@ class Read:
 
 def read(cands, setting: Setting, sign: float, method: str, min_near: int, confidence: float,
          symmetric: bool, window: float = 2.0) -> Read:
-    from reports.uncertainty import front_draws, interval, thin_at
+    from reports.uncertainty import draws_for, front_draws, interval, thin_at
 
     b = np.array(setting.budgets)
     values, draws, thin = {}, {}, np.zeros(len(b), dtype=bool)
+    # every family the same number of draws (the fewest any gets, as reports/compare.py), so
+    # that two families' draws subtract draw by draw above 2,000 configurations too
+    n = min(draws_for(len(cands[fam].params), 2000) for fam in setting.families)
     for fam in setting.families:
         c = cands[fam]
         values[fam] = _plain_best(c, b, sign)
         draws[fam] = front_draws(c.params, c.means, c.stds, c.runs, c.numbers, b, sign, method=method,
-                                 draws=2000, name=fam)
+                                 draws=n, name=fam)
         if min_near:
             thin |= np.array([thin_at(c.params, x, window=window, min_near=min_near) is not None for x in b])
     first, second = setting.families
