@@ -10,11 +10,7 @@ import pytest
 from core.errors import UserError
 from search.artifacts import location
 from search.artifacts.location import normalize, open_location
-from tests.search.cli.test_cli import db_dump
-
-BUCKET = "weights-bucket"
-RUN = ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "30K", "--trials", "2",
-       "--epochs", "1", "--no-report", "--study", "gs", "--pruner", "none", "--keep", "all")
+from tests.search.artifacts.buckets import BUCKET, check_round_trip
 
 
 @pytest.fixture
@@ -81,30 +77,5 @@ def test_a_gcs_store_round_trip(gcs):
 
 @pytest.mark.slow
 def test_weights_go_to_a_gcs_bucket_and_come_back(cli, tmp_path, gcs):
-    from search import load_model
-    from storage import Store
-
-    code, _, err = cli(*RUN, "--artifacts", f"gs://{BUCKET}/runs/a")
-    assert code == 0, err
-    keys = {b.name for b in gcs.client.list_blobs(BUCKET)}
-    with Store(f"sqlite:///{tmp_path / 'search.db'}") as store:
-        kept = store.artifacts_of("gs", [0, 1], "weights")
-    assert {f"runs/a/{rows[0]['store_key']}" for rows in kept.values()} == keys and len(keys) == 2
-    assert all(rows[0]["store"] == f"gs://{BUCKET}/runs/a" for rows in kept.values())
-    assert not (tmp_path / "search-artifacts").exists()  # nothing beside the database
-    model = load_model("gs", 0, storage=str(tmp_path / "search.db"))
-    assert not model.training
-    code, out, err = cli("model", "gs", "1", "--out", "m")
-    assert code == 0, err
-    assert (tmp_path / "m" / "load.py").exists()
-
-    # a changed object: its sha256 differs from the record
-    gcs.blob(f"runs/a/{kept[1][0]['store_key']}").upload_from_string(b"not the weights")
-    before = db_dump(tmp_path / "search.db")
-    code, _, err = cli("model", "gs", "1", "--out", "m2")
-    assert code == 2 and "differs from its record" in err and len(err.strip().splitlines()) == 1, err
-    # a bucket that does not exist: one line, exit 2, the database unchanged
-    code, _, err = cli(*RUN, "--artifacts", "gs://no-such-bucket/x", "--study", "other")
-    assert code == 2 and "the artifact store gs://no-such-bucket/x cannot be reached" in err, err
-    assert len(err.strip().splitlines()) == 1
-    assert db_dump(tmp_path / "search.db") == before
+    check_round_trip(cli, tmp_path, "gs", lambda: {b.name for b in gcs.client.list_blobs(BUCKET)},
+                     lambda key, data: gcs.blob(key).upload_from_string(data))
