@@ -16,7 +16,6 @@ A file that cannot be deleted is reported on stderr and left (its record says re
 """
 from __future__ import annotations
 
-import math
 import sys
 from typing import Any
 
@@ -26,9 +25,10 @@ from search.artifacts.weights import WEIGHTS
 
 
 class Keeper:
-    def __init__(self, keep: str, store: Any, study: str, metric: str, direction: str) -> None:
-        self.keep, self.store, self.study = check_keep(keep), store, study
-        self.metric, self.direction = metric, direction
+    def __init__(self, keep: str, store: Any, study: str, direction: str) -> None:
+        """`direction`: the study metric's; the front is read from the stored objectives
+        (`Store.objectives`: the study metric's mean per trial)."""
+        self.keep, self.store, self.study, self.direction = check_keep(keep), store, study, direction
 
     def before_store(self, result: TrialResult) -> list[dict[str, Any]]:
         """Strip the weights records of an incomplete trial from `result`; return them
@@ -58,12 +58,14 @@ class Keeper:
         """The complete trials of `family` not on its Pareto front."""
         from reports.pareto import pareto_mask
 
-        trials = [t for t in self.store.trials(self.study, statuses=["complete"]) if t.family == family]
-        points = [(float(t.params), _value(t.metrics.get(self.metric))) for t in trials]
-        if not points:
+        # (number, params, objective): the objective column is the study metric's mean, as
+        # `trials` gives it, read without every trial's metrics and config (at 10,000 trials
+        # 0.9 s a trial through `trials`)
+        rows = self.store.objectives(self.study, family, ["complete"])
+        if not rows:
             return []
-        on = pareto_mask(points, ["minimize", self.direction])
-        return [t.number for t, keep in zip(trials, on) if not keep]
+        on = pareto_mask([(float(p), v) for _, p, v in rows], ["minimize", self.direction])
+        return [number for (number, _, _), keep in zip(rows, on) if not keep]
 
     def _delete(self, record: dict[str, Any]) -> None:
         try:
@@ -71,8 +73,3 @@ class Keeper:
         except Exception as e:
             print(f"warning: could not delete {record['store_key']} from {record['store']}: {e}", file=sys.stderr)
 
-
-def _value(metric: Any) -> float:
-    if not metric or metric[0] is None:
-        return math.nan
-    return float(metric[0])

@@ -175,7 +175,7 @@ class StudyLoop:
             direction=prep.task.direction, budget=spec.budget, settings=study_settings(spec, prep),
         )
         if self.weights is not None:
-            self.keeper = Keeper(spec.keep, store, self.name, study.metric, study.direction)
+            self.keeper = Keeper(spec.keep, store, self.name, study.direction)
         interrupted = store.interrupt_running(self.name, orphan=is_orphan)
         past = store.trials(self.name, statuses=REPLAYED_STATUSES)
         self.proposer = make_proposer(
@@ -206,10 +206,10 @@ class StudyLoop:
         pruner = make_pruner(spec.pruner, prep.task.direction, epochs,
                              "parameters" if spec.budget_of == "params" else prep.convention, spec.prune_grace)
         if spec.pruner != "none":
+            curves = self.store.epochs_of(self.name, CURVE_STATUSES, repeat=0)  # one read, not one per trial
             for r in past:
                 if r.status in CURVE_STATUSES:
-                    pruner.observe(r.params, first_seed_curve(self.store.epochs(self.name, r.number), prep.task.metric),
-                                   r.family)
+                    pruner.observe(r.params, first_seed_curve(curves.get(r.number, []), prep.task.metric), r.family)
         return pruner
 
     def _queued_finals(self) -> int:

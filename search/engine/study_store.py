@@ -34,9 +34,15 @@ class StudyStore(Protocol):
         """Trials with one of `statuses`, `attempt < max_attempt` and no retry yet."""
         ...
 
-    def epochs(self, study: str, number: int) -> list[dict[str, Any]]:
+    def epochs_of(self, study: str, statuses: Iterable[str], repeat: int | None = None) -> dict[int, list[dict[str, Any]]]:
         """Per-epoch rows (repeat, seed, epoch, train_loss, validation metrics, elapsed_s)
-        of every run of one trial (the pruner's curves after a resume)."""
+        of every run (only run `repeat` if given) of the trials with one of `statuses`, by
+        trial number, in one read (the pruner's curves after a resume)."""
+        ...
+
+    def objectives(self, study: str, family: str, statuses: Iterable[str]) -> list[tuple[int, int, float]]:
+        """(number, params, objective) of the trials of `family` with one of `statuses`, by
+        number; the objective is the study metric's mean, NaN when missing (`--keep pareto`)."""
         ...
 
     def progress(self, study: str) -> tuple[int, int]:

@@ -3,6 +3,7 @@ returns canned results, and a progress sink that records what it was told."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
@@ -80,8 +81,19 @@ class MemoryStore:
             {"repeat": i, "seed": r.seed, "epoch": e.epoch, "train_loss": e.train_loss, **e.metrics,
              "elapsed_s": e.elapsed_s} for i, r in enumerate(result.runs) for e in r.epochs]
 
-    def epochs(self, study, number):
-        return list(self._epochs.get((study, number), []))
+    def epochs_of(self, study, statuses, repeat=None):
+        out = {}
+        for t in self._trials(study):
+            rows = [r for r in self._epochs.get((study, t.number), []) if repeat is None or r["repeat"] == repeat]
+            if t.status in statuses and rows:
+                out[t.number] = rows
+        return out
+
+    def objectives(self, study, family, statuses):
+        metric = self.studies[study].metric
+        return [(t.number, t.params, math.nan if t.metrics.get(metric, (None,))[0] is None
+                 else float(t.metrics[metric][0]))
+                for t in self._trials(study) if t.family == family and t.status in statuses]
 
     def remove_artifacts(self, study, numbers, name):
         return []  # no artifacts are kept here (no url: the loop keeps no weights)

@@ -124,6 +124,34 @@ def test_finish_trial_round_trip(store: Store, study: str) -> None:
         (r, e) for r in (0, 1) for e in (1, 2, 3)]
 
 
+def test_epochs_of_and_objectives_read_many_trials_as_the_per_trial_reads(store: Store, study: str) -> None:
+    """`epochs_of` (the resumed pruner's curves) and `objectives` (`--keep pareto`'s front)
+    in one read each give what `epochs` and `trials` give trial by trial."""
+    plan = [("hourglass", "complete", [20.0, 22.0]), ("conventional", "complete", [30.0]),
+            ("hourglass", "pruned", [18.0]), ("hourglass", "complete", [math.nan]),
+            ("hourglass", "failed", None), ("hourglass", "running", None)]
+    for family, status, values in plan:
+        n = store.add_trial(study, family=family, config=CONFIG, params=10 + len(family), seeds=[0, 1])
+        if values is not None:
+            runs = [make_run(i, {"psnr": v}) for i, v in enumerate(values)]
+            store.finish_trial(study, n, make_result(n, runs, status=status))
+        elif status == "failed":
+            store.finish_trial(study, n, make_result(n, [], status="failed", error="boom"))
+    statuses = ["complete", "pruned"]
+    by_trial = store.epochs_of(study, statuses)
+    assert by_trial == {t.number: store.epochs(study, t.number) for t in store.trials(study, statuses)}
+    assert store.epochs_of(study, statuses, repeat=0) == {
+        n: [r for r in rows if r["repeat"] == 0] for n, rows in by_trial.items()}
+    assert store.epochs_of(study, ["failed"]) == {}
+    for family in ("hourglass", "conventional"):
+        got = store.objectives(study, family, ["complete"])
+        want = [(t.number, t.params, t.metrics["psnr"][0]) for t in store.trials(study, ["complete"])
+                if t.family == family]
+        assert [(n, p) for n, p, _ in got] == [(n, p) for n, p, _ in want]
+        assert all(a == b or (math.isnan(a) and math.isnan(b)) for (_, _, a), (_, _, b) in zip(got, want))
+    assert [n for n, _, _ in store.objectives(study, "hourglass", ["complete"])] == [0, 3]
+
+
 def test_single_run_has_no_std(store: Store, study: str) -> None:
     n = store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0])
     store.finish_trial(study, n, make_result(n, [make_run(0, {"psnr": 20.0})]))

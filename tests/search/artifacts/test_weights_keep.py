@@ -53,7 +53,7 @@ def test_keep_pareto_holds_each_familys_front_and_all_holds_every_complete_trial
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     store.create_or_load_study("k", task="digits-denoise", families=["hourglass", "conventional"], metric="psnr",
                                direction="maximize", budget=100)
-    keeper = Keeper(keep, store, "k", "psnr", "maximize")
+    keeper = Keeper(keep, store, "k", "maximize")
     w = tmp_path / "w"
     # (family, params, psnr): hourglass 0 is dominated by 1 (fewer params, better); 2 by nothing;
     # conventional 3 is worse than hourglass 1 but alone on its family's front.

@@ -170,9 +170,9 @@ PROTOCOL = [n for n in vars(StudyStore) if not n.startswith("_")]
 
 def test_the_protocol_lists_exactly_what_the_loop_calls():
     assert sorted(PROTOCOL) == sorted([
-        "create_or_load_study", "interrupt_running", "trials", "retry_candidates", "epochs", "progress",
+        "create_or_load_study", "interrupt_running", "trials", "retry_candidates", "epochs_of", "progress",
         "add_trial", "add_rejected", "finish_trial", "interrupt_trials", "heartbeat",
-        "remove_artifacts"])  # the loop's Keeper (search/artifacts/keep.py), when weights are kept
+        "objectives", "remove_artifacts"])  # the loop's Keeper (search/artifacts/keep.py), when weights are kept
 
 
 @pytest.mark.parametrize("impl", [Store, MemoryStore])

@@ -1,0 +1,50 @@
+"""benchmarks/orchestration_at_size.py (issue 33 item 4): our resumed study and the bare
+Optuna study start from the same past, and the script prints its table."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from storage import Store
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import orchestration_at_size as bench  # a script of benchmarks/, found through the sys.path entry above
+from search.executors import EXECUTORS
+
+
+def test_both_sides_continue_the_same_past(tmp_path):
+    if "instant" not in EXECUTORS:
+        EXECUTORS.add("instant", bench.InstantExecutor)
+    trials, records = bench.past_trials(40)
+    assert len(trials) == len(records) == 40
+    # the product's own proposals: the families take turns, every trained one has its sampler record
+    assert {t[0] for t in trials} == set(bench.FAMILIES)
+    assert all((rec is None) == (t[3] is None) for t, rec in zip(trials, records))
+    store = Store(f"sqlite:///{tmp_path}/past.db")
+    bench.write_in_bulk(store, trials, records)
+    store.close()
+    start, per_trial = bench.ours(str(tmp_path / "past.db"), 40, 3)
+    assert start > 0 and per_trial > 0
+    store = Store(f"sqlite:///{tmp_path}/past.db")
+    after = store.trials(bench.STUDY)
+    assert len(after) == 43 and [t.number for t in after] == list(range(43))  # the past kept, 3 added
+    assert all(t.optuna for t in after[40:])  # the window's trials came from the resumed Optuna study
+    store.close()
+    start, per_trial = bench.bare(trials, records, 3)
+    assert start > 0 and per_trial > 0
+
+
+def test_the_script_prints_its_table_and_refuses_bad_sizes(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    script = str(REPO / "benchmarks" / "orchestration_at_size.py")
+    done = subprocess.run([sys.executable, script, "--sizes", "30", "--window", "2", "--rounds", "1"],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "| 30 |" in done.stdout and "ours / bare" in done.stdout
+    bad = subprocess.run([sys.executable, script, "--sizes", "x"], capture_output=True, text=True, timeout=120,
+                         env=env, cwd=tmp_path)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
