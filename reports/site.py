@@ -28,6 +28,7 @@ from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_time, format_value
 from reports.html import PLOTLY_JS, esc, figure_html, html_table, page
 from reports.lazy_table import table_html
+from reports.savings import early_stopping_savings, savings_line
 from storage.frames import gc_paused
 from storage.records import StudyRecord
 
@@ -282,6 +283,10 @@ def _study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor |
         parts.append('<p class="muted">Trials the pruner stopped after an epoch at which a finished trial with no '
                      'more parameters was clearly better (<code>--pruner pareto</code>). They count towards the '
                      'trials but never join a front; their learning curves are on their trial pages.</p>')
+        savings = early_stopping_savings(df)
+        if savings is not None:
+            line = savings_line(savings)
+            parts.append(f'<p>{esc(line[:1].upper() + line[1:])}.</p>')
         parts.append(table_html(pruned, "pruned-trials", reason=["reason"], what="pruned trials", tall=True,
                                 number_link=trial_link))
 

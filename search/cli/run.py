@@ -75,11 +75,14 @@ def add_parser(sub) -> None:
     where.add_argument("--executor", help="where trials run (default: local, in this process)")
     where.add_argument("--retries", type=int, help="re-runs of a failed or interrupted trial (default 1)")
     where.add_argument("--oom-retry", action="store_true", help="re-run an out-of-memory trial once with half the batch")
-    where.add_argument("--ray-address", help="with --executor ray: 'auto' or HOST:PORT of a cluster (default: a local Ray)")
-    where.add_argument("--gpus-per-trial", type=float, help="with --executor ray: GPUs per trial, e.g. 0.25 packs 4 on a GPU")
-    where.add_argument("--cpus-per-trial", type=float, help="with --executor ray: CPUs per trial (default 1)")
-    where.add_argument("--max-concurrent", type=int, help="with --executor ray: trials at once (default: what fits)")
+    where.add_argument("--ray-address", help="with --executor ray or tune: 'auto' or HOST:PORT of a cluster (default: a local Ray)")
+    where.add_argument("--gpus-per-trial", type=float, help="with --executor ray or tune: GPUs per trial, e.g. 0.25 packs 4 on a GPU")
+    where.add_argument("--cpus-per-trial", type=float, help="with --executor ray or tune: CPUs per trial (default 1)")
+    where.add_argument("--max-concurrent", type=int, help="with --executor ray or tune: trials at once (default: what fits)")
     where.add_argument("--trial-timeout", type=float, help="with --executor ray: seconds a trial may run, from its start in a worker, before it counts as hung")
+    where.add_argument("--tune-dir", help="with --executor tune: where Tune's experiment folders go, one per study "
+                                          "(default: beside the SQLite database, search-tune/ for search.db); "
+                                          "tensorboard --logdir DIR/STUDY shows the trials' curves")
     out = r.add_argument_group("results")
     storage_arg(out)
     out.add_argument("--keep", help=f"whose trained weights are kept: {', '.join(KEEP)} (pareto: the trials on "
@@ -97,6 +100,8 @@ def cmd_run(a: argparse.Namespace) -> int:
     from search.cli.progress import ConsoleProgress
     from search.engine.specs import replicate_specs
     from search.engine.study import prepare, run_study
+    from search.tune import run_tune_study
+    from reports.savings import early_stopping_savings, savings_line
     from tasks import load_data
 
     spec = run_spec(a)
@@ -111,13 +116,21 @@ def cmd_run(a: argparse.Namespace) -> int:
     for k, one in enumerate(specs, 1):
         if len(specs) > 1:
             print(f"search {k} of {len(specs)}: study {one.study_name!r}, seed {one.seed}", flush=True)
-        out = run_study(one, store, ConsoleProgress(), prepare(one) if one is not spec else prep)
+        run = run_tune_study if one.executor == "tune" else run_study
+        out = run(one, store, ConsoleProgress(), prepare(one) if one is not spec else prep)
         df = store.trials_frame(one.study_name)
         print(f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
               + (f" ({out.retried} retries)" if out.retried else "") +
               f", {out.rejected} proposal(s) rejected over budget or shape"
               + (" (grid exhausted)" if out.exhausted else ""))
+        savings = early_stopping_savings(df)
+        if savings is not None:
+            print(savings_line(savings))
         print_pareto(df, out.study.metric, out.study.direction, prep.convention)
+        if one.executor == "tune":
+            from search.tune import experiment_dir
+
+            print(f"Tune experiment: {experiment_dir(one, store.url)} (tensorboard --logdir it)")
         if weights is not None:
             print(f"weights ({'the fronts' if spec.keep == 'pareto' else 'every complete trial'}): {weights}; "
                   f"search model {one.study_name} TRIAL --out DIR")
@@ -155,7 +168,10 @@ def run_spec(a: argparse.Namespace):
     spaces = tuple(s.strip() for s in str(a.space).split(",") if s.strip())
     executor_options = {k: v for k, v in (
         ("address", a.ray_address), ("gpus_per_trial", a.gpus_per_trial), ("cpus_per_trial", a.cpus_per_trial),
-        ("max_concurrent", a.max_concurrent), ("trial_timeout", a.trial_timeout)) if v is not None}
+        ("max_concurrent", a.max_concurrent), ("trial_timeout", a.trial_timeout), ("tune_dir", a.tune_dir))
+        if v is not None}
+    if a.tune_dir is not None and _or(a.executor, "local") != "tune":
+        raise UserError("--tune-dir is for --executor tune")
     train = TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
                           max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer,
                           ema=_or(a.ema, 0.0),

@@ -35,6 +35,7 @@ from typing import Callable
 
 from core.directions import check_direction
 from core.registry import Registry
+from core.stops import stop_reason
 
 DEFAULT_MARGIN = 0.01
 
@@ -98,8 +99,9 @@ class ParetoPruner(Pruner):
         hit = dominated_at(params, epoch, value, self.curves.get(family, ()), self.direction, self.margin)
         if hit is None:
             return None
-        return (f"stopped at epoch {epoch}: validation {value:.4g}, while a trial{f' of {family}' if family else ''} "
-                f"with {hit[0]:,} {self.unit} (no more than its {params:,}) had {hit[1]:.4g} at that epoch")
+        return stop_reason(epoch, self.epochs,
+                           f"validation {value:.4g}, while a trial{f' of {family}' if family else ''} "
+                           f"with {hit[0]:,} {self.unit} (no more than its {params:,}) had {hit[1]:.4g} at that epoch")
 
 
 PrunerFactory = Callable[[str, int, str, int], Pruner]  # (direction, epochs, unit, grace epochs) -> Pruner

@@ -210,12 +210,13 @@ def test_pruned_trials_are_shown_apart(tmp_path):
 
     df = make_trials([trial(0, "hourglass", 100, 20.0),
                       trial(1, "hourglass", 200, status="pruned",
-                            error="stopped at epoch 4: validation 12, while a trial with 100 parameters had 19"),
+                            error="stopped at epoch 4 of 10: validation 12, while a trial with 100 parameters had 19"),
                       trial(2, "hourglass", 300, status="failed", error="boom")])
     html = study_page(study_record("p"), df)
     assert "Stopped early (1 pruned)" in html
     section = html.split("Stopped early")[1].split("<h2>")[0]
     assert "stopped at epoch 4" in section and "boom" not in section
+    assert "Early stopping: 1 trial(s) stopped by the pruner" in section and "% saved)" in section
     assert "Stopped early" not in study_page(study_record("q"), make_trials([trial(0, "hourglass", 100, 20.0)]))
 
 

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from core.errors import UserError
+from core.stops import stopped_at
 from search.engine.pruners import (
     PRUNERS,
     ParetoPruner,
@@ -124,6 +125,7 @@ def test_pruned_trials_are_stored_apart_and_survive_kill_9_and_resume(cli, tmp_p
 
     code, out, err = cli(*ARGS, "--trials", "24")
     assert code == 0, err
+    assert "early stopping: " in out and "% saved)" in out  # the summary says what the pruner saved
     store = Store(f"sqlite:///{db}")
     trials = store.trials("p")
     after = {(t.number, t.status, t.note, t.params) for t in trials}
@@ -136,7 +138,7 @@ def test_pruned_trials_are_stored_apart_and_survive_kill_9_and_resume(cli, tmp_p
     for t in pruned:
         epochs = store.epochs("p", t.number)
         assert 2 <= len(epochs) < 6 and t.metrics == {}  # stopped after the grace period, no test metrics
-        assert "stopped at epoch" in t.error
+        assert stopped_at(t.error) == (len(epochs), 6)  # the reason says where it stopped, of how many
     df = store.trials_frame("p")
     assert set(df.loc[df.status == "pruned", "number"]) == {t.number for t in pruned}
     store.close()
