@@ -11,6 +11,15 @@ params, metric), against one reference point, is reported as a fraction of that 
     python benchmarks/search_efficiency.py --quick         # the code path in about a minute
     python benchmarks/search_efficiency.py --settings hourglass --samplers tpe,random --seeds 5
 
+Peers (issue 30: what a user would pick instead; benchmarks/peers.py) are searches too:
+optuna-tpe, optuna-nsga2, optuna-gp (plain Optuna) and ax (Ax's Client; the `peers` extra,
+pip install -e '.[peers]'). They run through the same study loop and trainer, so only the
+search differs:
+
+    python benchmarks/search_efficiency.py --settings hourglass-conventional --seeds 3 \
+        --samplers tpe,optuna-tpe,optuna-nsga2,optuna-gp,ax --grid-trials 0
+    python benchmarks/search_efficiency.py --quick --samplers optuna-tpe,optuna-nsga2,optuna-gp,ax
+
 Each trial's training runs in this process (the local executor), one torch thread unless
 --threads says otherwise; studies go to a temporary SQLite file (or --storage).
 """
@@ -31,8 +40,10 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
 sys.path.insert(0, str(REPO))
 
+import peers  # noqa: E402
 from bench_util import cpu_name  # noqa: E402
 
+from core.errors import UserError  # noqa: E402
 from core.statuses import CURVE_STATUSES  # noqa: E402
 from core.trials import TrainSettings  # noqa: E402
 from reports.efficiency import (  # noqa: E402
@@ -43,6 +54,7 @@ from reports.efficiency import (  # noqa: E402
     union_reference,
 )
 from search.engine.pruners import DEFAULT_GRACE  # noqa: E402
+from search.engine.samplers import SAMPLERS  # noqa: E402
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
 from search.spaces import min_params  # noqa: E402
 from search.engine.specs import RunSpec  # noqa: E402
@@ -96,6 +108,15 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
     return store.get_study(study), frame, wall
 
 
+def check_searches(names: list[str]) -> None:
+    """UserError for an unknown search (the base of NAME/SPREAD+PRUNER@SHARE) or a peer
+    whose package is missing, before anything trains."""
+    for name in names:
+        base = name.partition("@")[0].partition("+")[0].partition("/")[0]
+        SAMPLERS.get(base)
+        peers.check_available(base)
+
+
 def parameter_epochs(frame) -> float:
     """Sum over a study's trials of params x epochs trained: training work, for MLP-like
     models proportional to the FLOPs on a fixed dataset, free of the machine's load."""
@@ -104,10 +125,11 @@ def parameter_epochs(frame) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="one setting, two samplers, one seed, tiny trials")
+    ap.add_argument("--quick", action="store_true",
+                    help="one setting, one seed, tiny trials; the product's searches unless --samplers")
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
-    ap.add_argument("--samplers", default="tpe,tpe/none,random,nsga2,grid",
-                    help="comma list of --sampler names; NAME/none runs NAME with --spread none, "
+    ap.add_argument("--samplers", help="comma list of --sampler names or peers (default tpe,tpe/none,random,nsga2,grid; "
+                         f"peers: {', '.join(peers.PEERS)}); NAME/none runs NAME with --spread none, "
                          "NAME+pareto with --pruner pareto (NAME+pareto:0.1 with --prune-grace 0.1), "
                          "NAME@free with --share free")
     ap.add_argument("--seeds", type=int, default=5)
@@ -121,10 +143,20 @@ def main() -> None:
     ap.add_argument("--storage", help="SQLAlchemy URL (default: a temporary SQLite file)")
     ap.add_argument("--out", help="write the curves and the summary as JSON here")
     a = ap.parse_args()
-    if a.quick:
-        a.settings, a.samplers, a.seeds, a.trials, a.grid_trials = ("hourglass-conventional",
-                                                                    "tpe,tpe/none,tpe@free,tpe+pareto,grid", 1, 4, 8)
+    if a.quick:  # an explicit --samplers (e.g. the peers) is kept
+        a.settings, a.seeds, a.trials, a.grid_trials = "hourglass-conventional", 1, 4, 8
+        a.samplers = a.samplers or "tpe,tpe/none,tpe@free,tpe+pareto,grid"
         a.epochs, a.max_train_samples = a.epochs or 1, a.max_train_samples or 256
+    a.samplers = a.samplers or "tpe,tpe/none,random,nsga2,grid"
+    peers.register()
+    try:
+        check_searches(a.samplers.split(","))
+        unknown = [k for k in a.settings.split(",") if k not in SETTINGS]
+        if unknown:
+            raise UserError(f"unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
+    except UserError as e:  # bad input: one line, exit status 2 (the CLI's convention)
+        print(f"search_efficiency.py: {e}", file=sys.stderr)
+        sys.exit(2)
     import torch
 
     torch.set_num_threads(a.threads)
@@ -192,7 +224,10 @@ def main() -> None:
                                   for f in lo if (df["family"] == f).any()) for df in (r[3][r[3]["status"] == "complete"]
                                                                                        for r in mine)]
             summary[sampler] = {"fractions": fr, "median": statistics.median(fr), "compute_s": secs, "ks": ks,
-                                "parameter_epochs": [parameter_epochs(r[3]) for r in mine]}
+                                "parameter_epochs": [parameter_epochs(r[3]) for r in mine],
+                                # the whole study's seconds (proposals too) and its proposals never trained
+                                "wall_s": [r[4] for r in mine],
+                                "rejected": [int((r[3]["status"] == "rejected").sum()) for r in mine]}
             worst = ""
             if fams:  # each family's own front (the reports draw one per family)
                 per = {f: [family_fraction(r[3], f) for r in mine] for f in fams}
@@ -204,6 +239,11 @@ def main() -> None:
             print(f"| {sampler} | {a.trials} | {statistics.median(fr):.3f} | {min(fr):.3f} .. {max(fr):.3f} | "
                   f"{statistics.median(fr) / grid_fraction:.3f} | {statistics.median(secs):.0f} | "
                   f"{statistics.median(ks):.2f} |{worst}")
+        print("\n| search | median wall s (proposing + training) | median proposals rejected before training |"
+              "\n|---|---|---|")
+        for sampler in a.samplers.split(","):
+            print(f"| {sampler} | {statistics.median(summary[sampler]['wall_s']):.0f} | "
+                  f"{statistics.median(summary[sampler]['rejected']):g} |")
         pruned = [x for x in a.samplers.split(",") if "+" in x and x.split("+")[0] in summary]
         if pruned:
             print("\n| pruned search | vs | median hypervolume ratio | median compute ratio (seconds) "

@@ -1,0 +1,140 @@
+"""The peers of issue 30 (benchmarks/peers.py): plain Optuna and Ax searching the product's
+ranges. Unit checks drive each peer's ask/tell with a made-up metric (no training, past
+the random start so that each model proposes); the quick benchmark runs them end to end
+through the product's study loop and trainer. Ax's checks are skipped without the
+`peers` extra; the Optuna peers need nothing beyond the product's dependencies."""
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import peers  # noqa: E402  a module of benchmarks/, found through the sys.path entry above
+from peer_space import PeerSpace  # noqa: E402
+
+from core.errors import UserError  # noqa: E402
+from search.engine.proposers import Proposal, Rejection  # noqa: E402
+from search.engine.samplers import make_proposer  # noqa: E402
+from search.engine.specs import RunSpec  # noqa: E402
+from search.engine.study import prepare  # noqa: E402
+from search.spaces import check_config  # noqa: E402
+
+BUDGET = 100_000
+NO_AX = "Ax is not installed (the peers extra: pip install -e '.[peers]')"
+needs_ax = pytest.mark.skipif(not peers.ax_available(), reason=NO_AX)
+
+
+@pytest.fixture(scope="module")
+def prep():
+    peers.register()
+    return prepare(RunSpec(spaces=("hourglass", "conventional"), task="digits-denoise", budget=BUDGET))
+
+
+def drive(proposer, accepted: int):
+    """Ask until `accepted` proposals were made, telling each a made-up validation metric
+    that grows with the size; (proposals, rejections)."""
+    done, rejected = [], []
+    while len(done) < accepted:
+        p = proposer.ask()
+        if isinstance(p, Rejection):
+            rejected.append(p)
+            assert len(rejected) < 2000, "the peer proposes nothing within the rules and budget"
+            continue
+        done.append(p)
+        proposer.tell(p, 10 + math.log10(p.params), p.params)
+    return done, rejected
+
+
+def check_proposals(prep, done, rejected):
+    for p in done:
+        assert isinstance(p, Proposal) and p.params <= BUDGET
+        assert p.params == prep.count(p.family, p.config)
+        assert check_config(prep.spaces[p.family], prep.io, p.config) is None
+        assert list(p.config) == [d.name for d in prep.spaces[p.family].dims]
+    assert all(r.reason for r in rejected)
+
+
+def test_peer_space_names_each_familys_own_parameters(prep):
+    space = PeerSpace(prep.spaces, prep.io, BUDGET, prep.count)
+    names = [n for n, _ in space.params("hourglass")]
+    assert names == ["hourglass_L", "hourglass_d_z", "hourglass_d_h", "hourglass_lr"]  # fixed_w_in: one value
+    assert space.constants("hourglass") == {"fixed_w_in": False}
+    d_h = prep.spaces["hourglass"].dim("d_h")
+    assert space.bounds("hourglass", d_h, {"d_z": 100})[1] == 99  # the shape rule d_h < d_z as a dependent range
+    one = PeerSpace({"hourglass": prep.spaces["hourglass"]}, prep.io, BUDGET, prep.count)
+    assert next(n for n, _ in one.params("hourglass")) == "L"  # one family: plain keys
+    over = space.judge("hourglass", {"fixed_w_in": False, "L": 40, "d_z": 367, "d_h": 200, "lr": 1e-3})
+    assert isinstance(over, Rejection) and over.reason.startswith("over budget") and over.params > BUDGET
+
+
+@pytest.mark.parametrize("name", peers.OPTUNA_PEERS)
+def test_optuna_peers_propose_within_the_rules_and_budget(prep, name):
+    proposer = make_proposer(name, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=8)
+    done, rejected = drive(proposer, 8)  # 2 start-up trials, then the model's
+    check_proposals(prep, done, rejected)
+    study = proposer.study
+    states = [t.state.name for t in study.trials]
+    assert states.count("COMPLETE") == 8 and states.count("PRUNED") == len(rejected)
+    assert [d.name for d in study.directions] == ["MINIMIZE", "MAXIMIZE"]
+    assert all("family" in t.params for t in study.trials)
+
+
+@needs_ax
+def test_ax_peer_reaches_botorch_within_the_rules_and_budget(prep):
+    proposer = make_proposer("ax", prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=8)
+    done, rejected = drive(proposer, 5)
+    check_proposals(prep, done, rejected)
+    nodes = set(proposer.client.summarize()["generation_node"])
+    assert "MBM" in nodes, nodes  # BoTorch proposed, after the centre and Sobol start
+
+
+def test_ax_without_the_extra_is_a_one_line_error(monkeypatch):
+    monkeypatch.setattr(peers, "ax_available", lambda: False)
+    with pytest.raises(UserError, match=r"pip install -e '\.\[peers\]'"):
+        peers.check_available("ax")
+    peers.check_available("optuna-gp")  # Optuna's peers need no extra
+
+
+def quick(tmp_path, searches: str):
+    out = tmp_path / "eff.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "search_efficiency.py"), "--quick",
+                           "--samplers", searches, "--out", str(out)],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done, json.loads(out.read_text())["settings"]["hourglass-conventional"]["summary"]
+
+
+def check_quick(done, summary, searches):
+    for name in searches:
+        assert all(0 < f <= 1 + 1e-9 for f in summary[name]["fractions"])
+        assert summary[name]["wall_s"][0] > 0 and summary[name]["rejected"][0] >= 0
+        assert f"| {name} | 4 |" in done.stdout
+
+
+@pytest.mark.slow
+def test_quick_benchmark_runs_the_optuna_peers(tmp_path):
+    done, summary = quick(tmp_path, ",".join(peers.OPTUNA_PEERS))
+    assert set(summary) == {"full grid", *peers.OPTUNA_PEERS}
+    check_quick(done, summary, peers.OPTUNA_PEERS)
+
+
+@pytest.mark.slow
+@needs_ax
+def test_quick_benchmark_runs_ax(tmp_path):
+    done, summary = quick(tmp_path, "tpe,ax")
+    check_quick(done, summary, ("tpe", "ax"))
+
+
+def test_unknown_search_is_a_one_line_error(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    script = str(REPO / "benchmarks" / "search_efficiency.py")
+    bad = subprocess.run([sys.executable, script, "--samplers", "tpe,optuna"],
+                         capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown sampler 'optuna'" in bad.stderr
