@@ -144,8 +144,10 @@ class StudyLoop:
     past into the proposer and queues retries; `next_job` gives the next trial to run
     (a queued retry first, else a proposal; rejections are recorded on the way) or None
     when the study has enough trials; `submit` records a trial and hands it to the
-    executor; `on_result` stores a finished trial, tells the proposer and queues the
-    retry it earns. `run` drives them until the study has `spec.trials` finished trials.
+    executor; `on_epoch` shows a running trial's epoch and raises `TrialStopped` when the
+    pruner stops it; `on_result` stores a finished trial, tells the proposer and queues the
+    retry it earns. `run` drives them until the study has `spec.trials` finished trials;
+    `--executor tune` drives them from Ray Tune's hooks instead (search/tune/).
     """
 
     def __init__(self, spec: RunSpec, store: StudyStore, progress: Progress, prep: Prepared,
@@ -192,7 +194,7 @@ class StudyLoop:
             if r.family in prep.families
         )
         if self.executor is None:
-            self.executor = make_executor(spec.executor, on_epoch=self._on_epoch, **spec.executor_options)
+            self.executor = make_executor(spec.executor, on_epoch=self.on_epoch, **spec.executor_options)
         final, _ = store.progress(self.name)
         self.out = Outcome(study, final, 0, 0, len(interrupted))
         self.progress.start(study, spec.trials, final, len(self.retries))
@@ -266,7 +268,7 @@ class StudyLoop:
         self.progress.trial_started(tspec, p.params, p.note)
         return tspec
 
-    def _on_epoch(self, tspec: TrialSpec, index: int, record: EpochRecord) -> None:
+    def on_epoch(self, tspec: TrialSpec, index: int, record: EpochRecord) -> None:
         """After each epoch of a running trial: show it; stop the trial if the pruner says
         so (judged on its first seed)."""
         self.progress.epoch(tspec, index, record)

@@ -7,10 +7,12 @@ from core.registry import Registry
 from search.executors.base import EpochCallback, Executor
 from search.executors.local import LocalExecutor
 from search.executors.ray import RayExecutor
+from search.executors.tune import TuneExecutor
 
 EXECUTORS: Registry[type[Executor]] = Registry("executor")
 EXECUTORS.add("local", LocalExecutor)
 EXECUTORS.add("ray", RayExecutor)  # Ray itself is imported only when one is built
+EXECUTORS.add("tune", TuneExecutor)  # trials on Ray Tune; search/tune/ drives them
 
 
 def check_executor(name: str, options: dict[str, Any]) -> None:
@@ -22,4 +24,4 @@ def make_executor(name: str, on_epoch: EpochCallback | None = None, **options) -
     return EXECUTORS.get(name)(on_epoch=on_epoch, **options)
 
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "check_executor", "make_executor"]
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "TuneExecutor", "check_executor", "make_executor"]
