@@ -2,7 +2,9 @@
 this folder is on sys.path and they `import bench_util`)."""
 from __future__ import annotations
 
+import os
 import platform
+import sys
 import time
 from pathlib import Path
 from typing import Callable
@@ -35,3 +37,10 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def fail(message: str) -> None:
+    """Bad input to a benchmark script: one line on stderr naming the script, exit status 2
+    (the CLI's convention)."""
+    print(f"{os.path.basename(sys.argv[0])}: {message}", file=sys.stderr)
+    sys.exit(2)

@@ -39,7 +39,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench_util import cpu_name
+from bench_util import cpu_name, fail
 from orchestration_overhead import InstantExecutor
 from sqlalchemy import func, select
 
@@ -275,12 +275,6 @@ def serve_figures(db: str, clients: list[int], requests: int, with_writer: bool,
         proc.terminate()
         proc.wait(timeout=30)
     return out
-
-
-def fail(message: str) -> None:
-    """Bad input: one line on stderr, exit status 2."""
-    print(f"big_studies.py: {message}", file=sys.stderr)
-    sys.exit(2)
 
 
 def main() -> None:

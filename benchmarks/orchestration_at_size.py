@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_util import cpu_name  # noqa: E402
+from bench_util import cpu_name, fail  # noqa: E402
 from big_studies import STUDY, write_in_bulk  # noqa: E402
 from orchestration_overhead import InstantExecutor  # noqa: E402
 
@@ -175,12 +175,6 @@ def bare(trials: list, records: list, window: int) -> tuple[float, float]:
         turns[family] += 1
         study.tell(t, values[i % len(values)])
     return start, 1000 * (time.perf_counter() - t1) / window
-
-
-def fail(message: str) -> None:
-    """Bad input: one line on stderr, exit status 2."""
-    print(f"orchestration_at_size.py: {message}", file=sys.stderr)
-    sys.exit(2)
 
 
 def main() -> None:
