@@ -41,7 +41,7 @@ SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / 
 sys.path.insert(0, str(REPO))
 
 import peers  # noqa: E402
-from bench_util import cpu_name  # noqa: E402
+from bench_util import cpu_name, fail  # noqa: E402
 
 from core.errors import UserError  # noqa: E402
 from core.statuses import CURVE_STATUSES  # noqa: E402
@@ -154,9 +154,8 @@ def main() -> None:
         unknown = [k for k in a.settings.split(",") if k not in SETTINGS]
         if unknown:
             raise UserError(f"unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
-    except UserError as e:  # bad input: one line, exit status 2 (the CLI's convention)
-        print(f"search_efficiency.py: {e}", file=sys.stderr)
-        sys.exit(2)
+    except UserError as e:
+        fail(str(e))
     import torch
 
     torch.set_num_threads(a.threads)
