@@ -53,7 +53,6 @@ from reports.efficiency import (  # noqa: E402
     union_hypervolume,
     union_reference,
 )
-from search.engine.pruners import DEFAULT_GRACE  # noqa: E402
 from search.engine.samplers import SAMPLERS  # noqa: E402
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
 from search.spaces import min_params  # noqa: E402
@@ -95,7 +94,7 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
     name, _, spread = sampler.partition("/")
     spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=name,
                    spread=spread or DEFAULT_SPREAD, share=share or DEFAULT_SHARE, pruner=pruner or "none",
-                   prune_grace=float(grace) if grace else DEFAULT_GRACE, study=study, seed=seed, train=train,
+                   prune_grace=float(grace) if grace else None, study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
     run_study(spec, store, Quiet())

@@ -280,9 +280,11 @@ def _study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor |
     pruned = tables.pruned_trials(df)
     if len(pruned):
         parts.append(f"<h2>Stopped early ({len(pruned)} pruned)</h2>")
-        parts.append('<p class="muted">Trials the pruner stopped after an epoch at which a finished trial with no '
-                     'more parameters was clearly better (<code>--pruner pareto</code>). They count towards the '
-                     'trials but never join a front; their learning curves are on their trial pages.</p>')
+        parts.append('<p class="muted">Trials the pruner stopped because finished trials of their family with no '
+                     'more parameters were better at the same epoch (<code>--pruner pareto</code>: clearly better '
+                     'after the grace period; <code>--pruner rungs</code>: ranked ahead at a rung); each reason says '
+                     'which. They count towards the trials but never join a front; their learning curves are on '
+                     'their trial pages.</p>')
         savings = early_stopping_savings(df)
         if savings is not None:
             line = savings_line(savings)

@@ -46,11 +46,13 @@ def add_parser(sub) -> None:
     how.add_argument("--share",
                      help=f"{', '.join(SHARES)}: with an Optuna sampler and several families, give the families "
                           f"turns, or let the sampler choose the family (default {DEFAULT_SHARE})")
-    how.add_argument("--pruner", help="pareto, none: stop a trial after an epoch at which a finished trial with no "
-                                      f"more parameters was clearly better, or never (default {DEFAULT_PRUNER})")
+    how.add_argument("--pruner", help="pareto: stop a trial after an epoch at which a finished trial of its family "
+                                      "with no more parameters was clearly better; rungs: judge at the epochs 1, 3, 9, "
+                                      "27, ... and keep a trial while fewer than a third of its family rank ahead of it "
+                                      f"there (non-dominated sorting); none: never (default {DEFAULT_PRUNER})")
     how.add_argument("--prune-grace", type=float,
-                     help="the pruner's grace period, a fraction of the epochs in (0, 1): no trial is stopped "
-                          "before it (default 1/3)")
+                     help="the first epoch at which a trial may be stopped, a fraction of the epochs in (0, 1) "
+                          "(default: 1/3 for pareto, the first epoch for rungs)")
     train = r.add_argument_group("training")
     train.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
     train.add_argument("--batch-size", type=int, help="batch size (default: the task's)")
@@ -153,7 +155,6 @@ def run_spec(a: argparse.Namespace):
     then the defaults. The spec validates itself."""
     from core.budget import parse_budget
     from core.trials import TrainSettings
-    from search.engine.pruners import DEFAULT_GRACE
     from search.engine.specs import RunSpec
     from search.engine.study import default_task
 
@@ -181,7 +182,7 @@ def run_spec(a: argparse.Namespace):
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
         trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=_or(a.sampler, DEFAULT_SAMPLER),
         spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE), budget_of=_or(a.budget_of, "params"),
-        pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=_or(a.prune_grace, DEFAULT_GRACE), study=a.study,
+        pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
         storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
         space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),
         retries=_or(a.retries, 1), oom_retry=a.oom_retry, recipe=recipe.name if recipe else None,

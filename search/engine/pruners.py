@@ -1,4 +1,4 @@
-"""Pareto-aware early stopping (`--pruner pareto|none`).
+"""Pareto-aware early stopping (`--pruner pareto|rungs|none`).
 
 A running trial reports its validation metric after every epoch. With `pareto`, a trial is
 stopped at epoch e (e >= the grace period) when a finished trial OF ITS FAMILY with no
@@ -26,9 +26,19 @@ interval (search/executors/ray.py, EpochBoard).
 The grace period defaults to a third of the epochs (`--prune-grace`, a fraction of the
 epochs): with a learning rate decaying to zero, early epochs rank trials of different
 learning rates poorly.
+
+`rungs` (issue 25) judges only at successive-halving rungs, the epochs 1, 3, 9, 27 of 30
+(eta 3; `--prune-grace` moves the first rung), and there by rank rather than by a margin:
+the family's trials at that epoch are sorted into non-dominated ranks on (parameters,
+validation value), and a trial continues while fewer than a third of them rank ahead of
+it (asynchronous successive halving with MO-ASHA's ranking, Schmucker et al. 2021). A
+trial that no trial with no more parameters beats is never stopped, so the judges are
+the same as `pareto`'s. It judges from the first epoch, where `pareto` waits a third of
+them; docs/benchmarks.md (issue 25) measures what each saves and costs.
 """
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from typing import Callable
@@ -104,14 +114,120 @@ class ParetoPruner(Pruner):
                            f"with {hit[0]:,} {self.unit} (no more than its {params:,}) had {hit[1]:.4g} at that epoch")
 
 
-PrunerFactory = Callable[[str, int, str, int], Pruner]  # (direction, epochs, unit, grace epochs) -> Pruner
+def rung_epochs(epochs: int, first: int = 1, eta: int = 3) -> tuple[int, ...]:
+    """The rungs of successive halving: first, first * eta, first * eta^2, ... below `epochs`
+    (a trial is never judged after its last epoch). 30 epochs: (1, 3, 9, 27)."""
+    if first < 1 or eta < 2:
+        raise ValueError(f"rungs need first >= 1 and eta >= 2, got {first}, {eta}")
+    out, r = [], first
+    while r < epochs:
+        out.append(r)
+        r *= eta
+    return tuple(out)
+
+
+def beaten(a: tuple[int, float], b: tuple[int, float], direction: str) -> bool:
+    """Whether point b = (params, value) beats point a: no more parameters and a strictly
+    better value (margin 0: at a rung only the rank matters)."""
+    return b[0] <= a[0] and (b[1] > a[1] if direction == "maximize" else b[1] < a[1])
+
+
+def nondominated_ranks(points: Sequence[tuple[int, float]], direction: str) -> list[int]:
+    """Non-dominated sorting of (params, value) points under `beaten`: 1 for the points no
+    other beats, 2 for those beaten only by rank-1 points, ... (rank(i) = 1 + the largest
+    rank among the points that beat i). O(n log n): in order of params, best value first,
+    each point takes the first level whose best value so far does not beat it."""
+    sign = 1.0 if check_direction(direction) == "maximize" else -1.0
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], -sign * points[i][1]))
+    levels: list[float] = []  # -(best signed value) of each rank so far: ascending, for bisect
+    ranks = [0] * len(points)
+    for i in order:
+        key = -sign * points[i][1]
+        # levels[k - 1] < key: that level's best strictly beats the point (it came first, so
+        # it has no more params); levels[k] >= key: no point of level k beats it
+        k = bisect.bisect_left(levels, key)
+        if k == len(levels):
+            levels.append(key)
+        else:
+            levels[k] = key
+        ranks[i] = k + 1
+    return ranks
+
+
+def rung_verdict(params: int, value: float, rung: Sequence[tuple[int, float]], direction: str,
+                 eta: int = 3) -> tuple[int, int, tuple[int, float]] | None:
+    """Asynchronous successive halving at one rung with the parameter axis (MO-ASHA's
+    non-dominated sorting; Schmucker et al. 2021, as Syne Tune's MOASHA): the trial
+    (`params`, `value`) continues when fewer than max(1, n // eta) of the n points
+    (`rung`: the (params, value) of the other trials of its family at this epoch, plus its
+    own) rank ahead of it. A trial no other beats (rank 1) always continues, so the judges
+    of a stop are always trials with no more parameters (search/engine/pruners.py's module
+    rule). Returns None to continue, else (how many rank ahead, the quota, the best
+    point that beats it). Non-finite values are not ranked and never judged."""
+    if not math.isfinite(value):
+        return None
+    pts = [(int(n), float(v)) for n, v in rung if math.isfinite(v)] + [(int(params), float(value))]
+    ranks = nondominated_ranks(pts, direction)
+    mine = ranks[-1]
+    ahead = sum(r < mine for r in ranks[:-1])
+    quota = max(1, len(pts) // eta)
+    if ahead < quota:
+        return None
+    beaters = [p for p in pts[:-1] if beaten((params, value), p, direction)]
+    best = max(beaters, key=lambda p: p[1]) if direction == "maximize" else min(beaters, key=lambda p: p[1])
+    return ahead, quota, best
+
+
+DEFAULT_ETA = 3
+
+
+class RungPruner(Pruner):
+    """`rungs`: successive-halving rungs at epochs first, first * eta, ... (1, 3, 9, 27 of
+    30 by default), judged by `rung_verdict` against the finished (complete or pruned)
+    trials of the trial's family that reached the rung. Continuing a promoted trial is the
+    trial itself training on (the stopping variant of ASHA, as Optuna's
+    SuccessiveHalvingPruner): nothing is paused, checkpointed or re-trained, so a
+    promotion costs nothing and every rung's value is the trial's stored epoch."""
+
+    def __init__(self, direction: str, epochs: int, first: int = 1, eta: int = DEFAULT_ETA,
+                 unit: str = "parameters") -> None:
+        self.direction, self.epochs, self.eta, self.unit = check_direction(direction), epochs, eta, unit
+        self.rungs = frozenset(rung_epochs(epochs, first, eta))
+        self.curves: dict[str, list[tuple[int, list[float]]]] = {}
+
+    def observe(self, params: int, curve: Sequence[float], family: str = "") -> None:
+        if curve:
+            self.curves.setdefault(family, []).append((params, [float(v) for v in curve]))
+
+    def check(self, params: int, epoch: int, value: float, family: str = "") -> str | None:
+        if epoch not in self.rungs:
+            return None
+        rung = [(n, c[epoch - 1]) for n, c in self.curves.get(family, ()) if len(c) >= epoch]
+        hit = rung_verdict(params, value, rung, self.direction, self.eta)
+        if hit is None:
+            return None
+        ahead, quota, (n, v) = hit
+        return stop_reason(epoch, self.epochs,
+                           f"at the rung of epoch {epoch}, {ahead} of the {len(rung) + 1} trials"
+                           f"{f' of {family}' if family else ''} there rank ahead of it (the top "
+                           f"{quota} continue); a trial with {n:,} {self.unit} (no more than its "
+                           f"{params:,}) had {v:.4g} against its {value:.4g}")
+
+
+PrunerFactory = Callable[[str, int, str, float | None], Pruner]  # (direction, epochs, unit, grace) -> Pruner
 PRUNERS: Registry[PrunerFactory] = Registry("pruner")
 PRUNERS.add("none", lambda direction, epochs, unit, grace: Pruner())
-PRUNERS.add("pareto", lambda direction, epochs, unit, grace: ParetoPruner(direction, epochs, grace, unit=unit))
+PRUNERS.add("pareto", lambda direction, epochs, unit, grace: ParetoPruner(
+    direction, epochs, grace_epochs(epochs, DEFAULT_GRACE if grace is None else grace), unit=unit))
+# rungs: the first rung is the first epoch unless --prune-grace says otherwise
+PRUNERS.add("rungs", lambda direction, epochs, unit, grace: RungPruner(
+    direction, epochs, 1 if grace is None else grace_epochs(epochs, grace), unit=unit))
 DEFAULT_PRUNER = "pareto"
 
 
 def make_pruner(name: str, direction: str, epochs: int, unit: str = "parameters",
-                grace: float = DEFAULT_GRACE) -> Pruner:
-    """`grace`: the grace period as a fraction of the epochs."""
-    return PRUNERS.get(name)(direction, epochs, unit, grace_epochs(epochs, grace))
+                grace: float | None = None) -> Pruner:
+    """`grace`: the first epoch at which a trial may be stopped, as a fraction of the
+    epochs (`--prune-grace`); None: the pruner's own default (pareto: 1/3; rungs: the
+    first epoch)."""
+    return PRUNERS.get(name)(direction, epochs, unit, grace)

@@ -12,7 +12,7 @@ from core.errors import UserError
 from core.trials import TrainSettings, check_ema
 from search.artifacts.location import DEFAULT_KEEP, check_keep
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SHARES, SPREADS
-from search.engine.pruners import DEFAULT_GRACE, DEFAULT_PRUNER
+from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.samplers import DEFAULT_SAMPLER, SAMPLERS
 
 # What a budget may count (`--budget-of`): every family's own parameter convention, or
@@ -33,7 +33,7 @@ class RunSpec:
     spread: str = DEFAULT_SPREAD  # search.engine.policies.SPREADS: aim proposals at sizes, or not
     share: str = DEFAULT_SHARE  # search.engine.policies.SHARES: families take turns, or the sampler chooses
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
-    prune_grace: float = DEFAULT_GRACE  # the pruner's grace period, a fraction of the epochs
+    prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
     study: str | None = None  # default: derived from task and families
     storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
@@ -66,8 +66,9 @@ class RunSpec:
         from search.engine.pruners import PRUNERS
 
         PRUNERS.get(self.pruner)  # unknown names fail with the known ones
-        if isinstance(self.prune_grace, bool) or not isinstance(self.prune_grace, (int, float)) \
-                or not 0 < self.prune_grace < 1:
+        if self.prune_grace is not None and (isinstance(self.prune_grace, bool)
+                                             or not isinstance(self.prune_grace, (int, float))
+                                             or not 0 < self.prune_grace < 1):
             raise UserError(f"--prune-grace must be a fraction of the epochs between 0 and 1, got {self.prune_grace!r}")
         if self.spread not in SPREADS:
             raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")

@@ -150,6 +150,35 @@ class ScriptedExecutor(Executor):
         self.closed = True
 
 
+class CurveExecutor(ScriptedExecutor):
+    """Trains nothing but walks each trial through the epochs of `curve(spec)` (its
+    validation values), calling `on_epoch` after each as the trainers do; a TrialStopped
+    there ends the trial `pruned` with the epochs so far and the reason, else it is
+    complete with the last value. Set `on_epoch` to the loop's (`StudyLoop.on_epoch`)."""
+
+    def __init__(self, curve: Callable[[TrialSpec], list[float]], metric: str = "psnr") -> None:
+        super().__init__(self._walk)
+        self.curve, self.metric = curve, metric
+        self.on_epoch: Callable[[TrialSpec, int, EpochRecord], None] | None = None
+
+    def _walk(self, spec: TrialSpec) -> TrialResult:
+        from core.trials import TrialStopped
+
+        epochs: list[EpochRecord] = []
+        for e, v in enumerate(self.curve(spec), start=1):
+            epochs.append(EpochRecord(e, 0.1, {self.metric: v}, 0.01 * e))
+            try:
+                if self.on_epoch is not None:
+                    self.on_epoch(spec, 0, epochs[-1])
+            except TrialStopped as stop:
+                run = RunResult(spec.seeds[0], "pruned", {}, None, epochs, 0.01 * e, error=str(stop))
+                return TrialResult(spec.number, "pruned", [run], 0.01 * e, "cpu", error=str(stop))
+        v = epochs[-1].metrics[self.metric]
+        run = RunResult(spec.seeds[0], "complete", {self.metric: v, f"val_{self.metric}": v}, len(epochs), epochs,
+                        0.01 * len(epochs))
+        return TrialResult(spec.number, "complete", [run], run.duration_s, "cpu")
+
+
 class RecordingProgress:
     """The `Progress` protocol, recording the calls by name."""
 

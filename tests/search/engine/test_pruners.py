@@ -10,12 +10,18 @@ import pytest
 
 from core.errors import UserError
 from core.stops import stopped_at
+from core.trials import TrainSettings
 from search.engine.pruners import (
     PRUNERS,
     ParetoPruner,
+    RungPruner,
+    beaten,
     dominated_at,
     grace_epochs,
     make_pruner,
+    nondominated_ranks,
+    rung_epochs,
+    rung_verdict,
 )
 from search.engine.specs import RunSpec
 from storage import Store
@@ -87,9 +93,151 @@ def test_grace_period_and_registry():
     omega = make_pruner("pareto", "maximize", 30, "connections per layer (omega)")
     omega.observe(10, [5.0] * 30)
     assert "with 10 connections per layer (omega) (no more than its 20)" in omega.check(20, 10, 1.0)
-    assert set(PRUNERS.names()) == {"none", "pareto"}
+    assert set(PRUNERS.names()) == {"none", "pareto", "rungs"}
     with pytest.raises(UserError, match="unknown pruner 'asha'"):
         RunSpec(spaces=("hourglass",), task="digits-denoise", budget=100_000, pruner="asha")
+
+
+def test_nondominated_ranks_match_brute_force():
+    """rank(i) = 1 + the largest rank of the points that beat i (no more parameters,
+    strictly better value), computed by a fixed point over all pairs."""
+    rng = random.Random(1)
+    for _ in range(1500):
+        direction = rng.choice(["maximize", "minimize"])
+        pts = [(rng.randint(1, 6), float(rng.randint(0, 5))) for _ in range(rng.randint(0, 9))]
+        brute = [1] * len(pts)
+        for _ in range(len(pts) + 1):
+            brute = [1 + max([brute[j] for j in range(len(pts)) if j != i and beaten(pts[i], pts[j], direction)],
+                             default=0) for i in range(len(pts))]
+        assert nondominated_ranks(pts, direction) == brute, (pts, direction)
+
+
+def test_rung_epochs():
+    assert rung_epochs(30) == (1, 3, 9, 27) and rung_epochs(20) == (1, 3, 9) and rung_epochs(27) == (1, 3, 9)
+    assert rung_epochs(30, first=3) == (3, 9, 27) and rung_epochs(30, eta=2) == (1, 2, 4, 8, 16)
+    assert rung_epochs(1) == ()  # one epoch: nothing to judge before the last
+    with pytest.raises(ValueError):
+        rung_epochs(30, eta=1)
+
+
+def test_rung_verdict_hand_cases():
+    rung = [(100, 10.0), (200, 12.0), (300, 8.0)]
+    # (250, 11) is beaten by (200, 12); ranks: 100 and 200 first, 250 second, 300 third;
+    # 2 rank ahead of it, the quota is max(1, 4 // 3) = 1: stopped, judged by (200, 12)
+    assert rung_verdict(250, 11.0, rung, "maximize") == (2, 1, (200, 12.0))
+    assert rung_verdict(50, 1.0, rung, "maximize") is None  # nobody that small: rank 1
+    assert rung_verdict(250, 12.5, rung, "maximize") is None  # beats every no-larger trial
+    assert rung_verdict(200, 12.0, rung, "maximize") is None  # a tie is not beaten (margin 0)
+    assert rung_verdict(250, float("nan"), rung, "maximize") is None  # never judged on NaN
+    assert rung_verdict(250, 11.0, [*rung, (1, float("nan"))], "maximize") == (2, 1, (200, 12.0))
+    # the top third continue even when beaten: one trial ranks ahead of (50, 4), seven behind
+    many = [(10, 5.0)] + [(100 + i, 1.0) for i in range(7)]
+    assert rung_verdict(50, 4.0, many, "maximize") is None  # 1 ahead, quota 9 // 3 = 3
+    assert rung_verdict(50, 4.0, many[:2], "maximize") == (1, 1, (10, 5.0))  # 3 trials: quota 1
+    # where `pareto` (margin 0) would stop it
+    assert dominated_at(50, 1, 4.0, [(n, [v]) for n, v in many], "maximize", margin=0.0) == (10, 5.0)
+    # losses: smaller is better
+    assert rung_verdict(250, 0.5, [(100, 0.4), (200, 0.45)], "minimize") == (2, 1, (100, 0.4))
+    assert rung_verdict(250, 0.3, [(100, 0.4), (200, 0.45)], "minimize") is None
+
+
+def test_rung_pruner_judges_at_rungs_by_its_family_only():
+    p = RungPruner("maximize", epochs=30)
+    for n in (10, 12, 14):
+        p.observe(n, [5.0] * 30, "hourglass")
+    assert p.check(20, 2, 1.0, "hourglass") is None  # not a rung
+    reason = p.check(20, 3, 1.0, "hourglass")
+    assert stopped_at(reason) == (3, 30) and "at the rung of epoch 3, 3 of the 4 trials of hourglass" in reason
+    assert "with 10 parameters (no more than its 20) had 5 against its 1" in reason
+    assert p.check(20, 3, 1.0, "conventional") is None  # another family never judges
+    assert p.check(20, 27, 1.0, "hourglass") is not None and p.check(20, 28, 1.0, "hourglass") is None
+    assert p.check(20, 30, 1.0, "hourglass") is None  # never at the last epoch
+    assert make_pruner("rungs", "maximize", 30).rungs == {1, 3, 9, 27}
+    assert make_pruner("rungs", "maximize", 30, grace=0.1).rungs == {3, 9, 27}  # --prune-grace: the first rung
+    assert make_pruner("pareto", "maximize", 30).grace == 10  # pareto's own default stays 1/3
+    omega = make_pruner("rungs", "minimize", 9, "connections per layer (omega)")
+    omega.observe(10, [1.0] * 9)
+    assert "with 10 connections per layer (omega) (no more than its 20)" in omega.check(20, 1, 2.0)
+
+
+def _curve(spec, epochs=9):
+    """A trial's scripted validation curve: its final value (a function of its number)
+    reached linearly, so a rung ranks trials as their ends do."""
+    end = random.Random(spec.number).uniform(10.0, 20.0)
+    return [end * e / epochs for e in range(1, epochs + 1)]
+
+
+def _rung_loop(store, trials, curve=_curve):
+    from search.engine.study import StudyLoop, prepare
+    from tests.search.fakes import CurveExecutor, RecordingProgress
+
+    spec = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=20_000, trials=trials, study="r",
+                   pruner="rungs", train=TrainSettings(epochs=9))
+    executor = CurveExecutor(curve)
+    loop = StudyLoop(spec, store, RecordingProgress(), prepare(spec), executor=executor)
+    executor.on_epoch = loop.on_epoch
+    return loop
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def rung_store(request, tmp_path):
+    from tests.search.fakes import MemoryStore
+
+    if request.param == "memory":
+        yield MemoryStore()
+    else:
+        with Store(f"sqlite:///{tmp_path / 'db.sqlite'}") as s:
+            yield s
+
+
+def test_rungs_through_the_study_loop_kill_mid_rung_and_resume(rung_store):
+    """The rung rule on a scripted executor: stops only at rungs (epochs 1 and 3 of 9),
+    stored as `pruned` with the epochs trained and a reason that says where; a Ctrl-C
+    between two rungs leaves the trial interrupted, the resumed loop retries it, judges
+    with the past trials' curves and keeps every finished trial as it was; and every
+    stop is exactly the rule replayed on the stored curves in trial order."""
+    store = rung_store
+
+    walked, killed_at = [], []
+
+    def killed(spec):  # the first trial from number 10 on that passes the rung of epoch 1 is
+        for e, v in enumerate(_curve(spec), start=1):  # killed after epoch 2, before the rung of 3
+            if spec.number >= 10 and e == 3 and not killed_at:
+                killed_at.append(spec.number)
+                raise KeyboardInterrupt
+            walked.append((spec.number, e))
+            yield v
+
+    loop = _rung_loop(store, 30, killed)
+    with pytest.raises(KeyboardInterrupt):
+        loop.run()
+    before = {t.number: (t.status, t.params, t.error) for t in store.trials("r") if t.status in ("complete", "pruned")}
+    k = killed_at[0]
+    assert len(before) == k and store.trials("r")[k].status == "interrupted" and walked[-1] == (k, 2)
+
+    resumed = _rung_loop(store, 30)
+    resumed.start()
+    assert sum(len(c) for c in resumed.pruner.curves.values()) == k  # the past judges the resumed study
+    resumed.executor.close()
+    out = _rung_loop(store, 30).run()
+    rows = store.trials("r")
+    assert out.finished == 30 and rows[k + 1].retry_of == k  # the interrupted trial ran again first
+    assert {t.number: (t.status, t.params, t.error) for t in rows if t.number in before} == before
+    pruned = [t for t in rows if t.status == "pruned"]
+    assert len(pruned) >= 3 and any(t.status == "complete" for t in rows[1:])
+    curves = store.epochs_of("r", ("complete", "pruned"), repeat=0)
+    for t in pruned:
+        assert len(curves[t.number]) in (1, 3) and stopped_at(t.error) == (len(curves[t.number]), 9)
+    # replayed: trial i judged by the finished trials before it, as the loop judged it
+    replay = RungPruner("maximize", 9)
+    for t in rows:
+        if t.status not in ("complete", "pruned"):
+            continue
+        values = [r["psnr"] for r in curves[t.number]]
+        stop = next((e for e, v in enumerate(_curve(t)[:9], start=1)
+                     if replay.check(t.params, e, v, t.family) is not None), None)
+        assert (t.status == "pruned") == (stop is not None) and (stop is None or stop == len(values)), t.number
+        replay.observe(t.params, values, t.family)
 
 
 ARGS = ["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--epochs", "6",
