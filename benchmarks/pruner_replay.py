@@ -1,13 +1,16 @@
 """The Pareto pruner replayed on unpruned studies: false stops per family and grace (issue 11).
 
-    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--json OUT]
+    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs] [--json OUT]
 
 For every study of the database whose name starts with --prefix and that ran unpruned
 (`--pruner none`), each trial's stored first-seed validation curve is replayed through the
 study's rule (search/integrations/pruner_replay.py) at each grace. Reported per family, median over the
 studies: trials stopped, work kept (params x epochs), front trials stopped (false stops)
 and the share of the family's front hypervolume the not-stopped trials keep. No training:
-the replay reads the database only.
+the replay reads the database only. `--rungs` replays `--pruner rungs` (its own first rung)
+beside them (issue 25), and every row also gives the family's front work: the least work
+any rule could keep and still keep the whole front (its trials trained to the end, every
+other trial stopped after one epoch).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench_util import fail  # noqa: E402
 from search.integrations.pruner_replay import ReplayTrial, replay_stops, summarise  # noqa: E402
 from search.engine.pruners import make_pruner  # noqa: E402
 from search.engine.study import first_seed_curve  # noqa: E402
@@ -41,11 +45,18 @@ def study_trials(store: Store, name: str) -> tuple[list[ReplayTrial], str, int]:
     return out, record.direction, max((len(t.curve) for t in out), default=0)
 
 
+def rules(graces: list[float], rungs: bool, direction: str, epochs: int):
+    """(label, fresh pruner) of each rule replayed: `pareto` at each grace, then `rungs`."""
+    out = [(f"{g:.3g}", make_pruner("pareto", direction, epochs, grace=g)) for g in graces]
+    return out + ([("rungs", make_pruner("rungs", direction, epochs))] if rungs else [])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--storage", required=True, help="SQLAlchemy URL of the studies")
     ap.add_argument("--prefix", default="", help="only studies whose name starts with this")
     ap.add_argument("--graces", default="1/3,0.2,0.1", help="comma list of grace fractions (a/b allowed)")
+    ap.add_argument("--rungs", action="store_true", help="also replay --pruner rungs (issue 25)")
     ap.add_argument("--json", help="also write every study's summaries here")
     a = ap.parse_args()
     try:
@@ -58,19 +69,20 @@ def main() -> None:
     names = [s.name for s in store.list_studies() if s.name.startswith(a.prefix) and s.n_pruned == 0
              and (store.get_study(s.name).settings or {}).get("pruner") == "none"]
     if not names:
-        raise SystemExit(f"no unpruned study named {a.prefix}* in {a.storage}")
+        fail(f"no unpruned study named {a.prefix}* in {a.storage}")
     report: dict[str, dict] = {}
     for name in names:
         trials, direction, epochs = study_trials(store, name)
         report[name] = {}
-        for g in graces:
-            stops = replay_stops(trials, make_pruner("pareto", direction, epochs, grace=g))
-            report[name][f"{g:.3g}"] = {f: vars(s) for f, s in summarise(trials, stops, direction).items()}
-    print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}\n")
+        for key, pruner in rules(graces, a.rungs, direction, epochs):
+            stops = replay_stops(trials, pruner)
+            report[name][key] = {f: vars(s) for f, s in summarise(trials, stops, direction).items()}
+    print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}"
+          f"{' and with rungs' if a.rungs else ''}\n")
     print("| grace | family | stopped (median of trials) | work kept (median) | false stops: front trials stopped "
-          "(total over studies) | front hypervolume kept: median (min) |\n|---|---|---|---|---|---|")
-    for g in graces:
-        key = f"{g:.3g}"
+          "(total over studies) | front hypervolume kept: median (min) | front work (median) |"
+          "\n|---|---|---|---|---|---|---|")
+    for key in report[names[0]]:
         families = dict.fromkeys(f for n in names for f in report[n][key])
         for f in families:
             rows = [report[n][key][f] for n in names if f in report[n][key]]
@@ -79,7 +91,8 @@ def main() -> None:
                   f"{statistics.median(r['trials'] for r in rows):g} | "
                   f"{statistics.median(r['work_kept'] for r in rows):.2f} | "
                   f"{sum(r['front_stopped'] for r in rows)} of {sum(r['front'] for r in rows)} | "
-                  f"{statistics.median(hv):.3f} ({min(hv):.3f}) |")
+                  f"{statistics.median(hv):.3f} ({min(hv):.3f}) | "
+                  f"{statistics.median(r.get('front_work', 1.0) for r in rows):.2f} |")
     if a.json:
         Path(a.json).write_text(json.dumps(report, indent=1))
         print(f"\nper study: {a.json}")

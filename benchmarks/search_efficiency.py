@@ -144,7 +144,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.quick:  # an explicit --samplers (e.g. the peers) is kept
         a.settings, a.seeds, a.trials, a.grid_trials = "hourglass-conventional", 1, 4, 8
-        a.samplers = a.samplers or "tpe,tpe/none,tpe@free,tpe+pareto,grid"
+        a.samplers = a.samplers or "tpe,tpe/none,tpe@free,tpe+pareto,tpe+rungs,grid"
         a.epochs, a.max_train_samples = a.epochs or 1, a.max_train_samples or 256
     a.samplers = a.samplers or "tpe,tpe/none,random,nsga2,grid"
     peers.register()
@@ -210,9 +210,11 @@ def main() -> None:
                 f"{f} {v:.3f}" for f, v in summary["full grid"]["family_fractions"].items()) + "\n")
         lo = {f: math.log10(min_params(sp, io, lambda c, f=f: count(f, c))) for f, sp in spaces.items()}
         hi = math.log10(setting.budget)
+        vs_grid = bool(grid and fams)  # each family's front against the full grid's front of that family
         print("| search | trials | median fraction | min .. max | median vs full grid | median training s "
               "| median KS of log params |" + (" worst family's fraction: median (min) |" if fams else "")
-              + "\n|---|---|---|---|---|---|---|" + ("---|" if fams else ""))
+              + (" worst family vs its grid front: median (min) |" if vs_grid else "")
+              + "\n|---|---|---|---|---|---|---|" + ("---|" if fams else "") + ("---|" if vs_grid else ""))
         for sampler in a.samplers.split(","):
             mine = [r for r in runs if r[0] == sampler]
             cs = [fraction_curve(r[3], record.metric, record.direction, ref, best) for r in mine]
@@ -233,6 +235,12 @@ def main() -> None:
                 summary[sampler] |= {"family_fractions": per, "worst_family": low,
                                      "family_trials": {f: [int((r[3]["family"] == f).sum()) for r in mine] for f in fams}}
                 worst = f" {statistics.median(low):.3f} ({min(low):.3f}) |"
+                if vs_grid:  # issue 25 item 2: a family's front found in a shared study, against its own grid's
+                    own = summary["full grid"]["family_fractions"]
+                    per_grid = {f: [v / own[f] if own[f] > 0 else math.nan for v in per[f]] for f in fams}
+                    low_grid = [min(v) for v in zip(*per_grid.values())]
+                    summary[sampler] |= {"family_vs_grid": per_grid, "worst_family_vs_grid": low_grid}
+                    worst += f" {statistics.median(low_grid):.3f} ({min(low_grid):.3f}) |"
             curves[sampler] = [c.to_dict("list") for c in cs]
             print(f"| {sampler} | {a.trials} | {statistics.median(fr):.3f} | {min(fr):.3f} .. {max(fr):.3f} | "
                   f"{statistics.median(fr) / grid_fraction:.3f} | {statistics.median(secs):.0f} | "

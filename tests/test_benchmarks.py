@@ -19,19 +19,23 @@ def test_search_efficiency_quick_mode(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())["settings"]["hourglass-conventional"]
     summary = report["summary"]
-    searches = ("tpe", "tpe/none", "tpe@free", "tpe+pareto", "grid")
+    searches = ("tpe", "tpe/none", "tpe@free", "tpe+pareto", "tpe+rungs", "grid")
     assert set(summary) == {"full grid", *searches} and report["best_hypervolume"] > 0
     for sampler in searches:
         assert all(0 < f <= 1 + 1e-9 for f in summary[sampler]["fractions"])
         curve = report["curves"][sampler][0]
         assert curve["trials"] == [1, 2, 3, 4] and curve["fraction"] == sorted(curve["fraction"])
         assert all(0 <= f <= 1 + 1e-9 for f in summary[sampler]["worst_family"])
+        # each family's front against the full grid's front of that family (issue 25 item 2)
+        assert set(summary[sampler]["family_vs_grid"]) == {"hourglass", "conventional"}
+        assert all(v > 0 for v in summary[sampler]["worst_family_vs_grid"])
     # families take turns by default: the 4 trials are the two families' corners
     assert summary["tpe"]["family_trials"] == {"hourglass": [2], "conventional": [2]}
     assert summary["full grid"]["trials"] == 8 and "| tpe | 4 |" in done.stdout
     # quick mode trains 1 epoch, after which no trial is ever stopped: the pruned search
     # repeats the unpruned one's trials, so its work (params x epochs trained) is equal
     assert summary["tpe+pareto"]["pruned"] == [0] and summary["tpe+pareto"]["work_ratio"] == [1.0]
+    assert summary["tpe+rungs"]["pruned"] == [0] and summary["tpe+rungs"]["work_ratio"] == [1.0]
     assert summary["tpe"]["parameter_epochs"][0] > 0
 
 
@@ -74,19 +78,23 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
         assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "replay.json"
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
-                           "--graces", "1/3,0.1", "--json", str(out)], capture_output=True, text=True, timeout=300,
-                          env=env, cwd=tmp_path)
+                           "--graces", "1/3,0.1", "--rungs", "--json", str(out)], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
-    assert list(report) == ["plain"] and set(report["plain"]) == {"0.333", "0.1"}
+    assert list(report) == ["plain"] and set(report["plain"]) == {"0.333", "0.1", "rungs"}
     for by_family in report["plain"].values():
         assert set(by_family) == {"hourglass", "conventional"}
         for s in by_family.values():
             assert s["trials"] == 2 and 0 < s["work_kept"] <= 1 and 0 <= s["front_stopped"] <= s["front"] >= 1
+            assert 0 < s["front_work"] <= 1
     assert "| 0.333 | hourglass |" in done.stdout
     bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
                           "--graces", "1/3,1.5"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert bad.returncode == 2 and "--graces must lie in (0, 1)" in bad.stderr
+    none = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
+                           "--prefix", "nope"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert none.returncode == 2 and "no unpruned study named nope*" in none.stderr
 
 
 def test_verdict_calibration_reads_replicate_searches(tmp_path):

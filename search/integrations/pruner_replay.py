@@ -15,6 +15,7 @@ Pure functions; shapes:
     trials: sequence of ReplayTrial in trial order
     replay_stops(trials, pruner) -> list[int | None]   (stop epoch, 1-based, or None)
     summarise(trials, stops, direction) -> dict[family, ReplaySummary]
+Any rule, not only the Pareto pruner: `replay_stops` takes a `Pruner` (`pareto`, `rungs`).
 """
 from __future__ import annotations
 
@@ -57,6 +58,10 @@ class ReplaySummary:
     front: int  # trials on the family's front (params minimised, value in `direction`)
     front_stopped: int  # of those, how many the rule stops: false stops
     hypervolume_kept: float  # the front of the not-stopped trials, as a fraction of the whole front's
+    # The least work any stopping rule could keep and still keep the whole front: the front's
+    # trials trained to the end, every other trial stopped after its first epoch (issue 25:
+    # how much of the compute the front's own trials need).
+    front_work: float = 1.0
 
 
 def summarise(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direction: str) -> dict[str, ReplaySummary]:
@@ -77,6 +82,8 @@ def summarise(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direct
         pts = np.array([[math.log10(t.params), t.value] for t, _ in ok]).reshape(-1, 2)
         on_front = pareto_mask(pts, dirs) if len(ok) else np.zeros(0, dtype=bool)
         survived = np.array([s is None for _, s in ok], dtype=bool)
+        front_params = {id(t) for (t, _), on in zip(ok, on_front) if on}
+        floor = sum(t.params * (len(t.curve) if id(t) in front_params else min(1, len(t.curve))) for t, _ in mine)
         hv_kept = 1.0
         if len(ok):
             ref = default_reference(pts, dirs)
@@ -85,5 +92,6 @@ def summarise(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direct
         out[family] = ReplaySummary(
             trials=len(mine), stopped=sum(s is not None for _, s in mine),
             work_kept=kept / full if full else 1.0, front=int(on_front.sum()),
-            front_stopped=int((on_front & ~survived).sum()), hypervolume_kept=float(hv_kept))
+            front_stopped=int((on_front & ~survived).sum()), hypervolume_kept=float(hv_kept),
+            front_work=floor / full if full else 1.0)
     return out

@@ -60,6 +60,16 @@ def test_summary_counts_work_false_stops_and_the_front_kept():
     area = lambda keep: hypervolume_2d([pts[i] for i in keep], ["minimize", "maximize"], ref)  # noqa: E731
     assert f.hypervolume_kept == pytest.approx(area([0, 2]) / area(range(5)))
     assert 0 < f.hypervolume_kept < 1 and g.hypervolume_kept == 1.0 and g.work_kept == 1.0
+    # the front's own work: C, A, E trained to the end, B and F one epoch each
+    assert f.front_work == pytest.approx((5 * 4 + 10 * 4 + 15 * 4 + 20 + 25) / (4 * (10 + 20 + 5 + 15 + 25)))
+    assert g.front_work == 1.0  # its one trial is its front
+
+
+def test_the_rung_rule_replays_too():
+    from search.engine.pruners import RungPruner
+
+    # rungs at epochs 1 and 2 of 4 (eta 2); at epoch 1, B (0.3) is beaten by A (0.5): 1 of 2 ahead, quota 1
+    assert replay_stops(trials(), RungPruner("maximize", epochs=4, eta=2))[:2] == [None, 1]
 
 
 def test_minimise_and_bad_input():
