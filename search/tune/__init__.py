@@ -1,4 +1,5 @@
-"""Ray Tune, for real: a study run by `tune.Tuner` (`search run --executor tune`).
+"""Ray Tune, for real (issue 29): a study run by `tune.Tuner` (`search run --executor
+tune`), and the product's searcher and trainable in a user's own Tune script.
 
 - `driver.py`: `run_tune_study` (the study loop started, then Tune's Tuner with the
   study as searcher and scheduler), where Tune's experiment folder goes;
@@ -6,7 +7,11 @@
   the budget, retries, every trial recorded in the database);
 - `scheduler.py`: `ParetoScheduler`, the study's Pareto pruner as a Tune scheduler;
 - `trainable.py`: `train_trial`, the product's trainer as a Tune function trainable
-  (a `tune.report` per epoch). Ray workers import only this module.
+  (a `tune.report` per epoch). Ray workers import only this module;
+- `api.py`, the public API for a user's own Tune script: `budgeted_searcher` (the
+  study as `TuneConfig(search_alg=...)`, with the product's families or the user's own
+  through `count_params`), `product_trainable` (the product's trainer for Tune's own
+  searchers and schedulers), `TuneInputError` (bad input, a ValueError).
 
 Ray is imported only when a study runs on Tune; the names below are imported on first
 use, so that a worker importing the trainable does not import the study loop.
@@ -15,12 +20,17 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["experiment_dir", "run_tune_study", "tune_dir"]
+_HOMES = {
+    "experiment_dir": "driver", "run_tune_study": "driver", "tune_dir": "driver",
+    "BudgetedSearcher": "api", "budgeted_searcher": "api", "product_trainable": "api",
+    "TuneInputError": "trainable",
+}
+__all__ = sorted(_HOMES)
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from search.tune import driver
+    if name in _HOMES:
+        import importlib
 
-        return getattr(driver, name)
+        return getattr(importlib.import_module(f"search.tune.{_HOMES[name]}"), name)
     raise AttributeError(f"module 'search.tune' has no attribute {name!r}")

@@ -1,0 +1,595 @@
+"""The product inside a user's own Ray Tune script (issue 29, item 2): its budgeted
+searcher and its trainable, each usable on its own with Tune's `Tuner`.
+
+    from ray import tune
+    from search.tune import budgeted_searcher, product_trainable
+
+    searcher = budgeted_searcher(space="hourglass", budget="100K", task="digits-denoise",
+                                 storage="sqlite:///search.db", trials=8)
+    tune.Tuner(product_trainable(task="digits-denoise", epochs=3),
+               tune_config=tune.TuneConfig(search_alg=searcher, num_samples=8)).fit()
+
+`budgeted_searcher(...)` is the study of `search run` as a Tune `Searcher`
+(`BudgetedSearcher`, on search/tune/searcher.py's `StudySearcher`): the same `RunSpec`,
+`prepare` and `StudyLoop` (search/engine/study.py), so every configuration it proposes
+has its exact parameter count within the budget before it trains, proposals are spread
+over the parameter axis (`spread="size"`: a target size drawn log-uniformly between the
+smallest model and the budget; a new study's first proposals are each family's corners),
+families take turns, and every trial is recorded in the product's database, where
+`search trials / report / serve / compare` read it. The same script again resumes the
+study (finished trials replayed into the proposer, none run twice).
+
+A user's own model family plugs in with its parameter count: `space` names the family
+and its keys (`{"my-mlp": {"width": {"low": 8, "high": 512}, "depth": [1, 2, 3]}}`, a
+space file's table) and `count_params(config) -> int` gives the exact count of a
+configuration (it must not decrease when any integer key grows: the budget-aware draw
+bisects on it). The budget is checked with it before anything trains. A family
+registered as the product's are (`models.register_family` and
+`search.spaces.register_space`, docs/architecture.md "Adding a family") is searched by
+its name instead, as `search run` would.
+
+What the searcher reads from a trial (`tune.report`): the task's metric by its name
+(`psnr` on the denoising tasks: the study's metric, `BudgetedSearcher.metric_name`),
+once per epoch, and optionally its validation value `val_<metric>` (`val_psnr`). The
+trial's stored metrics are those of its best epoch by `val_<metric>` when it is reported
+(the product's rule: the test value at the best validation epoch), else of its last
+report; `val_<metric>` (else `<metric>`) is what the proposer learns from. A trial that
+reported no `<metric>` is stored `failed`, a non-finite one `diverged`; a trial Tune
+stopped before the trainable returned (a scheduler such as ASHA, a stopper) is stored
+`pruned` with its epochs, unless it had reported `epochs` epochs. The product's
+trainable (`product_trainable`) reports what the study needs by itself.
+
+`product_trainable(task=..., ...)` is the product's trainer as a Tune function trainable
+(search/tune/trainable.py) for Tune's own searchers and schedulers: the config holds
+`family` and the family's keys (`tune.choice`, `OptunaSearch`), every epoch reports
+`val_<metric>` (ASHA: `metric="val_psnr", mode="max"`), the last report, one iteration
+after the last epoch, the trial's metrics (a scheduler's `max_t` must exceed the
+epochs for it to arrive; a study's trial Tune stopped at its last epoch is `pruned`).
+
+Tune keeps one trial pending at a time with a searcher of its own unless
+`TuneConfig(max_concurrent_trials=N)` is given: give it to run trials side by side.
+Proposals are asked before the running trials are told, as with `--executor ray`.
+
+Bad input (issue 29, item 4) is a `TuneInputError`, a ValueError with a one-line
+message, raised before anything is written: a space or budget that allows no
+configuration, an unknown task or family, a bad storage URL, a bad setting.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections import defaultdict
+from dataclasses import replace
+from typing import Any, Callable, Mapping
+
+
+from core.budget import format_count, parse_budget
+from core.errors import UserError, one_line
+from core.io import IOSpec
+from core.trials import EpochRecord, RunResult, TrainSettings, TrialResult
+from models import FAMILIES, Family
+from search.engine.ownership import Heartbeat
+from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD
+from search.engine.samplers import DEFAULT_SAMPLER
+from search.engine.specs import RunSpec
+from search.engine.study import Prepared, StudyLoop, prepare
+from search.executors import check_executor
+from search.executors.ray import worker_threads
+from search.executors.tune import TuneExecutor
+from search.spaces import CONSTRAINTS_KEY, Space, min_params, parse_constraint, parse_dim
+from search.tune.searcher import StudySearcher
+from search.tune.trainable import (
+    TuneInputError,
+    is_epoch_report,
+    is_final,
+    known_family,
+    record_of,
+    train_trial,
+)
+
+__all__ = ["BudgetedSearcher", "TuneInputError", "budgeted_searcher", "product_trainable"]
+
+CountParams = Callable[[dict[str, Any]], int]
+
+
+# -- a user's own family: known by its parameter count --------------------------------
+class CountedFamily(Family):
+    """A user's model family, known to the study by its exact parameter count only: the
+    user's trainable builds and trains it, the study proposes and budgets it."""
+
+    paper = "the user's own"
+    key_dims: tuple[str, ...] = ()
+    param_convention = "parameters (count_params)"
+
+    def __init__(self, name: str, count: CountParams, task: str) -> None:
+        self.name = name  # type: ignore[misc]
+        self.description = f"{name}: the user's own family (count_params)"  # type: ignore[misc]
+        self.default_task = task  # type: ignore[misc]
+        self._count = count
+
+    def fits(self, io: IOSpec) -> bool:
+        return True
+
+    def parse(self, config: dict[str, Any], io: IOSpec) -> dict[str, Any]:
+        return dict(config)
+
+    def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> Any:
+        raise UserError(f"{self.name!r} is the user's own family: the user's trainable builds it")
+
+    def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
+        try:
+            n = self._count(dict(config))
+        except Exception as e:
+            raise UserError(f"count_params({config}) of {self.name!r} raised {one_line(e, with_type=True)}") from None
+        n = n.item() if hasattr(n, "item") else n
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+            raise UserError(f"count_params({config}) of {self.name!r} must return a count >= 0, got {n!r}")
+        return int(n)
+
+
+class _Quiet:
+    """The study's `Progress` when the script gives none: Tune shows the trials."""
+
+    def start(self, study, total, done, retries): ...
+    def trial_started(self, spec, params, note): ...
+    def epoch(self, spec, repeat, record): ...
+    def trial_finished(self, spec, params, result, finished): ...
+    def rejected(self, rejection): ...
+    def close(self): ...
+
+
+# -- the searcher ----------------------------------------------------------------------
+class BudgetedSearcher(StudySearcher):
+    """The study as a Tune `Searcher` in a user's script (see the module docstring).
+
+    Tune calls `suggest` (the study's next configuration, recorded `running`),
+    `on_trial_result` (each report: the epochs are kept) and `on_trial_complete` (the
+    trial stored, the proposer told). Unlike `search run --executor tune`, no driver
+    wraps `Tuner.fit()`: this searcher refreshes its trials' heartbeats itself (a daemon
+    thread, stopped when the study is done), and an error of the study (a database that
+    refuses a write, a proposer that gives up) is raised from `suggest`, so that `fit()`
+    raises it, after the trials in flight are marked `interrupted` (run again on resume).
+    """
+
+    def __init__(self, loop: StudyLoop, epochs: int | None = None) -> None:
+        super().__init__(loop)
+        task = loop.prep.task
+        self.metric_name: str = task.metric  # what a trainable reports: tune.report({"psnr": ...})
+        self.direction: str = task.direction
+        self.epochs = epochs  # a trial that reported this many epochs is complete even if Tune stopped it
+        self.reports: dict[str, list[dict[str, Any]]] = defaultdict(list)  # a user's trainable's reports
+        self.seen: dict[str, Any] = {}  # the training_iteration of the last result Tune passed on
+        self._beat: Heartbeat | None = None  # while trials of ours run
+
+    @property
+    def study(self) -> str:
+        """The study's name in the database (`search trials STUDY`)."""
+        return self.loop.name
+
+    # -- what Tune asks ---------------------------------------------------------------
+    def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
+        if self.loop is None:
+            raise UserError("this searcher was unpickled without its study: build it again with budgeted_searcher")
+        out = super().suggest(trial_id)
+        if self.error is not None:
+            self._give_up()
+        if isinstance(out, dict) and self._beat is None:
+            loop = self.loop
+            self._beat = Heartbeat(lambda numbers: loop.store.heartbeat(loop.name, numbers, loop.owner),
+                                   lambda: list(loop.pending))
+        return out
+
+    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
+        tspec = self.specs.get(trial_id)
+        if tspec is None or is_final(result):
+            return
+        self.seen[trial_id] = result.get("training_iteration")
+        if is_epoch_report(result):  # the product's trainable
+            self._epoch(trial_id, tspec, result)
+        else:
+            self.reports[trial_id].append(dict(result))
+
+    def on_trial_complete(self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False) -> None:
+        tspec = self.specs.get(trial_id)
+        if tspec is None:
+            return
+        if error:
+            self.errors.setdefault(trial_id, "the trainable raised, or its Ray worker died (Tune's error.txt in "
+                                             "the trial's folder says which)")
+            super().on_trial_complete(trial_id, result, error)
+        elif result is None:  # removed before it ran: interrupted, run again when the study resumes
+            self._forget(trial_id)
+            if self.loop.pending.pop(tspec.number, None) is not None:
+                self.loop.store.interrupt_trials(self.loop.name, [tspec.number])
+        elif is_final(result):
+            super().on_trial_complete(trial_id, result, error)
+        elif is_epoch_report(result):  # the product's trainable, stopped by Tune (a scheduler, a stopper)
+            if result.get("training_iteration") != self.seen.get(trial_id):
+                self._epoch(trial_id, tspec, result)
+            self.stops[trial_id] = self._stop_reason(tspec, result)
+            super().on_trial_complete(trial_id, result, error)
+        else:  # a user's trainable
+            outcome = self._user_result(trial_id, tspec.number, tspec.seeds[0], result)
+            self._forget(trial_id)
+            if self.error is None:
+                self._blocked = False
+                try:
+                    self.loop.on_result(tspec, outcome)
+                except BaseException as e:
+                    self.error = e
+        self.reports.pop(trial_id, None)
+        self.seen.pop(trial_id, None)
+        if not self.loop.pending:  # nothing of ours runs: no heartbeat to refresh until the next trial
+            self.close()
+
+    def _epoch(self, trial_id: str, tspec, result: dict[str, Any]) -> None:
+        repeat, record = record_of(result)
+        self.device[trial_id] = str(result.get("device", "unknown"))
+        if isinstance(result.get("time_total_s"), (int, float)):
+            self.worker_s[trial_id] = float(result["time_total_s"])
+        if repeat == 0:
+            self.first_seed[trial_id].append(record)
+        self.loop.progress.epoch(tspec, repeat, record)
+
+    def _stop_reason(self, tspec, result: dict[str, Any]) -> str:
+        """Why the product's trainable ended `pruned` when Tune stopped it at `result`."""
+        epoch, repeat = int(result["epoch"]), int(result["repeat"])
+        epochs = tspec.train.epochs or self.loop.prep.task.defaults.epochs
+        if epoch >= epochs and repeat >= len(tspec.seeds) - 1:
+            return (f"stopped by Tune at its last epoch ({epoch}), before the trainable reported its test metrics: "
+                    f"a scheduler's max_t must exceed the epochs")
+        return f"stopped by Tune at epoch {epoch} of {epochs} (its scheduler or stopper)"
+
+    def _forget(self, trial_id: str) -> None:
+        for held in (self.specs, self.started, self.first_seed, self.device, self.worker_s, self.stops, self.errors,
+                     self.reports, self.seen):
+            held.pop(trial_id, None)
+
+    def _user_result(self, trial_id: str, number: int, seed: int, result: dict[str, Any]) -> TrialResult:
+        """The `TrialResult` of a user's trainable from what it reported (see the module
+        docstring: the metric by its name, once per epoch; `val_<metric>` optional)."""
+        reports = list(self.reports.get(trial_id, []))
+        stopped = result.get("training_iteration") != self.seen.get(trial_id)
+        if stopped:  # the result Tune stopped the trial at never reached on_trial_result
+            reports.append(dict(result))
+        metric, val = self.metric_name, f"val_{self.metric_name}"
+        names = [m for m in self.loop.prep.task.metrics]
+        duration = _number(result.get("time_total_s"))
+        if duration is None:
+            duration = time.monotonic() - self.started.get(trial_id, time.monotonic())
+        device = str(result.get("device", "unknown"))
+        epochs = [EpochRecord(_epoch_of(r, i), _number(r.get("train_loss"), math.nan),
+                              {m: v for m in names if (v := _number(r.get(f"val_{m}", r.get(m)))) is not None},
+                              _number(r.get("time_total_s"), 0.0))
+                  for i, r in enumerate(reports, 1)]
+        if not any(metric in r for r in reports):
+            why = (f"the trainable reported no {metric!r}, the study's metric on {self.loop.spec.task}: "
+                   f"tune.report({{{metric!r}: value}}) after each epoch")
+            return TrialResult(number, "failed", [], duration, device, error=why)
+        complete = not stopped or (self.epochs is not None and len(reports) >= self.epochs)
+        if not complete:
+            reason = f"stopped by Tune at epoch {len(reports)}" + (f" of {self.epochs}" if self.epochs else "") + \
+                     " (its scheduler or stopper)"
+            run = RunResult(seed, "pruned", {}, None, epochs, duration, error=reason)
+            return TrialResult(number, "pruned", [run], duration, device, error=reason)
+        scored = [(i, r) for i, r in enumerate(reports) if metric in r]
+        ranked = [(i, r) for i, r in scored if _number(r.get(val)) is not None]
+        if ranked:  # the best validation epoch, the earliest of equals
+            sign = 1.0 if self.direction == "maximize" else -1.0
+            best, chosen = max(ranked, key=lambda ir: (sign * float(ir[1][val]), -ir[0]))
+        else:
+            best, chosen = scored[-1]
+        metrics = {k: v for m in names for k in (m, f"val_{m}") if (v := _number(chosen.get(k))) is not None}
+        value = _number(chosen.get(metric), math.nan)
+        status = "complete" if math.isfinite(value) else "diverged"
+        error = None if status == "complete" else f"{metric} was {chosen.get(metric)!r} at epoch {best + 1}"
+        run = RunResult(seed, status, metrics if status == "complete" else {}, best + 1, epochs, duration, error=error)
+        return TrialResult(number, status, [run], duration, device, error=error)
+
+    # -- the end -------------------------------------------------------------------------
+    def _give_up(self) -> None:
+        """The study failed on the driver's side: its trials in flight are interrupted (run
+        again on resume) and the error goes up through Tune's `fit()`."""
+        error = self.error
+        assert error is not None
+        try:
+            left = list(self.loop.pending)
+            if left:
+                self.loop.store.interrupt_trials(self.loop.name, left)
+                self.loop.pending.clear()
+        finally:
+            self.close()
+        raise error
+
+    def close(self) -> None:
+        """Stop refreshing the heartbeats (the study is done, or given up)."""
+        if self._beat is not None:
+            self._beat.stop()
+            self._beat = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**super().__getstate__(), "_beat": None}
+
+
+def _number(value: Any, default: float | None = None) -> float | None:
+    """A reported scalar as a float (a finite or non-finite number), else `default`."""
+    value = value.item() if hasattr(value, "item") and not isinstance(value, (str, bytes)) else value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return default
+    return float(value)
+
+
+def _epoch_of(report: dict[str, Any], index: int) -> int:
+    n = _number(report.get("training_iteration"))
+    return int(n) if n is not None and n >= 1 else index
+
+
+# -- the factories ---------------------------------------------------------------------
+def budgeted_searcher(
+    space: str | list[str] | tuple[str, ...] | Mapping[str, Mapping[str, Any]],
+    budget: int | str,
+    task: str,
+    storage: str | None = None,
+    *,
+    study: str | None = None,
+    count_params: CountParams | Mapping[str, CountParams] | None = None,
+    trials: int = 20,
+    epochs: int | None = None,
+    sampler: str = DEFAULT_SAMPLER,
+    spread: str = DEFAULT_SPREAD,
+    share: str = DEFAULT_SHARE,
+    seed: int = 0,
+    repeats: int = 1,
+    retries: int = 1,
+    space_file: str | None = None,
+    task_options: dict[str, Any] | None = None,
+    data_dir: str | None = None,
+    max_train_samples: int | None = None,
+    batch_size: int | None = None,
+    device: str = "auto",
+    keep: str = "none",
+    artifacts: str | None = None,
+    progress: Any = None,
+) -> BudgetedSearcher:
+    """The product's budgeted searcher for a Tune `Tuner` (`TuneConfig(search_alg=...)`).
+
+    - `space`: the families searched together, by name (`"hourglass"`,
+      `"hourglass,conventional"`, a list), or a dict of family -> keys (a space file's
+      tables: a list of choices, a value, or `{low, high, log, step}`; `constraints`: a
+      list of 'LEFT OP [SCALE *] RIGHT'); for a registered family the keys override its
+      default space, for the user's own family (with `count_params`) they are its space.
+    - `budget`: the most parameters a configuration may have (`100_000`, `"100K"`).
+    - `task`: the task whose metric the study records (`search tasks` lists them).
+    - `storage`: the product's database, a SQLAlchemy URL or a SQLite file (default:
+      `$SEARCH_STORAGE`, else `search.db` here), where `search trials / report / serve /
+      compare` read the study.
+    - `study`: its name (default TASK-FAMILIES); the same name again resumes it.
+    - `count_params`: the user's own family's exact count, `config -> int` (one family in
+      `space`) or a dict family -> function.
+    - `trials`: the study's finished trials to reach, over every run of it (`search run
+      --trials`): the searcher tells Tune it is finished once they are there (Tune's
+      `num_samples` may end a run sooner; -1 leaves it to the study).
+    - `epochs`: the epochs a trial trains (the product's trainable trains so many; a
+      user's trainable that reported so many is complete even if Tune stopped it then).
+    - The rest as `search run`'s flags: `sampler`, `spread`, `share`, `seed`, `repeats`
+      (seeds per configuration, the product's trainable), `retries` (a failed trial is
+      proposed again), `space_file`, `task_options`, `data_dir`, `max_train_samples`,
+      `batch_size`, `device`, `keep` (whose weights the product's trainable keeps:
+      `none`, the default here, or `pareto` or `all` as with `search run`, in a folder
+      beside a SQLite database) and `artifacts` (where, for another place).
+    - `progress`: a `search.engine.study.Progress` (default: silent; Tune shows trials).
+
+    Everything is checked before the database is written to: TuneInputError (a
+    ValueError, one line) otherwise. Then the study is created or resumed (trials left
+    running by a dead process are marked `interrupted` and proposed again first).
+    """
+    try:
+        spec, own = _run_spec(space, budget, task, storage, study, count_params, trials, epochs, sampler, spread,
+                              share, seed, repeats, retries, space_file, task_options, data_dir, max_train_samples,
+                              batch_size, device, keep, artifacts)
+        prep = _prepare(spec, space, own)
+        _check_weights_store(spec)
+        from storage import Store
+
+        store = Store(spec.storage)
+    except TuneInputError:
+        raise
+    except UserError as e:
+        raise TuneInputError(one_line(e)) from None
+    loop = StudyLoop(spec, store, progress or _Quiet(), prep, executor=TuneExecutor())
+    try:
+        loop.start()
+    except UserError as e:  # a study of that name for another task or metric
+        raise TuneInputError(one_line(e)) from None
+    return BudgetedSearcher(loop, epochs)
+
+
+def _run_spec(space, budget, task, storage, study, count_params, trials, epochs, sampler, spread, share, seed,
+              repeats, retries, space_file, task_options, data_dir, max_train_samples, batch_size, device, keep,
+              artifacts) -> tuple[RunSpec, dict[str, CountParams]]:
+    """The study's `RunSpec` and the user's own families (name -> count), checked."""
+    if isinstance(space, str):
+        names = [s.strip() for s in space.split(",") if s.strip()]
+    elif isinstance(space, Mapping):
+        names = [str(k) for k in space]
+        for name, table in space.items():
+            if not isinstance(table, Mapping):
+                raise TuneInputError(f"space {name!r}: expected a dict of keys, got {type(table).__name__}")
+    elif isinstance(space, (list, tuple)) and all(isinstance(s, str) for s in space):
+        names = [s.strip() for s in space]
+    else:
+        raise TuneInputError(f"space must be a family name, a list of them or a dict family -> keys, got {space!r}")
+    if not names:
+        raise TuneInputError("space names no family")
+    if callable(count_params):
+        unknown = [n for n in names if n not in FAMILIES]
+        if len(unknown) != 1:
+            raise TuneInputError(f"count_params counts one family of your own in space, found {unknown or 'none'} "
+                                 "(a dict family -> count_params for several)")
+        own = {unknown[0]: count_params}
+    elif isinstance(count_params, Mapping):
+        own = dict(count_params)
+        bad = [n for n, f in own.items() if n not in names or not callable(f)]
+        if bad:
+            raise TuneInputError(f"count_params names {', '.join(map(repr, bad))}: not a family of space with a "
+                                 "function")
+    elif count_params is None:
+        own = {}
+    else:
+        raise TuneInputError(f"count_params must be a function config -> int, got {count_params!r}")
+    for name in names:
+        if name in own:
+            if name in FAMILIES:
+                raise TuneInputError(f"{name!r} is the product's family: give your own family another name")
+            if not isinstance(space, Mapping) or not space[name]:
+                raise TuneInputError(f"your family {name!r} needs its keys in space: {{{name!r}: {{key: range}}}}")
+        elif name not in FAMILIES:
+            raise TuneInputError(f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES.names()))}; "
+                                 "or search your own with count_params=")
+    if not isinstance(task, str):
+        raise TuneInputError(f"task must be a task's name, got {task!r}")
+    if isinstance(budget, bool) or not isinstance(budget, (int, str)):
+        raise TuneInputError(f"budget must be a count or a string such as '100K', got {budget!r}")
+    count = parse_budget(str(budget)) if isinstance(budget, str) else budget
+    if count <= 0:
+        raise TuneInputError(f"budget must be positive, got {budget!r}")
+    if storage is not None and (not isinstance(storage, str) or not storage.strip()):
+        raise TuneInputError(f"storage must be a database URL or a SQLite file, got {storage!r}")
+    from storage.engine import default_url, normalize_url
+
+    url = normalize_url(storage or default_url())
+    spec = RunSpec(
+        spaces=tuple(names), task=task, budget=int(count), trials=trials, repeats=repeats, sampler=sampler,
+        spread=spread, share=share, pruner="none", study=study, storage=url, data_dir=data_dir, seed=seed,
+        executor="tune", space_file=space_file,
+        train=TrainSettings(epochs=epochs, batch_size=batch_size, max_train_samples=max_train_samples, device=device),
+        task_options=dict(task_options or {}), retries=retries, keep=keep,
+        artifacts=artifacts)
+    return spec, own
+
+
+def _prepare(spec: RunSpec, space: Any, own: dict[str, CountParams]) -> Prepared:
+    """`prepare` (search/engine/study.py) for the product's families, the same checks for
+    the user's own (a space from its keys, its smallest model against the budget), then
+    the dict's overrides of the product's spaces."""
+    from tasks import get_task
+
+    product = tuple(n for n in spec.spaces if n not in own)
+    tables = {n: dict(t) for n, t in space.items()} if isinstance(space, Mapping) else {}
+    if own and spec.budget_of != "params":
+        raise TuneInputError("your own family is budgeted in parameters (count_params)")
+    if product:
+        base = prepare(replace(spec, spaces=product))
+        task, io, families, spaces = base.task, base.io, dict(base.families), dict(base.spaces)
+    else:
+        task = get_task(spec.task, spec.task_options)
+        check_executor(spec.executor, spec.executor_options)
+        io, families, spaces = task.io(), {}, {}
+    for name, count in own.items():
+        families[name] = CountedFamily(name, count, spec.task)
+    for name in spec.spaces:
+        table = tables.get(name, {})
+        constraints = table.pop(CONSTRAINTS_KEY, None)
+        dims = {k: parse_dim(k, v) for k, v in table.items()}
+        if name in own:
+            spaces[name] = Space(name, tuple(dims.values()))
+        elif dims:
+            spaces[name] = spaces[name].with_overrides(dims)
+        if constraints is not None:
+            if not isinstance(constraints, (list, tuple)):
+                raise TuneInputError(f"space {name!r}: {CONSTRAINTS_KEY} must be a list of 'LEFT OP [SCALE *] RIGHT'")
+            rules = () if name in own else tuple(families[name].shape_rules)
+            spaces[name] = spaces[name].with_constraints(tuple(parse_constraint(c) for c in constraints), rules)
+    prep = Prepared(spec, task, io, {n: families[n] for n in spec.spaces}, {n: spaces[n] for n in spec.spaces})
+    for name in spec.spaces:
+        if name in product and name not in tables:
+            continue  # prepare checked it
+        smallest = min_params(prep.spaces[name], io, lambda c, n=name: prep.count(n, c))
+        if math.isinf(smallest):
+            raise TuneInputError(f"space {name!r} allows no configuration on {spec.task!r}: check its ranges")
+        if smallest > spec.budget:
+            raise TuneInputError(f"budget {format_count(spec.budget)} is below the smallest {name} model on "
+                                 f"{spec.task} ({smallest:,} {prep.convention})")
+    return prep
+
+
+def _check_weights_store(spec: RunSpec) -> None:
+    """The store the product's trainable writes weights to (`keep`), reachable (a folder
+    made if missing), as `search run` checks it before the database is opened."""
+    from search.artifacts.location import open_location, weights_location
+
+    target = weights_location(spec.keep, spec.artifacts, spec.storage)
+    if target is not None:
+        open_location(target, create=True)
+
+
+def product_trainable(
+    task: str | None = None,
+    *,
+    family: str | None = None,
+    epochs: int | None = None,
+    batch_size: int | None = None,
+    max_train_samples: int | None = None,
+    device: str | None = None,
+    seed: int | None = None,
+    repeats: int | None = None,
+    data_dir: str | None = None,
+    task_options: dict[str, Any] | None = None,
+    cpus: float = 1.0,
+    gpus: float = 0.0,
+    **settings: Any,
+) -> Any:
+    """The product's trainable for `tune.Tuner(...)`: search/tune/trainable.py's
+    `train_trial` with these defaults (a trial's config wins over them) and its
+    resources (`tune.with_resources`: `cpus` CPUs, torch threads as many, `gpus` GPUs;
+    0.25 packs four trials on a GPU).
+
+    With `budgeted_searcher` it trains the study's trials (their search spec); with Tune's
+    own searchers the config is plain: `family` (here or in the config) and the family's
+    keys (`d_z`, `d_h`, `L`, `lr` for hourglass), `task` here or in the config. Each epoch
+    reports `val_<metric>` (`val_psnr`: ASHA's and OptunaSearch's metric), the last report
+    (one iteration after the last epoch: give a scheduler's `max_t` above the epochs) the
+    trial's metrics; a plain trial that fails raises in its worker (Tune's errored
+    trial). The task, the family and the settings given here are checked now:
+    TuneInputError (a ValueError, one line) before Tune starts; a trial's own keys when
+    it starts (search/tune/trainable.py: `trial_spec_of`).
+    """
+    from ray import tune
+
+    defaults = {k: v for k, v in dict(task=task, family=family, epochs=epochs, batch_size=batch_size,
+                                          max_train_samples=max_train_samples, device=device, seed=seed,
+                                          repeats=repeats, data_dir=data_dir, task_options=task_options,
+                                          **settings).items() if v is not None}
+    unknown = sorted(set(settings) - {"optimizer", "tokens", "ema", "ema_warmup", "weights", "lr", "weight_decay"})
+    if unknown:
+        raise TuneInputError(f"product_trainable takes no {', '.join(unknown)}")
+    if task is not None:
+        from tasks import get_task
+
+        try:
+            io = get_task(task, task_options).io()
+        except UserError as e:
+            raise TuneInputError(one_line(e)) from None
+        if family is not None and not known_family(family).fits(io):
+            raise TuneInputError(f"family {family!r} does not fit task {task!r}; 'search spaces' lists the tasks "
+                                 "each family fits")
+    elif family is not None:
+        known_family(family)
+    if not (isinstance(cpus, (int, float)) and cpus > 0 and isinstance(gpus, (int, float)) and gpus >= 0):
+        raise TuneInputError(f"cpus must be > 0 and gpus >= 0, got cpus={cpus!r}, gpus={gpus!r}")
+    for key in ("epochs", "batch_size", "max_train_samples", "repeats", "seed"):
+        v = defaults.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < (0 if key == "seed" else 1)):
+            raise TuneInputError(f"{key} must be a {'non-negative' if key == 'seed' else 'positive'} integer, "
+                                 f"got {v!r}")
+    if defaults.get("optimizer") is not None:
+        from tasks.optimizers import OPTIMIZERS
+
+        try:
+            OPTIMIZERS.get(defaults["optimizer"])
+        except UserError as e:
+            raise TuneInputError(one_line(e)) from None
+    trainable = tune.with_parameters(train_trial, threads=worker_threads(float(cpus)), defaults=defaults)
+    return tune.with_resources(trainable, {"cpu": float(cpus), "gpu": float(gpus)})
+
