@@ -1,6 +1,6 @@
 """The Pareto pruner replayed on unpruned studies: false stops per family and grace (issue 11).
 
-    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs] [--json OUT]
+    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs [GRACES]] [--json OUT]
 
 For every study of the database whose name starts with --prefix and that ran unpruned
 (`--pruner none`), each trial's stored first-seed validation curve is replayed through the
@@ -45,10 +45,12 @@ def study_trials(store: Store, name: str) -> tuple[list[ReplayTrial], str, int]:
     return out, record.direction, max((len(t.curve) for t in out), default=0)
 
 
-def rules(graces: list[float], rungs: bool, direction: str, epochs: int):
-    """(label, fresh pruner) of each rule replayed: `pareto` at each grace, then `rungs`."""
+def rules(graces: list[float], rung_graces: list[float | None], direction: str, epochs: int):
+    """(label, fresh pruner) of each rule replayed: `pareto` at each grace, then `rungs` at
+    each of its graces (None: its own first rung, labelled "rungs")."""
     out = [(f"{g:.3g}", make_pruner("pareto", direction, epochs, grace=g)) for g in graces]
-    return out + ([("rungs", make_pruner("rungs", direction, epochs))] if rungs else [])
+    return out + [("rungs" if g is None else f"rungs {g:.3g}", make_pruner("rungs", direction, epochs, grace=g))
+                  for g in rung_graces]
 
 
 def main() -> None:
@@ -56,7 +58,9 @@ def main() -> None:
     ap.add_argument("--storage", required=True, help="SQLAlchemy URL of the studies")
     ap.add_argument("--prefix", default="", help="only studies whose name starts with this")
     ap.add_argument("--graces", default="1/3,0.2,0.1", help="comma list of grace fractions (a/b allowed)")
-    ap.add_argument("--rungs", action="store_true", help="also replay --pruner rungs (issue 25)")
+    ap.add_argument("--rungs", nargs="?", const="", metavar="GRACES",
+                    help="also replay --pruner rungs (issue 25): its own first rung, or at each --prune-grace "
+                         "of a comma list (e.g. own,0.1,1/6; own: its own first rung)")
     ap.add_argument("--json", help="also write every study's summaries here")
     a = ap.parse_args()
     try:
@@ -65,6 +69,14 @@ def main() -> None:
         ap.error(f"--graces must be a comma list of fractions such as 1/3,0.2, got {a.graces!r}")
     if not all(0 < g < 1 for g in graces):
         ap.error(f"--graces must lie in (0, 1), as --prune-grace does, got {a.graces!r}")
+    rung_graces: list[float | None] = []
+    if a.rungs is not None:
+        try:
+            rung_graces = [None if g == "own" else float(Fraction(g)) for g in (a.rungs or "own").split(",")]
+        except (ValueError, ZeroDivisionError):
+            ap.error(f"--rungs takes a comma list of fractions such as 0.1,1/6, got {a.rungs!r}")
+        if not all(g is None or 0 < g < 1 for g in rung_graces):
+            ap.error(f"--rungs graces must lie in (0, 1), as --prune-grace does, got {a.rungs!r}")
     store = Store(a.storage)
     names = [s.name for s in store.list_studies() if s.name.startswith(a.prefix) and s.n_pruned == 0
              and (store.get_study(s.name).settings or {}).get("pruner") == "none"]
@@ -74,11 +86,11 @@ def main() -> None:
     for name in names:
         trials, direction, epochs = study_trials(store, name)
         report[name] = {}
-        for key, pruner in rules(graces, a.rungs, direction, epochs):
+        for key, pruner in rules(graces, rung_graces, direction, epochs):
             stops = replay_stops(trials, pruner)
             report[name][key] = {f: vars(s) for f, s in summarise(trials, stops, direction).items()}
     print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}"
-          f"{' and with rungs' if a.rungs else ''}\n")
+          f"{' and with rungs' if rung_graces else ''}\n")
     print("| grace | family | stopped (median of trials) | work kept (median) | false stops: front trials stopped "
           "(total over studies) | front hypervolume kept: median (min) | front work (median) |"
           "\n|---|---|---|---|---|---|---|")

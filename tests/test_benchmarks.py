@@ -92,6 +92,13 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
                           "--graces", "1/3,1.5"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert bad.returncode == 2 and "--graces must lie in (0, 1)" in bad.stderr
+    bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
+                          "--rungs", "0.1,x"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert bad.returncode == 2 and "--rungs takes a comma list" in bad.stderr
+    at = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
+                         "--graces", "1/3", "--rungs", "0.5"], capture_output=True, text=True, timeout=300,
+                        env=env, cwd=tmp_path)
+    assert at.returncode == 0 and "| rungs 0.5 | hourglass |" in at.stdout
     none = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
                            "--prefix", "nope"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert none.returncode == 2 and "no unpruned study named nope*" in none.stderr
