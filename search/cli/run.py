@@ -45,7 +45,8 @@ def add_parser(sub) -> None:
                           f"smallest model and the budget first and aim the config at it, or not (default {DEFAULT_SPREAD})")
     how.add_argument("--share",
                      help=f"{', '.join(SHARES)}: with an Optuna sampler and several families, give the families "
-                          f"turns, or let the sampler choose the family (default {DEFAULT_SHARE})")
+                          f"turns, let the sampler choose the family, or give the next trial to the family whose "
+                          f"last trials most often joined its front (default {DEFAULT_SHARE})")
     how.add_argument("--pruner", help="pareto: stop a trial after an epoch at which a finished trial of its family "
                                       "with no more parameters was clearly better; rungs: judge at the epochs 1, 3, 9, "
                                       "27, ... and keep a trial while fewer than a third of its family rank ahead of it "

@@ -8,11 +8,35 @@ them.
   (the accepted models spread over the parameter axis); "none" does not.
 - share (`--share`): "equal" gives the families of a multi-family study turns (each
   family's front is a result of its own); "free" lets the sampler choose the family like
-  any other parameter.
+  any other parameter; "uncertain" (issue 25 item 2) gives the next trial to the family
+  whose front is still moving: the one whose last trials most often joined its front
+  (`uncertain_turn`), with equal turns until each family has a few finished trials and a
+  floor of half an equal share for every family.
 """
 from __future__ import annotations
 
 SPREADS = ("size", "none")
 DEFAULT_SPREAD = "size"
-SHARES = ("equal", "free")
+SHARES = ("equal", "free", "uncertain")
 DEFAULT_SHARE = "equal"
+
+UNCERTAIN_WINDOW = 4  # a family's last finished trials that say whether its front still moves
+
+
+def uncertain_turn(turns: dict[str, int], hits: dict[str, list[bool]], window: int = UNCERTAIN_WINDOW) -> str:
+    """The family to propose next under share "uncertain".
+
+    turns: family -> trials proposed so far (in `--space` order); hits: family -> for each
+    of its finished trials in order, whether it joined the family's front when it finished
+    (a failed or pruned trial never does). A family below half an equal share of the
+    proposals goes first (the one with fewest turns); so does every family while any has
+    fewer than `window` finished trials (equal turns to start). Then the family with the
+    most front hits among its last `window` finished trials goes; ties go to the family
+    with fewer turns, then to the first in `--space` order."""
+    families = list(turns)
+    fewest = min(families, key=turns.__getitem__)
+    floor = sum(turns.values()) / (2 * len(families))
+    if turns[fewest] < floor or any(len(hits.get(f, ())) < window for f in families):
+        return fewest
+    rate = {f: sum(hits[f][-window:]) for f in families}
+    return max(families, key=lambda f: (rate[f], -turns[f], -families.index(f)))

@@ -18,7 +18,7 @@ from optuna.trial import TrialState
 
 from core.io import IOSpec
 from search.engine.optuna_draw import TrialDraw
-from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD
+from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, uncertain_turn
 from search.spaces import (
     Infeasible,
     Space,
@@ -113,6 +113,10 @@ class OptunaProposer(Proposer):
         self.study: optuna.Study | None = None
         self._replayed = 0
         self._turns = dict.fromkeys(self.families, 0)  # trials proposed per family (share "equal")
+        # share "uncertain": each family's complete (params, objective) points, and for each
+        # of its finished trials whether it joined the family's front then
+        self._points: dict[str, list[tuple[float, float]]] = {f: [] for f in self.families}
+        self._hits: dict[str, list[bool]] = {f: [] for f in self.families}
         self._smallest = {f: min_params(s, io, lambda c, f=f: count(f, c)) for f, s in spaces.items()} \
             if spread == "size" else {}
 
@@ -140,11 +144,27 @@ class OptunaProposer(Proposer):
         lo = math.log10(max(1.0, self._smallest[fam]))
         return lo, max(lo, math.log10(self.budget))
 
+    def _finished(self, family: str, params: float, objective: float | None) -> None:
+        """Record a finished trial of `family` for share "uncertain" (objective None: it
+        failed, diverged or was pruned): a hit when no complete trial of its family with no
+        more parameters is at least as good."""
+        if family not in self._hits:
+            return
+        sign = 1.0 if self.direction == "maximize" else -1.0
+        hit = objective is not None and math.isfinite(objective) and not any(
+            n <= params and sign * v >= sign * objective for n, v in self._points[family])
+        self._hits[family].append(hit)
+        if objective is not None and math.isfinite(objective):
+            self._points[family].append((float(params), float(objective)))
+
     def replay(self, past, objective) -> None:
         trials = []
         for r in past:
             if r.family in self._turns:  # past: the replayed statuses, rejections excluded
                 self._turns[r.family] += 1
+                if r.status in ("complete", "pruned", "failed", "diverged"):
+                    obj = objective(r) if r.status == "complete" else None
+                    self._finished(r.family, r.params, obj)
             if not r.optuna:
                 continue
             dists = {k: json_to_distribution(v) for k, v in r.optuna["distributions"].items()}
@@ -164,8 +184,9 @@ class OptunaProposer(Proposer):
     def ask(self) -> Proposal | Rejection:
         if self.study is None:
             self.study = self._make_study()
-        if self.share == "equal" and len(self.families) > 1 and not self._waiting():
-            turn = min(self.families, key=self._turns.__getitem__)  # min() keeps the first of ties
+        if self.share in ("equal", "uncertain") and len(self.families) > 1 and not self._waiting():
+            turn = (min(self.families, key=self._turns.__getitem__) if self.share == "equal"  # first of ties
+                    else uncertain_turn(self._turns, self._hits))
             self.study.enqueue_trial({"family": turn})
         t = self.study.ask()
         fam = t.suggest_categorical("family", self.families) if len(self.families) > 1 else self.families[0]
@@ -183,6 +204,7 @@ class OptunaProposer(Proposer):
     def tell(self, proposal: Proposal, objective: float | None, params: int, pruned: bool = False) -> None:
         assert self.study is not None
         ok = objective is not None and math.isfinite(objective) and not pruned
+        self._finished(proposal.family, params, objective if ok else None)
         values = [float(params), float(objective)] if ok else None
         state = TrialState.COMPLETE if ok else TrialState.PRUNED if pruned else TrialState.FAIL
         if proposal.handle is not None:

@@ -145,7 +145,7 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("run", "--space", "s-mixer,hourglass", "--task", "digits-classify", "--budget", "10K", "--budget-of", "omega"),
      "--budget-of omega: hourglass cannot be counted so"),
     (("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "1M", "--share", "fair"),
-     "unknown --share 'fair'; known: equal, free"),
+     "unknown --share 'fair'; known: equal, free, uncertain"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "ray",
       "--trial-timeout", "-1"), "--trial-timeout must be positive"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "ray",

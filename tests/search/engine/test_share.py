@@ -75,3 +75,54 @@ def test_turns_continue_from_the_replayed_trials(prep):
     resumed.replay(past, lambda r: r.metrics["val_psnr"][0])
     got = ask_families(resumed, 6, lambda f: 20.0)
     assert got == ["han", "conventional", "han", "conventional", "han", "hourglass"], got
+
+
+def test_uncertain_turn_hand_cases():
+    from search.engine.policies import uncertain_turn
+
+    hit, miss = True, False
+    turns = {"a": 6, "b": 6}
+    # warm-up: while a family has fewer than `window` finished trials, the fewest turns go
+    assert uncertain_turn({"a": 3, "b": 2}, {"a": [hit] * 3, "b": [hit] * 2}) == "b"
+    # then the family whose last 4 trials joined its front most often
+    assert uncertain_turn(turns, {"a": [hit, miss, miss, miss, miss, hit], "b": [miss, hit, hit, miss, hit, hit]}) == "b"
+    assert uncertain_turn(turns, {"a": [miss, miss, hit, hit, hit, miss], "b": [hit] * 2 + [miss] * 4}) == "a"
+    # ties: fewer turns, then --space order
+    assert uncertain_turn({"a": 7, "b": 6}, {"a": [hit] * 7, "b": [hit] * 6}) == "b"
+    assert uncertain_turn(turns, {"a": [miss] * 6, "b": [miss] * 6}) == "a"
+    # the floor: a family below half an equal share goes first, however settled its front
+    assert uncertain_turn({"a": 14, "b": 5}, {"a": [hit] * 14, "b": [miss] * 5}) == "a"
+    assert uncertain_turn({"a": 16, "b": 4}, {"a": [hit] * 16, "b": [miss] * 4}) == "b"
+
+
+def test_uncertain_share_follows_the_family_whose_front_moves(prep):
+    """With `uncertain`, the family whose trials keep joining its front gets the trials:
+    here hourglass scores more the more parameters it has (each new size can join its
+    front) while the others score the same whatever their size (after their first trial,
+    nothing joins); every family still keeps half an equal share."""
+    p = make_proposer("tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=45,
+                      share="uncertain")
+    got = []
+    while len(got) < 45:
+        q = p.ask()
+        if isinstance(q, Proposal):
+            got.append(q.family)
+            p.tell(q, q.params / 1000 if q.family == "hourglass" else 10.0, q.params)
+        else:
+            p.reject(q)
+    counts = collections.Counter(got)
+    assert counts["hourglass"] > 45 / 3 + 5, counts
+    for k in range(12, 46):  # the floor, once the corners and the warm-up are done
+        c = collections.Counter(got[:k])
+        assert min(c[f] for f in FAMILIES) >= k / (2 * len(FAMILIES)) - 1, (k, c)
+    # a resumed proposer rebuilds the hits from the past: the same choice next
+    past = [TrialRecord(number=i, family=f, config={}, params=1000 * (i + 1), status="complete", seeds=[0],
+                        metrics={"val_psnr": ((i + 1.0) if f == "hourglass" else 10.0, None, 1)})
+            for i, f in enumerate(FAMILIES * 4)]
+    resumed = make_proposer("tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0,
+                            trials=20, share="uncertain")
+    resumed.replay(past, lambda r: r.metrics["val_psnr"][0])
+    assert resumed._hits["hourglass"] == [True] * 4 and resumed._hits["han"] == [True, False, False, False]
+    from search.engine.policies import uncertain_turn
+
+    assert resumed._turns == dict.fromkeys(FAMILIES, 4) and uncertain_turn(resumed._turns, resumed._hits) == "hourglass"
