@@ -11,7 +11,8 @@ tune`), and the product's searcher and trainable in a user's own Tune script.
 - `api.py`, the public API for a user's own Tune script: `budgeted_searcher` (the
   study as `TuneConfig(search_alg=...)`, with the product's families or the user's own
   through `count_params`), `product_trainable` (the product's trainer for Tune's own
-  searchers and schedulers), `TuneInputError` (bad input, a ValueError).
+  searchers and schedulers), `TuneInputError` (bad input, a ValueError); the searcher it
+  returns is `budgeted.py`'s, a user's family `user_family.py`'s.
 
 Ray is imported only when a study runs on Tune; the names below are imported on first
 use, so that a worker importing the trainable does not import the study loop.
@@ -22,7 +23,7 @@ from typing import Any
 
 _HOMES = {
     "experiment_dir": "driver", "run_tune_study": "driver", "tune_dir": "driver",
-    "BudgetedSearcher": "api", "budgeted_searcher": "api", "product_trainable": "api",
+    "BudgetedSearcher": "budgeted", "budgeted_searcher": "api", "product_trainable": "api",
     "TuneInputError": "trainable",
 }
 __all__ = sorted(_HOMES)

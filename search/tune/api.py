@@ -56,273 +56,23 @@ configuration, an unknown task or family, a bad storage URL, a bad setting.
 """
 from __future__ import annotations
 
-import math
-import numbers
-import time
-from collections import defaultdict
-from dataclasses import replace
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-
-from core.budget import format_count, parse_budget
+from core.budget import parse_budget
 from core.errors import UserError, one_line
-from core.io import IOSpec
-from core.trials import EpochRecord, RunResult, TrainSettings, TrialResult
-from models import FAMILIES, Family
-from search.engine.ownership import Heartbeat
+from core.trials import TrainSettings
+from models import FAMILIES
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD
 from search.engine.samplers import DEFAULT_SAMPLER
 from search.engine.specs import RunSpec
-from search.engine.study import Prepared, StudyLoop, prepare
-from search.executors import check_executor
+from search.engine.study import StudyLoop
 from search.executors.ray import worker_threads
 from search.executors.tune import TuneExecutor
-from search.spaces import CONSTRAINTS_KEY, Space, min_params, parse_constraint, parse_dim
-from search.tune.searcher import StudySearcher
-from search.tune.trainable import (
-    TuneInputError,
-    is_epoch_report,
-    is_final,
-    known_family,
-    record_of,
-    train_trial,
-)
+from search.tune.budgeted import BudgetedSearcher, QuietProgress
+from search.tune.trainable import TuneInputError, known_family, train_trial
+from search.tune.user_family import CountedFamily, CountParams, prepare_with_own
 
-__all__ = ["BudgetedSearcher", "TuneInputError", "budgeted_searcher", "product_trainable"]
-
-CountParams = Callable[[dict[str, Any]], int]
-
-
-# -- a user's own family: known by its parameter count --------------------------------
-class CountedFamily(Family):
-    """A user's model family, known to the study by its exact parameter count only: the
-    user's trainable builds and trains it, the study proposes and budgets it."""
-
-    paper = "the user's own"
-    key_dims: tuple[str, ...] = ()
-    param_convention = "parameters (count_params)"
-
-    def __init__(self, name: str, count: CountParams, task: str) -> None:
-        self.name = name  # type: ignore[misc]
-        self.description = f"{name}: the user's own family (count_params)"  # type: ignore[misc]
-        self.default_task = task  # type: ignore[misc]
-        self._count = count
-
-    def fits(self, io: IOSpec) -> bool:
-        return True
-
-    def parse(self, config: dict[str, Any], io: IOSpec) -> dict[str, Any]:
-        return dict(config)
-
-    def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> Any:
-        raise UserError(f"{self.name!r} is the user's own family: the user's trainable builds it")
-
-    def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
-        try:
-            n = self._count(dict(config))
-        except Exception as e:
-            raise UserError(f"count_params({config}) of {self.name!r} raised {one_line(e, with_type=True)}") from None
-        n = n.item() if hasattr(n, "item") else n
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-            raise UserError(f"count_params({config}) of {self.name!r} must return a count >= 0, got {n!r}")
-        return int(n)
-
-
-class _Quiet:
-    """The study's `Progress` when the script gives none: Tune shows the trials."""
-
-    def start(self, study, total, done, retries): ...
-    def trial_started(self, spec, params, note): ...
-    def epoch(self, spec, repeat, record): ...
-    def trial_finished(self, spec, params, result, finished): ...
-    def rejected(self, rejection): ...
-    def close(self): ...
-
-
-# -- the searcher ----------------------------------------------------------------------
-class BudgetedSearcher(StudySearcher):
-    """The study as a Tune `Searcher` in a user's script (see the module docstring).
-
-    Tune calls `suggest` (the study's next configuration, recorded `running`),
-    `on_trial_result` (each report: the epochs are kept) and `on_trial_complete` (the
-    trial stored, the proposer told). Unlike `search run --executor tune`, no driver
-    wraps `Tuner.fit()`: this searcher refreshes its trials' heartbeats itself (a daemon
-    thread, stopped when the study is done), and an error of the study (a database that
-    refuses a write, a proposer that gives up) is raised from `suggest`, so that `fit()`
-    raises it, after the trials in flight are marked `interrupted` (run again on resume).
-    """
-
-    def __init__(self, loop: StudyLoop, epochs: int | None = None) -> None:
-        super().__init__(loop)
-        task = loop.prep.task
-        self.metric_name: str = task.metric  # what a trainable reports: tune.report({"psnr": ...})
-        self.direction: str = task.direction
-        self.epochs = epochs  # a trial that reported this many epochs is complete even if Tune stopped it
-        self.reports: dict[str, list[dict[str, Any]]] = defaultdict(list)  # a user's trainable's reports
-        self.seen: dict[str, Any] = {}  # the training_iteration of the last result Tune passed on
-        self._beat: Heartbeat | None = None  # while trials of ours run
-
-    @property
-    def study(self) -> str:
-        """The study's name in the database (`search trials STUDY`)."""
-        return self.loop.name
-
-    # -- what Tune asks ---------------------------------------------------------------
-    def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
-        if self.loop is None:
-            raise UserError("this searcher was unpickled without its study: build it again with budgeted_searcher")
-        out = super().suggest(trial_id)
-        if self.error is not None:
-            self._give_up()
-        if isinstance(out, dict) and self._beat is None:
-            loop = self.loop
-            self._beat = Heartbeat(lambda numbers: loop.store.heartbeat(loop.name, numbers, loop.owner),
-                                   lambda: list(loop.pending))
-        return out
-
-    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
-        tspec = self.specs.get(trial_id)
-        if tspec is None or is_final(result):
-            return
-        self.seen[trial_id] = result.get("training_iteration")
-        if is_epoch_report(result):  # the product's trainable
-            self._epoch(trial_id, tspec, result)
-        else:
-            self.reports[trial_id].append(dict(result))
-
-    def on_trial_complete(self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False) -> None:
-        tspec = self.specs.get(trial_id)
-        if tspec is None:
-            return
-        if error:
-            self.errors.setdefault(trial_id, "the trainable raised, or its Ray worker died (Tune's error.txt in "
-                                             "the trial's folder says which)")
-            super().on_trial_complete(trial_id, result, error)
-        elif result is None:  # removed before it ran: interrupted, run again when the study resumes
-            self._forget(trial_id)
-            if self.loop.pending.pop(tspec.number, None) is not None:
-                self.loop.store.interrupt_trials(self.loop.name, [tspec.number])
-        elif is_final(result):
-            super().on_trial_complete(trial_id, result, error)
-        elif is_epoch_report(result):  # the product's trainable, stopped by Tune (a scheduler, a stopper)
-            if result.get("training_iteration") != self.seen.get(trial_id):
-                self._epoch(trial_id, tspec, result)
-            self.stops[trial_id] = self._stop_reason(tspec, result)
-            super().on_trial_complete(trial_id, result, error)
-        else:  # a user's trainable
-            outcome = self._user_result(trial_id, tspec.number, tspec.seeds[0], result)
-            self._forget(trial_id)
-            if self.error is None:
-                self._blocked = False
-                try:
-                    self.loop.on_result(tspec, outcome)
-                except BaseException as e:
-                    self.error = e
-        self.reports.pop(trial_id, None)
-        self.seen.pop(trial_id, None)
-        if not self.loop.pending:  # nothing of ours runs: no heartbeat to refresh until the next trial
-            self.close()
-
-    def _epoch(self, trial_id: str, tspec, result: dict[str, Any]) -> None:
-        repeat, record = record_of(result)
-        self.device[trial_id] = str(result.get("device", "unknown"))
-        if isinstance(result.get("time_total_s"), (int, float)):
-            self.worker_s[trial_id] = float(result["time_total_s"])
-        if repeat == 0:
-            self.first_seed[trial_id].append(record)
-        self.loop.progress.epoch(tspec, repeat, record)
-
-    def _stop_reason(self, tspec, result: dict[str, Any]) -> str:
-        """Why the product's trainable ended `pruned` when Tune stopped it at `result`."""
-        epoch, repeat = int(result["epoch"]), int(result["repeat"])
-        epochs = tspec.train.epochs or self.loop.prep.task.defaults.epochs
-        if epoch >= epochs and repeat >= len(tspec.seeds) - 1:
-            return (f"stopped by Tune at its last epoch ({epoch}), before the trainable reported its test metrics: "
-                    f"a scheduler's max_t must exceed the epochs")
-        return f"stopped by Tune at epoch {epoch} of {epochs} (its scheduler or stopper)"
-
-    def _forget(self, trial_id: str) -> None:
-        for held in (self.specs, self.started, self.first_seed, self.device, self.worker_s, self.stops, self.errors,
-                     self.reports, self.seen):
-            held.pop(trial_id, None)
-
-    def _user_result(self, trial_id: str, number: int, seed: int, result: dict[str, Any]) -> TrialResult:
-        """The `TrialResult` of a user's trainable from what it reported (see the module
-        docstring: the metric by its name, once per epoch; `val_<metric>` optional)."""
-        reports = list(self.reports.get(trial_id, []))
-        stopped = result.get("training_iteration") != self.seen.get(trial_id)
-        if stopped:  # the result Tune stopped the trial at never reached on_trial_result
-            reports.append(dict(result))
-        metric, val = self.metric_name, f"val_{self.metric_name}"
-        names = [m for m in self.loop.prep.task.metrics]
-        duration = _number(result.get("time_total_s"))
-        if duration is None:
-            duration = time.monotonic() - self.started.get(trial_id, time.monotonic())
-        device = str(result.get("device", "unknown"))
-        epochs = [EpochRecord(_epoch_of(r, i), _number(r.get("train_loss"), math.nan),
-                              {m: v for m in names if (v := _number(r.get(f"val_{m}", r.get(m)))) is not None},
-                              _number(r.get("time_total_s"), 0.0))
-                  for i, r in enumerate(reports, 1)]
-        if not any(metric in r for r in reports):
-            why = (f"the trainable reported no {metric!r}, the study's metric on {self.loop.spec.task}: "
-                   f"tune.report({{{metric!r}: value}}) after each epoch")
-            return TrialResult(number, "failed", [], duration, device, error=why)
-        complete = not stopped or (self.epochs is not None and len(reports) >= self.epochs)
-        if not complete:
-            reason = f"stopped by Tune at epoch {len(reports)}" + (f" of {self.epochs}" if self.epochs else "") + \
-                     " (its scheduler or stopper)"
-            run = RunResult(seed, "pruned", {}, None, epochs, duration, error=reason)
-            return TrialResult(number, "pruned", [run], duration, device, error=reason)
-        scored = [(i, r) for i, r in enumerate(reports) if metric in r]
-        ranked = [(i, r) for i, r in scored if _number(r.get(val)) is not None]
-        if ranked:  # the best validation epoch, the earliest of equals
-            sign = 1.0 if self.direction == "maximize" else -1.0
-            best, chosen = max(ranked, key=lambda ir: (sign * float(ir[1][val]), -ir[0]))
-        else:
-            best, chosen = scored[-1]
-        metrics = {k: v for m in names for k in (m, f"val_{m}") if (v := _number(chosen.get(k))) is not None}
-        value = _number(chosen.get(metric), math.nan)
-        status = "complete" if math.isfinite(value) else "diverged"
-        error = None if status == "complete" else f"{metric} was {chosen.get(metric)!r} at epoch {best + 1}"
-        run = RunResult(seed, status, metrics if status == "complete" else {}, best + 1, epochs, duration, error=error)
-        return TrialResult(number, status, [run], duration, device, error=error)
-
-    # -- the end -------------------------------------------------------------------------
-    def _give_up(self) -> None:
-        """The study failed on the driver's side: its trials in flight are interrupted (run
-        again on resume) and the error goes up through Tune's `fit()`."""
-        error = self.error
-        assert error is not None
-        try:
-            left = list(self.loop.pending)
-            if left:
-                self.loop.store.interrupt_trials(self.loop.name, left)
-                self.loop.pending.clear()
-        finally:
-            self.close()
-        raise error
-
-    def close(self) -> None:
-        """Stop refreshing the heartbeats (the study is done, or given up)."""
-        if self._beat is not None:
-            self._beat.stop()
-            self._beat = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**super().__getstate__(), "_beat": None}
-
-
-def _number(value: Any, default: float | None = None) -> float | None:
-    """A reported scalar as a float (a finite or non-finite number), else `default`."""
-    value = value.item() if hasattr(value, "item") and not isinstance(value, (str, bytes)) else value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return default
-    return float(value)
-
-
-def _epoch_of(report: dict[str, Any], index: int) -> int:
-    n = _number(report.get("training_iteration"))
-    return int(n) if n is not None and n >= 1 else index
+__all__ = ["BudgetedSearcher", "CountedFamily", "TuneInputError", "budgeted_searcher", "product_trainable"]
 
 
 # -- the factories ---------------------------------------------------------------------
@@ -388,7 +138,7 @@ def budgeted_searcher(
         spec, own = _run_spec(space, budget, task, storage, study, count_params, trials, epochs, sampler, spread,
                               share, seed, repeats, retries, space_file, task_options, data_dir, max_train_samples,
                               batch_size, device, keep, artifacts)
-        prep = _prepare(spec, space, own)
+        prep = prepare_with_own(spec, space, own)
         _check_weights_store(spec)
         from storage import Store
 
@@ -397,7 +147,7 @@ def budgeted_searcher(
         raise
     except UserError as e:
         raise TuneInputError(one_line(e)) from None
-    loop = StudyLoop(spec, store, progress or _Quiet(), prep, executor=TuneExecutor())
+    loop = StudyLoop(spec, store, progress or QuietProgress(), prep, executor=TuneExecutor())
     try:
         loop.start()
     except UserError as e:  # a study of that name for another task or metric
@@ -467,51 +217,6 @@ def _run_spec(space, budget, task, storage, study, count_params, trials, epochs,
         task_options=dict(task_options or {}), retries=retries, keep=keep,
         artifacts=artifacts)
     return spec, own
-
-
-def _prepare(spec: RunSpec, space: Any, own: dict[str, CountParams]) -> Prepared:
-    """`prepare` (search/engine/study.py) for the product's families, the same checks for
-    the user's own (a space from its keys, its smallest model against the budget), then
-    the dict's overrides of the product's spaces."""
-    from tasks import get_task
-
-    product = tuple(n for n in spec.spaces if n not in own)
-    tables = {n: dict(t) for n, t in space.items()} if isinstance(space, Mapping) else {}
-    if own and spec.budget_of != "params":
-        raise TuneInputError("your own family is budgeted in parameters (count_params)")
-    if product:
-        base = prepare(replace(spec, spaces=product))
-        task, io, families, spaces = base.task, base.io, dict(base.families), dict(base.spaces)
-    else:
-        task = get_task(spec.task, spec.task_options)
-        check_executor(spec.executor, spec.executor_options)
-        io, families, spaces = task.io(), {}, {}
-    for name, count in own.items():
-        families[name] = CountedFamily(name, count, spec.task)
-    for name in spec.spaces:
-        table = tables.get(name, {})
-        constraints = table.pop(CONSTRAINTS_KEY, None)
-        dims = {k: parse_dim(k, v) for k, v in table.items()}
-        if name in own:
-            spaces[name] = Space(name, tuple(dims.values()))
-        elif dims:
-            spaces[name] = spaces[name].with_overrides(dims)
-        if constraints is not None:
-            if not isinstance(constraints, (list, tuple)):
-                raise TuneInputError(f"space {name!r}: {CONSTRAINTS_KEY} must be a list of 'LEFT OP [SCALE *] RIGHT'")
-            rules = () if name in own else tuple(families[name].shape_rules)
-            spaces[name] = spaces[name].with_constraints(tuple(parse_constraint(c) for c in constraints), rules)
-    prep = Prepared(spec, task, io, {n: families[n] for n in spec.spaces}, {n: spaces[n] for n in spec.spaces})
-    for name in spec.spaces:
-        if name in product and name not in tables:
-            continue  # prepare checked it
-        smallest = min_params(prep.spaces[name], io, lambda c, n=name: prep.count(n, c))
-        if math.isinf(smallest):
-            raise TuneInputError(f"space {name!r} allows no configuration on {spec.task!r}: check its ranges")
-        if smallest > spec.budget:
-            raise TuneInputError(f"budget {format_count(spec.budget)} is below the smallest {name} model on "
-                                 f"{spec.task} ({smallest:,} {prep.convention})")
-    return prep
 
 
 def _check_weights_store(spec: RunSpec) -> None:
