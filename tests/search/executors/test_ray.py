@@ -124,18 +124,20 @@ def test_ray_workers_stream_epochs_and_stop_when_the_driver_says_so(tmp_path):
 
 def test_the_rung_pruner_stops_a_trial_on_ray(tmp_path, one_thread):
     """`--pruner rungs` through the Ray executor: of two trials of one size, the one at a
-    learning rate that learns nothing is stopped at the first rung (epoch 1 of 6), judged
+    learning rate that learns nothing is stopped at the first rung (epoch 1 of 40), judged
     by the first trial's curve; on Ray the stop reaches the worker at a later epoch, so it
     may train a few more, and it is stored `pruned` with every epoch it trained."""
     (tmp_path / "grid.toml").write_text("[hourglass]\nd_z = [100]\nd_h = [8]\nL = [1]\nlr = [0.005, 0.00001]\n")
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    # 40 short epochs and a 10 ms poll: the stop reaches the worker long before its last epoch
     out = run_study(spec(tmp_path, "ray", spaces=("hourglass",), trials=2, sampler="grid", pruner="rungs",
-                         space_file=str(tmp_path / "grid.toml"), train=TrainSettings(epochs=6),
-                         executor_options={"num_cpus": 2, "max_concurrent": 1}), store, ConsoleProgress(live=False))
+                         space_file=str(tmp_path / "grid.toml"), train=TrainSettings(epochs=40),
+                         executor_options={"num_cpus": 2, "max_concurrent": 1, "poll_s": 0.01}),
+                    store, ConsoleProgress(live=False))
     assert out.finished == 2
     done, stopped = store.trials("ray")
-    assert done.status == "complete" and len(store.epochs("ray", 0)) == 6
+    assert done.status == "complete" and len(store.epochs("ray", 0)) == 40
     assert stopped.status == "pruned" and stopped.config["lr"] == 0.00001
-    assert stopped.error.startswith("stopped at epoch 1 of 6: at the rung of epoch 1, 1 of the 2 trials")
-    assert 1 <= len(store.epochs("ray", 1)) < 6
+    assert stopped.error.startswith("stopped at epoch 1 of 40: at the rung of epoch 1, 1 of the 2 trials")
+    assert 1 <= len(store.epochs("ray", 1)) < 40
     store.close()
