@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 import time
 from typing import Any
 
@@ -107,9 +108,26 @@ FLAGS = {"address": "--ray-address", "gpus_per_trial": "--gpus-per-trial", "cpus
          "num_gpus": "num_gpus", "poll_s": "poll_s"}
 
 
+def check_address(address: str | None, timeout_s: float = 5.0) -> None:
+    """UserError at once when `--ray-address HOST:PORT` does not answer (ray.init would wait
+    for minutes before giving up). 'auto', 'local', none and ray:// addresses are left to
+    ray.init. Both Ray executors (`ray`, `tune`) probe through `_join_ray`."""
+    if address in (None, "", "local", "auto") or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise UserError(f"--ray-address must be 'auto' or HOST:PORT, got {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        raise UserError(f"the Ray cluster at {address} does not answer: {e.strerror or e}") from None
+
+
 def _join_ray(ray, address: str | None, num_cpus: int | None, num_gpus: int | None) -> None:
-    """Start a local Ray (address None, "" or "local") or join a cluster; the workers get
-    this process's fault-injection and data-directory variables. UserError if it fails."""
+    """Start a local Ray (address None, "" or "local") or join a cluster (a HOST:PORT that
+    does not answer is refused at once: `check_address`); the workers get this process's
+    fault-injection and data-directory variables. UserError if it fails."""
+    check_address(address)
     try:
         env = {k: os.environ[k] for k in (FAULT_ENV, "SEARCH_DATA_DIR") if k in os.environ}
         ray.init(address=None if address in (None, "", "local") else address, num_cpus=num_cpus,

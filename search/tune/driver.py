@@ -3,7 +3,8 @@
 `run_tune_study(spec, store, progress)` is `run_study` (search/engine/study.py) with Tune
 in the executor's place:
 
-1. Ray is started (or joined: `--ray-address`) and the cluster is checked against the
+1. Ray is started (or joined: `--ray-address`, refused at once when it does not
+   answer: search/executors/ray.py, `check_address`) and the cluster is checked against the
    trial's resources (`--cpus-per-trial`, `--gpus-per-trial`) before the database is
    written to, so that bad input leaves it as it was.
 2. `StudyLoop.start()`: the study is created or loaded, orphaned trials are marked
@@ -29,8 +30,11 @@ A trial still pending when Tune returns (Ctrl-C, an error in the driver) is mark
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
+import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,7 @@ from search.engine.study import Outcome, Prepared, Progress, StudyLoop, prepare
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
 from search.executors.ray import _join_ray, worker_threads
+from search.executors.ray import check_address as check_address  # the probe's old home: re-exported
 from search.executors.tune import TuneExecutor
 
 TUNE_SUFFIX = "-tune"  # the folder beside a SQLite file: search.db -> search-tune/
@@ -82,23 +87,6 @@ def trial_folder(trial: Any) -> str:
     return f"trial-{int(number):04d}" if number is not None else f"trial-{trial.trial_id}"
 
 
-def check_address(address: str | None, timeout_s: float = 5.0) -> None:
-    """UserError at once when `--ray-address HOST:PORT` does not answer (ray.init would wait
-    for minutes before giving up). 'auto', 'local', none and ray:// addresses are left to
-    ray.init."""
-    if address in (None, "", "local", "auto") or "://" in address:
-        return
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise UserError(f"--ray-address must be 'auto' or HOST:PORT, got {address!r}")
-    import socket
-
-    try:
-        socket.create_connection((host, int(port)), timeout=timeout_s).close()
-    except OSError as e:
-        raise UserError(f"the Ray cluster at {address} does not answer: {e.strerror or e}") from None
-
-
 def check_resources(ray: Any, cpus: float, gpus: float, max_concurrent: int | None) -> int:
     """How many trials may run at once; UserError when the cluster cannot run even one
     (Tune would wait for the resources forever)."""
@@ -111,16 +99,40 @@ def check_resources(ray: Any, cpus: float, gpus: float, max_concurrent: int | No
     return max_concurrent or max(1, int(math.floor(min(fits) + 1e-9)))
 
 
+class NoRestoreHint(logging.Filter):
+    """Drops Tune's "Experiment has been interrupted ... Resume experiment with:
+    Tuner.restore(...)" warning after Ctrl-C: wrong advice for a study, which resumes from
+    its database with the same command (the product's own line says so)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Tuner.restore(" not in record.getMessage()
+
+
 @contextlib.contextmanager
 def quiet_tune():
     """Tune's own console output off (its tables would mix with the study's progress on
     stderr and its banners with the results on stdout): the legacy reporter, which
-    `verbose=0` silences. The study's progress says what runs; Tune's files keep the rest."""
+    `verbose=0` silences. The study's progress says what runs; Tune's files keep the rest.
+    Tune's restore hint after Ctrl-C is filtered out of its logger (`NoRestoreHint`), and
+    the SIGINT/SIGUSR1 handlers Tune installs for its run are put back as they were after
+    it (Tune restores them only when the signal comes: a later Ctrl-C, while the pages are
+    written or in a user's script, would otherwise be taken for a stop of a finished run)."""
     before = os.environ.get("RAY_AIR_NEW_OUTPUT")
     os.environ["RAY_AIR_NEW_OUTPUT"] = "0"
+    hint = NoRestoreHint()
+    tune_logger = logging.getLogger("ray.tune.tune")  # where tune.run logs the hint
+    tune_logger.addFilter(hint)
+    handlers: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, getattr(signal, "SIGUSR1", None)):
+            if sig is not None and signal.getsignal(sig) is not None:
+                handlers[sig] = signal.getsignal(sig)
     try:
         yield
     finally:
+        tune_logger.removeFilter(hint)
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
         if before is None:
             os.environ.pop("RAY_AIR_NEW_OUTPUT", None)
         else:
@@ -145,8 +157,7 @@ def run_tune_study(spec: RunSpec, store: StudyStore, progress: Progress, prep: P
     cpus = float(opts.get("cpus_per_trial") or 1.0)
     gpus = float(opts.get("gpus_per_trial") or 0.0)
     owns_ray = not ray.is_initialized()
-    if owns_ray:
-        check_address(opts.get("address"))
+    if owns_ray:  # an address that does not answer is refused at once (check_address)
         _join_ray(ray, opts.get("address"), opts.get("num_cpus"), opts.get("num_gpus"))
     try:
         capacity = check_resources(ray, cpus, gpus, opts.get("max_concurrent"))
