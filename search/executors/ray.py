@@ -153,6 +153,9 @@ class RayExecutor(Executor):
             raise UserError("--trial-timeout must be positive")
         if number.get("max_concurrent", 1) < 1:
             raise UserError("--max-concurrent must be at least 1")
+        # a cluster that does not answer is bad input: refused here, in `prepare`, before the
+        # study is written to the database (the executor itself is made after that)
+        check_address(options.get("address"))
 
     def __init__(self, on_epoch: EpochCallback | None = None, *, address: str | None = None,
                  gpus_per_trial: float = 0.0, cpus_per_trial: float = 1.0, max_concurrent: int | None = None,
@@ -182,7 +185,17 @@ class RayExecutor(Executor):
         self.on_epoch = on_epoch  # with one, workers stream epochs through an EpochBoard actor
         # the board also tells when a trial begins in its worker (its timeout counts from then)
         wants_board = on_epoch is not None or trial_timeout is not None
-        self._board = ray.remote(num_cpus=0)(EpochBoard).remote() if wants_board else None
+        self._board = self._board_on_this_node() if wants_board else None
+
+    def _board_on_this_node(self) -> Any:
+        """The EpochBoard actor, placed on the driver's own node: a board on a worker node
+        dies with that node and takes the driver with it (a two-node cluster with its worker
+        node killed crashed the driver in 5 of 7 runs: docs/benchmarks.md §20). The driver's
+        node lives as long as the study does."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here = NodeAffinitySchedulingStrategy(self.ray.get_runtime_context().get_node_id(), soft=False)
+        return self.ray.remote(num_cpus=0)(EpochBoard).options(scheduling_strategy=here).remote()
 
     def _fitting(self, cpus_per_trial: float, gpus_per_trial: float) -> int:
         """How many trials the cluster's CPUs (and GPUs, when a trial takes some) fit at once."""

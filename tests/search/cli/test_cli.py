@@ -166,6 +166,11 @@ def test_studies_sql_report(cli, study_db, tmp_path):
       "--ray-address", "127.0.0.1:1"), "the Ray cluster at 127.0.0.1:1 does not answer"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "tune",
       "--ray-address", "nohost"), "--ray-address must be 'auto' or HOST:PORT, got 'nohost'"),
+    # on ray too, before the study is written (it was created first, then the join failed)
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "ray",
+      "--ray-address", "127.0.0.1:1", "--study", "new-ray-study"), "the Ray cluster at 127.0.0.1:1 does not answer"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "ray",
+      "--ray-address", "nohost"), "--ray-address must be 'auto' or HOST:PORT, got 'nohost'"),
     (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "60K",
       "--study", "digits-denoise-hourglass-conventional"), "exists with task"),
     (("run", "--recipe", "nope"), "unknown recipe 'nope'; known: chen-denoise, "),
