@@ -229,6 +229,13 @@ def ray_cpus(tmp_path_factory):
     import ray
 
     home = tmp_path_factory.mktemp("home")
+    # Ray 2.60 turns token authentication on for a local cluster and keeps its token in
+    # ~/.ray/auth_token; an earlier ray.init in this process may have set RAY_AUTH_MODE=token,
+    # and Ray's servers then look for the token in the new home: it goes there too
+    token = Path.home() / ".ray" / "auth_token"
+    if token.is_file():
+        (home / ".ray").mkdir()
+        (home / ".ray" / "auth_token").write_bytes(token.read_bytes())
     saved = {k: os.environ.get(k) for k in ("HOME", "RAY_AIR_NEW_OUTPUT")}
     os.environ.update(HOME=str(home), RAY_AIR_NEW_OUTPUT="0")
     ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, configure_logging=False,
