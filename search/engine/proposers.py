@@ -17,6 +17,7 @@ from optuna.distributions import distribution_to_json, json_to_distribution
 from optuna.trial import TrialState
 
 from core.io import IOSpec
+from core.statuses import FINISHED_STATUSES
 from search.engine.optuna_draw import TrialDraw
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, uncertain_turn
 from search.spaces import (
@@ -162,7 +163,7 @@ class OptunaProposer(Proposer):
         for r in past:
             if r.family in self._turns:  # past: the replayed statuses, rejections excluded
                 self._turns[r.family] += 1
-                if r.status in ("complete", "pruned", "failed", "diverged"):
+                if r.status in FINISHED_STATUSES:
                     obj = objective(r) if r.status == "complete" else None
                     self._finished(r.family, r.params, obj)
             if not r.optuna:
