@@ -44,3 +44,12 @@ def fail(message: str) -> None:
     (the CLI's convention)."""
     print(f"{os.path.basename(sys.argv[0])}: {message}", file=sys.stderr)
     sys.exit(2)
+
+
+def write_json(path: str | Path, data: object, indent: int = 1, **dumps: object) -> None:
+    """A benchmark's results as JSON at `path` (its folder made first), ending in a newline."""
+    import json
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=indent, **dumps) + "\n")

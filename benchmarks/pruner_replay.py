@@ -1,21 +1,21 @@
 """The Pareto pruner replayed on unpruned studies: false stops per family and grace (issue 11).
 
-    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs [GRACES]] [--json OUT]
+    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs [GRACES]] [--checked MIN[:KEEP],...] [--json OUT]
 
 For every study of the database whose name starts with --prefix and that ran unpruned
 (`--pruner none`), each trial's stored first-seed validation curve is replayed through the
 study's rule (search/integrations/pruner_replay.py) at each grace. Reported per family, median over the
 studies: trials stopped, work kept (params x epochs), front trials stopped (false stops)
 and the share of the family's front hypervolume the not-stopped trials keep. No training:
-the replay reads the database only. `--rungs` replays `--pruner rungs` (its own first rung)
-beside them (issue 25), and every row also gives the family's front work: the least work
-any rule could keep and still keep the whole front (its trials trained to the end, every
-other trial stopped after one epoch).
+the replay reads the database only. `--rungs` replays `--pruner rungs` (its own first
+rung) beside them (issue 25), `--checked` the self-checking `--pruner checked-rungs` at
+each least number of trials trained to the end and share of their front a rung must keep, and every row also gives the family's
+front work: the least work any rule could keep and still keep the whole front (its trials
+trained to the end, every other trial stopped after one epoch).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from fractions import Fraction
@@ -24,9 +24,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench_util import fail  # noqa: E402
+from bench_util import fail, write_json  # noqa: E402
 from search.integrations.pruner_replay import ReplayTrial, replay_stops, summarise  # noqa: E402
-from search.engine.pruners import make_pruner  # noqa: E402
+from search.engine.pruners import DEFAULT_KEEP, CheckedRungPruner, make_pruner  # noqa: E402
 from search.engine.study import first_seed_curve  # noqa: E402
 from storage import Store  # noqa: E402
 from storage.frames import metric_column  # noqa: E402
@@ -45,12 +45,17 @@ def study_trials(store: Store, name: str) -> tuple[list[ReplayTrial], str, int]:
     return out, record.direction, max((len(t.curve) for t in out), default=0)
 
 
-def rules(graces: list[float], rung_graces: list[float | None], direction: str, epochs: int):
+def rules(graces: list[float], rung_graces: list[float | None], direction: str, epochs: int,
+          checked: list[tuple[int, float]] = ()):
     """(label, fresh pruner) of each rule replayed: `pareto` at each grace, then `rungs` at
-    each of its graces (None: its own first rung, labelled "rungs")."""
+    each of its graces (None: its own first rung, labelled "rungs"), then `checked-rungs`
+    at each (least number of trials trained to the end, share of the front to keep)
+    (`checked`)."""
     out = [(f"{g:.3g}", make_pruner("pareto", direction, epochs, grace=g)) for g in graces]
-    return out + [("rungs" if g is None else f"rungs {g:.3g}", make_pruner("rungs", direction, epochs, grace=g))
-                  for g in rung_graces]
+    out += [("rungs" if g is None else f"rungs {g:.3g}", make_pruner("rungs", direction, epochs, grace=g))
+            for g in rung_graces]
+    return out + [(f"checked-rungs {m}:{k:g}", CheckedRungPruner(direction, epochs, min_complete=m, keep=k))
+                  for m, k in checked]
 
 
 def main() -> None:
@@ -61,6 +66,10 @@ def main() -> None:
     ap.add_argument("--rungs", nargs="?", const="", metavar="GRACES",
                     help="also replay --pruner rungs (issue 25): its own first rung, or at each --prune-grace "
                          "of a comma list (e.g. own,0.1,1/6; own: its own first rung)")
+    ap.add_argument("--checked", metavar="MIN[:KEEP],...",
+                    help="also replay --pruner checked-rungs (issue 25) with each least number of trials trained "
+                         "to the end before a rung judges and share of their front hypervolume a rung must keep "
+                         f"(comma list, e.g. 3,5:0.995; KEEP default {DEFAULT_KEEP})")
     ap.add_argument("--json", help="also write every study's summaries here")
     a = ap.parse_args()
     try:
@@ -77,6 +86,15 @@ def main() -> None:
             ap.error(f"--rungs takes a comma list of fractions such as 0.1,1/6, got {a.rungs!r}")
         if not all(g is None or 0 < g < 1 for g in rung_graces):
             ap.error(f"--rungs graces must lie in (0, 1), as --prune-grace does, got {a.rungs!r}")
+    checked: list[tuple[int, float]] = []
+    if a.checked:
+        try:
+            checked = [(int(m), float(k) if k else DEFAULT_KEEP)
+                       for m, _, k in (x.partition(":") for x in a.checked.split(","))]
+        except ValueError:
+            ap.error(f"--checked takes a comma list of MIN[:KEEP] such as 3,5:0.995, got {a.checked!r}")
+        if not all(m >= 1 and 0 <= k <= 1 for m, k in checked):
+            ap.error(f"--checked needs MIN at least 1 and KEEP in [0, 1], got {a.checked!r}")
     store = Store(a.storage)
     names = [s.name for s in store.list_studies() if s.name.startswith(a.prefix) and s.n_pruned == 0
              and (store.get_study(s.name).settings or {}).get("pruner") == "none"]
@@ -86,7 +104,7 @@ def main() -> None:
     for name in names:
         trials, direction, epochs = study_trials(store, name)
         report[name] = {}
-        for key, pruner in rules(graces, rung_graces, direction, epochs):
+        for key, pruner in rules(graces, rung_graces, direction, epochs, checked):
             stops = replay_stops(trials, pruner)
             report[name][key] = {f: vars(s) for f, s in summarise(trials, stops, direction).items()}
     print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}"
@@ -106,7 +124,7 @@ def main() -> None:
                   f"{statistics.median(hv):.3f} ({min(hv):.3f}) | "
                   f"{statistics.median(r.get('front_work', 1.0) for r in rows):.2f} |")
     if a.json:
-        Path(a.json).write_text(json.dumps(report, indent=1))
+        write_json(a.json, report)
         print(f"\nper study: {a.json}")
     store.close()
 

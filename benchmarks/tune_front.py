@@ -18,7 +18,6 @@ Run:  OMP_NUM_THREADS=1 python benchmarks/tune_front.py [--trials 20] [--concurr
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import subprocess
@@ -30,6 +29,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))  # bench_util, when imported by the tests
+
+from bench_util import write_json  # noqa: E402
 STUDY = "front"
 
 
@@ -148,8 +150,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["local_vs_tune_concurrent"] = compare(studies[names[0]], studies[names[2]])
     print_report(result)
     if a.out:
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(result, indent=1) + "\n")
+        write_json(a.out, result)
     return result
 
 

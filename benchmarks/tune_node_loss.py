@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sqlite3
 import subprocess
@@ -43,6 +42,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))  # bench_util, when imported by the tests
+
+from bench_util import write_json  # noqa: E402
 STUDY = "node-loss"
 
 
@@ -275,8 +277,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for e in c["failed_errors"]:
             print(f"{c['executor']}, kill after {c['kill_after']}: failed: {(e or '')[:200]}")
     if a.out:
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(result, indent=1, default=str) + "\n")
+        write_json(a.out, result, default=str)
     return result
 
 

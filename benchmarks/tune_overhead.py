@@ -35,7 +35,6 @@ Run:  OMP_NUM_THREADS=1 python benchmarks/tune_overhead.py [--trials 20] [--roun
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -250,7 +249,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_util import cpu_name
+    from bench_util import cpu_name, write_json
 
     result = {"benchmark": "tune_overhead", "when_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
               "machine": {"cpu": cpu_name(), "cpus": os.cpu_count(), "load_before": load_before,
@@ -262,8 +261,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               "startup": startup, "same_proposals_at_one_in_flight": same, "rows": rows, "summary": summary}
     print_tables(result)
     if a.out:
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(result, indent=1) + "\n")
+        write_json(a.out, result)
     return result
 
 

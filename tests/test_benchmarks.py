@@ -78,11 +78,11 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
         assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "replay.json"
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
-                           "--graces", "1/3,0.1", "--rungs", "--json", str(out)], capture_output=True, text=True,
+                           "--graces", "1/3,0.1", "--rungs", "--checked", "1:0.5", "--json", str(out)], capture_output=True, text=True,
                           timeout=300, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
-    assert list(report) == ["plain"] and set(report["plain"]) == {"0.333", "0.1", "rungs"}
+    assert list(report) == ["plain"] and set(report["plain"]) == {"0.333", "0.1", "rungs", "checked-rungs 1:0.5"}
     for by_family in report["plain"].values():
         assert set(by_family) == {"hourglass", "conventional"}
         for s in by_family.values():
@@ -95,6 +95,11 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
                           "--rungs", "0.1,x"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert bad.returncode == 2 and "--rungs takes a comma list" in bad.stderr
+    for checked, why in (("2,x", "--checked takes a comma list"), ("0", "--checked needs MIN at least 1"),
+                         ("3:1.5", "KEEP in [0, 1]")):
+        bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
+                              "--checked", checked], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+        assert bad.returncode == 2 and why in bad.stderr, bad.stderr
     at = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
                          "--graces", "1/3", "--rungs", "0.5"], capture_output=True, text=True, timeout=300,
                         env=env, cwd=tmp_path)

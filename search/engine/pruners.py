@@ -1,4 +1,4 @@
-"""Pareto-aware early stopping (`--pruner pareto|rungs|none`).
+"""Pareto-aware early stopping (`--pruner pareto|rungs|checked-rungs|none`).
 
 A running trial reports its validation metric after every epoch. With `pareto`, a trial is
 stopped at epoch e (e >= the grace period) when a finished trial OF ITS FAMILY with no
@@ -43,9 +43,12 @@ import math
 from collections.abc import Sequence
 from typing import Callable
 
+import numpy as np
+
 from core.directions import check_direction
 from core.registry import Registry
 from core.stops import stop_reason
+from reports.pareto import default_reference, hypervolume_2d, pareto_mask
 
 DEFAULT_MARGIN = 0.01
 
@@ -214,6 +217,88 @@ class RungPruner(Pruner):
                            f"{params:,}) had {v:.4g} against its {value:.4g}")
 
 
+DEFAULT_MIN_COMPLETE = 5  # trials of a family trained to the end before `checked-rungs` trusts any rung
+DEFAULT_KEEP = 0.99  # the share of those trials' front hypervolume a rung must keep to judge
+
+
+def rung_keeps(rung: int, curves: Sequence[tuple[int, Sequence[float]]], epochs: int, direction: str,
+               eta: int = DEFAULT_ETA) -> float | None:
+    """What the rung at epoch `rung` would cost this family's front, judged on its finished
+    trials (`curves`: (params, validation by epoch), a stopped one up to its stop): the
+    share of the front hypervolume of the trials that trained all `epochs` (on (log10
+    params, last value), as the pages and the replay measure a front) kept by the front
+    trials the rung would not have stopped, each judged as `rung_verdict` judges, against
+    every other finished trial at that epoch. Counting only front trials as survivors makes
+    it a lower bound (a stopped front trial's place may be partly held by one behind it).
+    None when no trial trained to the end. One ranking: O(n log n) for n finished trials."""
+    check_direction(direction)
+    finished = [(int(n), [float(v) for v in c]) for n, c in curves if len(c) >= rung]
+    ends = [(i, n, c[epochs - 1]) for i, (n, c) in enumerate(finished)
+            if len(c) >= epochs and n > 0 and math.isfinite(c[epochs - 1])]
+    if not ends:
+        return None
+    dirs = ["minimize", direction]
+    pts = np.array([[math.log10(n), v] for _, n, v in ends])
+    front = pareto_mask(pts, dirs)
+    ranked = [i for i, (_, c) in enumerate(finished) if math.isfinite(c[rung - 1])]  # NaN is never ranked
+    rank = dict(zip(ranked, nondominated_ranks([(finished[i][0], finished[i][1][rung - 1]) for i in ranked],
+                                               direction)))
+    ordered = sorted(rank.values())
+    quota = max(1, len(ranked) // eta)
+    # rung_verdict's rule, each trial among all the others: it continues while fewer than
+    # `quota` rank ahead of it (lower ranks); a NaN at the rung is never judged
+    survives = np.array([on and (i not in rank or bisect.bisect_left(ordered, rank[i]) < quota)
+                         for (i, _, _), on in zip(ends, front)], dtype=bool)
+    ref = default_reference(pts, dirs)
+    whole = hypervolume_2d(pts[front], dirs, ref)
+    return float(hypervolume_2d(pts[survives], dirs, ref) / whole) if whole > 0 else 1.0
+
+
+def rung_trusted(rung: int, curves: Sequence[tuple[int, Sequence[float]]], epochs: int, direction: str,
+                 eta: int = DEFAULT_ETA, min_complete: int = DEFAULT_MIN_COMPLETE,
+                 keep: float = DEFAULT_KEEP) -> bool:
+    """Whether the rung at epoch `rung` ranks this family's trials well enough to stop any:
+    at least `min_complete` of its trials trained to the end, and replayed on its finished
+    trials the rung keeps at least `keep` of their front's hypervolume (`rung_keeps`). A
+    family whose first epochs rank its trials poorly (HanNet on digits: docs/benchmarks.md
+    §14 "Rungs") thus keeps its first rungs closed; one whose epochs rank them well opens
+    them after a few trials."""
+    complete = sum(len(c) >= epochs and math.isfinite(c[epochs - 1]) for _, c in curves)
+    if complete < max(1, min_complete):
+        return False
+    kept = rung_keeps(rung, curves, epochs, direction, eta)
+    return kept is not None and kept >= keep
+
+
+class CheckedRungPruner(RungPruner):
+    """`checked-rungs`: `rungs`, where a rung judges a family's trials only while
+    `rung_trusted` holds for it, i.e. while, replayed on the family's own finished trials,
+    that rung keeps `keep` of their front's hypervolume. The check is made again after
+    every finished trial (a rung may close again), from the same curves the pruner
+    observes, so a resumed study decides as the first run did."""
+
+    def __init__(self, direction: str, epochs: int, first: int = 1, eta: int = DEFAULT_ETA,
+                 unit: str = "parameters", min_complete: int = DEFAULT_MIN_COMPLETE,
+                 keep: float = DEFAULT_KEEP) -> None:
+        super().__init__(direction, epochs, first, eta, unit)
+        self.min_complete, self.keep = min_complete, keep
+        self._trust: dict[tuple[str, int], tuple[int, bool]] = {}  # (family, rung) -> (n observed, trusted)
+
+    def trusted(self, family: str, rung: int) -> bool:
+        curves = self.curves.get(family, [])
+        seen = self._trust.get((family, rung))
+        if seen is None or seen[0] != len(curves):  # only a new finished trial changes the answer
+            seen = (len(curves), rung_trusted(rung, curves, self.epochs, self.direction, self.eta,
+                                              self.min_complete, self.keep))
+            self._trust[(family, rung)] = seen
+        return seen[1]
+
+    def check(self, params: int, epoch: int, value: float, family: str = "") -> str | None:
+        if epoch not in self.rungs or not self.trusted(family, epoch):
+            return None
+        return super().check(params, epoch, value, family)
+
+
 PrunerFactory = Callable[[str, int, str, float | None], Pruner]  # (direction, epochs, unit, grace) -> Pruner
 PRUNERS: Registry[PrunerFactory] = Registry("pruner")
 PRUNERS.add("none", lambda direction, epochs, unit, grace: Pruner())
@@ -221,6 +306,8 @@ PRUNERS.add("pareto", lambda direction, epochs, unit, grace: ParetoPruner(
     direction, epochs, grace_epochs(epochs, DEFAULT_GRACE if grace is None else grace), unit=unit))
 # rungs: the first rung is the first epoch unless --prune-grace says otherwise
 PRUNERS.add("rungs", lambda direction, epochs, unit, grace: RungPruner(
+    direction, epochs, 1 if grace is None else grace_epochs(epochs, grace), unit=unit))
+PRUNERS.add("checked-rungs", lambda direction, epochs, unit, grace: CheckedRungPruner(
     direction, epochs, 1 if grace is None else grace_epochs(epochs, grace), unit=unit))
 DEFAULT_PRUNER = "pareto"
 

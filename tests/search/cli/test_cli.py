@@ -183,7 +183,7 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "60K", "--task-option", "flips=3"),
      "flips must be true or false"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--pruner", "asha"),
-     "unknown pruner 'asha'; known: none, pareto, rungs"),
+     "unknown pruner 'asha'; known: checked-rungs, none, pareto, rungs"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--search-repeats", "0"),
      "--search-repeats must be at least 1, got 0"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--search-repeats", "two"),

@@ -13,6 +13,7 @@ from core.stops import stopped_at
 from core.trials import TrainSettings
 from search.engine.pruners import (
     PRUNERS,
+    CheckedRungPruner,
     ParetoPruner,
     RungPruner,
     beaten,
@@ -21,6 +22,8 @@ from search.engine.pruners import (
     make_pruner,
     nondominated_ranks,
     rung_epochs,
+    rung_keeps,
+    rung_trusted,
     rung_verdict,
 )
 from search.engine.specs import RunSpec
@@ -93,7 +96,7 @@ def test_grace_period_and_registry():
     omega = make_pruner("pareto", "maximize", 30, "connections per layer (omega)")
     omega.observe(10, [5.0] * 30)
     assert "with 10 connections per layer (omega) (no more than its 20)" in omega.check(20, 10, 1.0)
-    assert set(PRUNERS.names()) == {"none", "pareto", "rungs"}
+    assert set(PRUNERS.names()) == {"none", "pareto", "rungs", "checked-rungs"}
     with pytest.raises(UserError, match="unknown pruner 'asha'"):
         RunSpec(spaces=("hourglass",), task="digits-denoise", budget=100_000, pruner="asha")
 
@@ -160,6 +163,111 @@ def test_rung_pruner_judges_at_rungs_by_its_family_only():
     assert "with 10 connections per layer (omega) (no more than its 20)" in omega.check(20, 1, 2.0)
 
 
+def test_rung_trusted_hand_cases():
+    """A rung is trusted when, replayed on the finished trials, it keeps `keep` of the front
+    hypervolume of those that trained to the end; never before `min_complete` of them."""
+    honest = [(10, [1.0, 2.0, 3.0]), (20, [2.0, 3.0, 4.0]), (30, [3.0, 4.0, 5.0])]  # rung 1 ranks as the end
+    assert rung_keeps(1, honest, 3, "maximize") == 1.0
+    assert rung_trusted(1, honest, 3, "maximize", min_complete=3)
+    assert not rung_trusted(1, honest, 3, "maximize", min_complete=4)  # too few trained to the end
+    assert not rung_trusted(1, honest[:2] + [(30, [3.0, 4.0])], 3, "maximize", min_complete=3)  # one stopped
+    assert rung_keeps(1, [(10, [1.0])], 3, "maximize") is None  # nothing trained to the end
+    # (30) ends best but starts worst: at epoch 1 (10) and (20) rank ahead of it, the quota is
+    # 1 of 3: the rung would have stopped a front trial and lost its share of the front
+    liar = [(10, [1.0, 2.0, 3.0]), (20, [2.0, 3.0, 4.0]), (30, [0.5, 4.0, 5.0])]
+    assert 0 < rung_keeps(1, liar, 3, "maximize") < 0.9
+    assert not rung_trusted(1, liar, 3, "maximize", min_complete=3)
+    assert rung_trusted(1, liar, 3, "maximize", min_complete=3, keep=0.0)  # a floor of 0 trusts any rung
+    assert rung_trusted(2, liar, 3, "maximize", min_complete=3)  # by epoch 2 it ranks as its end
+    # a trial stopped at the rung still judges there; (40) is off the front, so its bad start is no matter
+    off_front = liar[:2] + [(30, [3.0, 4.0, 5.0]), (40, [0.1, 0.2, 0.3]), (15, [1.5])]
+    assert rung_trusted(1, off_front, 3, "maximize", min_complete=3)
+    assert not rung_trusted(1, off_front[:4] + [(15, [2.5])], 3, "maximize", min_complete=3)  # beats (20) there
+    # losses: smaller is better; a NaN end is on no front, a NaN at the rung is never judged
+    assert rung_trusted(1, [(10, [3.0, 2.0]), (20, [2.0, 1.0]), (30, [1.0, float("nan")])], 2, "minimize",
+                        min_complete=2)
+    assert rung_keeps(1, [(10, [1.0, 2.0]), (20, [float("nan"), 3.0]), (30, [5.0])], 2, "maximize") == 1.0
+
+
+def _keeps_brute(rung, curves, epochs, direction, eta=3):
+    """rung_keeps by its definition: each front trial judged by rung_verdict against every
+    other finished trial at the rung, the survivors' front hypervolume over the whole's."""
+    import math
+
+    import numpy as np
+
+    from reports.pareto import default_reference, hypervolume_2d, pareto_mask
+
+    ends = [(k, n, c[epochs - 1]) for k, (n, c) in enumerate(curves) if len(c) >= epochs and math.isfinite(c[-1])]
+    if not ends:
+        return None
+    dirs = ["minimize", direction]
+    pts = np.array([[math.log10(n), v] for _, n, v in ends])
+    front = pareto_mask(pts, dirs)
+    alive = []
+    for (k, n, _), on in zip(ends, front):
+        others = [(m, c[rung - 1]) for j, (m, c) in enumerate(curves) if j != k and len(c) >= rung]
+        alive.append(bool(on) and rung_verdict(n, curves[k][1][rung - 1], others, direction, eta) is None)
+    ref = default_reference(pts, dirs)
+    whole = hypervolume_2d(pts[front], dirs, ref)
+    return hypervolume_2d(pts[np.array(alive)], dirs, ref) / whole if whole > 0 else 1.0
+
+
+def test_rung_keeps_matches_its_definition():
+    """One ranking of the rung gives each front trial's verdict: the same as judging each by
+    rung_verdict against all the others (ties, stopped trials, NaN included)."""
+    rng = random.Random(5)
+    for _ in range(400):
+        direction = rng.choice(["maximize", "minimize"])
+        epochs = rng.randint(2, 6)
+        curves = []
+        for _ in range(rng.randint(1, 12)):
+            length = epochs if rng.random() < 0.6 else rng.randint(1, epochs)
+            curve = [float(rng.randint(0, 6)) for _ in range(length)]
+            if rng.random() < 0.05:
+                curve[rng.randrange(length)] = float("nan")
+            curves.append((rng.randint(1, 8), curve))
+        rung = rng.randint(1, epochs - 1)
+        got, want = rung_keeps(rung, curves, epochs, direction), _keeps_brute(rung, curves, epochs, direction)
+        assert (got is None) == (want is None) and (got is None or abs(got - want) < 1e-9), (curves, rung, direction)
+
+
+def test_rung_trusted_when_every_rung_ranks_as_the_end():
+    """Property: curves that are the same increasing function of epoch times each trial's
+    end value rank every rung as the end does, so each rung is trusted once `min_complete`
+    trials trained to the end."""
+    rng = random.Random(3)
+    for _ in range(300):
+        direction = rng.choice(["maximize", "minimize"])
+        ends = [(rng.randint(1, 50), rng.uniform(1.0, 10.0)) for _ in range(rng.randint(1, 12))]
+        curves = [(n, [v * e / 5 for e in range(1, 6)]) for n, v in ends]
+        if direction == "minimize":
+            curves = [(n, [v * (6 - e) / 5 for e in range(1, 6)]) for n, v in ends]
+        m = rng.randint(1, 8)
+        for rung in (1, 3):
+            assert rung_trusted(rung, curves, 5, direction, min_complete=m) == (len(ends) >= m)
+
+
+def test_checked_rungs_keep_a_misleading_rung_closed():
+    p = CheckedRungPruner("maximize", epochs=9, min_complete=3)
+    assert make_pruner("checked-rungs", "maximize", 30).rungs == {1, 3, 9, 27}
+    assert "checked-rungs" in PRUNERS.names()
+    # the largest trial starts worst and ends best: epoch 1 misleads, epoch 3 does not
+    for n, first in ((10, 2.0), (20, 3.0), (30, 1.0)):
+        p.observe(n, [first, first + 1, n / 10 + 4] + [n / 10 + 5] * 6, "han")
+    assert p.check(40, 1, 0.5, "han") is None  # rung 1 closed for han: it would have stopped (30)
+    assert p.check(40, 3, 0.5, "han") is not None  # rung 3 ranks as the end: open
+    assert p.check(40, 3, 0.5, "sw-mlp") is None  # another family has no evidence yet
+    # a new finished trial can close an open rung: (50) ends best of all, but ranks last at epoch 3
+    p.observe(50, [0.1, 0.2, 0.3] + [9.0] * 6, "han")
+    assert p.check(60, 3, 0.05, "han") is None
+    # the same answer when rebuilt from the same curves (a resumed study)
+    q = CheckedRungPruner("maximize", epochs=9, min_complete=3)
+    for n, c in p.curves["han"]:
+        q.observe(n, c, "han")
+    assert [q.trusted("han", r) for r in (1, 3)] == [p.trusted("han", r) for r in (1, 3)] == [False, False]
+
+
 def _curve(spec, epochs=9):
     """A trial's scripted validation curve: its final value (a function of its number)
     reached linearly, so a rung ranks trials as their ends do."""
@@ -167,12 +275,12 @@ def _curve(spec, epochs=9):
     return [end * e / epochs for e in range(1, epochs + 1)]
 
 
-def _rung_loop(store, trials, curve=_curve):
+def _rung_loop(store, trials, curve=_curve, pruner="rungs"):
     from search.engine.study import StudyLoop, prepare
     from tests.search.fakes import CurveExecutor, RecordingProgress
 
     spec = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=20_000, trials=trials, study="r",
-                   pruner="rungs", train=TrainSettings(epochs=9))
+                   pruner=pruner, train=TrainSettings(epochs=9))
     executor = CurveExecutor(curve)
     loop = StudyLoop(spec, store, RecordingProgress(), prepare(spec), executor=executor)
     executor.on_epoch = loop.on_epoch
@@ -190,7 +298,8 @@ def rung_store(request, tmp_path):
             yield s
 
 
-def test_rungs_through_the_study_loop_kill_mid_rung_and_resume(rung_store):
+@pytest.mark.parametrize("rule", ["rungs", "checked-rungs"])
+def test_rungs_through_the_study_loop_kill_mid_rung_and_resume(rung_store, rule):
     """The rung rule on a scripted executor: stops only at rungs (epochs 1 and 3 of 9),
     stored as `pruned` with the epochs trained and a reason that says where; a Ctrl-C
     between two rungs leaves the trial interrupted, the resumed loop retries it, judges
@@ -208,18 +317,18 @@ def test_rungs_through_the_study_loop_kill_mid_rung_and_resume(rung_store):
             walked.append((spec.number, e))
             yield v
 
-    loop = _rung_loop(store, 30, killed)
+    loop = _rung_loop(store, 30, killed, rule)
     with pytest.raises(KeyboardInterrupt):
         loop.run()
     before = {t.number: (t.status, t.params, t.error) for t in store.trials("r") if t.status in ("complete", "pruned")}
     k = killed_at[0]
     assert len(before) == k and store.trials("r")[k].status == "interrupted" and walked[-1] == (k, 2)
 
-    resumed = _rung_loop(store, 30)
+    resumed = _rung_loop(store, 30, pruner=rule)
     resumed.start()
     assert sum(len(c) for c in resumed.pruner.curves.values()) == k  # the past judges the resumed study
     resumed.executor.close()
-    out = _rung_loop(store, 30).run()
+    out = _rung_loop(store, 30, pruner=rule).run()
     rows = store.trials("r")
     assert out.finished == 30 and rows[k + 1].retry_of == k  # the interrupted trial ran again first
     assert {t.number: (t.status, t.params, t.error) for t in rows if t.number in before} == before
@@ -229,7 +338,7 @@ def test_rungs_through_the_study_loop_kill_mid_rung_and_resume(rung_store):
     for t in pruned:
         assert len(curves[t.number]) in (1, 3) and stopped_at(t.error) == (len(curves[t.number]), 9)
     # replayed: trial i judged by the finished trials before it, as the loop judged it
-    replay = RungPruner("maximize", 9)
+    replay = make_pruner(rule, "maximize", 9)
     for t in rows:
         if t.status not in ("complete", "pruned"):
             continue
