@@ -3,19 +3,16 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.bench_scripts import REPO, run_benchmark
 
 
 @pytest.mark.slow
 def test_search_efficiency_quick_mode(tmp_path):
     out = tmp_path / "eff.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "search_efficiency.py"), "--quick",
-                           "--out", str(out)], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    done = run_benchmark("search_efficiency.py", "--quick", "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())["settings"]["hourglass-conventional"]
     summary = report["summary"]
@@ -51,15 +48,13 @@ def test_twins_pairs_a_smoke_run_of_the_twin_recipe(tmp_path):
                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "tw.json"
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "twins.py"), "--study", "tw", "--storage", db,
-                           "--json", str(out)], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    done = run_benchmark("twins.py", "--study", "tw", "--storage", db, "--json", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     (pair,) = report["pairs"]
     assert report["summary"]["pairs"] == 1 and pair["omega"] > 0 and pair["runs"] >= 1
     assert "| 2 |" in done.stdout and "mean difference over pairs" in done.stdout
-    missing = subprocess.run([sys.executable, str(REPO / "benchmarks" / "twins.py"), "--study", "nope", "--storage", db],
-                             capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    missing = run_benchmark("twins.py", "--study", "nope", "--storage", db, cwd=tmp_path)
     assert missing.returncode == 2 and "no study named 'nope'" in missing.stderr
 
 
@@ -77,9 +72,8 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
                              capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
         assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "replay.json"
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
-                           "--graces", "1/3,0.1", "--rungs", "--checked", "1:0.5", "--json", str(out)], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=tmp_path)
+    done = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3,0.1", "--rungs", "--checked", "1:0.5",
+                         "--json", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     assert list(report) == ["plain"] and set(report["plain"]) == {"0.333", "0.1", "rungs", "checked-rungs 1:0.5"}
@@ -89,23 +83,17 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
             assert s["trials"] == 2 and 0 < s["work_kept"] <= 1 and 0 <= s["front_stopped"] <= s["front"] >= 1
             assert 0 < s["front_work"] <= 1
     assert "| 0.333 | hourglass |" in done.stdout
-    bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
-                          "--graces", "1/3,1.5"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    bad = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3,1.5", cwd=tmp_path)
     assert bad.returncode == 2 and "--graces must lie in (0, 1)" in bad.stderr
-    bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
-                          "--rungs", "0.1,x"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    bad = run_benchmark("pruner_replay.py", "--storage", db, "--rungs", "0.1,x", cwd=tmp_path)
     assert bad.returncode == 2 and "--rungs takes a comma list" in bad.stderr
     for checked, why in (("2,x", "--checked takes a comma list"), ("0", "--checked needs MIN at least 1"),
                          ("3:1.5", "KEEP in [0, 1]")):
-        bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
-                              "--checked", checked], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+        bad = run_benchmark("pruner_replay.py", "--storage", db, "--checked", checked, cwd=tmp_path)
         assert bad.returncode == 2 and why in bad.stderr, bad.stderr
-    at = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
-                         "--graces", "1/3", "--rungs", "0.5"], capture_output=True, text=True, timeout=300,
-                        env=env, cwd=tmp_path)
+    at = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3", "--rungs", "0.5", cwd=tmp_path)
     assert at.returncode == 0 and "| rungs 0.5 | hourglass |" in at.stdout
-    none = subprocess.run([sys.executable, str(REPO / "benchmarks" / "pruner_replay.py"), "--storage", db,
-                           "--prefix", "nope"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    none = run_benchmark("pruner_replay.py", "--storage", db, "--prefix", "nope", cwd=tmp_path)
     assert none.returncode == 2 and "no unpruned study named nope*" in none.stderr
 
 
@@ -212,10 +200,8 @@ def test_predict_calibration_rejects_bad_arguments(tmp_path, capsys):
 def test_weights_overhead_tiny(tmp_path):
     """Issue 34's figures: the write per trial and the store under --keep pareto vs all, run tiny."""
     out = tmp_path / "w.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "weights_overhead.py"), "--trials", "3",
-                           "--seeds", "2", "--work", str(tmp_path / "work"), "--json", str(out)],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    done = run_benchmark("weights_overhead.py", "--trials", "3", "--seeds", "2", "--work", tmp_path / "work",
+                         "--json", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     write, paired, store = report["write"], report["paired"], report["store"]
@@ -229,6 +215,5 @@ def test_weights_overhead_tiny(tmp_path):
     # the folders hold what the studies' records say they keep
     assert len(list((tmp_path / "work" / "w-all-s0-artifacts").iterdir())) == 3
     assert "| `write_weights` per trial (ms) |" in done.stdout and "| pareto |" in done.stdout
-    bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "weights_overhead.py"), "--trials", "0"],
-                         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    bad = run_benchmark("weights_overhead.py", "--trials", "0", cwd=tmp_path)
     assert bad.returncode == 2 and "must be at least 1" in bad.stderr

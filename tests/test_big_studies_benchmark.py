@@ -2,17 +2,14 @@
 store's own writes make, and the script runs end to end."""
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from storage import Store
+from tests.bench_scripts import REPO, run_benchmark
 
-REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import big_studies  # a script of benchmarks/, found through the sys.path entry above
@@ -46,14 +43,11 @@ def test_bulk_writes_are_the_stores_own_rows(tmp_path, seeds):
 
 @pytest.mark.slow
 def test_the_script_prints_its_tables(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "big_studies.py"), "--sizes", "40,120",
-                           "--repeats", "1", "--clients", "2,3", "--requests", "2", "--writer"],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    done = run_benchmark("big_studies.py", "--sizes", "40,120", "--repeats", "1", "--clients", "2,3",
+                         "--requests", "2", "--writer", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "| 40 |" in out and "| 120 |" in out
     assert "| 3 clients, If-None-Match |" in out and "| 3 clients, plain GET |" in out
-    bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "big_studies.py"), "--sizes", "0"],
-                         capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    bad = run_benchmark("big_studies.py", "--sizes", "0", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

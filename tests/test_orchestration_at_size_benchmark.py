@@ -2,14 +2,11 @@
 Optuna study start from the same past, and the script prints its table."""
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 from storage import Store
+from tests.bench_scripts import REPO, run_benchmark
 
-REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import orchestration_at_size as bench  # a script of benchmarks/, found through the sys.path entry above
@@ -39,12 +36,9 @@ def test_both_sides_continue_the_same_past(tmp_path):
 
 
 def test_the_script_prints_its_table_and_refuses_bad_sizes(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    script = str(REPO / "benchmarks" / "orchestration_at_size.py")
-    done = subprocess.run([sys.executable, script, "--sizes", "30", "--window", "2", "--rounds", "1"],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    script = "orchestration_at_size.py"
+    done = run_benchmark(script, "--sizes", "30", "--window", "2", "--rounds", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "| 30 |" in done.stdout and "ours / bare" in done.stdout
-    bad = subprocess.run([sys.executable, script, "--sizes", "x"], capture_output=True, text=True, timeout=120,
-                         env=env, cwd=tmp_path)
+    bad = run_benchmark(script, "--sizes", "x", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -5,14 +5,12 @@ through the product's study loop and trainer. Ax's checks are skipped without th
 `peers` extra; the Optuna peers need nothing beyond the product's dependencies."""
 import json
 import math
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.bench_scripts import REPO, run_benchmark
+
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import peers  # noqa: E402  a module of benchmarks/, found through the sys.path entry above
@@ -103,10 +101,7 @@ def test_ax_without_the_extra_is_a_one_line_error(monkeypatch):
 
 def quick(tmp_path, searches: str):
     out = tmp_path / "eff.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "search_efficiency.py"), "--quick",
-                           "--samplers", searches, "--out", str(out)],
-                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    done = run_benchmark("search_efficiency.py", "--quick", "--samplers", searches, "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     return done, json.loads(out.read_text())["settings"]["hourglass-conventional"]["summary"]
 
@@ -133,8 +128,5 @@ def test_quick_benchmark_runs_ax(tmp_path):
 
 
 def test_unknown_search_is_a_one_line_error(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    script = str(REPO / "benchmarks" / "search_efficiency.py")
-    bad = subprocess.run([sys.executable, script, "--samplers", "tpe,optuna"],
-                         capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    bad = run_benchmark("search_efficiency.py", "--samplers", "tpe,optuna", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown sampler 'optuna'" in bad.stderr

@@ -5,14 +5,13 @@ study ends complete with nothing lost or run twice."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.bench_scripts import REPO, run_benchmark
+
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import tune_node_loss  # noqa: E402  a script of benchmarks/, found through the sys.path entry above
@@ -39,18 +38,14 @@ def test_the_verdict_counts_retried_lost_and_duplicated():
 
 
 def test_bad_arguments_exit_2():
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "tune_node_loss.py"), "--trials", "4",
-                           "--kill-after", "3"],
-                          capture_output=True, text=True, timeout=60)
+    done = run_benchmark("tune_node_loss.py", "--trials", "4", "--kill-after", "3", timeout=60)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
 def test_the_quick_campaign_loses_the_worker_node_and_no_trial(tmp_path):
     out = tmp_path / "node-loss.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "tune_node_loss.py"), "--quick", "--out",
-                           str(out)], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    done = run_benchmark("tune_node_loss.py", "--quick", "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     d = json.loads(out.read_text())
     assert d["quick"] and len(d["campaigns"]) == 1

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from core.trials import TrainSettings, TrialSpec
+from tests.bench_scripts import REPO, run_benchmark
 
-REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import tune_overhead  # noqa: E402  a script of benchmarks/, found through the sys.path entry above
@@ -34,17 +31,14 @@ def test_the_stand_in_sleeps_reports_each_seeds_epoch_and_returns_a_complete_res
 
 
 def test_bad_arguments_exit_2():
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "tune_overhead.py"), "--trials", "1"],
-                          capture_output=True, text=True, timeout=60)
+    done = run_benchmark("tune_overhead.py", "--trials", "1", timeout=60)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
 def test_the_quick_mode_runs_the_three_executors_and_writes_its_json(tmp_path):
     out = tmp_path / "overhead.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "tune_overhead.py"), "--quick", "--out", str(out)],
-                          capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path)
+    done = run_benchmark("tune_overhead.py", "--quick", "--out", out, cwd=tmp_path, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(out.read_text())
     assert data["settings"]["quick"] and data["settings"]["trials"] == 3
