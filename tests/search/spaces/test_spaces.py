@@ -70,6 +70,23 @@ def test_paper_ranges_and_scaling():
     assert d.dim("d_z").low == 65 and d.dim("d_z").high == round(4500 * 64 / 784)
 
 
+def test_super_resolution_streams_start_where_the_papers_range_does():
+    """A.3.2 gives one range for every MNIST task, d_z in [785, 4500]; on super-resolution
+    the input is 14x14 = 196 wide, and the stream still starts at 785 (not at d_x + 1), for
+    both shapes; scaled on digits (4x4 -> 8x8: 785 * 64 / 784 = 64). Where input and output
+    are as wide (denoising), the start stays d_x + 1 (hourglass) and d_x (conventional)."""
+    for family in ("hourglass", "conventional"):
+        assert default_space(family, IOSpec(196, 784)).dim("d_z").low == 785
+        assert default_space(family, IOSpec(16, 64)).dim("d_z").low == 64
+        assert default_space(family, IOSpec(196, 784)).dim("d_z").high == 4500
+    assert default_space("hourglass", MNIST).dim("d_z").low == 785
+    assert default_space("conventional", MNIST).dim("d_z").low == 784
+    assert default_space("hourglass", IOSpec(2, 2)).dim("d_z").low == 5  # the checkerboard: as before
+    for c in draw_many("hourglass", IOSpec(196, 784), 3_000_000, n=50) + draw_many("conventional", IOSpec(196, 784),
+                                                                                  3_000_000, n=50):
+        assert 785 <= c["d_z"] <= 4500, c
+
+
 def test_conventional_space_is_the_papers():
     """Chen et al. search both shapes over d_z in [785, 4500] and d_h in [4, 2500] (MNIST),
     the conventional one with d_h > d_z: its stream is never narrower than the input, and
