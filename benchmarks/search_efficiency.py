@@ -97,14 +97,21 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
                    prune_grace=float(grace) if grace else None, study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
-    run_study(spec, store, Quiet())
+    stopped = None
+    try:
+        run_study(spec, store, Quiet())
+    except UserError as e:  # a search stuck on proposals it may not train (a peer re-proposing an over-budget
+        if "proposals in a row were rejected" not in str(e):  # point): measured on what it trained, and said
+            raise
+        stopped = f"stopped after {store.progress(study)[0]} finished trials: {e}"
+        print(f"{study}: {stopped}")
     wall = time.perf_counter() - t0
     frame = store.trials_frame(study)
     # epochs trained by each trial (all its runs): with params, a load-independent measure
     # of training work beside the summed seconds, which a shared machine's load inflates
     frame["epochs_trained"] = [len(store.epochs(study, int(n))) if st in CURVE_STATUSES else 0
                                for n, st in zip(frame["number"], frame["status"])]
-    return store.get_study(study), frame, wall
+    return store.get_study(study), frame, wall, stopped
 
 
 def check_searches(names: list[str]) -> None:
@@ -170,7 +177,7 @@ def main() -> None:
         prep = prepare(RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget,
                                task_options=setting.task_options))
         spaces, io, count = prep.spaces, prep.io, prep.count
-        runs = []  # (sampler, seed, record, frame, wall_s)
+        runs = []  # (sampler, seed, record, frame, wall_s, why it stopped early or None)
         for seed in range(a.seeds):  # seed-major: every search sees the same drift of a shared machine
             for sampler in a.samplers.split(","):
                 study = f"eff-{tag}-{key}-{sampler}-{seed}"
@@ -227,7 +234,8 @@ def main() -> None:
                                 "parameter_epochs": [parameter_epochs(r[3]) for r in mine],
                                 # the whole study's seconds (proposals too) and its proposals never trained
                                 "wall_s": [r[4] for r in mine],
-                                "rejected": [int((r[3]["status"] == "rejected").sum()) for r in mine]}
+                                "rejected": [int((r[3]["status"] == "rejected").sum()) for r in mine],
+                                "stopped_early": [r[5] for r in mine]}  # None, or why the study ended early
             worst = ""
             if fams:  # each family's own front (the reports draw one per family)
                 per = {f: [family_fraction(r[3], f) for r in mine] for f in fams}

@@ -130,3 +130,32 @@ def test_quick_benchmark_runs_ax(tmp_path):
 def test_unknown_search_is_a_one_line_error(tmp_path):
     bad = run_benchmark("search_efficiency.py", "--samplers", "tpe,optuna", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown sampler 'optuna'" in bad.stderr
+
+
+def test_a_search_stuck_on_rejected_proposals_is_measured_not_fatal(tmp_path, monkeypatch):
+    """A search that proposes only points it may not train (Optuna's GPSampler skips pruned
+    trials and proposed the same over-budget point 1,197 times on the hourglass setting)
+    ends with the trials it trained and a note; any other error still stops the benchmark."""
+    import dataclasses
+
+    import search_efficiency as se
+    from core.trials import TrainSettings
+    from storage import Store
+
+    real = se.run_study
+
+    def stuck(spec, store, progress):  # two trials, then the loop's "rejected in a row" error
+        real(dataclasses.replace(spec, trials=2), store, progress)
+        raise UserError("1000 proposals in a row were rejected: widen the space or raise the budget")
+
+    monkeypatch.setattr(se, "run_study", stuck)
+    store = Store(f"sqlite:///{tmp_path}/s.db")
+    train = TrainSettings(epochs=1, max_train_samples=64)
+    record, frame, wall, stopped = se.run(store, se.SETTINGS["hourglass"], "s", "random", 0, 5, train, None)
+    assert len(frame) == 2 and (frame["status"] == "complete").all() and wall > 0
+    assert stopped == "stopped after 2 finished trials: 1000 proposals in a row were rejected: widen the space " \
+                      "or raise the budget"
+    monkeypatch.setattr(se, "run_study", lambda spec, store, progress: (_ for _ in ()).throw(UserError("other")))
+    with pytest.raises(UserError, match="other"):
+        se.run(store, se.SETTINGS["hourglass"], "t", "random", 0, 5, train, None)
+    store.close()

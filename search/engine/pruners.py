@@ -271,18 +271,27 @@ def rung_trusted(rung: int, curves: Sequence[tuple[int, Sequence[float]]], epoch
 
 
 class CheckedRungPruner(RungPruner):
-    """`checked-rungs`: `rungs`, where a rung judges a family's trials only while
-    `rung_trusted` holds for it, i.e. while, replayed on the family's own finished trials,
-    that rung keeps `keep` of their front's hypervolume. The check is made again after
-    every finished trial (a rung may close again), from the same curves the pruner
-    observes, so a resumed study decides as the first run did."""
+    """`checked-rungs`: at a rung that `rung_trusted` holds for the trial's family (replayed
+    on the family's own finished trials, it keeps `keep` of their front's hypervolume), the
+    rung's rank rule; at every other epoch, and at a rung still closed, the Pareto rule
+    after its grace period (`ParetoPruner`: a finished trial of the family with no more
+    parameters clearly better at that epoch). So a family whose first epochs rank its
+    trials well is judged from the first epoch, and one whose first epochs mislead (HanNet
+    on digits) is judged as `pareto` judges it. The check is made again after every
+    finished trial (a rung may close again), from the same curves the pruner observes, so a
+    resumed study decides as the first run did."""
 
     def __init__(self, direction: str, epochs: int, first: int = 1, eta: int = DEFAULT_ETA,
                  unit: str = "parameters", min_complete: int = DEFAULT_MIN_COMPLETE,
                  keep: float = DEFAULT_KEEP) -> None:
         super().__init__(direction, epochs, first, eta, unit)
         self.min_complete, self.keep = min_complete, keep
+        self.pareto = ParetoPruner(direction, epochs, unit=unit)
         self._trust: dict[tuple[str, int], tuple[int, bool]] = {}  # (family, rung) -> (n observed, trusted)
+
+    def observe(self, params: int, curve: Sequence[float], family: str = "") -> None:
+        super().observe(params, curve, family)
+        self.pareto.observe(params, curve, family)
 
     def trusted(self, family: str, rung: int) -> bool:
         curves = self.curves.get(family, [])
@@ -294,9 +303,9 @@ class CheckedRungPruner(RungPruner):
         return seen[1]
 
     def check(self, params: int, epoch: int, value: float, family: str = "") -> str | None:
-        if epoch not in self.rungs or not self.trusted(family, epoch):
-            return None
-        return super().check(params, epoch, value, family)
+        if epoch in self.rungs and self.trusted(family, epoch):
+            return super().check(params, epoch, value, family)
+        return self.pareto.check(params, epoch, value, family)
 
 
 PrunerFactory = Callable[[str, int, str, float | None], Pruner]  # (direction, epochs, unit, grace) -> Pruner
