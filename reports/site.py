@@ -282,7 +282,9 @@ def _study_page(record: StudyRecord, df: pd.DataFrame, samples_for: SamplesFor |
         parts.append(f"<h2>Stopped early ({len(pruned)} pruned)</h2>")
         parts.append('<p class="muted">Trials the pruner stopped because finished trials of their family with no '
                      'more parameters were better at the same epoch (<code>--pruner pareto</code>: clearly better '
-                     'after the grace period; <code>--pruner rungs</code>: ranked ahead at a rung); each reason says '
+                     'after the grace period; <code>--pruner rungs</code>: ranked ahead at a rung; '
+                     '<code>--pruner checked-rungs</code>: either, by the rung where it ranks the family\'s finished '
+                     'trials well); each reason says '
                      'which. They count towards the trials but never join a front; their learning curves are on '
                      'their trial pages.</p>')
         savings = early_stopping_savings(df)

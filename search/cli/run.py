@@ -50,9 +50,10 @@ def add_parser(sub) -> None:
     how.add_argument("--pruner", help="pareto: stop a trial after an epoch at which a finished trial of its family "
                                       "with no more parameters was clearly better; rungs: judge at the epochs 1, 3, 9, "
                                       "27, ... and keep a trial while fewer than a third of its family rank ahead of it "
-                                      "there (non-dominated sorting); checked-rungs: rungs, each judging a family "
-                                      "only while, replayed on the family's finished trials, it would have stopped "
-                                      f"none of their front; none: never (default {DEFAULT_PRUNER})")
+                                      "there (non-dominated sorting); checked-rungs: a rung judges a family only "
+                                      "while, replayed on the family's finished trials, it keeps 0.99 of their "
+                                      "front, and the pareto rule judges elsewhere; none: never "
+                                      f"(default {DEFAULT_PRUNER})")
     how.add_argument("--prune-grace", type=float,
                      help="the first epoch at which a trial may be stopped, a fraction of the epochs in (0, 1) "
                           "(default: 1/3 for pareto, the first epoch for rungs and checked-rungs)")
