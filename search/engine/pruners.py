@@ -35,6 +35,11 @@ it (asynchronous successive halving with MO-ASHA's ranking, Schmucker et al. 202
 trial that no trial with no more parameters beats is never stopped, so the judges are
 the same as `pareto`'s. It judges from the first epoch, where `pareto` waits a third of
 them; docs/benchmarks.md (issue 25) measures what each saves and costs.
+
+`checked-rungs` opens a rung for a family only while, replayed on that family's own
+finished trials, it keeps 0.99 of the front of those that trained to the end (and not
+before five did: `rung_trusted`), and lets the Pareto rule judge everywhere else, so a
+family whose first epochs mislead (HanNet on digits) is judged as `pareto` judges it.
 """
 from __future__ import annotations
 
