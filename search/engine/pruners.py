@@ -292,11 +292,8 @@ class CheckedRungPruner(RungPruner):
         super().__init__(direction, epochs, first, eta, unit)
         self.min_complete, self.keep = min_complete, keep
         self.pareto = ParetoPruner(direction, epochs, unit=unit)
+        self.pareto.curves = self.curves  # one record of the finished trials' curves judges by both rules
         self._trust: dict[tuple[str, int], tuple[int, bool]] = {}  # (family, rung) -> (n observed, trusted)
-
-    def observe(self, params: int, curve: Sequence[float], family: str = "") -> None:
-        super().observe(params, curve, family)
-        self.pareto.observe(params, curve, family)
 
     def trusted(self, family: str, rung: int) -> bool:
         curves = self.curves.get(family, [])
