@@ -9,9 +9,10 @@ studies: trials stopped, work kept (params x epochs), front trials stopped (fals
 and the share of the family's front hypervolume the not-stopped trials keep. No training:
 the replay reads the database only. `--rungs` replays `--pruner rungs` (its own first
 rung) beside them (issue 25), `--checked` the self-checking `--pruner checked-rungs` at
-each least number of trials trained to the end and share of their front a rung must keep, and every row also gives the family's
-front work: the least work any rule could keep and still keep the whole front (its trials
-trained to the end, every other trial stopped after one epoch).
+each least number of trials trained to the end and share of their front a rung must
+keep, and every row also gives the family's front work: the least work any rule could
+keep and still keep the whole front (its trials trained to the end, every other trial
+stopped after one epoch).
 """
 from __future__ import annotations
 

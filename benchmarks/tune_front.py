@@ -29,9 +29,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))  # bench_util, when imported by the tests
 
-from bench_util import write_json  # noqa: E402
+from bench_util import write_json  # noqa: E402  (benchmarks/ is on sys.path: run as a script, or by the tests)
+
 STUDY = "front"
 
 
