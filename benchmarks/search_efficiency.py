@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 import peers  # noqa: E402
 from bench_util import cpu_name, fail  # noqa: E402
 
-from core.errors import UserError  # noqa: E402
+from core.errors import RejectedInARow, UserError  # noqa: E402
 from core.statuses import CURVE_STATUSES  # noqa: E402
 from core.trials import TrainSettings  # noqa: E402
 from reports.efficiency import (  # noqa: E402
@@ -100,9 +100,8 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
     stopped = None
     try:
         run_study(spec, store, Quiet())
-    except UserError as e:  # a search stuck on proposals it may not train (a peer re-proposing an over-budget
-        if "proposals in a row were rejected" not in str(e):  # point): measured on what it trained, and said
-            raise
+    except RejectedInARow as e:  # a search stuck on proposals it may not train (a peer re-proposing an
+        # over-budget point): measured on what it trained, and said
         stopped = f"stopped after {store.progress(study)[0]} finished trials: {e}"
         print(f"{study}: {stopped}")
     wall = time.perf_counter() - t0

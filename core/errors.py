@@ -18,6 +18,11 @@ class DataError(UserError):
     """A data set is missing, corrupt or malformed."""
 
 
+class RejectedInARow(UserError):
+    """A study's proposer proposed only what may not train (over the budget, breaking a
+    shape rule) too many times in a row: the space or the budget leaves nothing to train."""
+
+
 MAX_ERROR_CHARS = 500  # the longest one-line error stored or printed
 
 

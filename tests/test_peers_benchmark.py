@@ -139,6 +139,7 @@ def test_a_search_stuck_on_rejected_proposals_is_measured_not_fatal(tmp_path, mo
     import dataclasses
 
     import search_efficiency as se
+    from core.errors import RejectedInARow
     from core.trials import TrainSettings
     from storage import Store
 
@@ -146,7 +147,7 @@ def test_a_search_stuck_on_rejected_proposals_is_measured_not_fatal(tmp_path, mo
 
     def stuck(spec, store, progress):  # two trials, then the loop's "rejected in a row" error
         real(dataclasses.replace(spec, trials=2), store, progress)
-        raise UserError("1000 proposals in a row were rejected: widen the space or raise the budget")
+        raise RejectedInARow("1000 proposals in a row were rejected: widen the space or raise the budget")
 
     monkeypatch.setattr(se, "run_study", stuck)
     store = Store(f"sqlite:///{tmp_path}/s.db")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.budget import format_count
-from core.errors import UserError
+from core.errors import RejectedInARow, UserError
 from core.io import IOSpec
 from core.statuses import CURVE_STATUSES, REPLAYED_STATUSES, RETRY_STATUSES
 from core.trials import EpochRecord, TrialResult, TrialSpec, TrialStopped
@@ -250,8 +250,8 @@ class StudyLoop:
         self.out.rejected += 1
         self.rejected_in_a_row += 1
         if self.rejected_in_a_row >= MAX_REJECTIONS_IN_A_ROW:
-            raise UserError(f"{self.rejected_in_a_row} proposals in a row were rejected: "
-                            "widen the space or raise the budget")
+            raise RejectedInARow(f"{self.rejected_in_a_row} proposals in a row were rejected: "
+                                 "widen the space or raise the budget")
 
     def submit(self, job: Job) -> TrialSpec:
         """Record the trial as running (owned by this process) and hand it to the executor."""

@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from core.errors import UserError
+from core.errors import RejectedInARow, UserError
 from search.engine import study as study_mod
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare
@@ -144,8 +144,9 @@ def test_rejections_are_recorded_and_too_many_in_a_row_stop_the_study(store, tmp
     monkeypatch.setattr(study_mod, "MAX_REJECTIONS_IN_A_ROW", 3)
     loop, executor = make_loop(store, lambda s: complete(s, 20.0), sampler="grid", trials=10,
                                space_file=str(tmp_path / "grid.toml"))
-    with pytest.raises(UserError, match="3 proposals in a row were rejected"):
+    with pytest.raises(RejectedInARow, match="3 proposals in a row were rejected"):
         loop.run()
+    assert issubclass(RejectedInARow, UserError)  # the CLI's one-line error, exit 2
     rows = store.trials("s")
     assert statuses(store)[-3:] == ["rejected"] * 3 and len(executor.submitted) <= 1
     rejected = [r for r in rows if r.status == "rejected"]
