@@ -217,3 +217,18 @@ def default_reference(
     fallback = np.where(np.abs(worst) > 0, pad * np.abs(worst), pad)
     margin = np.where(span > 0, pad * span, fallback)
     return (worst + margin) * s
+
+
+def hypervolume_share(points: np.ndarray, kept: np.ndarray, directions: Sequence[str]) -> float:
+    """The hypervolume of ``points[kept]`` as a share of that of all ``points``, both
+    against the ``default_reference`` of all the points (two objectives): what a subset
+    keeps of a front. 1.0 when the whole is 0 (nothing to lose).
+
+    Args:
+        points: (n, 2) objective values, n >= 1 with at least one finite row.
+        kept: (n,) booleans.
+        directions: (2,) ``"minimize"`` or ``"maximize"`` per objective.
+    """
+    ref = default_reference(points, directions)
+    whole = hypervolume_2d(points, directions, ref)
+    return float(hypervolume_2d(points[np.asarray(kept, dtype=bool)], directions, ref) / whole) if whole > 0 else 1.0

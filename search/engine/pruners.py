@@ -53,7 +53,7 @@ import numpy as np
 from core.directions import check_direction
 from core.registry import Registry
 from core.stops import stop_reason
-from reports.pareto import default_reference, hypervolume_2d, pareto_mask
+from reports.pareto import hypervolume_share, pareto_mask
 
 DEFAULT_MARGIN = 0.01
 
@@ -254,9 +254,7 @@ def rung_keeps(rung: int, curves: Sequence[tuple[int, Sequence[float]]], epochs:
     # `quota` rank ahead of it (lower ranks); a NaN at the rung is never judged
     survives = np.array([on and (i not in rank or bisect.bisect_left(ordered, rank[i]) < quota)
                          for (i, _, _), on in zip(ends, front)], dtype=bool)
-    ref = default_reference(pts, dirs)
-    whole = hypervolume_2d(pts[front], dirs, ref)
-    return float(hypervolume_2d(pts[survives], dirs, ref) / whole) if whole > 0 else 1.0
+    return hypervolume_share(pts, survives, dirs)
 
 
 def rung_trusted(rung: int, curves: Sequence[tuple[int, Sequence[float]]], epochs: int, direction: str,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.directions import check_direction
-from reports.pareto import default_reference, hypervolume_2d, pareto_mask
+from reports.pareto import hypervolume_share, pareto_mask
 from search.engine.pruners import Pruner
 
 
@@ -84,11 +84,7 @@ def summarise(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direct
         survived = np.array([s is None for _, s in ok], dtype=bool)
         front_params = {id(t) for (t, _), on in zip(ok, on_front) if on}
         floor = sum(t.params * (len(t.curve) if id(t) in front_params else min(1, len(t.curve))) for t, _ in mine)
-        hv_kept = 1.0
-        if len(ok):
-            ref = default_reference(pts, dirs)
-            whole = hypervolume_2d(pts, dirs, ref)
-            hv_kept = hypervolume_2d(pts[survived], dirs, ref) / whole if whole > 0 else 1.0
+        hv_kept = hypervolume_share(pts, survived, dirs) if len(ok) else 1.0
         out[family] = ReplaySummary(
             trials=len(mine), stopped=sum(s is not None for _, s in mine),
             work_kept=kept / full if full else 1.0, front=int(on_front.sum()),

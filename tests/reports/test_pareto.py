@@ -10,6 +10,7 @@ from reports.pareto import (
     default_reference,
     hypervolume_2d,
     hypervolume_history,
+    hypervolume_share,
     pareto_mask,
 )
 
@@ -231,3 +232,16 @@ def test_default_reference_makes_every_point_count():
 def test_default_reference_needs_a_finite_point():
     with pytest.raises(ValueError):
         default_reference(np.array([[np.nan, 1.0]]), MIN2)
+
+
+def test_hypervolume_share_hand_case_and_front_only():
+    """Minimised x, maximised y, reference from the points (pad 0.1 of the ranges)."""
+    pts = np.array([[1.0, 1.0], [2.0, 3.0], [3.0, 2.0]])  # (3, 2) is dominated by (2, 3)
+    ref = default_reference(pts, MIN_MAX)  # (3.2, 0.8)
+    whole = hypervolume_2d(pts, MIN_MAX, ref)
+    assert hypervolume_share(pts, [True, True, True], MIN_MAX) == 1.0
+    assert hypervolume_share(pts, [True, True, False], MIN_MAX) == 1.0  # a dominated point adds nothing
+    assert hypervolume_share(pts, [True, False, True], MIN_MAX) == pytest.approx(
+        hypervolume_2d(pts[[0, 2]], MIN_MAX, ref) / whole)
+    assert hypervolume_share(pts, [False, False, False], MIN_MAX) == 0.0
+    assert hypervolume_share(np.array([[1.0, 1.0]]), [False], MIN_MAX) == 0.0  # one point: padded reference
