@@ -12,7 +12,10 @@ and a breakdown of one batch into data preparation and compute (forward, backwar
 optimiser step) to show where the time goes.
 
     python benchmarks/train_throughput.py [--data-dir ../shared/data] [--steps 120]
-        [--epochs E] [--repeats 5] [--device cpu]
+        [--epochs E] [--repeats 5] [--device cpu] [--config D_Z,D_H,L]
+
+`--config 785,16,2` times the GPU checklist's small model instead, where launch and host
+overheads dominate.
 
 Other processes on the machine distort CPU timings badly (two OpenMP threads with one
 core taken by someone else slow every parallel region); the load average is printed at
@@ -65,17 +68,23 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def parse_config(text: str) -> dict[str, int]:
+    d_z, d_h, layers = (int(v) for v in text.split(","))
+    return {"d_z": d_z, "d_h": d_h, "L": layers}
+
+
 class Ours:
-    def __init__(self, data, io, device, total_steps):
+    def __init__(self, data, io, device, total_steps, compiled: str | None = None):
         torch.manual_seed(0)
         self.model = models.get_family("hourglass").build(CONFIG, io, seed=0).to(device)
+        self.forward = torch.compile(self.model, mode=compiled) if compiled else self.model
         self.opt = make_optimizer(list(self.model.parameters()), LR, WD)
         self.sched = linear_decay(self.opt, total_steps)
         self.gen = torch.Generator(device=device).manual_seed(0)
         self.data, self.device = data, device
 
     def run(self, steps: int) -> int:
-        train_epoch(self.model, self.opt, self.sched, self.data, self.gen,
+        train_epoch(self.forward, self.opt, self.sched, self.data, self.gen,
                           n_train=self.data.n_train, batch_size=BATCH, max_steps=steps)
         sync(self.device)
         return sum(b - a for a, b in batch_bounds(self.data.n_train, BATCH)[:steps])
@@ -165,7 +174,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--epochs", type=float, default=None, help="time this many epochs per block instead")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--compile", nargs="?", const="default", default=None, metavar="MODE",
+                   help="also time ours with the model under torch.compile(mode=MODE) (default, reduce-overhead "
+                        "for CUDA graphs, ...; a what-if: the trainer does not compile)")
+    p.add_argument("--config", type=parse_config, default=None, metavar="D_Z,D_H,L",
+                   help=f"the hourglass to train (default {CONFIG['d_z']},{CONFIG['d_h']},{CONFIG['L']})")
     args = p.parse_args(argv)
+    if args.config:
+        CONFIG.update(args.config)
 
     device = tasks.resolve_device(args.device)
     task = tasks.get_task("mnist-denoise")
@@ -174,6 +190,9 @@ def main(argv: list[str] | None = None) -> None:
     steps = int(args.epochs * steps_per_epoch) if args.epochs else args.steps
     total = steps * (args.repeats + 1)
     ours = Ours(data, task.io(), device, total)
+    sides = {"ours": ours}
+    if args.compile:
+        sides["ours+compile"] = Ours(data, task.io(), device, total, compiled=args.compile)
     base = Baseline(data.x["train"].cpu(), task.io(), device, total)
 
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, "
@@ -182,21 +201,27 @@ def main(argv: list[str] | None = None) -> None:
           f"{steps} steps per block, {args.repeats} repeats (+ a warm-up)")
     print(f"load average at start: {os.getloadavg()[0]:.2f}\n")
 
-    ours.run(min(steps, 10))
-    base.run(min(steps, 10))
-    rates: dict[str, list[float]] = {"ours": [], "baseline": []}
+    sides["baseline"] = base
+    for side in sides.values():
+        side.run(min(steps, 10))
+    rates: dict[str, list[float]] = {name: [] for name in sides}
     for r in range(args.repeats):
-        order = [("ours", ours), ("baseline", base)]
+        order = list(sides.items())
         for name, side in order if r % 2 == 0 else order[::-1]:
             dt, n = timed(side.run, steps)
             rates[name].append(n / dt)
-    o, b = statistics.median(rates["ours"]), statistics.median(rates["baseline"])
+    med = {name: statistics.median(v) for name, v in rates.items()}
+    o, b = med["ours"], med["baseline"]
+    labels = {"ours": "ours (tensor batches, fused AdamW)", "ours+compile": f"ours, model under torch.compile ({args.compile})",
+              "baseline": "baseline (Dataset + DataLoader)"}
     print("| trainer | samples/s (median) | per repeat |")
     print("|---|---:|---|")
-    for name, med in (("ours (tensor batches, fused AdamW)", o), ("baseline (Dataset + DataLoader)", b)):
-        key = "ours" if name.startswith("ours") else "baseline"
-        print(f"| {name} | {med:,.0f} | {', '.join(f'{v:,.0f}' for v in rates[key])} |")
-    print(f"| **ratio ours / baseline** | **{o / b:.2f}x** | |\n")
+    for name in sides:
+        print(f"| {labels[name]} | {med[name]:,.0f} | {', '.join(f'{v:,.0f}' for v in rates[name])} |")
+    print(f"| **ratio ours / baseline** | **{o / b:.2f}x** | |")
+    if "ours+compile" in med:
+        print(f"| ratio ours+compile / baseline | {med['ours+compile'] / b:.2f}x | |")
+    print()
 
     bd = breakdown(ours, base, min(steps, 30), device)
     ms = lambda k: f"{bd[k] * 1e3:.2f}"  # noqa: E731

@@ -156,6 +156,9 @@ class TrialResult:
     device: str
     error: str | None = None
     traceback: str | None = None
+    # The most GPU memory the trial's tensors took at once (torch.cuda.max_memory_allocated,
+    # MiB) when it trained on a GPU; None on the CPU. Shown in the progress line, not stored.
+    peak_gpu_mib: float | None = None
 
     @property
     def metrics(self) -> dict[str, float]:

@@ -386,6 +386,8 @@ def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None, keep: Keep | 
     t0 = time.perf_counter()
     task = get_task(spec.task, spec.task_options)
     device = resolve_device(spec.train.device)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
     data = load_data(task, spec.data_dir, device)
     trainer = TRAINERS.get(task.trainer)
 
@@ -421,4 +423,5 @@ def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None, keep: Keep | 
         device=device_label(device),
         error=error,
         traceback=tb,
+        peak_gpu_mib=torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None,
     )

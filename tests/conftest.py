@@ -2,8 +2,19 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from tasks.datasets import fetch
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `cuda` skip, with the reason, where torch sees no CUDA GPU."""
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (torch.cuda.is_available() is false)")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture

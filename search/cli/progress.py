@@ -121,7 +121,8 @@ class ConsoleProgress:
         self._print(
             f"[{self.done}/{self.total}]{retry} #{spec.number} {spec.family} {format_config(spec.config)} | "
             f"{format_count(params)} {self.unit} | {score} | {result.duration_s:.1f}s | "
-            f"elapsed {format_duration(elapsed)}, ETA {format_duration(eta)}"
+            + (f"peak GPU {result.peak_gpu_mib:,.0f} MiB | " if result.peak_gpu_mib is not None else "")
+            + f"elapsed {format_duration(elapsed)}, ETA {format_duration(eta)}"
         )
 
     def _is_retry(self, spec: TrialSpec) -> bool:

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The GPU checklist (../shared/gpu-checklist.md) in one command, for a lent GPU machine:
+# the device tool runs it in the repository root with the wheels in .whl/ (Optuna,
+# SQLAlchemy, alembic, plotly and their small needs; see docs/benchmarks.md "GPU figures")
+# and MNIST + Shakespeare in .gpudata/ carried, and $OUT the folder whose files come back.
+#   bash benchmarks/gpu_checklist.sh            # every step, each under its own timeout
+#   STEPS="cuda user" bash benchmarks/gpu_checklist.sh
+set -u
+OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
+DATA=${DATA:-$PWD/.gpudata}
+STEPS=${STEPS:-"cuda user throughput pack mfu"}
+export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD
+if [ -d .whl ] && [ -z "${NO_WHEELS:-}" ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+fi
+log() { echo "=== $* ($(date -u +%H:%M:%S))"; }
+log start
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 -c "import torch, optuna, sqlalchemy, plotly, pandas; print('torch', torch.__version__, 'optuna', optuna.__version__, 'pandas', pandas.__version__, torch.cuda.get_device_name(0))"
+for step in $STEPS; do
+  case $step in
+    cuda) log "1. pytest -m cuda"
+      timeout 80 python3 -m pytest -p no:cacheprovider -m cuda -q -rs tests/tasks/test_cuda.py tests/search/engine/test_cuda_oom.py ;;
+    user) log "2. the user's command, shortened"
+      rm -rf /tmp/user && mkdir -p /tmp/user
+      ( cd /tmp/user && time timeout 120 python3 -m search.cli run --space hourglass --budget 80M \
+          --task mnist-denoise --trials 8 --epochs ${USER_EPOCHS:-2} --data-dir "$DATA" \
+          --storage sqlite:////tmp/user/search.db --out /tmp/user/report ${USER_EXTRA:-} 2>&1 )
+      python3 -m search.cli trials mnist-denoise-hourglass --storage sqlite:////tmp/user/search.db 2>&1 | head -20
+      tar -czf "$OUT/user-report.tar.gz" -C /tmp/user report search.db ;;
+    throughput) log "3. trainer throughput, ours vs DataLoader"
+      timeout 90 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --compile
+      timeout 70 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --config 785,16,2 --compile ;;
+    pack) log "4. trials sharing one GPU"
+      timeout 120 python3 benchmarks/gpu_pack.py --data-dir "$DATA" --k 1,2,4,8 --trials 12 --epochs 2 --json "$OUT/gpu-pack.json" ;;
+    mfu) log "5. LM trainer tokens/s and MFU"
+      timeout 160 python3 benchmarks/lm_mfu.py --device cuda --data-dir "$DATA" --json "$OUT/lm-mfu.json" ;;
+  esac
+done
+log end
