@@ -8,7 +8,7 @@
 set -u
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 DATA=${DATA:-$PWD/.gpudata}
-STEPS=${STEPS:-"cuda user throughput pack mfu"}
+STEPS=${STEPS:-"cuda user throughput pack mfu compile"}
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD
 if [ -d .whl ] && [ -z "${NO_WHEELS:-}" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
@@ -33,6 +33,15 @@ for step in $STEPS; do
       timeout 70 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --config 785,16,2 --compile ;;
     pack) log "4. trials sharing one GPU"
       timeout 120 python3 benchmarks/gpu_pack.py --data-dir "$DATA" --k 1,2,4,8 --trials 12 --epochs 2 --json "$OUT/gpu-pack.json" ;;
+    compile) log "6. the trainer with --compile reduce-overhead against eager, same four trials"
+      rm -rf /tmp/cmp && mkdir -p /tmp/cmp
+      printf '[hourglass]\nd_z = [785, 1150]\nd_h = [16]\nL = [2, 10]\nlr = [0.001]\n' > /tmp/cmp/grid.toml
+      for mode in eager reduce-overhead; do
+        extra=""; [ $mode = eager ] || extra="--compile $mode"
+        ( cd /tmp/cmp && timeout 150 python3 -m search.cli run --space hourglass --budget 10M --task mnist-denoise \
+            --sampler grid --space-file grid.toml --trials 4 --epochs 3 --pruner none --data-dir "$DATA" \
+            --storage sqlite:////tmp/cmp/$mode.db --study cmp --no-report --keep none $extra 2>&1 | grep -v "started$" )
+      done ;;
     mfu) log "5. LM trainer tokens/s and MFU"
       timeout 160 python3 benchmarks/lm_mfu.py --device cuda --data-dir "$DATA" --json "$OUT/lm-mfu.json" ;;
   esac

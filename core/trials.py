@@ -45,6 +45,11 @@ class TrainSettings:
     # n is min(ema, (1 + n) / (10 + n)) (`--ema-warmup`).
     ema: float = 0.0
     ema_warmup: bool = False
+    # `--compile MODE`: train through torch.compile(model, mode=MODE) (COMPILE_MODES); None:
+    # eager. Validation and test run the uncompiled model. On a GPU, reduce-overhead (CUDA
+    # graphs) is what pays for small models, whose steps are kernel launches (docs/benchmarks.md,
+    # GPU figures).
+    compile: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -63,6 +68,16 @@ def check_ema(decay: Any, warmup: Any = False) -> float:
     if warmup and decay == 0:
         raise UserError("--ema-warmup needs --ema DECAY above 0")
     return float(decay)
+
+
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")  # torch.compile's
+
+
+def check_compile(mode: Any) -> str | None:
+    """`--compile`'s mode, or UserError (one line): one of torch.compile's COMPILE_MODES, or None."""
+    if mode is not None and mode not in COMPILE_MODES:
+        raise UserError(f"--compile must be one of {', '.join(COMPILE_MODES)}, got {mode!r}")
+    return mode
 
 
 @dataclass(frozen=True)

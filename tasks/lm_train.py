@@ -142,7 +142,9 @@ def train_lm(
     torch.manual_seed(seed)
     generator = torch.Generator(device=device).manual_seed(seed)
     model = models.get_family(spec.family).build(spec.config, task.io(), seed=seed).to(device)
-    forward = torch.compile(model) if task.options.get("compile") else model
+    # `--compile MODE`, or the task option compile=true (torch.compile's default mode)
+    mode = spec.train.compile or ("default" if task.options.get("compile") else None)
+    forward = torch.compile(model, mode=mode) if mode else model
     optimizer = make_lm_optimizer(model, hyper.lr, hyper.weight_decay)
     scheduler = warmup_cosine(optimizer, hyper.warmup_steps, hyper.steps)
     params = [p for p in model.parameters() if p.requires_grad]

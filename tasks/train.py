@@ -358,10 +358,14 @@ def _run(
     average = WeightAverage(model, hyper.ema, hyper.ema_warmup) if hyper.ema > 0 else None
     judged = model if average is None else average.model
 
+    # `--compile MODE`: the steps run the compiled module (same parameters); validation,
+    # the kept state and the test run `model` itself
+    forward = torch.compile(model, mode=spec.train.compile) if spec.train.compile else model
+
     best = BestValidation(task)
     for epoch in range(1, hyper.epochs + 1):
         out = train_epoch(
-            model, optimizer, scheduler, data, generator, n_train=n_train, batch_size=hyper.batch_size,
+            forward, optimizer, scheduler, data, generator, n_train=n_train, batch_size=hyper.batch_size,
             loss_fn=task.loss, average=average,
         )
         if out.bad_step is not None:

@@ -71,6 +71,9 @@ def add_parser(sub) -> None:
     train.add_argument("--ema-warmup", action=argparse.BooleanOptionalAction, default=None,
                        help="with --ema: the decay of update n is min(DECAY, (1+n)/(10+n)), as latent-diffusion's "
                             "LitEma, so the average forgets the initialisation on a short run (default off, as U-ViT)")
+    train.add_argument("--compile", metavar="MODE",
+                       help="train through torch.compile(mode=MODE): default, reduce-overhead (CUDA graphs: what "
+                            "pays for small models on a GPU), max-autotune, max-autotune-no-cudagraphs (default: eager)")
     train.add_argument("--device", default="auto", help="auto (cuda when available), cpu, cuda, cuda:1, ...")
     train.add_argument("--max-train-samples", type=int, help="cap the training set (quick looks)")
     train.add_argument("--tokens", type=int, help="training tokens per run (language-model tasks)")
@@ -179,7 +182,7 @@ def run_spec(a: argparse.Namespace):
         raise UserError("--tune-dir is for --executor tune")
     train = TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
                           max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer,
-                          ema=_or(a.ema, 0.0),
+                          ema=_or(a.ema, 0.0), compile=a.compile,
                           # `--ema 0` turns a recipe's EMA off, its warm-up with it
                           ema_warmup=bool(a.ema_warmup) and (warmup_given or _or(a.ema, 0.0) > 0))
     return RunSpec(

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.errors import UserError
-from core.trials import TrainSettings, check_ema
+from core.trials import TrainSettings, check_compile, check_ema
 from search.artifacts.location import DEFAULT_KEEP, check_keep
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SHARES, SPREADS
 from search.engine.pruners import DEFAULT_PRUNER
@@ -87,6 +87,7 @@ class RunSpec:
         if self.train.lr is not None and not 0 < self.train.lr < math.inf:
             raise UserError(f"--lr must be a positive number, got {self.train.lr}")
         check_ema(self.train.ema, self.train.ema_warmup)
+        check_compile(self.train.compile)
         check_keep(self.keep)
         if self.artifacts is not None and self.keep == "none":
             raise UserError("--artifacts names where weights are kept, but --keep none keeps none")

@@ -87,3 +87,16 @@ def test_the_optimiser_is_fused_on_the_gpu_and_steps_like_the_plain_one(make):
     for a, b, a0 in zip(model.parameters(), twin.parameters(), start):
         assert (a - a0).abs().max() > 1e-3
         torch.testing.assert_close(a, b, rtol=0, atol=1e-3)
+
+
+def test_a_compiled_trial_with_cuda_graphs_trains_like_the_eager_one():
+    """`--compile reduce-overhead` (CUDA graphs): the same trial, within 0.5 dB."""
+    config = {"d_z": 128, "d_h": 32, "L": 2, "lr": 1e-2}
+    psnr = {}
+    for mode in (None, "reduce-overhead"):
+        spec = TrialSpec("t", 0, "hourglass", config, "digits-denoise", (0,),
+                         TrainSettings(epochs=8, device="cuda", compile=mode))
+        result = tasks.run_trial(spec)
+        assert result.status == "complete", result.error
+        psnr[mode] = result.metrics["psnr"]
+    assert abs(psnr["reduce-overhead"] - psnr[None]) < 0.5, psnr

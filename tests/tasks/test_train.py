@@ -311,3 +311,40 @@ def test_keep_gets_each_complete_runs_best_state_and_a_failed_write_fails_the_ru
     r = tasks.run_trial(spec(epochs=1), keep=broken)
     assert r.status == "failed" and r.error == "weights not written: OSError: disk full"
     assert r.runs[0].artifacts == {} and "OSError: disk full" in r.traceback
+
+
+def test_compile_trains_through_the_compiled_module_and_judges_the_plain_one(monkeypatch):
+    """`--compile MODE` reaches torch.compile with that mode; the steps call the compiled
+    module, validation the model itself (a recording stand-in: compiling on a CPU takes long;
+    tests/tasks/test_cuda.py compiles for real on a GPU)."""
+    calls = {"modes": [], "forward": 0}
+
+    class Compiled(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.inner = model
+
+        def forward(self, x):
+            calls["forward"] += 1
+            return self.inner(x)
+
+    def fake_compile(model, mode=None):
+        calls["modes"].append(mode)
+        return Compiled(model)
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    result = tasks.run_trial(spec(epochs=2, compile="reduce-overhead"))
+    assert result.status == "complete", result.error
+    steps = 2 * len(tasks.train.batch_bounds(1197, 64))  # digits: 1197 training images, batch 64
+    assert calls == {"modes": ["reduce-overhead"], "forward": steps}
+    calls.update(modes=[], forward=0)
+    assert tasks.run_trial(spec(epochs=1)).status == "complete" and calls == {"modes": [], "forward": 0}
+
+
+def test_compile_modes_are_checked():
+    from core.trials import COMPILE_MODES, check_compile
+
+    assert check_compile(None) is None and check_compile("reduce-overhead") == "reduce-overhead"
+    assert "default" in COMPILE_MODES
+    with pytest.raises(UserError, match="--compile must be one of default, reduce-overhead"):
+        check_compile("fast")

@@ -138,6 +138,8 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("run", "--space", "transformer", "--task", "lm-shakespeare", "--budget", "5M", "--ema", "0.99"),
      "--ema is for supervised tasks"),
     (("run", "--recipe", "badema.toml"), "[run] ema must be float or int, got 'high'"),
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--compile", "fast"),
+     "--compile must be one of default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs, got 'fast'"),
     (("compare", "digits-denoise-hourglass-conventional", "--metric", "frechet"),
      "no metric 'frechet' in these studies; they have psnr, "),
     (("run", "--space", "s-mixer", "--task", "digits-classify", "--budget", "10K", "--budget-of", "flops"),
