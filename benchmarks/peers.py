@@ -5,6 +5,8 @@
     optuna-gp      plain Optuna 5, GPSampler
     ax             Ax's Client: Sobol, then BoTorch's qLogNEHVI (benchmarks/peer_ax.py;
                    needs the `peers` extra: pip install -e '.[peers]')
+    tune-optuna    Ray Tune's OptunaSearch, define-by-run (benchmarks/peer_tune.py; Ray
+                   is a dependency of the product)
 
 `register()` adds them to the product's sampler registry (search/engine/samplers.py) in
 the benchmark's process only, so that the product's study loop runs them: the same
@@ -22,8 +24,9 @@ from search.engine.proposers import Proposer
 from search.engine.samplers import SAMPLERS
 
 OPTUNA_PEERS = ("optuna-tpe", "optuna-nsga2", "optuna-gp")
+TUNE_PEERS = ("tune-optuna",)
 EXTRA_PEERS = ("ax",)
-PEERS = OPTUNA_PEERS + EXTRA_PEERS
+PEERS = OPTUNA_PEERS + TUNE_PEERS + EXTRA_PEERS
 EXTRA_HINT = "pip install -e '.[peers]'"
 
 
@@ -51,6 +54,12 @@ def _ax_peer(spaces, io, budget, count, *, direction: str, seed: int, trials: in
                   initialization_budget=None if trials >= 40 else max(2, trials // 4))
 
 
+def _tune_peer(spaces, io, budget, count, *, direction: str, seed: int, **_: Any) -> Proposer:
+    from peer_tune import TuneOptunaPeer
+
+    return TuneOptunaPeer(PeerSpace(spaces, io, budget, count), direction, seed)
+
+
 def check_available(name: str) -> None:
     """UserError when peer `name` needs a package that is not installed."""
     if name in EXTRA_PEERS and not ax_available():
@@ -62,5 +71,7 @@ def register() -> None:
     for name in OPTUNA_PEERS:
         if name not in SAMPLERS:
             SAMPLERS.add(name, _optuna_peer(name.removeprefix("optuna-")))
+    if "tune-optuna" not in SAMPLERS:
+        SAMPLERS.add("tune-optuna", _tune_peer)
     if "ax" not in SAMPLERS:
         SAMPLERS.add("ax", _ax_peer)

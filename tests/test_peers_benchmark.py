@@ -83,6 +83,26 @@ def test_optuna_peers_propose_within_the_rules_and_budget(prep, name):
     assert all("family" in t.params for t in study.trials)
 
 
+def test_tune_optuna_search_draws_what_optuna_tpe_draws(prep):
+    """Tune's OptunaSearch is Optuna's TPE with the same defaults: at 40 trials (10 start-up
+    trials either way) the two peers propose the same configurations, rejections included,
+    past the start into TPE's model."""
+    def proposals(name):
+        proposer = make_proposer(name, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=3,
+                                 trials=40)
+        done, rejected = drive(proposer, 14)
+        check_proposals(prep, done, rejected)
+        return proposer, [(p.family, p.config) for p in done], [(r.family, r.reason) for r in rejected]
+
+    tune, *tune_draws = proposals("tune-optuna")
+    _, *optuna_draws = proposals("optuna-tpe")
+    assert tune_draws == optuna_draws
+    study = tune.searcher._ot_study  # Tune's own Optuna study, told through on_trial_complete
+    states = [t.state.name for t in study.trials]
+    assert states.count("COMPLETE") == 14 and states.count("PRUNED") == len(tune_draws[1])
+    assert type(study.sampler).__name__ == "TPESampler" and study.sampler._n_startup_trials == 10
+
+
 @needs_ax
 def test_ax_peer_reaches_botorch_within_the_rules_and_budget(prep):
     proposer = make_proposer("ax", prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=8)
@@ -118,6 +138,13 @@ def test_quick_benchmark_runs_the_optuna_peers(tmp_path):
     done, summary = quick(tmp_path, ",".join(peers.OPTUNA_PEERS))
     assert set(summary) == {"full grid", *peers.OPTUNA_PEERS}
     check_quick(done, summary, peers.OPTUNA_PEERS)
+
+
+@pytest.mark.slow
+def test_quick_benchmark_runs_the_tune_peer(tmp_path):
+    done, summary = quick(tmp_path, "tune-optuna")
+    assert set(summary) == {"full grid", "tune-optuna"}
+    check_quick(done, summary, ["tune-optuna"])
 
 
 @pytest.mark.slow
