@@ -75,6 +75,8 @@ SETTINGS = {
     "hourglass-conventional": Setting("hourglass-conventional", "digits-denoise", ("hourglass", "conventional"), 100_000),
     "checkerboard-han": Setting("checkerboard-han", "checkerboard", ("han", "conventional"), 5_000),
     "classify-han-swmlp": Setting("classify-han-swmlp", "digits-classify", ("han", "sw-mlp"), 100_000),
+    # one family on another task: issue 25's single-family case (digits super-resolution, 60K)
+    "sr-hourglass": Setting("sr-hourglass", "digits-sr", ("hourglass",), 60_000),
 }
 
 
