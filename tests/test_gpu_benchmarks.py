@@ -3,12 +3,15 @@ tiny settings, real output."""
 import json
 
 from tests.bench_scripts import run_benchmark
+from tests.tasks.test_lm import SHARED_DATA, needs_shakespeare
 
 
+@needs_shakespeare
 def test_lm_mfu_measures_the_trainers_steady_rate_on_the_cpu(tmp_path):
     out = tmp_path / "mfu.json"
     r = run_benchmark("lm_mfu.py", "--device", "cpu", "--d-model", "128", "--layers", "1", "--context", "32",
-                      "--batch", "2", "--steps", "2", "--repeats", "2", "--compile", "off", "--json", out)
+                      "--batch", "2", "--steps", "2", "--repeats", "2", "--compile", "off", "--json", out,
+                      "--data-dir", SHARED_DATA)
     assert r.returncode == 0, r.stderr
     assert "| 128 | 1 |" in r.stdout
     data = json.loads(out.read_text())
