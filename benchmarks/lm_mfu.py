@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -32,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
 sys.path.insert(0, str(REPO))
 
-from bench_util import write_json  # noqa: E402
+from bench_util import device_sync, timed, write_json  # noqa: E402
 
 import models  # noqa: E402
 import tasks  # noqa: E402
@@ -67,15 +66,11 @@ def steady_rate(config, context, batch, steps, compiled, device, data_dir) -> fl
 
 
 def matmul_tflops(device: torch.device) -> float:
+    """TFLOP/s of an 8192^3 bf16 matrix product: 3 warm-ups, then the mean of 10."""
     a = torch.randn(8192, 8192, device=device, dtype=torch.bfloat16)
-    for _ in range(3):
-        a @ a
-    torch.cuda.synchronize(device)
-    t0 = time.perf_counter()
-    for _ in range(10):
-        a @ a
-    torch.cuda.synchronize(device)
-    return 10 * 2 * 8192**3 / (time.perf_counter() - t0) / 1e12
+    for _ in range(2):
+        a @ a  # bench_util.timed adds the third warm-up
+    return 2 * 8192**3 / timed(lambda: a @ a, 10, device_sync(device)) / 1e12
 
 
 def main(argv: list[str] | None = None) -> None:

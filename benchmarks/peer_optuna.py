@@ -69,6 +69,21 @@ def suggest(trial: optuna.Trial, name: str, dim: Dim, low: float, high: float) -
     return trial.suggest_float(name, float(low), float(high), log=dim.log)
 
 
+def draw(trial, space: PeerSpace) -> tuple[str, dict[str, Any]] | Rejection:
+    """The define-by-run draw a user writes: `family` (when there are several), then its
+    parameters, each range narrowed by the keys drawn before it; (family, values by peer
+    parameter name), or a Rejection (no count) where no value of a key keeps the rules."""
+    fams = space.families
+    family = trial.suggest_categorical("family", fams) if len(fams) > 1 else fams[0]
+    known, values = space.constants(family), {}
+    for name, dim in space.params(family):
+        low, high = space.bounds(family, dim, known) if dim.kind != "choice" else (0, 0)
+        if low > high:  # no valid value left: the draw so far breaks a shape rule
+            return Rejection(family, known, None, f"no {dim.name} keeps the space's rules")
+        values[name] = known[dim.name] = suggest(trial, name, dim, low, high)
+    return family, values
+
+
 class OptunaPeer(Proposer):
     """One Optuna study over a `PeerSpace`; proposals carry their live `optuna.Trial`."""
 
@@ -79,15 +94,11 @@ class OptunaPeer(Proposer):
 
     def ask(self) -> Proposal | Rejection:
         trial = self.study.ask()
-        fams = self.space.families
-        family = trial.suggest_categorical("family", fams) if len(fams) > 1 else fams[0]
-        known, values = self.space.constants(family), {}
-        for name, dim in self.space.params(family):
-            low, high = self.space.bounds(family, dim, known) if dim.kind != "choice" else (0, 0)
-            if low > high:  # no valid value left: the draw so far breaks a shape rule
-                self.study.tell(trial, state=TrialState.PRUNED)
-                return Rejection(family, known, None, f"no {dim.name} keeps the space's rules")
-            values[name] = known[dim.name] = suggest(trial, name, dim, low, high)
+        drawn = draw(trial, self.space)
+        if isinstance(drawn, Rejection):
+            self.study.tell(trial, state=TrialState.PRUNED)
+            return drawn
+        family, values = drawn
         verdict = self.space.judge(family, self.space.config(family, values))
         if isinstance(verdict, Rejection):
             self.study.tell(trial, state=TrialState.PRUNED)

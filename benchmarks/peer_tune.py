@@ -30,7 +30,7 @@ from typing import Any
 
 from ray.tune.search.optuna import OptunaSearch
 
-from peer_optuna import suggest
+from peer_optuna import draw
 from peer_space import PeerSpace
 from search.engine.proposers import Proposal, Proposer, Rejection
 
@@ -42,25 +42,15 @@ class TuneOptunaPeer(Proposer):
         super().__init__(space.spaces, space.io, space.budget, space.count)
         self.space = space
         self._ids = (f"trial_{i:05d}" for i in itertools.count())
-        self.broken: str | None = None  # why the last draw broke a shape rule (no value left)
-        self.partial: dict[str, Any] = {}  # that draw's values so far
+        self.broken: Rejection | None = None  # the last draw, where it broke a shape rule
         self.searcher = OptunaSearch(space=self._define, metric=["params", "metric"],
                                      mode=["min", "max" if direction == "maximize" else "min"], seed=seed)
 
     def _define(self, trial) -> dict[str, Any]:
-        """The define-by-run space a Tune user writes: `family`, then its parameters, each
-        range narrowed by the keys drawn before it; returns the constants."""
-        fams = self.space.families
-        family = trial.suggest_categorical("family", fams) if len(fams) > 1 else fams[0]
-        known = dict(self.space.constants(family))
-        self.broken = None
-        for name, dim in self.space.params(family):
-            low, high = self.space.bounds(family, dim, known) if dim.kind != "choice" else (0, 0)
-            if low > high:  # no valid value left: the draw so far breaks a shape rule
-                self.broken, self.partial = f"no {dim.name} keeps the space's rules", dict(known)
-                break
-            known[dim.name] = suggest(trial, name, dim, low, high)
-        return {"family": family}
+        """The define-by-run space a Tune user writes (peer_optuna.draw); returns the constants."""
+        drawn = draw(trial, self.space)
+        self.broken = drawn if isinstance(drawn, Rejection) else None
+        return {"family": drawn.family if self.broken else drawn[0]}
 
     def ask(self) -> Proposal | Rejection:
         trial_id = next(self._ids)
@@ -68,7 +58,7 @@ class TuneOptunaPeer(Proposer):
         family = values.pop("family")
         if self.broken is not None:
             self.searcher.on_trial_complete(trial_id, None)
-            return Rejection(family, self.partial, None, self.broken)
+            return self.broken
         verdict = self.space.judge(family, self.space.config(family, values))
         if isinstance(verdict, Rejection):  # the trainable ends before training, reporting nothing
             self.searcher.on_trial_complete(trial_id, None)
