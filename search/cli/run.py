@@ -8,7 +8,7 @@ from pathlib import Path
 from core.errors import UserError
 from search.artifacts.location import DEFAULT_KEEP, KEEP
 from search.cli.common import open_store, print_frame, storage_arg, task_options
-from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SHARES, SPREADS
+from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD, SCOPES, SHARES, SPREADS
 from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.samplers import DEFAULT_SAMPLER, SAMPLERS
 
@@ -47,6 +47,10 @@ def add_parser(sub) -> None:
                      help=f"{', '.join(SHARES)}: with an Optuna sampler and several families, give the families "
                           f"turns, let the sampler choose the family, or give the next trial to the family whose "
                           f"last trials most often joined its front (default {DEFAULT_SHARE})")
+    how.add_argument("--sampler-scope",
+                     help=f"{', '.join(SCOPES)}: with an Optuna sampler and several families, one sampler for the "
+                          f"study (it ranks every family's trials together) or one per family under the turns (each "
+                          f"learns from its own family's trials only) (default {DEFAULT_SCOPE})")
     how.add_argument("--pruner", help="pareto: stop a trial after an epoch at which a finished trial of its family "
                                       "with no more parameters was clearly better; rungs: judge at the epochs 1, 3, 9, "
                                       "27, ... and keep a trial while fewer than a third of its family rank ahead of it "
@@ -188,7 +192,8 @@ def run_spec(a: argparse.Namespace):
     return RunSpec(
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
         trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=_or(a.sampler, DEFAULT_SAMPLER),
-        spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE), budget_of=_or(a.budget_of, "params"),
+        spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
+        scope=_or(a.sampler_scope, DEFAULT_SCOPE), budget_of=_or(a.budget_of, "params"),
         pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
         storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
         space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),

@@ -12,6 +12,12 @@ them.
   whose front is still moving: the one whose last trials most often joined its front
   (`uncertain_turn`), with equal turns until each family has a few finished trials and a
   floor of half an equal share for every family.
+- scope (`--sampler-scope`), with several families: "study" runs one Optuna study whose
+  `family` is a parameter, so the sampler ranks every trial against every family's
+  (multi-objective TPE's "good" trials are the study's best, and a family the other
+  dominates is drawn as if at random); "family" runs one Optuna study per family under
+  the turns, so each family's sampler ranks and models its own trials only. It needs
+  turns (`--share equal` or `uncertain`): with "free" the sampler chooses the family.
 """
 from __future__ import annotations
 
@@ -19,6 +25,8 @@ SPREADS = ("size", "none")
 DEFAULT_SPREAD = "size"
 SHARES = ("equal", "free", "uncertain")
 DEFAULT_SHARE = "equal"
+SCOPES = ("study", "family")
+DEFAULT_SCOPE = "study"
 
 UNCERTAIN_WINDOW = 4  # a family's last finished trials that say whether its front still moves
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import optuna
-from optuna.distributions import distribution_to_json, json_to_distribution
+from optuna.distributions import CategoricalDistribution, distribution_to_json, json_to_distribution
 from optuna.trial import TrialState
 
 from core.io import IOSpec
 from core.statuses import FINISHED_STATUSES
 from search.engine.optuna_draw import TrialDraw
-from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, uncertain_turn
+from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD, uncertain_turn
 from search.spaces import (
     Infeasible,
     Space,
@@ -72,7 +72,8 @@ class Proposer:
         raise NotImplementedError
 
     def tell(self, proposal: Proposal, objective: float | None, params: int, pruned: bool = False) -> None:
-        """objective: the validation metric (None/NaN when the trial failed or was pruned)."""
+        """objective: the validation metric (None/NaN when the trial failed; when it was
+        pruned, its value at the epoch it was stopped, or None)."""
 
     def reject(self, rejection: Rejection) -> None:
         """A rejected proposal (already recorded by the caller)."""
@@ -104,15 +105,34 @@ class OptunaProposer(Proposer):
     left to choose gives most trials to the family leading so far, which leaves the other
     fronts thin (docs/benchmarks.md §14). share "free": `family` is a categorical the
     sampler draws like any other parameter.
+
+    scope "study" (the default): one Optuna study for all families, as above. scope
+    "family", with several families: one Optuna study per family (its own seed, corners
+    and sampler, built for its share of the trials, so its random start scales with it);
+    the turns pick the family and its study draws the rest, so a multi-objective sampler
+    ranks a family's trials against its own only (in one study, a family the other
+    dominates has no "good" trials and TPE draws it as if at random; GPSampler models only
+    what every trial shares, which is `family` alone). One family: the two are the same.
     """
 
-    def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int], optuna.samplers.BaseSampler],
-                 direction: str, seed: int, spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE) -> None:
+    def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int, int], optuna.samplers.BaseSampler],
+                 direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE,
+                 scope: str = DEFAULT_SCOPE, stopped_as_complete: bool = False) -> None:
         super().__init__(spaces, io, budget, count)
         self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
-        self.share = share
-        self.study: optuna.Study | None = None
-        self._replayed = 0
+        self.share, self.trials = share, trials
+        # A sampler that reads only complete trials (GPSampler) never sees a pruned one and
+        # proposes its region again and again; it is told a pruned trial as complete, with
+        # the value it had when it was stopped (below what it would have reached: the
+        # region looks as dominated as the pruner found it). Others are told PRUNED.
+        self.stopped_as_complete = stopped_as_complete
+        # scope "family" (several families, in turns): one Optuna study per family, so each
+        # family's sampler ranks and models its own trials only; "study": one study, `family`
+        # a parameter (share "free" draws the family, so it needs the one study)
+        self.split = scope == "family" and len(self.families) > 1 and share != "free"
+        self.named = len(self.families) > 1 and not self.split  # the study has a `family` parameter
+        self.studies: dict[str | None, optuna.Study] = {}  # family (None: the one shared study) -> study
+        self._replayed: dict[str | None, int] = {}  # trials replayed into each study
         self._turns = dict.fromkeys(self.families, 0)  # trials proposed per family (share "equal")
         # share "uncertain": each family's complete (params, objective) points, and for each
         # of its finished trials whether it joined the family's front then
@@ -121,25 +141,57 @@ class OptunaProposer(Proposer):
         self._smallest = {f: min_params(s, io, lambda c, f=f: count(f, c)) for f, s in spaces.items()} \
             if spread == "size" else {}
 
-    def _make_study(self) -> optuna.Study:
-        seed = self.seed * 100_003 + self._replayed  # a resumed study proposes anew
-        study = optuna.create_study(directions=["minimize", self.direction], sampler=self.make_sampler(seed))
-        if self.spread == "size" and not self._replayed:
+    @property
+    def study(self) -> optuna.Study | None:
+        """The one shared Optuna study (scope "study"; None before the first ask)."""
+        return self.studies.get(None)
+
+    def _key(self, family: str) -> str | None:
+        return family if self.split else None
+
+    def _study(self, key: str | None) -> optuna.Study:
+        if key not in self.studies:
+            self.studies[key] = self._make_study(key)
+        return self.studies[key]
+
+    def _make_study(self, key: str | None) -> optuna.Study:
+        """The Optuna study of family `key` (None: of every family); a new one first visits
+        its families' corners."""
+        replayed = self._replayed.get(key, 0)
+        index = 0 if key is None else self.families.index(key)
+        seed = self.seed * 100_003 + replayed + 1_000_003 * index  # a resumed study proposes anew
+        # a family's own sampler gets its share of the trials (its random start scales with it)
+        trials = self.trials if key is None else max(1, self.trials // len(self.families))
+        study = optuna.create_study(directions=["minimize", self.direction], sampler=self.make_sampler(seed, trials))
+        families = self.families if key is None else [key]
+        if self.spread == "size" and not replayed:
             for size in ("smallest", "budget"):  # the corners first
-                for fam in self.families:
+                for fam in families:
                     if self._smallest[fam] <= self.budget:
                         lo, hi = self._size_range(fam)
                         fixed = {f"{fam}.{SIZE_PARAM}": lo if size == "smallest" else hi}
                         if size == "smallest":  # the whole config, choices too
                             config = smallest_config(self.spaces[fam], self.io, lambda c, f=fam: self.count(f, c))
                             fixed |= {f"{fam}.{k}": v for k, v in config.items()}
-                        study.enqueue_trial(fixed | ({"family": fam} if len(self.families) > 1 else {}))
+                        study.enqueue_trial(fixed | ({"family": fam} if self.named else {}))
         return study
 
-    def _waiting(self) -> bool:
+    @staticmethod
+    def _waiting(study: optuna.Study) -> bool:
         """Whether enqueued trials (the corners) are still to be asked."""
-        assert self.study is not None
-        return bool(self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
+        return bool(study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
+
+    def _draw(self, family: str, record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A recorded draw (params, distributions) as this proposer's study of `family`
+        holds it: with the `family` parameter in a shared multi-family study, without it in
+        a family's own (a study resumed under another scope is replayed all the same)."""
+        params = {k: v for k, v in record["params"].items() if k != "family"}
+        dists = {k: json_to_distribution(v) for k, v in record["distributions"].items() if k != "family"}
+        if self.named:
+            params["family"] = record["params"].get("family", family)
+            dists["family"] = (json_to_distribution(record["distributions"]["family"])
+                               if "family" in record["distributions"] else CategoricalDistribution(self.families))
+        return params, dists
 
     def _size_range(self, fam: str) -> tuple[float, float]:
         lo = math.log10(max(1.0, self._smallest[fam]))
@@ -159,62 +211,73 @@ class OptunaProposer(Proposer):
             self._points[family].append((float(params), float(objective)))
 
     def replay(self, past, objective) -> None:
-        trials = []
+        trials: dict[str | None, list[optuna.trial.FrozenTrial]] = {}
         for r in past:
             if r.family in self._turns:  # past: the replayed statuses, rejections excluded
                 self._turns[r.family] += 1
                 if r.status in FINISHED_STATUSES:
                     obj = objective(r) if r.status == "complete" else None
                     self._finished(r.family, r.params, obj)
-            if not r.optuna:
+            if not r.optuna or (self.split and r.family not in self._turns):
                 continue
-            dists = {k: json_to_distribution(v) for k, v in r.optuna["distributions"].items()}
-            obj = objective(r)
-            ok = r.status == "complete" and obj is not None and math.isfinite(obj)
-            trials.append(
-                optuna.trial.create_trial(
-                    params=r.optuna["params"], distributions=dists,
-                    values=[float(r.params), obj] if ok else None,
-                    state=TrialState.COMPLETE if ok else TrialState.PRUNED if r.status == "pruned" else TrialState.FAIL,
-                )
-            )
-        self._replayed = len(trials)
-        self.study = self._make_study()
-        self.study.add_trials(trials)
+            params, dists = self._draw(r.family, r.optuna)
+            values, state = self._outcome(objective(r), r.params, r.status == "pruned", r.status == "complete")
+            trials.setdefault(self._key(r.family), []).append(
+                optuna.trial.create_trial(params=params, distributions=dists, values=values, state=state))
+        for key in [None] if not self.split else self.families:
+            self._replayed[key] = len(trials.get(key, ()))
+            self.studies[key] = self._make_study(key)
+            self.studies[key].add_trials(trials.get(key, []))
+
+    def _turn(self) -> str:
+        """The family whose turn it is (share "equal" or "uncertain")."""
+        if self.share == "equal":
+            return min(self.families, key=self._turns.__getitem__)  # first of ties
+        return uncertain_turn(self._turns, self._hits)
 
     def ask(self) -> Proposal | Rejection:
-        if self.study is None:
-            self.study = self._make_study()
-        if self.share in ("equal", "uncertain") and len(self.families) > 1 and not self._waiting():
-            turn = (min(self.families, key=self._turns.__getitem__) if self.share == "equal"  # first of ties
-                    else uncertain_turn(self._turns, self._hits))
-            self.study.enqueue_trial({"family": turn})
-        t = self.study.ask()
-        fam = t.suggest_categorical("family", self.families) if len(self.families) > 1 else self.families[0]
+        turns = self.share in ("equal", "uncertain") and len(self.families) > 1
+        if self.split:  # the family whose turn it is draws from its own study
+            fam = self._turn()
+            study = self._study(fam)
+            t = study.ask()
+        else:
+            study = self._study(None)
+            if turns and not self._waiting(study):
+                study.enqueue_trial({"family": self._turn()})
+            t = study.ask()
+            fam = t.suggest_categorical("family", self.families) if self.named else self.families[0]
         draw, target = TrialDraw(t, fam), None
         if self.spread == "size" and self._smallest[fam] <= self.budget:
             target = 10 ** draw.float(SIZE_PARAM, *self._size_range(fam), False)
         cfg = suggest_config(self.spaces[fam], self.io, self.budget, lambda c: self.count(fam, c), draw, target)
         if isinstance(cfg, Infeasible):
-            self.study.tell(t, state=TrialState.PRUNED)
+            study.tell(t, state=TrialState.PRUNED)
             return Rejection(fam, cfg.config, None, cfg.reason)
         record = {"params": dict(t.params), "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()}}
         self._turns[fam] += 1
         return Proposal(fam, cfg, self.count(fam, cfg), record, handle=t)
 
+    def _outcome(self, objective: float | None, params: float, pruned: bool, complete: bool = True
+                 ) -> tuple[list[float] | None, TrialState]:
+        """What the Optuna study is told of a finished trial: (values, state)."""
+        known = objective is not None and math.isfinite(objective)
+        if known and (complete and not pruned or pruned and self.stopped_as_complete):
+            return [float(params), float(objective)], TrialState.COMPLETE
+        return None, TrialState.PRUNED if pruned else TrialState.FAIL
+
     def tell(self, proposal: Proposal, objective: float | None, params: int, pruned: bool = False) -> None:
-        assert self.study is not None
         ok = objective is not None and math.isfinite(objective) and not pruned
         self._finished(proposal.family, params, objective if ok else None)
-        values = [float(params), float(objective)] if ok else None
-        state = TrialState.COMPLETE if ok else TrialState.PRUNED if pruned else TrialState.FAIL
+        values, state = self._outcome(objective, params, pruned)
+        if self.split and proposal.family not in self._turns:
+            return  # a retried trial of a family this study no longer searches
+        study = self._study(self._key(proposal.family))
         if proposal.handle is not None:
-            self.study.tell(proposal.handle, values, state=state)
+            study.tell(proposal.handle, values, state=state)
         elif proposal.optuna:  # a retried config: add it as a finished trial
-            dists = {k: json_to_distribution(v) for k, v in proposal.optuna["distributions"].items()}
-            self.study.add_trial(
-                optuna.trial.create_trial(params=proposal.optuna["params"], distributions=dists, values=values, state=state)
-            )
+            params, dists = self._draw(proposal.family, proposal.optuna)
+            study.add_trial(optuna.trial.create_trial(params=params, distributions=dists, values=values, state=state))
 
 
 class GridProposer(Proposer):

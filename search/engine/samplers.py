@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from core.registry import Registry
-from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD
+from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD
 
 if TYPE_CHECKING:
     import optuna
@@ -22,15 +22,18 @@ ProposerFactory = Callable[..., "Proposer"]  # (spaces, io, budget, count, *, di
 SAMPLERS: Registry[ProposerFactory] = Registry("sampler")
 
 
-def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"]) -> ProposerFactory:
-    """A factory of `OptunaProposer`s whose Optuna sampler is `build(seed, trials)`."""
+def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"], stopped_as_complete: bool = False
+            ) -> ProposerFactory:
+    """A factory of `OptunaProposer`s whose Optuna sampler is `build(seed, trials)`;
+    `stopped_as_complete` for a sampler that reads only complete trials (see OptunaProposer)."""
 
     def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD,
-                share: str = DEFAULT_SHARE, **_: Any) -> "Proposer":
+                share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE, **_: Any) -> "Proposer":
         from search.engine.proposers import OptunaProposer
 
-        return OptunaProposer(spaces, io, budget, count, make_sampler=lambda s: build(s, trials),
-                              direction=direction, seed=seed, spread=spread, share=share)
+        return OptunaProposer(spaces, io, budget, count, make_sampler=build, direction=direction, seed=seed,
+                              trials=trials, spread=spread, share=share, scope=scope,
+                              stopped_as_complete=stopped_as_complete)
 
     return factory
 
@@ -47,13 +50,20 @@ def _nsga2(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
     return optuna.samplers.NSGAIISampler(seed=seed, population_size=min(50, max(4, trials // 3)))
 
 
+GP_TRIALS = 200  # a study's finished trials after which `gp` hands it to TPE (search/engine/handover.py)
+
+
 def _gp(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
     """Optuna's GPSampler (a Gaussian process, log expected hypervolume improvement with
-    several objectives) after the same random start as tpe's."""
+    several objectives) after the same random start as tpe's, handing the study to tpe's
+    TPE at GP_TRIALS finished trials (a GP's proposals grow costly with its trials)."""
     import optuna
 
-    return optuna.samplers.GPSampler(seed=seed, n_startup_trials=min(10, max(4, trials // 4)),
-                                     warn_independent_sampling=False)
+    from search.engine.handover import HandOver
+
+    gp = optuna.samplers.GPSampler(seed=seed, n_startup_trials=min(10, max(4, trials // 4)),
+                                   warn_independent_sampling=False)
+    return HandOver(gp, _tpe(seed, trials), GP_TRIALS)
 
 
 def _random(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
@@ -70,16 +80,16 @@ def _grid(spaces, io, budget, count, *, seed: int, **_: Any) -> "Proposer":
 
 SAMPLERS.add("tpe", _optuna(_tpe))
 SAMPLERS.add("nsga2", _optuna(_nsga2))
-SAMPLERS.add("gp", _optuna(_gp))
+SAMPLERS.add("gp", _optuna(_gp, stopped_as_complete=True))  # GPSampler reads complete trials only
 SAMPLERS.add("random", _optuna(_random))
 SAMPLERS.add("grid", _grid)
 DEFAULT_SAMPLER = "tpe"
 
 
 def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
-                  spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE) -> "Proposer":
+                  spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE) -> "Proposer":
     """The proposer of sampler `sampler` (UserError listing the known names if unknown).
-    `spread` (SPREADS) and `share` (SHARES) are for the Optuna samplers; the grid ignores
-    them (it interleaves the families' points)."""
+    `spread` (SPREADS), `share` (SHARES) and `scope` (SCOPES) are for the Optuna samplers;
+    the grid ignores them (it interleaves the families' points)."""
     return SAMPLERS.get(sampler)(spaces, io, budget, count, direction=direction, seed=seed, trials=trials,
-                                 spread=spread, share=share)
+                                 spread=spread, share=share, scope=scope)

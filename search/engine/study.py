@@ -183,10 +183,11 @@ class StudyLoop:
         self.proposer = make_proposer(
             spec.sampler, prep.spaces, prep.io, spec.budget, prep.count,
             direction=prep.task.direction, seed=spec.seed, trials=spec.trials, spread=spec.spread,
-            share=spec.share,
+            share=spec.share, scope=spec.scope,
         )
-        key = prep.objective_key
-        self.proposer.replay(past, lambda r: r.metrics.get(key, (None,))[0])
+        key, stopped = prep.objective_key, self._stopped_values()
+        self.proposer.replay(past, lambda r: stopped.get(r.number) if r.status == "pruned"
+                             else r.metrics.get(key, (None,))[0])
         self.pruner = self._pruner(past)
         self.retries.extend(
             resume_job(r, spec.train)
@@ -213,6 +214,14 @@ class StudyLoop:
                 if r.status in CURVE_STATUSES:
                     pruner.observe(r.params, first_seed_curve(curves.get(r.number, []), prep.task.metric), r.family)
         return pruner
+
+    def _stopped_values(self) -> dict[int, float]:
+        """Each pruned trial's validation value at the epoch it was stopped (its first seed),
+        by trial number: what a resumed proposer is told of it, as `on_result` told it."""
+        if self.spec.pruner == "none":
+            return {}
+        curves = self.store.epochs_of(self.name, ("pruned",), repeat=0)
+        return {n: c[-1] for n, rows in curves.items() if (c := first_seed_curve(rows, self.prep.task.metric))}
 
     def _queued_finals(self) -> int:
         """Failed trials whose queued retry has not run yet: final until it supersedes them."""
@@ -288,7 +297,11 @@ class StudyLoop:
         if self.keeper is not None:
             self.keeper.after_store(job.proposal.family, result, dropped)
         key = self.prep.objective_key
-        objective = result.aggregate().get(key, (None,))[0] if result.status == "complete" else None
+        if result.status == "complete":
+            objective = result.aggregate().get(key, (None,))[0]
+        else:  # a pruned trial: its value at the epoch it was stopped (the proposer decides what to make of it)
+            stopped = result.runs[0].epochs if result.status == "pruned" and result.runs else []
+            objective = stopped[-1].metrics.get(self.prep.task.metric) if stopped else None
         self.proposer.tell(job.proposal, objective, job.proposal.params, pruned=result.status == "pruned")
         if result.status in CURVE_STATUSES and result.runs:
             curve = [e.metrics.get(self.prep.task.metric, math.nan) for e in result.runs[0].epochs]
@@ -338,7 +351,7 @@ def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
 
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    out = {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+    out = {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "scope": spec.scope, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
             "budget_of": spec.budget_of, "param_convention": prep.convention, "keep": spec.keep}
