@@ -54,7 +54,7 @@ from reports.efficiency import (  # noqa: E402
     union_reference,
 )
 from search.engine.samplers import SAMPLERS  # noqa: E402
-from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
+from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
 from search.spaces import min_params  # noqa: E402
 from search.engine.specs import RunSpec  # noqa: E402
 from search.engine.study import prepare, run_study  # noqa: E402
@@ -100,7 +100,7 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
     pruner, _, grace = pruner.partition(":")
     name, _, spread = sampler.partition("/")
     spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=name,
-                   spread=spread or DEFAULT_SPREAD, share=share or DEFAULT_SHARE, scope=scope or DEFAULT_SCOPE, pruner=pruner or "none",
+                   spread=spread or DEFAULT_SPREAD, share=share or DEFAULT_SHARE, scope=scope or None, pruner=pruner or "none",
                    prune_grace=float(grace) if grace else None, study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()

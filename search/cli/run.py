@@ -50,7 +50,8 @@ def add_parser(sub) -> None:
     how.add_argument("--sampler-scope",
                      help=f"{', '.join(SCOPES)}: with an Optuna sampler and several families, one sampler for the "
                           f"study (it ranks every family's trials together) or one per family under the turns (each "
-                          f"learns from its own family's trials only) (default {DEFAULT_SCOPE})")
+                          f"learns from its own family's trials only) (default: family for gp, {DEFAULT_SCOPE} for the others "
+                          f"and with --share free)")
     how.add_argument("--pruner", help="pareto: stop a trial after an epoch at which a finished trial of its family "
                                       "with no more parameters was clearly better; rungs: judge at the epochs 1, 3, 9, "
                                       "27, ... and keep a trial while fewer than a third of its family rank ahead of it "
@@ -193,7 +194,7 @@ def run_spec(a: argparse.Namespace):
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
         trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=_or(a.sampler, DEFAULT_SAMPLER),
         spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
-        scope=_or(a.sampler_scope, DEFAULT_SCOPE), budget_of=_or(a.budget_of, "params"),
+        scope=a.sampler_scope, budget_of=_or(a.budget_of, "params"),
         pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
         storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
         space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),

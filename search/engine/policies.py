@@ -27,6 +27,18 @@ SHARES = ("equal", "free", "uncertain")
 DEFAULT_SHARE = "equal"
 SCOPES = ("study", "family")
 DEFAULT_SCOPE = "study"
+# Samplers whose default scope is "family": Optuna's GPSampler models only the parameters
+# every trial of its study has, which in one multi-family study is `family` alone (it is
+# then random search, docs/benchmarks.md §19); with a study per family it models each.
+FAMILY_SCOPED = ("gp",)
+
+
+def scope_for(sampler: str, share: str, scope: str | None) -> str:
+    """The sampler scope of a study: `scope` as given, else "study" with share "free" (the
+    sampler draws the family) and the sampler's own default otherwise."""
+    if scope:
+        return scope
+    return "family" if sampler in FAMILY_SCOPED and share != "free" else DEFAULT_SCOPE
 
 UNCERTAIN_WINDOW = 4  # a family's last finished trials that say whether its front still moves
 

@@ -11,7 +11,7 @@ from typing import Any
 from core.errors import UserError
 from core.trials import TrainSettings, check_compile, check_ema
 from search.artifacts.location import DEFAULT_KEEP, check_keep
-from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD, SCOPES, SHARES, SPREADS
+from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SCOPES, SHARES, SPREADS, scope_for
 from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.samplers import DEFAULT_SAMPLER, SAMPLERS
 
@@ -32,7 +32,7 @@ class RunSpec:
     sampler: str = DEFAULT_SAMPLER  # a name in search.engine.samplers.SAMPLERS
     spread: str = DEFAULT_SPREAD  # search.engine.policies.SPREADS: aim proposals at sizes, or not
     share: str = DEFAULT_SHARE  # search.engine.policies.SHARES: families take turns, or the sampler chooses
-    scope: str = DEFAULT_SCOPE  # search.engine.policies.SCOPES: one Optuna study, or one per family
+    scope: str | None = None  # search.engine.policies.SCOPES: one Optuna study, or one per family; None: the default
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
     prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
@@ -77,7 +77,7 @@ class RunSpec:
             raise UserError(f"unknown --budget-of {self.budget_of!r}; known: {', '.join(BUDGET_MEASURES)}")
         if self.share not in SHARES:
             raise UserError(f"unknown --share {self.share!r}; known: {', '.join(SHARES)}")
-        if self.scope not in SCOPES:
+        if self.scope is not None and self.scope not in SCOPES:
             raise UserError(f"unknown --sampler-scope {self.scope!r}; known: {', '.join(SCOPES)}")
         if self.scope == "family" and self.share == "free":
             raise UserError("--sampler-scope family gives each family its own sampler under the turns; "
@@ -97,6 +97,11 @@ class RunSpec:
         check_keep(self.keep)
         if self.artifacts is not None and self.keep == "none":
             raise UserError("--artifacts names where weights are kept, but --keep none keeps none")
+
+    @property
+    def sampler_scope(self) -> str:
+        """`scope`, or the default for the sampler and the share when not given."""
+        return scope_for(self.sampler, self.share, self.scope)
 
     @property
     def study_name(self) -> str:

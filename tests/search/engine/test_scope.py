@@ -61,6 +61,22 @@ def test_one_study_per_family_under_the_turns(prep):
     assert shared[0].optuna["params"]["family"] == shared[0].family
 
 
+def test_the_scope_a_spec_resolves_to():
+    from core.errors import UserError
+
+    spec = RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET)
+    assert spec.scope is None and spec.sampler_scope == DEFAULT_SCOPE == "study"
+    assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp").sampler_scope == "family"
+    assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp",
+                   share="free").sampler_scope == "study"
+    assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp",
+                   scope="study").sampler_scope == "study"
+    assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, share="free").sampler_scope == "study"
+    assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, scope="study").sampler_scope == "study"
+    with pytest.raises(UserError, match="needs --share equal or uncertain"):
+        RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, scope="family", share="free")
+
+
 def test_one_family_is_the_same_either_way(prep):
     spaces = {"hourglass": prep.spaces["hourglass"]}
     a = [q.config for q in propose(build(prep, "family", spaces=spaces), 15, lambda q: math.log(q.params))]
