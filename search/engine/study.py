@@ -185,10 +185,15 @@ class StudyLoop:
             direction=prep.task.direction, seed=spec.seed, trials=spec.trials, spread=spec.spread,
             share=spec.share, scope=spec.sampler_scope,
         )
-        key, stopped = prep.objective_key, self._stopped_values()
+        # the finished trials' first-seed curves, read once: the pruner judges by them, and a
+        # pruned trial is told to the proposer with its value at the epoch it was stopped
+        curves = (self.store.epochs_of(self.name, CURVE_STATUSES, repeat=0)  # one read, not one per trial
+                  if spec.pruner != "none" else {})
+        key, metric = prep.objective_key, prep.task.metric
+        stopped = {n: c[-1] for n, rows in curves.items() if (c := first_seed_curve(rows, metric))}
         self.proposer.replay(past, lambda r: stopped.get(r.number) if r.status == "pruned"
                              else r.metrics.get(key, (None,))[0])
-        self.pruner = self._pruner(past)
+        self.pruner = self._pruner(past, curves)
         self.retries.extend(
             resume_job(r, spec.train)
             for r in store.retry_candidates(self.name, RETRY_STATUSES, max_attempt=spec.retries)
@@ -201,27 +206,18 @@ class StudyLoop:
         self.progress.start(study, spec.trials, final, len(self.retries))
         return self.out
 
-    def _pruner(self, past: list) -> Pruner:
+    def _pruner(self, past: list, curves: dict[int, list[dict[str, Any]]]) -> Pruner:
         """`spec.pruner`'s pruner, knowing the curves of the finished trials (so that a
-        resumed study judges by the same rule)."""
+        resumed study judges by the same rule); curves: `Store.epochs_of` of run 0."""
         spec, prep = self.spec, self.prep
         epochs = spec.train.epochs or prep.task.defaults.epochs
         pruner = make_pruner(spec.pruner, prep.task.direction, epochs,
                              "parameters" if spec.budget_of == "params" else prep.convention, spec.prune_grace)
         if spec.pruner != "none":
-            curves = self.store.epochs_of(self.name, CURVE_STATUSES, repeat=0)  # one read, not one per trial
             for r in past:
                 if r.status in CURVE_STATUSES:
                     pruner.observe(r.params, first_seed_curve(curves.get(r.number, []), prep.task.metric), r.family)
         return pruner
-
-    def _stopped_values(self) -> dict[int, float]:
-        """Each pruned trial's validation value at the epoch it was stopped (its first seed),
-        by trial number: what a resumed proposer is told of it, as `on_result` told it."""
-        if self.spec.pruner == "none":
-            return {}
-        curves = self.store.epochs_of(self.name, ("pruned",), repeat=0)
-        return {n: c[-1] for n, rows in curves.items() if (c := first_seed_curve(rows, self.prep.task.metric))}
 
     def _queued_finals(self) -> int:
         """Failed trials whose queued retry has not run yet: final until it supersedes them."""
