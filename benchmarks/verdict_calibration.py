@@ -20,6 +20,7 @@ at a few budgets. It reports, per setting and method:
     python benchmarks/verdict_calibration.py --dir /tmp/cal            # run what is missing, then read
     python benchmarks/verdict_calibration.py --dir /tmp/cal --no-run   # read only
     python benchmarks/verdict_calibration.py --dir /tmp/cal --settings sr --json out.json
+    python benchmarks/verdict_calibration.py --dir /tmp/cal-gp --search-flags="--sampler gp"   # another search
 
 Every search is `search run` with `--trials 24 --repeats 3 --no-report`, one thread, in
 `DIR/NAME.db` as study NAME-SEED; a study already complete is not run again.
@@ -30,6 +31,7 @@ import argparse
 import itertools
 import json
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -87,7 +89,7 @@ def synthetic(store, name: str, seed: int, families: tuple[str, str], gap: float
 TRIALS, REPEATS = 24, 3
 
 
-def run_missing(setting: Setting, folder: Path) -> None:
+def run_missing(setting: Setting, folder: Path, extra: tuple[str, ...] = ()) -> None:
     from storage import Store
 
     db = f"sqlite:///{folder / setting.name}.db"
@@ -108,7 +110,7 @@ def run_missing(setting: Setting, folder: Path) -> None:
         print(f"running {study}", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, "-m", "search.cli", "run", *setting.flags, "--trials", str(TRIALS),
                         "--repeats", str(REPEATS), "--seed", str(seed), "--storage", db, "--study", study,
-                        "--no-report"], check=True, env=env, stdout=subprocess.DEVNULL)
+                        "--no-report", *extra], check=True, env=env, stdout=subprocess.DEVNULL)
 
 
 def finished(store, setting: Setting) -> list[int]:
@@ -330,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--pool", type=int, default=3, help="also pool disjoint groups of this many replicates (0: no)")
     ap.add_argument("--no-run", action="store_true", help="read the stored studies only")
+    ap.add_argument("--search-flags", default="",
+                    help="more `search run` flags for the searches it runs, e.g. \"--sampler gp\" (use a DIR of "
+                         "their own: a stored study is read whatever flags ran it)")
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args(argv)
     folder = Path(a.dir)
@@ -343,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         setting = SETTINGS[name]
         if not a.no_run:
-            run_missing(setting, folder)
+            run_missing(setting, folder, tuple(shlex.split(a.search_flags)))
         for m in a.methods.split(","):
             results.append(evaluate(setting, folder, m, a.confidence))
         if a.pool:

@@ -136,6 +136,21 @@ def test_verdict_calibration_reads_replicate_searches(tmp_path):
     assert seed["median_half_width"] < default["median_half_width"]
 
 
+def test_verdict_calibration_passes_search_flags_to_the_searches_it_runs(tmp_path, monkeypatch):
+    """--search-flags reach every `search run` the script starts (replicates of another
+    search, e.g. `--sampler gp`), after the setting's own flags; nothing is trained here."""
+    sys.path.insert(0, str(REPO))
+    from benchmarks import verdict_calibration as vc
+
+    calls = []
+    monkeypatch.setattr(vc.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
+    setting = vc.SETTINGS["gc"]
+    vc.run_missing(setting, tmp_path, ("--sampler", "gp"))
+    assert len(calls) == len(setting.seeds)
+    assert all(c[-2:] == ["--sampler", "gp"] and "--study" in c for c in calls)
+    assert [c[c.index("--seed") + 1] for c in calls] == [str(s) for s in setting.seeds]
+
+
 def _law_study(store, name: str, rng, gap: float = 0.0, noise: float = 0.003) -> None:
     """A stored search whose fronts follow known saturating laws: family "a" has error
     0.02 + 3 N^-0.5 on 1 - accuracy, family "b" `gap` more; 30 configurations a family at

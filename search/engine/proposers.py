@@ -236,13 +236,13 @@ class OptunaProposer(Proposer):
         return uncertain_turn(self._turns, self._hits)
 
     def ask(self) -> Proposal | Rejection:
-        turns = self.share in ("equal", "uncertain") and len(self.families) > 1
         if self.split:  # the family whose turn it is draws from its own study
             fam = self._turn()
             study = self._study(fam)
             t = study.ask()
         else:
             study = self._study(None)
+            turns = self.share in ("equal", "uncertain") and len(self.families) > 1
             if turns and not self._waiting(study):
                 study.enqueue_trial({"family": self._turn()})
             t = study.ask()
