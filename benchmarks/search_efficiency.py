@@ -140,7 +140,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true",
                     help="one setting, one seed, tiny trials; the product's searches unless --samplers")
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
-    ap.add_argument("--samplers", help="comma list of --sampler names or peers (default tpe,tpe/none,random,nsga2,grid; "
+    ap.add_argument("--samplers", help="comma list of --sampler names or peers (default gp+pareto (the product's default search),tpe,tpe/none,random,nsga2,grid; "
                          f"peers: {', '.join(peers.PEERS)}); NAME/none runs NAME with --spread none, "
                          "NAME+pareto with --pruner pareto (NAME+pareto:0.1 with --prune-grace 0.1), "
                          "NAME@free with --share free, NAME~family with --sampler-scope family")
@@ -157,9 +157,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.quick:  # an explicit --samplers (e.g. the peers) is kept
         a.settings, a.seeds, a.trials, a.grid_trials = "hourglass-conventional", 1, 4, 8
-        a.samplers = a.samplers or "tpe,tpe/none,tpe@free,tpe+pareto,tpe+rungs,grid"
+        a.samplers = a.samplers or "gp+pareto,tpe,tpe/none,tpe@free,tpe+pareto,tpe+rungs,grid"
         a.epochs, a.max_train_samples = a.epochs or 1, a.max_train_samples or 256
-    a.samplers = a.samplers or "tpe,tpe/none,random,nsga2,grid"
+    a.samplers = a.samplers or "gp+pareto,tpe,tpe/none,random,nsga2,grid"
     peers.register()
     try:
         check_searches(a.samplers.split(","))

@@ -16,7 +16,7 @@ def test_search_efficiency_quick_mode(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())["settings"]["hourglass-conventional"]
     summary = report["summary"]
-    searches = ("tpe", "tpe/none", "tpe@free", "tpe+pareto", "tpe+rungs", "grid")
+    searches = ("gp+pareto", "tpe", "tpe/none", "tpe@free", "tpe+pareto", "tpe+rungs", "grid")  # gp+pareto: the default
     assert set(summary) == {"full grid", *searches} and report["best_hypervolume"] > 0
     for sampler in searches:
         assert all(0 < f <= 1 + 1e-9 for f in summary[sampler]["fractions"])

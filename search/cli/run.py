@@ -10,7 +10,7 @@ from search.artifacts.location import DEFAULT_KEEP, KEEP
 from search.cli.common import open_store, print_frame, storage_arg, task_options
 from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD, SCOPES, SHARES, SPREADS
 from search.engine.pruners import DEFAULT_PRUNER
-from search.engine.samplers import DEFAULT_SAMPLER, SAMPLERS
+from search.engine.samplers import DEFAULT_SAMPLER, FREE_SHARE_SAMPLER, SAMPLERS
 
 DEFAULT_REPORT_DIR = "search-reports"
 
@@ -39,7 +39,8 @@ def add_parser(sub) -> None:
     what.add_argument("--smoke", action="store_true", help="tiny run: 2 trials, 1 epoch, 512 samples")
     how = r.add_argument_group("how to search")
     how.add_argument("--sampler",
-                     help=f"{', '.join(SAMPLERS.names())} (default {DEFAULT_SAMPLER})")
+                     help=f"{', '.join(SAMPLERS.names())} (default {DEFAULT_SAMPLER}; {FREE_SHARE_SAMPLER} with --share free "
+                          f"and several families)")
     how.add_argument("--spread",
                      help=f"{', '.join(SPREADS)}: with an Optuna sampler, draw a target size log-uniformly between the "
                           f"smallest model and the budget first and aim the config at it, or not (default {DEFAULT_SPREAD})")
@@ -192,7 +193,7 @@ def run_spec(a: argparse.Namespace):
                           ema_warmup=bool(a.ema_warmup) and (warmup_given or _or(a.ema, 0.0) > 0))
     return RunSpec(
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
-        trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=_or(a.sampler, DEFAULT_SAMPLER),
+        trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=a.sampler,
         spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
         scope=a.sampler_scope, budget_of=_or(a.budget_of, "params"),
         pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,

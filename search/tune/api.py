@@ -63,7 +63,6 @@ from core.errors import UserError, one_line
 from core.trials import TrainSettings
 from models import FAMILIES
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD
-from search.engine.samplers import DEFAULT_SAMPLER
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop
 from search.executors.ray import worker_threads
@@ -86,7 +85,7 @@ def budgeted_searcher(
     count_params: CountParams | Mapping[str, CountParams] | None = None,
     trials: int = 20,
     epochs: int | None = None,
-    sampler: str = DEFAULT_SAMPLER,
+    sampler: str | None = None,
     spread: str = DEFAULT_SPREAD,
     share: str = DEFAULT_SHARE,
     seed: int = 0,
@@ -122,7 +121,7 @@ def budgeted_searcher(
       `num_samples` may end a run sooner; -1 leaves it to the study).
     - `epochs`: the epochs a trial trains (the product's trainable trains so many; a
       user's trainable that reported so many is complete even if Tune stopped it then).
-    - The rest as `search run`'s flags: `sampler`, `spread`, `share`, `seed`, `repeats`
+    - The rest as `search run`'s flags: `sampler` (None: `search run`'s default), `spread`, `share`, `seed`, `repeats`
       (seeds per configuration, the product's trainable), `retries` (a failed trial is
       proposed again), `space_file`, `task_options`, `data_dir`, `max_train_samples`,
       `batch_size`, `device`, `keep` (whose weights the product's trainable keeps:

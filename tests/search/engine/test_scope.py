@@ -64,14 +64,17 @@ def test_one_study_per_family_under_the_turns(prep):
 def test_the_scope_a_spec_resolves_to():
     from core.errors import UserError
 
-    spec = RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET)
-    assert spec.scope is None and spec.sampler_scope == DEFAULT_SCOPE == "study"
+    spec = RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET)  # the default sampler, gp
+    assert spec.sampler == "gp" and spec.scope is None and spec.sampler_scope == "family"
+    assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="tpe").sampler_scope == DEFAULT_SCOPE == "study"
     assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp").sampler_scope == "family"
     assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp",
                    share="free").sampler_scope == "study"
     assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp",
                    scope="study").sampler_scope == "study"
-    assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, share="free").sampler_scope == "study"
+    free = RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, share="free")  # the sampler draws the family
+    assert free.sampler == "tpe" and free.sampler_scope == "study"
+    assert RunSpec(spaces=("hourglass",), task="digits-denoise", budget=BUDGET, share="free").sampler == "gp"
     assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, scope="study").sampler_scope == "study"
     with pytest.raises(UserError, match="needs --share equal or uncertain"):
         RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, scope="family", share="free")
@@ -163,6 +166,21 @@ def test_search_run_with_a_sampler_per_family_then_resumed(cli):
     assert [t.family for t in trials] == list(FAMILIES) * 3
     assert all(t.optuna and "family" not in t.optuna["params"]
                and all(k.startswith(f"{t.family}.") for k in t.optuna["params"]) for t in trials)
+
+
+@pytest.mark.parametrize("flags, sampler, scope", [((), "gp", "family"), (("--share", "free"), "tpe", "study"),
+                                                    (("--sampler", "tpe"), "tpe", "study")])
+def test_search_run_without_a_sampler_stores_the_default(cli, flags, sampler, scope):
+    """No --sampler: gp, a GP per family under the turns; with --share free (the sampler
+    draws the family, which a shared GP would model alone) tpe in one study."""
+    from storage import Store
+
+    code, out, err = cli("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "20K",
+                         "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", "d", "--trials", "2",
+                         *flags)
+    assert code == 0, err
+    settings = Store("sqlite:///search.db").get_study("d").settings
+    assert (settings["sampler"], settings["scope"]) == (sampler, scope)
 
 
 def test_gp_hears_a_pruned_trial_as_its_value_when_stopped(prep):

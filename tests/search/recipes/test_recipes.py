@@ -29,7 +29,7 @@ def test_every_recipe_names_valid_settings(name):
     assert r.description and r.paper and r.claim
     run = r.run
     spec = RunSpec(spaces=tuple(run["space"].split(",")), task=run["task"], budget=parse_budget(str(run["budget"])),
-                   trials=run.get("trials", 20), repeats=run.get("repeats", 1), sampler=run.get("sampler", "tpe"),
+                   trials=run.get("trials", 20), repeats=run.get("repeats", 1), sampler=run.get("sampler"),
                    task_options=r.task_options)
     prepare(spec)
 
