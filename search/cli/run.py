@@ -8,9 +8,18 @@ from pathlib import Path
 from core.errors import UserError
 from search.artifacts.location import DEFAULT_KEEP, KEEP
 from search.cli.common import open_store, print_frame, storage_arg, task_options
-from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD, SCOPES, SHARES, SPREADS
+from search.engine.policies import (
+    DEFAULT_SAMPLER,
+    DEFAULT_SCOPE,
+    DEFAULT_SHARE,
+    DEFAULT_SPREAD,
+    FREE_SHARE_SAMPLER,
+    SCOPES,
+    SHARES,
+    SPREADS,
+)
 from search.engine.pruners import DEFAULT_PRUNER
-from search.engine.samplers import DEFAULT_SAMPLER, FREE_SHARE_SAMPLER, SAMPLERS
+from search.engine.samplers import SAMPLERS
 
 DEFAULT_REPORT_DIR = "search-reports"
 

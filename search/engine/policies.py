@@ -27,18 +27,42 @@ SHARES = ("equal", "free", "uncertain")
 DEFAULT_SHARE = "equal"
 SCOPES = ("study", "family")
 DEFAULT_SCOPE = "study"
-# Samplers whose default scope is "family": Optuna's GPSampler models only the parameters
-# every trial of its study has, which in one multi-family study is `family` alone (it is
-# then random search, docs/benchmarks.md §19); with a study per family it models each.
+# Samplers that model a study's shared parameters only: Optuna's GPSampler models only
+# the parameters every trial of its study has, which in one multi-family study is `family`
+# alone (it is then random search, docs/benchmarks.md §19). With turns they get a study per
+# family (scope "family"), which models each; without turns (share "free") they are not
+# the default (`sampler_for`).
 FAMILY_SCOPED = ("gp",)
+# The default sampler: `gp`, one Gaussian process per family under the turns. Measured
+# against `tpe` in one study (docs/benchmarks.md §14 "One sampler per family", 5 seeds):
+# ahead or tied on five settings in median and ahead on every setting's worst seed; §16's
+# verdicts hold on its searches. FREE_SHARE_SAMPLER where the default would be blind.
+DEFAULT_SAMPLER = "gp"
+FREE_SHARE_SAMPLER = "tpe"
+
+
+def has_turns(share: str) -> bool:
+    """Whether the families of a study take turns under `share` ("equal", "uncertain"); with
+    "free" the sampler draws the family, so all families need the one study."""
+    return share != "free"
+
+
+def sampler_for(sampler: str | None, share: str, families: int) -> str:
+    """A study's sampler: `sampler` as given, else DEFAULT_SAMPLER, unless several families
+    share one study without turns and it is FAMILY_SCOPED (FREE_SHARE_SAMPLER then)."""
+    if sampler is not None:
+        return sampler
+    blind = families > 1 and DEFAULT_SAMPLER in FAMILY_SCOPED and not has_turns(share)
+    return FREE_SHARE_SAMPLER if blind else DEFAULT_SAMPLER
 
 
 def scope_for(sampler: str, share: str, scope: str | None) -> str:
-    """The sampler scope of a study: `scope` as given, else "study" with share "free" (the
-    sampler draws the family) and the sampler's own default otherwise."""
+    """The sampler scope of a study: `scope` as given, else "family" for a FAMILY_SCOPED
+    sampler under turns and "study" otherwise (with share "free" the sampler draws the
+    family, so it needs the one study)."""
     if scope:
         return scope
-    return "family" if sampler in FAMILY_SCOPED and share != "free" else DEFAULT_SCOPE
+    return "family" if sampler in FAMILY_SCOPED and has_turns(share) else DEFAULT_SCOPE
 
 UNCERTAIN_WINDOW = 4  # a family's last finished trials that say whether its front still moves
 

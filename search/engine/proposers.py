@@ -19,7 +19,7 @@ from optuna.trial import TrialState
 from core.io import IOSpec
 from core.statuses import FINISHED_STATUSES
 from search.engine.optuna_draw import TrialDraw
-from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD, uncertain_turn
+from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD, has_turns, uncertain_turn
 from search.spaces import (
     Infeasible,
     Space,
@@ -129,7 +129,7 @@ class OptunaProposer(Proposer):
         # scope "family" (several families, in turns): one Optuna study per family, so each
         # family's sampler ranks and models its own trials only; "study": one study, `family`
         # a parameter (share "free" draws the family, so it needs the one study)
-        self.split = scope == "family" and len(self.families) > 1 and share != "free"
+        self.split = scope == "family" and len(self.families) > 1 and has_turns(share)
         self.named = len(self.families) > 1 and not self.split  # the study has a `family` parameter
         self.studies: dict[str | None, optuna.Study] = {}  # family (None: the one shared study) -> study
         self._replayed: dict[str | None, int] = {}  # trials replayed into each study

@@ -83,21 +83,6 @@ SAMPLERS.add("nsga2", _optuna(_nsga2))
 SAMPLERS.add("gp", _optuna(_gp, stopped_as_complete=True))  # GPSampler reads complete trials only
 SAMPLERS.add("random", _optuna(_random))
 SAMPLERS.add("grid", _grid)
-# The default: `gp`, one Gaussian process per family under the turns. Measured against
-# `tpe` in one study (docs/benchmarks.md §14 "One sampler per family", 5 seeds): ahead or
-# tied on five settings in median and ahead on every setting's worst seed; §16's verdicts
-# hold on its searches. With `--share free` the sampler itself draws the family, and a GP
-# in one shared study models `family` alone (random search, §19): there it is `tpe`.
-DEFAULT_SAMPLER = "gp"
-FREE_SHARE_SAMPLER = "tpe"
-
-
-def default_sampler(share: str, families: int) -> str:
-    """The sampler of a study that names none: DEFAULT_SAMPLER, but FREE_SHARE_SAMPLER when
-    several families share one study with the family left to the sampler (share "free")."""
-    return FREE_SHARE_SAMPLER if share == "free" and families > 1 else DEFAULT_SAMPLER
-
-
 def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
                   spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE) -> "Proposer":
     """The proposer of sampler `sampler` (UserError listing the known names if unknown).

@@ -11,9 +11,9 @@ from typing import Any
 from core.errors import UserError
 from core.trials import TrainSettings, check_compile, check_ema
 from search.artifacts.location import DEFAULT_KEEP, check_keep
-from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SCOPES, SHARES, SPREADS, scope_for
+from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SCOPES, SHARES, SPREADS, has_turns, sampler_for, scope_for
 from search.engine.pruners import DEFAULT_PRUNER
-from search.engine.samplers import SAMPLERS, default_sampler
+from search.engine.samplers import SAMPLERS
 
 # What a budget may count (`--budget-of`): every family's own parameter convention, or
 # the connections per layer of the Mixer and SW-MLP families (models.Family.count_as).
@@ -29,7 +29,7 @@ class RunSpec:
     budget: int
     trials: int = 20  # finished (complete/failed/diverged) trials to reach
     repeats: int = 1  # seeds per configuration
-    sampler: str | None = None  # a name in search.engine.samplers.SAMPLERS; None: default_sampler (always set after init)
+    sampler: str | None = None  # a name in search.engine.samplers.SAMPLERS; None: policies.sampler_for (always set after init)
     spread: str = DEFAULT_SPREAD  # search.engine.policies.SPREADS: aim proposals at sizes, or not
     share: str = DEFAULT_SHARE  # search.engine.policies.SHARES: families take turns, or the sampler chooses
     scope: str | None = None  # search.engine.policies.SCOPES: one Optuna study, or one per family; None: the default
@@ -63,8 +63,7 @@ class RunSpec:
             raise UserError("--trials and --repeats must be at least 1")
         if self.retries < 0:
             raise UserError("--retries must be at least 0")
-        if self.sampler is None:
-            object.__setattr__(self, "sampler", default_sampler(self.share, len(self.spaces)))
+        object.__setattr__(self, "sampler", sampler_for(self.sampler, self.share, len(self.spaces)))
         SAMPLERS.get(self.sampler)  # unknown names fail with the known ones
         from search.engine.pruners import PRUNERS
 
@@ -81,7 +80,7 @@ class RunSpec:
             raise UserError(f"unknown --share {self.share!r}; known: {', '.join(SHARES)}")
         if self.scope is not None and self.scope not in SCOPES:
             raise UserError(f"unknown --sampler-scope {self.scope!r}; known: {', '.join(SCOPES)}")
-        if self.scope == "family" and self.share == "free":
+        if self.scope == "family" and not has_turns(self.share):
             raise UserError("--sampler-scope family gives each family its own sampler under the turns; "
                             "it needs --share equal or uncertain, not free")
         for name in ("epochs", "batch_size", "max_train_samples", "tokens"):

@@ -75,6 +75,8 @@ def test_the_scope_a_spec_resolves_to():
     free = RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, share="free")  # the sampler draws the family
     assert free.sampler == "tpe" and free.sampler_scope == "study"
     assert RunSpec(spaces=("hourglass",), task="digits-denoise", budget=BUDGET, share="free").sampler == "gp"
+    turns = RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, share="uncertain")  # turns by uncertainty
+    assert turns.sampler == "gp" and turns.sampler_scope == "family"
     assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, scope="study").sampler_scope == "study"
     with pytest.raises(UserError, match="needs --share equal or uncertain"):
         RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, scope="family", share="free")

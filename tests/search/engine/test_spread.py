@@ -8,7 +8,8 @@ import pytest
 from reports.efficiency import ks_uniform
 from search.engine.proposers import Proposal
 from search.engine.policies import DEFAULT_SPREAD
-from search.engine.samplers import DEFAULT_SAMPLER, make_proposer
+from search.engine.policies import DEFAULT_SAMPLER
+from search.engine.samplers import make_proposer
 from search.spaces import Dim, min_params, suggest_config
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
