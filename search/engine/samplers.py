@@ -83,6 +83,8 @@ SAMPLERS.add("nsga2", _optuna(_nsga2))
 SAMPLERS.add("gp", _optuna(_gp, stopped_as_complete=True))  # GPSampler reads complete trials only
 SAMPLERS.add("random", _optuna(_random))
 SAMPLERS.add("grid", _grid)
+
+
 def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
                   spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE) -> "Proposer":
     """The proposer of sampler `sampler` (UserError listing the known names if unknown).
