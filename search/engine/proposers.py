@@ -242,7 +242,7 @@ class OptunaProposer(Proposer):
             t = study.ask()
         else:
             study = self._study(None)
-            turns = self.share in ("equal", "uncertain") and len(self.families) > 1
+            turns = has_turns(self.share) and len(self.families) > 1
             if turns and not self._waiting(study):
                 study.enqueue_trial({"family": self._turn()})
             t = study.ask()
