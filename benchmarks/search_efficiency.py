@@ -22,6 +22,13 @@ search differs:
 
 Each trial's training runs in this process (the local executor), one torch thread unless
 --threads says otherwise; studies go to a temporary SQLite file (or --storage).
+
+A run longer than a sitting (the peers on classification: hours) takes a tag; the same
+command again, after a kill or in another session, reads back the studies it finished and
+runs the rest (a study killed midway starts again from its first trial):
+
+    python benchmarks/search_efficiency.py --settings classify-han-swmlp --samplers gp+pareto,ax \
+        --storage sqlite:///eff.db --out eff.json --tag peers   # again: the same command
 """
 from __future__ import annotations
 
@@ -112,12 +119,52 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
         stopped = f"stopped after {store.progress(study)[0]} finished trials: {e}"
         print(f"{study}: {stopped}")
     wall = time.perf_counter() - t0
+    return store.get_study(study), study_frame(store, study), wall, stopped
+
+
+def study_frame(store: Store, study: str):
+    """The study's trials, with the epochs each trained (all its runs): with params, a
+    load-independent measure of training work beside the summed seconds, which a shared
+    machine's load inflates."""
     frame = store.trials_frame(study)
-    # epochs trained by each trial (all its runs): with params, a load-independent measure
-    # of training work beside the summed seconds, which a shared machine's load inflates
     frame["epochs_trained"] = [len(store.epochs(study, int(n))) if st in CURVE_STATUSES else 0
                                for n, st in zip(frame["number"], frame["status"])]
-    return store.get_study(study), frame, wall, stopped
+    return frame
+
+
+class Ledger:
+    """The studies a tagged run (--tag) has finished, with what the store does not keep:
+    each study's wall seconds and why it stopped early (None when it did not). A JSON file
+    written after every study, so a killed benchmark loses at most the study it was in."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.done: dict[str, list] = json.loads(path.read_text()) if path.exists() else {}
+
+    def add(self, study: str, wall: float, stopped: str | None) -> None:
+        self.done[study] = [wall, stopped]
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.done, indent=1))
+        tmp.replace(self.path)
+
+
+def run_or_read(store: Store, ledger: Ledger | None, study: str, *args):
+    """run(store, setting, study, *args), or, under --tag, the study read back when an
+    earlier run of the same tag finished it. A study the ledger does not hold but the
+    store does was killed midway: it is deleted and run again from its start, so every
+    study reported is one uninterrupted run (the peers keep no state to resume from)."""
+    if ledger is None:
+        return run(store, args[0], study, *args[1:])
+    if study in ledger.done:
+        wall, stopped = ledger.done[study]
+        print(f"{study}: read back (finished in an earlier run of this tag)")
+        return store.get_study(study), study_frame(store, study), wall, stopped
+    if any(s.name == study for s in store.list_studies()):
+        print(f"{study}: killed midway in an earlier run; started again")
+        store.delete_study(study)
+    out = run(store, args[0], study, *args[1:])
+    ledger.add(study, out[2], out[3])
+    return out
 
 
 def check_searches(names: list[str]) -> None:
@@ -154,6 +201,10 @@ def main() -> None:
                     help="default: ../shared/data when it is there, else the search order (cache, download)")
     ap.add_argument("--storage", help="SQLAlchemy URL (default: a temporary SQLite file)")
     ap.add_argument("--out", help="write the curves and the summary as JSON here")
+    ap.add_argument("--tag", help="name the studies by TAG, not by the clock; with --storage and --out, running "
+                                  "the same command again reads back every study an earlier run of TAG finished "
+                                  "(its trials from --storage, its wall seconds from OUT.studies.json) and runs "
+                                  "the rest (hours of peers across sessions)")
     a = ap.parse_args()
     if a.quick:  # an explicit --samplers (e.g. the peers) is kept
         a.settings, a.seeds, a.trials, a.grid_trials = "hourglass-conventional", 1, 4, 8
@@ -166,6 +217,11 @@ def main() -> None:
         unknown = [k for k in a.settings.split(",") if k not in SETTINGS]
         if unknown:
             raise UserError(f"unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
+        if a.tag is not None and not (a.storage and a.out):
+            raise UserError("--tag needs --storage (where the studies are kept) and --out (beside it, "
+                            "OUT.studies.json: which studies finished)")
+        if a.tag is not None and not a.tag.replace("-", "").replace("_", "").isalnum():
+            raise UserError(f"--tag {a.tag!r}: letters, digits, '-' and '_' only")
     except UserError as e:
         fail(str(e))
     import torch
@@ -175,7 +231,8 @@ def main() -> None:
     train = TrainSettings(epochs=a.epochs, max_train_samples=a.max_train_samples)
     tmp = tempfile.TemporaryDirectory()
     store = Store(a.storage or f"sqlite:///{tmp.name}/efficiency.db")
-    tag = time.strftime("%Y%m%d-%H%M%S")
+    tag = a.tag or time.strftime("%Y%m%d-%H%M%S")
+    ledger = Ledger(Path(a.out + ".studies.json")) if a.tag else None
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}, {a.threads} thread(s)")
     report = {"settings": {}, "trials": a.trials, "seeds": a.seeds, "epochs": a.epochs}
     for key in a.settings.split(","):
@@ -187,8 +244,10 @@ def main() -> None:
         for seed in range(a.seeds):  # seed-major: every search sees the same drift of a shared machine
             for sampler in a.samplers.split(","):
                 study = f"eff-{tag}-{key}-{sampler}-{seed}"
-                runs.append((sampler, seed, *run(store, setting, study, sampler, seed, a.trials, train, a.data_dir)))
-        grid = (run(store, setting, f"eff-{tag}-{key}-fullgrid", "grid", 0, a.grid_trials, train, a.data_dir)
+                runs.append((sampler, seed, *run_or_read(store, ledger, study, setting, sampler, seed, a.trials,
+                                                         train, a.data_dir)))
+        grid = (run_or_read(store, ledger, f"eff-{tag}-{key}-fullgrid", setting, "grid", 0, a.grid_trials, train,
+                            a.data_dir)
                 if a.grid_trials else None)  # --grid-trials 0: no full grid (e.g. a pruner-only comparison)
         record = grid[0] if grid else runs[0][2]
         frames = [r[3] for r in runs] + ([grid[1]] if grid else [])

@@ -37,6 +37,36 @@ def test_search_efficiency_quick_mode(tmp_path):
 
 
 @pytest.mark.slow
+def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed_one(tmp_path):
+    db, out = f"sqlite:///{tmp_path}/eff.db", tmp_path / "eff.json"
+    args = ("search_efficiency.py", "--quick", "--samplers", "tpe,random", "--storage", db, "--out", out,
+            "--tag", "t1")
+    first = run_benchmark(*args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    ledger_path = tmp_path / "eff.json.studies.json"
+    ledger = json.loads(ledger_path.read_text())
+    assert len(ledger) == 3 and all(wall > 0 and stopped is None for wall, stopped in ledger.values())
+    report = json.loads(out.read_text())["settings"]["hourglass-conventional"]
+    # the random study as if killed midway: in the store, not in the ledger
+    killed = next(name for name in ledger if "-random-" in name)
+    del ledger[killed]
+    ledger_path.write_text(json.dumps(ledger))
+    again = run_benchmark(*args, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.count("read back") == 2 and f"{killed}: killed midway" in again.stdout
+    report2 = json.loads(out.read_text())["settings"]["hourglass-conventional"]
+    for search in ("tpe", "random", "full grid"):  # the same studies: seeded, one thread
+        for key in ("fractions", "fraction", "trials"):
+            assert report2["summary"][search].get(key) == report["summary"][search].get(key)
+    assert report2["summary"]["tpe"]["wall_s"] == report["summary"]["tpe"]["wall_s"]  # from the ledger
+    assert len(json.loads(ledger_path.read_text())) == 3
+    bad = run_benchmark("search_efficiency.py", "--quick", "--tag", "t1", cwd=tmp_path, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--tag needs --storage" in bad.stderr
+    bad = run_benchmark(*args[:-1], "a b", cwd=tmp_path, timeout=120)
+    assert bad.returncode == 2 and "letters, digits" in bad.stderr
+
+
+@pytest.mark.slow
 def test_twins_pairs_a_smoke_run_of_the_twin_recipe(tmp_path):
     """The grid of hayase-twins-small interleaves the families, so a 2-trial smoke run
     trains one S-Mixer and its twin: the script pairs them (same patch, C, lr; 2L layers).
