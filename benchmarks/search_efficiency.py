@@ -51,7 +51,7 @@ import peers  # noqa: E402
 from bench_util import cpu_name, fail  # noqa: E402
 
 from core.errors import RejectedInARow, UserError  # noqa: E402
-from core.statuses import CURVE_STATUSES  # noqa: E402
+from core.statuses import CURVE_STATUSES, FINISHED_STATUSES  # noqa: E402
 from core.trials import TrainSettings  # noqa: E402
 from reports.efficiency import (  # noqa: E402
     fraction_at,
@@ -153,17 +153,18 @@ def run_or_read(store: Store, ledger: Ledger | None, study: str, *args):
     earlier run of the same tag finished it. A study the ledger does not hold but the
     store does was killed midway: it is deleted and run again from its start, so every
     study reported is one uninterrupted run (the peers keep no state to resume from)."""
-    if ledger is None:
-        return run(store, args[0], study, *args[1:])
-    if study in ledger.done:
+    if ledger is not None and study in ledger.done:
         wall, stopped = ledger.done[study]
-        print(f"{study}: read back (finished in an earlier run of this tag)")
+        print(f"{study}: read back (finished in an earlier run of this tag)", flush=True)
         return store.get_study(study), study_frame(store, study), wall, stopped
-    if any(s.name == study for s in store.list_studies()):
-        print(f"{study}: killed midway in an earlier run; started again")
+    if ledger is not None and any(s.name == study for s in store.list_studies()):
+        print(f"{study}: killed midway in an earlier run; started again", flush=True)
         store.delete_study(study)
     out = run(store, args[0], study, *args[1:])
-    ledger.add(study, out[2], out[3])
+    if ledger is not None:
+        ledger.add(study, out[2], out[3])
+    finished = int(out[1]["status"].isin(FINISHED_STATUSES).sum())
+    print(f"{study}: {finished} finished trials, {out[2]:.0f} s", flush=True)  # progress on hours of studies
     return out
 
 

@@ -43,6 +43,7 @@ def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed
             "--tag", "t1")
     first = run_benchmark(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
+    assert first.stdout.count(" finished trials, ") == 3  # a line per study as it ends (hours of studies)
     ledger_path = tmp_path / "eff.json.studies.json"
     ledger = json.loads(ledger_path.read_text())
     assert len(ledger) == 3 and all(wall > 0 and stopped is None for wall, stopped in ledger.values())
@@ -54,6 +55,7 @@ def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed
     again = run_benchmark(*args, cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout.count("read back") == 2 and f"{killed}: killed midway" in again.stdout
+    assert again.stdout.count(" finished trials, ") == 1  # only the study run again
     report2 = json.loads(out.read_text())["settings"]["hourglass-conventional"]
     for search in ("tpe", "random", "full grid"):  # the same studies: seeded, one thread
         for key in ("fractions", "fraction", "trials"):
