@@ -234,6 +234,12 @@ def main() -> None:
     store = Store(a.storage or f"sqlite:///{tmp.name}/efficiency.db")
     tag = a.tag or time.strftime("%Y%m%d-%H%M%S")
     ledger = Ledger(Path(a.out + ".studies.json")) if a.tag else None
+    if ledger is not None:  # before anything trains: the ledger and the storage must be of one run
+        known = {s.name for s in store.list_studies()}
+        lost = sorted(name for name in ledger.done if name not in known)
+        if lost:
+            fail(f"--tag {a.tag}: {ledger.path} lists {len(lost)} finished studies that {a.storage} does not hold "
+                 f"(e.g. {lost[0]}); give the --storage of that run, or another --tag")
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}, {a.threads} thread(s)")
     report = {"settings": {}, "trials": a.trials, "seeds": a.seeds, "epochs": a.epochs}
     for key in a.settings.split(","):

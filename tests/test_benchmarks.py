@@ -66,6 +66,10 @@ def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--tag needs --storage" in bad.stderr
     bad = run_benchmark(*args[:-1], "a b", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and "letters, digits" in bad.stderr
+    other = f"sqlite:///{tmp_path}/other.db"  # the ledger of one run, the storage of another
+    bad = run_benchmark(*args[:5], other, *args[6:], cwd=tmp_path, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "does not hold" in bad.stderr, bad.stderr
+    assert len(json.loads(ledger_path.read_text())) == 3
 
 
 @pytest.mark.slow
