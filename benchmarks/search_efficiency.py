@@ -135,10 +135,11 @@ def study_frame(store: Store, study: str):
 class Ledger:
     """The studies a tagged run (--tag) has finished, with what the store does not keep:
     each study's wall seconds and why it stopped early (None when it did not). A JSON file
-    written after every study, so a killed benchmark loses at most the study it was in."""
+    written after every study, so a killed benchmark loses at most the study it was in.
+    `stored`: the names of the studies the storage held when this run began (read once)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, stored: set[str]) -> None:
+        self.path, self.stored = path, stored
         self.done: dict[str, list] = json.loads(path.read_text()) if path.exists() else {}
 
     def add(self, study: str, wall: float, stopped: str | None) -> None:
@@ -157,7 +158,7 @@ def run_or_read(store: Store, ledger: Ledger | None, study: str, *args):
         wall, stopped = ledger.done[study]
         print(f"{study}: read back (finished in an earlier run of this tag)", flush=True)
         return store.get_study(study), study_frame(store, study), wall, stopped
-    if ledger is not None and any(s.name == study for s in store.list_studies()):
+    if ledger is not None and study in ledger.stored:
         print(f"{study}: killed midway in an earlier run; started again", flush=True)
         store.delete_study(study)
     out = run(store, args[0], study, *args[1:])
@@ -233,10 +234,9 @@ def main() -> None:
     tmp = tempfile.TemporaryDirectory()
     store = Store(a.storage or f"sqlite:///{tmp.name}/efficiency.db")
     tag = a.tag or time.strftime("%Y%m%d-%H%M%S")
-    ledger = Ledger(Path(a.out + ".studies.json")) if a.tag else None
+    ledger = Ledger(Path(a.out + ".studies.json"), {s.name for s in store.list_studies()}) if a.tag else None
     if ledger is not None:  # before anything trains: the ledger and the storage must be of one run
-        known = {s.name for s in store.list_studies()}
-        lost = sorted(name for name in ledger.done if name not in known)
+        lost = sorted(name for name in ledger.done if name not in ledger.stored)
         if lost:
             fail(f"--tag {a.tag}: {ledger.path} lists {len(lost)} finished studies that {a.storage} does not hold "
                  f"(e.g. {lost[0]}); give the --storage of that run, or another --tag")
