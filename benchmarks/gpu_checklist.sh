@@ -8,7 +8,7 @@
 set -u
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 DATA=${DATA:-$PWD/.gpudata}
-STEPS=${STEPS:-"cuda user throughput pack mfu compile"}
+STEPS=${STEPS:-"cuda user throughput pack mfu compile diffusion"}
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD
 if [ -d .whl ] && [ -z "${NO_WHEELS:-}" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
@@ -41,6 +41,11 @@ for step in $STEPS; do
         ( cd /tmp/cmp && timeout 150 python3 -m search.cli run --space hourglass --budget 10M --task mnist-denoise \
             --sampler grid --space-file grid.toml --trials 4 --epochs 3 --pruner none --data-dir "$DATA" \
             --storage sqlite:////tmp/cmp/$mode.db --study cmp --no-report --keep none $extra 2>&1 | grep -v "started$" )
+      done ;;
+    diffusion) log "diffusion backbones at matched parameters (benchmarks/diffusion_backbones.py), patch 4 then 2"
+      for patch in 4 2; do
+        timeout 150 python3 benchmarks/diffusion_backbones.py --device cuda --batch 128 --steps 20 --repeats 5 \
+            --samples 128 --targets ${DIFF_TARGETS:-0.5M,2M,8M} --patch $patch
       done ;;
     mfu) log "5. LM trainer tokens/s and MFU"
       timeout 160 python3 benchmarks/lm_mfu.py --device cuda --data-dir "$DATA" --json "$OUT/lm-mfu.json" ;;
