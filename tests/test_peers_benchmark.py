@@ -18,7 +18,7 @@ from peer_space import PeerSpace  # noqa: E402
 
 from core.errors import UserError  # noqa: E402
 from search.engine.proposers import Proposal, Rejection  # noqa: E402
-from search.engine.samplers import make_proposer  # noqa: E402
+from search.engine.samplers import SAMPLERS, make_proposer  # noqa: E402
 from search.engine.specs import RunSpec  # noqa: E402
 from search.engine.study import prepare  # noqa: E402
 from search.spaces import check_config  # noqa: E402
@@ -30,8 +30,12 @@ needs_ax = pytest.mark.skipif(not peers.ax_available(), reason=NO_AX)
 
 @pytest.fixture(scope="module")
 def prep():
-    peers.register()
-    return prepare(RunSpec(spaces=("hourglass", "conventional"), task="digits-denoise", budget=BUDGET))
+    """The peers registered into a copy of the product's sampler registry, put back after
+    this module: later tests (tests/search's known-names checks) see the product's own."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(SAMPLERS, "_items", dict(SAMPLERS._items))
+        peers.register()
+        yield prepare(RunSpec(spaces=("hourglass", "conventional"), task="digits-denoise", budget=BUDGET))
 
 
 def drive(proposer, accepted: int):
