@@ -61,7 +61,7 @@ from reports.efficiency import (  # noqa: E402
     union_reference,
 )
 from search.engine.samplers import SAMPLERS  # noqa: E402
-from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
+from search.engine.policies import DEFAULT_CORNERS, DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
 from search.spaces import min_params  # noqa: E402
 from search.engine.specs import RunSpec  # noqa: E402
 from search.engine.study import prepare, run_study  # noqa: E402
@@ -99,15 +99,17 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
         data_dir: str | None):
     """One study; `sampler` is a --sampler name, with /SPREAD for another --spread,
     +PRUNER for a --pruner (+PRUNER:GRACE with a --prune-grace) and @SHARE for another
-    --share and ~SCOPE for another --sampler-scope, e.g. tpe/none, tpe+pareto, tpe+pareto:0.1,
-    tpe@free or tpe+pareto~family."""
+    --share, ^CORNERS for another --corners and ~SCOPE for another --sampler-scope, e.g.
+    tpe/none, tpe+pareto, tpe+pareto:0.1, tpe@free, gp+pareto^none or tpe+pareto~family."""
     sampler, _, scope = sampler.partition("~")
+    sampler, _, corners = sampler.partition("^")
     sampler, _, share = sampler.partition("@")
     sampler, _, pruner = sampler.partition("+")
     pruner, _, grace = pruner.partition(":")
     name, _, spread = sampler.partition("/")
     spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=name,
-                   spread=spread or DEFAULT_SPREAD, share=share or DEFAULT_SHARE, scope=scope or None, pruner=pruner or "none",
+                   spread=spread or DEFAULT_SPREAD, share=share or DEFAULT_SHARE, scope=scope or None,
+                   corners=corners or DEFAULT_CORNERS, pruner=pruner or "none",
                    prune_grace=float(grace) if grace else None, study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
@@ -170,10 +172,10 @@ def run_or_read(store: Store, ledger: Ledger | None, study: str, *args):
 
 
 def check_searches(names: list[str]) -> None:
-    """UserError for an unknown search (the base of NAME/SPREAD+PRUNER@SHARE) or a peer
+    """UserError for an unknown search (the base of NAME/SPREAD+PRUNER@SHARE^CORNERS~SCOPE) or a peer
     whose package is missing, before anything trains."""
     for name in names:
-        base = name.partition("~")[0].partition("@")[0].partition("+")[0].partition("/")[0]
+        base = name.partition("~")[0].partition("^")[0].partition("@")[0].partition("+")[0].partition("/")[0]
         SAMPLERS.get(base)
         peers.check_available(base)
 
@@ -192,7 +194,7 @@ def main() -> None:
     ap.add_argument("--samplers", help="comma list of --sampler names or peers (default gp+pareto (the product's default search),tpe,tpe/none,random,nsga2,grid; "
                          f"peers: {', '.join(peers.PEERS)}); NAME/none runs NAME with --spread none, "
                          "NAME+pareto with --pruner pareto (NAME+pareto:0.1 with --prune-grace 0.1), "
-                         "NAME@free with --share free, NAME~family with --sampler-scope family")
+                         "NAME@free with --share free, NAME^none with --corners none, NAME~family with --sampler-scope family")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")

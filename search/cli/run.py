@@ -9,6 +9,8 @@ from core.errors import UserError
 from search.artifacts.location import DEFAULT_KEEP, KEEP
 from search.cli.common import open_store, print_frame, storage_arg, task_options
 from search.engine.policies import (
+    CORNERS,
+    DEFAULT_CORNERS,
     DEFAULT_SAMPLER,
     DEFAULT_SCOPE,
     DEFAULT_SHARE,
@@ -62,6 +64,10 @@ def add_parser(sub) -> None:
                           f"study (it ranks every family's trials together) or one per family under the turns (each "
                           f"learns from its own family's trials only) (default: family for gp, {DEFAULT_SCOPE} for the others "
                           f"and with --share free)")
+    how.add_argument("--corners",
+                     help=f"{', '.join(CORNERS)}: with an Optuna sampler and --spread size, what a new study trains "
+                          f"first: each family's smallest model and a model at the budget, the smallest only, or "
+                          f"neither (the sampler's own start) (default {DEFAULT_CORNERS})")
     how.add_argument("--pruner", help="pareto: stop a trial after an epoch at which a finished trial of its family "
                                       "with no more parameters was clearly better; rungs: judge at the epochs 1, 3, 9, "
                                       "27, ... and keep a trial while fewer than a third of its family rank ahead of it "
@@ -204,7 +210,7 @@ def run_spec(a: argparse.Namespace):
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
         trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=a.sampler,
         spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
-        scope=a.sampler_scope, budget_of=_or(a.budget_of, "params"),
+        scope=a.sampler_scope, corners=_or(a.corners, DEFAULT_CORNERS), budget_of=_or(a.budget_of, "params"),
         pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
         storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
         space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),

@@ -18,6 +18,11 @@ them.
   dominates is drawn as if at random); "family" runs one Optuna study per family under
   the turns, so each family's sampler ranks and models its own trials only. It needs
   turns (`--share equal` or `uncertain`): with "free" the sampler chooses the family.
+- corners (`--corners`), with `--spread size`: what a new study visits first, before
+  the sampler draws. "both" (the default): each family's smallest model, then a model
+  at the budget; "smallest": the smallest models only; "none": neither. The budget corner
+  is the slowest trial a search can train, and on classification it tops no front
+  (docs/benchmarks.md §19 "The corners checked").
 """
 from __future__ import annotations
 
@@ -27,6 +32,10 @@ SHARES = ("equal", "free", "uncertain")
 DEFAULT_SHARE = "equal"
 SCOPES = ("study", "family")
 DEFAULT_SCOPE = "study"
+# the corners a new study visits first, in order: the smallest model and one at the budget
+CORNER_SIZES = {"both": ("smallest", "budget"), "smallest": ("smallest",), "none": ()}
+CORNERS = tuple(CORNER_SIZES)
+DEFAULT_CORNERS = "both"
 # Samplers that model a study's shared parameters only: Optuna's GPSampler models only
 # the parameters every trial of its study has, which in one multi-family study is `family`
 # alone (it is then random search, docs/benchmarks.md §19). With turns they get a study per

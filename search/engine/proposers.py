@@ -19,7 +19,15 @@ from optuna.trial import TrialState
 from core.io import IOSpec
 from core.statuses import FINISHED_STATUSES
 from search.engine.optuna_draw import TrialDraw
-from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD, has_turns, uncertain_turn
+from search.engine.policies import (
+    CORNER_SIZES,
+    DEFAULT_CORNERS,
+    DEFAULT_SCOPE,
+    DEFAULT_SHARE,
+    DEFAULT_SPREAD,
+    has_turns,
+    uncertain_turn,
+)
 from search.spaces import (
     Infeasible,
     Space,
@@ -93,7 +101,8 @@ class OptunaProposer(Proposer):
     `FAMILY.log10_params` in [log10 of the family's smallest model, log10 budget], and
     the config is drawn so that its count lands at or just under it
     (`suggest_config(..., target=)`); a new study first visits each family's corners,
-    its smallest model and a model at the budget (enqueued trials). A random sampler
+    its smallest model and a model at the budget (enqueued trials; `corners` "smallest"
+    visits the first only, "none" neither: search.engine.policies). A random sampler
     then spreads models log-uniformly over the parameter axis, and TPE or NSGA-II learn
     which sizes pay, since the size is one of their parameters. spread "none": every
     range dim is drawn from its budget-feasible range (models pile up in the middle).
@@ -117,9 +126,10 @@ class OptunaProposer(Proposer):
 
     def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int, int], optuna.samplers.BaseSampler],
                  direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE,
-                 scope: str = DEFAULT_SCOPE, stopped_as_complete: bool = False) -> None:
+                 scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS, stopped_as_complete: bool = False) -> None:
         super().__init__(spaces, io, budget, count)
         self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
+        self.corners = CORNER_SIZES[corners]  # the sizes a new study visits first
         self.share, self.trials = share, trials
         # A sampler that reads only complete trials (GPSampler) never sees a pruned one and
         # proposes its region again and again; it is told a pruned trial as complete, with
@@ -165,7 +175,7 @@ class OptunaProposer(Proposer):
         study = optuna.create_study(directions=["minimize", self.direction], sampler=self.make_sampler(seed, trials))
         families = self.families if key is None else [key]
         if self.spread == "size" and not replayed:
-            for size in ("smallest", "budget"):  # the corners first
+            for size in self.corners:  # the corners first
                 for fam in families:
                     if self._smallest[fam] <= self.budget:
                         lo, hi = self._size_range(fam)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from core.registry import Registry
-from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD
+from search.engine.policies import DEFAULT_CORNERS, DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD
 
 if TYPE_CHECKING:
     import optuna
@@ -28,11 +28,12 @@ def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"], stopped_
     `stopped_as_complete` for a sampler that reads only complete trials (see OptunaProposer)."""
 
     def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD,
-                share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE, **_: Any) -> "Proposer":
+                share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS,
+                **_: Any) -> "Proposer":
         from search.engine.proposers import OptunaProposer
 
         return OptunaProposer(spaces, io, budget, count, make_sampler=build, direction=direction, seed=seed,
-                              trials=trials, spread=spread, share=share, scope=scope,
+                              trials=trials, spread=spread, share=share, scope=scope, corners=corners,
                               stopped_as_complete=stopped_as_complete)
 
     return factory
@@ -86,9 +87,10 @@ SAMPLERS.add("grid", _grid)
 
 
 def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
-                  spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE) -> "Proposer":
+                  spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE,
+                  corners: str = DEFAULT_CORNERS) -> "Proposer":
     """The proposer of sampler `sampler` (UserError listing the known names if unknown).
-    `spread` (SPREADS), `share` (SHARES) and `scope` (SCOPES) are for the Optuna samplers;
-    the grid ignores them (it interleaves the families' points)."""
+    `spread` (SPREADS), `share` (SHARES), `scope` (SCOPES) and `corners` (CORNERS) are for
+    the Optuna samplers; the grid ignores them (it interleaves the families' points)."""
     return SAMPLERS.get(sampler)(spaces, io, budget, count, direction=direction, seed=seed, trials=trials,
-                                 spread=spread, share=share, scope=scope)
+                                 spread=spread, share=share, scope=scope, corners=corners)

@@ -11,7 +11,18 @@ from typing import Any
 from core.errors import UserError
 from core.trials import TrainSettings, check_compile, check_ema
 from search.artifacts.location import DEFAULT_KEEP, check_keep
-from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD, SCOPES, SHARES, SPREADS, has_turns, sampler_for, scope_for
+from search.engine.policies import (
+    CORNERS,
+    DEFAULT_CORNERS,
+    DEFAULT_SHARE,
+    DEFAULT_SPREAD,
+    SCOPES,
+    SHARES,
+    SPREADS,
+    has_turns,
+    sampler_for,
+    scope_for,
+)
 from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.samplers import SAMPLERS
 
@@ -33,6 +44,7 @@ class RunSpec:
     spread: str = DEFAULT_SPREAD  # search.engine.policies.SPREADS: aim proposals at sizes, or not
     share: str = DEFAULT_SHARE  # search.engine.policies.SHARES: families take turns, or the sampler chooses
     scope: str | None = None  # search.engine.policies.SCOPES: one Optuna study, or one per family; None: the default
+    corners: str = DEFAULT_CORNERS  # search.engine.policies.CORNERS: what a new study visits first
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
     prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
@@ -83,6 +95,11 @@ class RunSpec:
         if self.scope == "family" and not has_turns(self.share):
             raise UserError("--sampler-scope family gives each family its own sampler under the turns; "
                             "it needs --share equal or uncertain, not free")
+        if self.corners not in CORNERS:
+            raise UserError(f"unknown --corners {self.corners!r}; known: {', '.join(CORNERS)}")
+        if self.corners != DEFAULT_CORNERS and (self.spread != "size" or self.sampler == "grid"):
+            raise UserError("--corners sets the sizes an Optuna sampler visits first; it needs --spread size and "
+                            "a sampler other than grid")
         for name in ("epochs", "batch_size", "max_train_samples", "tokens"):
             v = getattr(self.train, name)
             if v is not None and v < 1:

@@ -115,3 +115,40 @@ def test_a_new_study_visits_the_corners_first(setting):
     first, second = p.ask(), p.ask()
     assert first.params == smallest  # the smallest model of the space
     assert budget * 0.7 < second.params <= budget  # a model at the budget
+
+
+
+@pytest.mark.parametrize("corners, visited", [("both", 2), ("smallest", 1), ("none", 0)])
+def test_corners_chooses_what_a_new_study_visits_first(setting, corners, visited):
+    """`--corners smallest` visits the smallest model only, `none` neither: the study's
+    first trials are then the sampler's own draws, not enqueued ones."""
+    fam, prep, budget, smallest = setting
+    p = make_proposer(DEFAULT_SAMPLER, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=3,
+                      trials=20, corners=corners)
+    asks = [p.ask() for _ in range(3)]
+    assert all(isinstance(q, Proposal) for q in asks), asks
+    enqueued = [t for t in p.studies[None].get_trials(deepcopy=False) if "fixed_params" in t.system_attrs]
+    assert len(enqueued) == visited  # Optuna marks a trial it was told to visit
+    if visited:
+        assert asks[0].params == smallest  # the smallest model of the space first
+    if visited == 2:
+        assert budget * 0.7 < asks[1].params <= budget
+
+
+def test_search_run_stores_its_corners_and_starts_off_them(cli):
+    """From the command line: `--corners none` is stored with the study, and its first
+    trial is the sampler's draw, not the space's smallest model (the default's first)."""
+    from storage import Store
+
+    prep = prepare(RunSpec(spaces=("hourglass",), task="digits-denoise", budget=20_000))
+    smallest = min_params(prep.spaces["hourglass"], prep.io, lambda c: prep.count("hourglass", c))
+    for corners in ("both", "none"):
+        code, out, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "20K",
+                             "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", corners,
+                             "--trials", "1", "--corners", corners)
+        assert code == 0, err
+        store = Store("sqlite:///search.db")
+        first = store.trials(corners)[0]
+        assert store.get_study(corners).settings["corners"] == corners
+        assert (first.params == smallest) == (corners == "both"), (corners, first.params, smallest)
+        store.close()
