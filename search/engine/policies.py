@@ -21,8 +21,10 @@ them.
 - corners (`--corners`), with `--spread size`: what a new study visits first, before
   the sampler draws. "both" (the default): each family's smallest model, then a model
   at the budget; "smallest": the smallest models only; "none": neither. The budget corner
-  is the slowest trial a search can train, and on classification it tops no front
-  (docs/benchmarks.md §19 "The corners checked").
+  is the slowest trial a search can train, and on classification it tops no front: there
+  "none" finds a better front with less training; but without the corners `search
+  compare` says "too thin to tell" far more often and its A/A rate falls below 95%, so
+  the default keeps both (docs/benchmarks.md §19, "`--corners`: the option").
 """
 from __future__ import annotations
 
