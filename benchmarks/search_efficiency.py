@@ -40,6 +40,7 @@ import statistics
 import sys
 import tempfile
 import time
+from typing import NamedTuple
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,22 +96,39 @@ class Quiet:
         return lambda *a, **k: None
 
 
+class Search(NamedTuple):
+    """A --samplers entry: a --sampler name with /SPREAD for another --spread, +PRUNER for a
+    --pruner (+PRUNER:GRACE with a --prune-grace), @SHARE for another --share, ^CORNERS for
+    another --corners and ~SCOPE for another --sampler-scope, e.g. tpe/none, tpe+pareto,
+    tpe+pareto:0.1, tpe@free, gp+pareto^none or tpe+pareto~family ('' where not given)."""
+
+    name: str
+    spread: str
+    pruner: str
+    grace: str
+    share: str
+    corners: str
+    scope: str
+
+    @classmethod
+    def parse(cls, entry: str) -> "Search":
+        rest, _, scope = entry.partition("~")
+        rest, _, corners = rest.partition("^")
+        rest, _, share = rest.partition("@")
+        rest, _, pruner = rest.partition("+")
+        pruner, _, grace = pruner.partition(":")
+        name, _, spread = rest.partition("/")
+        return cls(name, spread, pruner, grace, share, corners, scope)
+
+
 def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, trials: int, train: TrainSettings,
         data_dir: str | None):
-    """One study; `sampler` is a --sampler name, with /SPREAD for another --spread,
-    +PRUNER for a --pruner (+PRUNER:GRACE with a --prune-grace) and @SHARE for another
-    --share, ^CORNERS for another --corners and ~SCOPE for another --sampler-scope, e.g.
-    tpe/none, tpe+pareto, tpe+pareto:0.1, tpe@free, gp+pareto^none or tpe+pareto~family."""
-    sampler, _, scope = sampler.partition("~")
-    sampler, _, corners = sampler.partition("^")
-    sampler, _, share = sampler.partition("@")
-    sampler, _, pruner = sampler.partition("+")
-    pruner, _, grace = pruner.partition(":")
-    name, _, spread = sampler.partition("/")
-    spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=name,
-                   spread=spread or DEFAULT_SPREAD, share=share or DEFAULT_SHARE, scope=scope or None,
-                   corners=corners or DEFAULT_CORNERS, pruner=pruner or "none",
-                   prune_grace=float(grace) if grace else None, study=study, seed=seed, train=train,
+    """One study of the search `sampler` (a --samplers entry, see `Search`)."""
+    s = Search.parse(sampler)
+    spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=s.name,
+                   spread=s.spread or DEFAULT_SPREAD, share=s.share or DEFAULT_SHARE, scope=s.scope or None,
+                   corners=s.corners or DEFAULT_CORNERS, pruner=s.pruner or "none",
+                   prune_grace=float(s.grace) if s.grace else None, study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
     stopped = None
@@ -172,10 +190,10 @@ def run_or_read(store: Store, ledger: Ledger | None, study: str, *args):
 
 
 def check_searches(names: list[str]) -> None:
-    """UserError for an unknown search (the base of NAME/SPREAD+PRUNER@SHARE^CORNERS~SCOPE) or a peer
-    whose package is missing, before anything trains."""
+    """UserError for an unknown search (the name of a `Search` entry) or a peer whose package
+    is missing, before anything trains."""
     for name in names:
-        base = name.partition("~")[0].partition("^")[0].partition("@")[0].partition("+")[0].partition("/")[0]
+        base = Search.parse(name).name
         SAMPLERS.get(base)
         peers.check_available(base)
 
