@@ -48,6 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
 sys.path.insert(0, str(REPO))
 
+import numpy as np  # noqa: E402
 import peers  # noqa: E402
 from bench_util import cpu_name, fail  # noqa: E402
 
@@ -58,9 +59,12 @@ from reports.efficiency import (  # noqa: E402
     fraction_at,
     fraction_curve,
     ks_uniform,
+    least_work,
     union_hypervolume,
     union_reference,
+    work_to_reach,
 )
+from reports.fronts import complete_points  # noqa: E402
 from search.engine.samplers import SAMPLERS  # noqa: E402
 from search.engine.policies import DEFAULT_CORNERS, DEFAULT_SHARE, DEFAULT_SPREAD  # noqa: E402
 from search.spaces import min_params  # noqa: E402
@@ -202,6 +206,50 @@ def parameter_epochs(frame) -> float:
     """Sum over a study's trials of params x epochs trained: training work, for MLP-like
     models proportional to the FLOPs on a fixed dataset, free of the machine's load."""
     return float((frame["params"] * frame["epochs_trained"]).sum())
+
+
+def trial_work(frame) -> dict[int, float]:
+    """Trial number -> params x epochs trained (0 for a trial never trained)."""
+    return {int(n): float(w) for n, w in zip(frame["number"], (frame["params"] * frame["epochs_trained"]).fillna(0.0))}
+
+
+def work_table(searches: list[str], runs: list, summary: dict, frames: list, record, ref, best: float) -> None:
+    """Training work in parameter-epochs (load-free), printed and added to `summary`: each
+    search's work; with hindsight, the least work of a set of the setting's known complete
+    trials (every search's and the grid's) that reaches each study's fraction, as a share
+    of the study's work (`least_work`); and, when peers ran, the work each study had spent
+    when it first reached the best peer's 40-trial fraction on that seed, as a share of
+    that peer study's work (issue 30's compute target: at most a quarter)."""
+    dirs = ["minimize", record.direction]
+    pts, costs = [], []
+    for df in frames:
+        cp, w = complete_points(df, record.metric), trial_work(df)
+        pts += list(zip(np.log10(cp["params"].to_numpy(dtype=float)), cp["value"].to_numpy(dtype=float)))
+        costs += [w[int(n)] for n in cp["number"]]
+    pts = np.asarray(pts, dtype=float).reshape(-1, 2)
+    in_run = [x for x in searches if x in peers.PEERS]
+    peer = max(in_run, key=lambda x: statistics.median(summary[x]["fractions"])) if in_run else None
+    head = "| search | median work (M parameter-epochs) | least work for its fraction with hindsight, share of its work: median (min .. max) |"
+    if peer:
+        head += f" work to reach {peer}'s fraction (the best peer), share of {peer}'s work: by seed (median) |"
+    print("\n" + head + "\n|---|---|---|" + ("---|" if peer else ""))
+    for x in searches:
+        mine = [r for r in runs if r[0] == x]
+        own = summary[x]["parameter_epochs"]
+        least = [least_work(pts, costs, dirs, ref, f * best) for f in summary[x]["fractions"]]
+        share = [lw / w if w > 0 else math.nan for lw, w in zip(least, own)]
+        summary[x] |= {"least_work": least, "least_work_share": share}  # finite: each fraction is one the trials reached
+        row = (f"| {x} | {statistics.median(own) / 1e6:.1f} | {statistics.median(share):.2f} "
+               f"({min(share):.2f} .. {max(share):.2f}) |")
+        if peer:
+            reach = []
+            for r, goal, pw in zip(mine, summary[peer]["fractions"], summary[peer]["parameter_epochs"]):
+                curve = fraction_curve(r[3], record.metric, record.direction, ref, best)
+                reach.append(work_to_reach(curve, trial_work(r[3]), goal) / pw if pw > 0 else math.nan)
+            summary[x]["peer_reach_share"] = [None if v == math.inf else v for v in reach]  # None: never
+            row += (" " + " / ".join("never" if v == math.inf else f"{v:.2f}" for v in reach)
+                    + f" (median {'never' if statistics.median(reach) == math.inf else f'{statistics.median(reach):.2f}'}) |")
+        print(row)
 
 
 def main() -> None:
@@ -350,6 +398,7 @@ def main() -> None:
         for sampler in a.samplers.split(","):
             print(f"| {sampler} | {statistics.median(summary[sampler]['wall_s']):.0f} | "
                   f"{statistics.median(summary[sampler]['rejected']):g} |")
+        work_table(a.samplers.split(","), runs, summary, frames, record, ref, best)
         pruned = [x for x in a.samplers.split(",") if "+" in x and x.split("+")[0] in summary]
         if pruned:
             print("\n| pruned search | vs | median hypervolume ratio | median compute ratio (seconds) "

@@ -9,7 +9,8 @@ union's front (`union_hypervolume`), so fractions of different searches compare.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -87,3 +88,76 @@ def ks_uniform(values: Sequence[float], low: float, high: float) -> float:
     n = len(u)
     i = np.arange(1, n + 1)
     return float(max(np.max(i / n - u), np.max(u - (i - 1) / n)))
+
+
+def work_to_reach(curve: pd.DataFrame, work: Mapping[int, float], goal: float) -> float:
+    """The training work a search had spent when its fraction first reached `goal`: the
+    summed `work` (trial number -> work, e.g. params x epochs trained; a trial not in it
+    counts 0) of its finished trials in the order of `curve` (`fraction_curve`), up to and
+    including the first whose fraction is at least `goal`. inf when it never did."""
+    spent = 0.0
+    for n, f in zip(curve["number"], curve["fraction"]):
+        spent += float(work.get(int(n), 0.0))
+        if f >= goal - 1e-12:
+            return spent
+    return math.inf
+
+
+def least_work(points: np.ndarray, costs: Sequence[float], directions: Sequence[str], reference: np.ndarray,
+               goal: float) -> float:
+    """The least summed cost of a subset of `points` whose hypervolume (`hypervolume_2d`
+    against `reference`) reaches `goal`: what a search that knew every outcome beforehand
+    would have had to train to find that much of the front. inf when all the points
+    together fall short; 0.0 for a goal <= 0.
+
+    Args:
+        points: (n, 2) objective values; costs: (n,) non-negative (e.g. params x epochs).
+        directions, reference: as for `hypervolume_2d`.
+
+    Exact: a cheapest subset is a staircase (each point better in the second objective
+    than every chosen point before it in the first; any other point adds no area and can
+    be dropped), and a point weakly dominated by one that costs no more is never needed.
+    Dynamic programming over the staircases ending at each point, sorted by the first
+    objective, keeping for each the (cost, area) pairs no other pair beats in both.
+    With costs growing with the first objective (parameters) only the front remains,
+    so this is fast; tests/reports/test_efficiency.py checks it against every subset.
+    """
+    if goal <= 0:
+        return 0.0
+    signs = np.array([1.0 if check_direction(d) == "minimize" else -1.0 for d in directions])
+    y = np.asarray(points, dtype=float).reshape(-1, 2) * signs  # both minimised from here
+    r = np.asarray(reference, dtype=float).reshape(2) * signs
+    c = np.asarray(costs, dtype=float).reshape(-1)
+    if c.shape != (y.shape[0],) or (c < 0).any() or not np.isfinite(c).all():
+        raise ValueError(f"costs must be {y.shape[0]} finite non-negative values")
+    keep = np.isfinite(y).all(axis=1) & (y[:, 0] < r[0]) & (y[:, 1] < r[1])
+    y, c = y[keep], c[keep]
+    # drop every point weakly dominated by another that costs no more (ties: keep the first)
+    needed = []
+    for i in range(len(y)):
+        beaten = (y[:, 0] <= y[i, 0]) & (y[:, 1] <= y[i, 1]) & (c <= c[i])
+        same = (y[:, 0] == y[i, 0]) & (y[:, 1] == y[i, 1]) & (c == c[i])
+        beaten[i] = False
+        beaten &= ~same | (np.arange(len(y)) < i)
+        if not beaten.any():
+            needed.append(i)
+    y, c = y[needed], c[needed]
+    order = np.lexsort((y[:, 1], y[:, 0]))
+    y, c = y[order], c[order]
+    best = math.inf
+    pairs: list[list[tuple[float, float]]] = []  # per point: the staircases ending there, (cost, area)
+    for j in range(len(y)):
+        gain = r[0] - y[j, 0]
+        cand = [(c[j], gain * (r[1] - y[j, 1]))]
+        for i in range(j):
+            if y[i, 0] < y[j, 0] and y[i, 1] > y[j, 1]:
+                cand += [(ci + c[j], ai + gain * (y[i, 1] - y[j, 1])) for ci, ai in pairs[i]]
+        cand.sort(key=lambda t: (t[0], -t[1]))
+        kept, top = [], -math.inf
+        for ci, ai in cand:
+            if ai > top:
+                kept.append((ci, ai))
+                top = ai
+        pairs.append(kept)
+        best = min([best] + [ci for ci, ai in kept if ai >= goal * (1 - 1e-12)])
+    return best

@@ -34,6 +34,11 @@ def test_search_efficiency_quick_mode(tmp_path):
     assert summary["tpe+pareto"]["pruned"] == [0] and summary["tpe+pareto"]["work_ratio"] == [1.0]
     assert summary["tpe+rungs"]["pruned"] == [0] and summary["tpe+rungs"]["work_ratio"] == [1.0]
     assert summary["tpe"]["parameter_epochs"][0] > 0
+    # with hindsight a subset of the known trials reaches each study's fraction with at most its work
+    for sampler in searches[:-1]:
+        assert all(0 < s <= 1 + 1e-9 for s in summary[sampler]["least_work_share"])
+        assert "peer_reach_share" not in summary[sampler]  # no peer in this run
+    assert "least work for its fraction with hindsight" in done.stdout
 
 
 @pytest.mark.slow

@@ -142,6 +142,10 @@ def test_quick_benchmark_runs_the_optuna_peers(tmp_path):
     done, summary = quick(tmp_path, ",".join(peers.OPTUNA_PEERS))
     assert set(summary) == {"full grid", *peers.OPTUNA_PEERS}
     check_quick(done, summary, peers.OPTUNA_PEERS)
+    # the work each reached the best peer's fraction with: the best peer reaches its own within its own work
+    best = max(peers.OPTUNA_PEERS, key=lambda p: summary[p]["fractions"][0])
+    assert 0 < summary[best]["peer_reach_share"][0] <= 1 + 1e-9
+    assert f"work to reach {best}'s fraction" in done.stdout
 
 
 @pytest.mark.slow

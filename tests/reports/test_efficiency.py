@@ -1,14 +1,20 @@
 """Search-efficiency fractions on hand-computed fronts (reports/efficiency.py)."""
+import math
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from reports.efficiency import (
     fraction_at,
     fraction_curve,
     ks_uniform,
+    least_work,
     union_hypervolume,
     union_reference,
+    work_to_reach,
 )
+from reports.pareto import default_reference, hypervolume_2d
 from tests.reports.frames import make_trials, trial
 
 
@@ -67,3 +73,58 @@ def test_ks_uniform_matches_brute_force():
         cdf = lambda t: np.mean(np.clip(xs, 0, 1)[:, None] <= t, axis=0)  # noqa: E731
         brute = max(np.max(np.abs(cdf(grid) - grid)), np.max(np.abs(cdf(grid - 1e-12) - grid)))
         assert ks_uniform(xs, 0.0, 1.0) == pytest.approx(brute, abs=1e-3)
+
+
+def _least_work_brute(points, costs, directions, reference, goal):
+    """Every subset: the cheapest whose hypervolume reaches goal."""
+    from itertools import combinations
+
+    from reports.pareto import hypervolume_2d
+
+    if goal <= 0:
+        return 0.0
+    best = math.inf
+    for k in range(1, len(points) + 1):
+        for idx in combinations(range(len(points)), k):
+            if hypervolume_2d(points[list(idx)], directions, reference) >= goal * (1 - 1e-12):
+                best = min(best, float(sum(costs[i] for i in idx)))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_least_work_matches_every_subset(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 10))
+    directions = ["minimize", "maximize" if seed % 2 else "minimize"]
+    points = np.round(rng.uniform(0, 10, size=(n, 2)), 1)  # rounded: ties in either objective occur
+    if seed % 3 == 0:  # costs that grow with the first objective, as params x epochs do
+        costs = points[:, 0] * 3.0
+    else:
+        costs = np.round(rng.uniform(0, 5, size=n), 1)
+    reference = default_reference(points, directions)
+    whole = hypervolume_2d(points, directions, reference)
+    for share in (0.0, 0.3, 0.7, 0.95, 1.0, 1.2):
+        goal = share * whole
+        assert least_work(points, costs, directions, reference, goal) == pytest.approx(
+            _least_work_brute(points, costs, directions, reference, goal))
+
+
+def test_least_work_by_hand():
+    # minimise both, reference (10, 10): a = (1, 8) alone covers 9 x 2 = 18, b = (5, 2) alone 5 x 8 = 40;
+    # together a's slab 18 and b's (10 - 5) x (8 - 2) = 30: 48
+    pts, costs, dirs, ref = np.array([[1.0, 8.0], [5.0, 2.0]]), [1.0, 5.0], ["minimize", "minimize"], [10.0, 10.0]
+    assert least_work(pts, costs, dirs, ref, 18.0) == 1.0  # a alone
+    assert least_work(pts, costs, dirs, ref, 40.0) == 5.0  # b alone
+    assert least_work(pts, costs, dirs, ref, 41.0) == 6.0  # both
+    assert least_work(pts, costs, dirs, ref, 48.1) == math.inf
+    with pytest.raises(ValueError):
+        least_work(pts, [1.0, -1.0], dirs, ref, 1.0)
+
+
+def test_work_to_reach_counts_up_to_the_first_trial_at_the_goal():
+    curve = pd.DataFrame({"number": [0, 2, 5], "fraction": [0.2, 0.6, 0.9]})
+    work = {0: 1.0, 2: 2.0, 5: 4.0, 9: 100.0}
+    assert work_to_reach(curve, work, 0.6) == 3.0
+    assert work_to_reach(curve, work, 0.1) == 1.0
+    assert work_to_reach(curve, work, 0.9) == 7.0
+    assert work_to_reach(curve, work, 0.95) == math.inf
