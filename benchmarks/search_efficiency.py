@@ -239,8 +239,8 @@ def work_table(searches: list[str], runs: list, summary: dict, frames: list, rec
         least = [least_work(pts, costs, dirs, ref, f * best) for f in summary[x]["fractions"]]
         share = [lw / w if w > 0 else math.nan for lw, w in zip(least, own)]
         summary[x] |= {"least_work": least, "least_work_share": share}  # finite: each fraction is one the trials reached
-        row = (f"| {x} | {statistics.median(own) / 1e6:.1f} | {statistics.median(share):.2f} "
-               f"({min(share):.2f} .. {max(share):.2f}) |")
+        row = (f"| {x} | {statistics.median(own) / 1e6:.1f} | {statistics.median(share):.3f} "
+               f"({min(share):.3f} .. {max(share):.3f}) |")
         if peer:
             reach = []
             for r, goal, pw in zip(mine, summary[peer]["fractions"], summary[peer]["parameter_epochs"]):
