@@ -11,6 +11,8 @@ from search.cli.common import open_store, print_frame, storage_arg, task_options
 from search.engine.policies import (
     CORNERS,
     DEFAULT_CORNERS,
+    DEFAULT_SIZE_SCALE,
+    SIZE_SCALES,
     DEFAULT_SAMPLER,
     DEFAULT_SCOPE,
     DEFAULT_SHARE,
@@ -68,6 +70,10 @@ def add_parser(sub) -> None:
                      help=f"{', '.join(CORNERS)}: with an Optuna sampler and --spread size, what a new study trains "
                           f"first: each family's smallest model and a model at the budget, the smallest only, or "
                           f"neither (the sampler's own start) (default {DEFAULT_CORNERS})")
+    how.add_argument("--size-scale",
+                     help=f"{', '.join(SIZE_SCALES)}: how an Optuna sampler is told each trial's parameter count "
+                          f"(its first objective): as counted, or log10 of it, the axis the fronts are drawn and "
+                          f"measured on (default {DEFAULT_SIZE_SCALE})")
     how.add_argument("--pruner", help="pareto: stop a trial after an epoch at which a finished trial of its family "
                                       "with no more parameters was clearly better; rungs: judge at the epochs 1, 3, 9, "
                                       "27, ... and keep a trial while fewer than a third of its family rank ahead of it "
@@ -210,7 +216,8 @@ def run_spec(a: argparse.Namespace):
         spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
         trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=a.sampler,
         spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
-        scope=a.sampler_scope, corners=_or(a.corners, DEFAULT_CORNERS), budget_of=_or(a.budget_of, "params"),
+        scope=a.sampler_scope, corners=_or(a.corners, DEFAULT_CORNERS),
+        size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE), budget_of=_or(a.budget_of, "params"),
         pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
         storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
         space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),

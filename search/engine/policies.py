@@ -25,6 +25,12 @@ them.
   "none" finds a better front with less training; but without the corners `search
   compare` says "too thin to tell" far more often and its A/A rate falls below 95%, so
   the default keeps both (docs/benchmarks.md §19, "`--corners`: the option").
+- size scale (`--size-scale`): how an Optuna sampler is told a trial's parameter count,
+  its first objective: "linear" as counted, "log" as log10 of it, the axis on which the
+  pages draw the fronts and the efficiency benchmark measures their hypervolume. Ranking
+  samplers (TPE's, NSGA-II's sorting) see the same order either way; a GP's hypervolume
+  improvement does not: on a linear axis every model far below the budget looks the same
+  size (docs/benchmarks.md §19, "The compute target with hindsight").
 """
 from __future__ import annotations
 
@@ -38,6 +44,8 @@ DEFAULT_SCOPE = "study"
 CORNER_SIZES = {"both": ("smallest", "budget"), "smallest": ("smallest",), "none": ()}
 CORNERS = tuple(CORNER_SIZES)
 DEFAULT_CORNERS = "both"
+SIZE_SCALES = ("linear", "log")  # the parameter count as the sampler's first objective: as is, or log10
+DEFAULT_SIZE_SCALE = "linear"
 # Samplers that model a study's shared parameters only: Optuna's GPSampler models only
 # the parameters every trial of its study has, which in one multi-family study is `family`
 # alone (it is then random search, docs/benchmarks.md §19). With turns they get a study per

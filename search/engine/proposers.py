@@ -22,6 +22,7 @@ from search.engine.optuna_draw import TrialDraw
 from search.engine.policies import (
     CORNER_SIZES,
     DEFAULT_CORNERS,
+    DEFAULT_SIZE_SCALE,
     DEFAULT_SCOPE,
     DEFAULT_SHARE,
     DEFAULT_SPREAD,
@@ -126,10 +127,12 @@ class OptunaProposer(Proposer):
 
     def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int, int], optuna.samplers.BaseSampler],
                  direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE,
-                 scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS, stopped_as_complete: bool = False) -> None:
+                 scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS, size_scale: str = DEFAULT_SIZE_SCALE,
+                 stopped_as_complete: bool = False) -> None:
         super().__init__(spaces, io, budget, count)
         self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
         self.corners = CORNER_SIZES[corners]  # the sizes a new study visits first
+        self.log_size = size_scale == "log"  # the sampler is told log10(params) as its first objective
         self.share, self.trials = share, trials
         # A sampler that reads only complete trials (GPSampler) never sees a pruned one and
         # proposes its region again and again; it is told a pruned trial as complete, with
@@ -270,10 +273,12 @@ class OptunaProposer(Proposer):
 
     def _outcome(self, objective: float | None, params: float, pruned: bool, complete: bool = True
                  ) -> tuple[list[float] | None, TrialState]:
-        """What the Optuna study is told of a finished trial: (values, state)."""
+        """What the Optuna study is told of a finished trial: (values, state); the size on
+        the study's `--size-scale`."""
         known = objective is not None and math.isfinite(objective)
         if known and (complete and not pruned or pruned and self.stopped_as_complete):
-            return [float(params), float(objective)], TrialState.COMPLETE
+            size = math.log10(max(1.0, float(params))) if self.log_size else float(params)
+            return [size, float(objective)], TrialState.COMPLETE
         return None, TrialState.PRUNED if pruned else TrialState.FAIL
 
     def tell(self, proposal: Proposal, objective: float | None, params: int, pruned: bool = False) -> None:

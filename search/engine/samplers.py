@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from core.registry import Registry
-from search.engine.policies import DEFAULT_CORNERS, DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SPREAD
+from search.engine.policies import DEFAULT_CORNERS, DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SIZE_SCALE, DEFAULT_SPREAD
 
 if TYPE_CHECKING:
     import optuna
@@ -29,12 +29,12 @@ def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"], stopped_
 
     def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD,
                 share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS,
-                **_: Any) -> "Proposer":
+                size_scale: str = DEFAULT_SIZE_SCALE, **_: Any) -> "Proposer":
         from search.engine.proposers import OptunaProposer
 
         return OptunaProposer(spaces, io, budget, count, make_sampler=build, direction=direction, seed=seed,
                               trials=trials, spread=spread, share=share, scope=scope, corners=corners,
-                              stopped_as_complete=stopped_as_complete)
+                              size_scale=size_scale, stopped_as_complete=stopped_as_complete)
 
     return factory
 
@@ -88,9 +88,10 @@ SAMPLERS.add("grid", _grid)
 
 def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
                   spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE,
-                  corners: str = DEFAULT_CORNERS) -> "Proposer":
+                  corners: str = DEFAULT_CORNERS, size_scale: str = DEFAULT_SIZE_SCALE) -> "Proposer":
     """The proposer of sampler `sampler` (UserError listing the known names if unknown).
-    `spread` (SPREADS), `share` (SHARES), `scope` (SCOPES) and `corners` (CORNERS) are for
-    the Optuna samplers; the grid ignores them (it interleaves the families' points)."""
+    `spread` (SPREADS), `share` (SHARES), `scope` (SCOPES), `corners` (CORNERS) and
+    `size_scale` (SIZE_SCALES) are for the Optuna samplers; the grid ignores them (it
+    interleaves the families' points)."""
     return SAMPLERS.get(sampler)(spaces, io, budget, count, direction=direction, seed=seed, trials=trials,
-                                 spread=spread, share=share, scope=scope, corners=corners)
+                                 spread=spread, share=share, scope=scope, corners=corners, size_scale=size_scale)

@@ -14,10 +14,12 @@ from search.artifacts.location import DEFAULT_KEEP, check_keep
 from search.engine.policies import (
     CORNERS,
     DEFAULT_CORNERS,
+    DEFAULT_SIZE_SCALE,
     DEFAULT_SHARE,
     DEFAULT_SPREAD,
     SCOPES,
     SHARES,
+    SIZE_SCALES,
     SPREADS,
     has_turns,
     sampler_for,
@@ -45,6 +47,7 @@ class RunSpec:
     share: str = DEFAULT_SHARE  # search.engine.policies.SHARES: families take turns, or the sampler chooses
     scope: str | None = None  # search.engine.policies.SCOPES: one Optuna study, or one per family; None: the default
     corners: str = DEFAULT_CORNERS  # search.engine.policies.CORNERS: what a new study visits first
+    size_scale: str = DEFAULT_SIZE_SCALE  # search.engine.policies.SIZE_SCALES: params as the sampler sees them
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
     prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
@@ -100,6 +103,10 @@ class RunSpec:
         if self.corners != DEFAULT_CORNERS and (self.spread != "size" or self.sampler == "grid"):
             raise UserError("--corners sets the sizes an Optuna sampler visits first; it needs --spread size and "
                             "a sampler other than grid")
+        if self.size_scale not in SIZE_SCALES:
+            raise UserError(f"unknown --size-scale {self.size_scale!r}; known: {', '.join(SIZE_SCALES)}")
+        if self.size_scale != DEFAULT_SIZE_SCALE and self.sampler == "grid":
+            raise UserError("--size-scale sets how an Optuna sampler sees the parameter count; the grid has no model")
         for name in ("epochs", "batch_size", "max_train_samples", "tokens"):
             v = getattr(self.train, name)
             if v is not None and v < 1:

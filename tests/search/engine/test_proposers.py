@@ -112,3 +112,24 @@ def test_grid_replay_skips_the_points_already_run(prep):
     full = build(prep, "grid")
     n_full = sum(1 for _ in iter(full.ask, None))
     assert len(rest) == n_full - 4
+
+
+@pytest.mark.parametrize("sampler", ["gp", "tpe"])
+def test_size_scale_log_tells_the_sampler_log10_params_live_and_on_replay(prep, sampler):
+    """--size-scale log: the study's first objective is log10(params), for trials told
+    live and for trials replayed on resume; the default tells the count as it is."""
+    live = make_proposer(sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0,
+                         trials=20, size_scale="log")
+    seen = []
+    for i in range(4):
+        p = live.ask()
+        live.tell(p, 12.0 + i, p.params)
+        seen.append(p)
+    assert [t.values for t in live.study.trials] == [[math.log10(p.params), 12.0 + i] for i, p in enumerate(seen)]
+    assert all(1 < t.values[0] < math.log10(BUDGET) + 1e-9 for t in live.study.trials)
+    again = make_proposer(sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0,
+                          trials=20, size_scale="log")
+    again.replay([record(i, p, value=12.0 + i) for i, p in enumerate(seen)],
+                 lambda r: r.metrics.get("val_psnr", (None,))[0])
+    assert [t.values for t in again.study.trials] == [t.values for t in live.study.trials]
+    assert isinstance(again.ask(), Proposal)
