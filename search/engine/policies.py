@@ -34,6 +34,8 @@ them.
 """
 from __future__ import annotations
 
+import math
+
 SPREADS = ("size", "none")
 DEFAULT_SPREAD = "size"
 SHARES = ("equal", "free", "uncertain")
@@ -46,6 +48,11 @@ CORNERS = tuple(CORNER_SIZES)
 DEFAULT_CORNERS = "both"
 SIZE_SCALES = ("linear", "log")  # the parameter count as the sampler's first objective: as is, or log10
 DEFAULT_SIZE_SCALE = "linear"
+
+
+def size_objective(params: float, scale: str) -> float:
+    """A trial's parameter count as its sampler is told it on `scale` (SIZE_SCALES)."""
+    return math.log10(max(1.0, float(params))) if scale == "log" else float(params)
 # Samplers that model a study's shared parameters only: Optuna's GPSampler models only
 # the parameters every trial of its study has, which in one multi-family study is `family`
 # alone (it is then random search, docs/benchmarks.md §19). With turns they get a study per

@@ -27,6 +27,7 @@ from search.engine.policies import (
     DEFAULT_SHARE,
     DEFAULT_SPREAD,
     has_turns,
+    size_objective,
     uncertain_turn,
 )
 from search.spaces import (
@@ -132,7 +133,7 @@ class OptunaProposer(Proposer):
         super().__init__(spaces, io, budget, count)
         self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
         self.corners = CORNER_SIZES[corners]  # the sizes a new study visits first
-        self.log_size = size_scale == "log"  # the sampler is told log10(params) as its first objective
+        self.size_scale = size_scale  # how the sampler is told a trial's parameter count (its first objective)
         self.share, self.trials = share, trials
         # A sampler that reads only complete trials (GPSampler) never sees a pruned one and
         # proposes its region again and again; it is told a pruned trial as complete, with
@@ -277,8 +278,7 @@ class OptunaProposer(Proposer):
         the study's `--size-scale`."""
         known = objective is not None and math.isfinite(objective)
         if known and (complete and not pruned or pruned and self.stopped_as_complete):
-            size = math.log10(max(1.0, float(params))) if self.log_size else float(params)
-            return [size, float(objective)], TrialState.COMPLETE
+            return [size_objective(params, self.size_scale), float(objective)], TrialState.COMPLETE
         return None, TrialState.PRUNED if pruned else TrialState.FAIL
 
     def tell(self, proposal: Proposal, objective: float | None, params: int, pruned: bool = False) -> None:

@@ -4,6 +4,7 @@ import math
 import pytest
 
 from core.errors import UserError
+from search.engine.policies import DEFAULT_SIZE_SCALE, size_objective
 from search.engine.proposers import GridProposer, OptunaProposer, Proposal, Rejection
 from search.engine.samplers import SAMPLERS, make_proposer
 from search.engine.specs import RunSpec
@@ -57,7 +58,8 @@ def test_optuna_proposals_are_within_budget_with_exact_counts(prep, sampler):
         seen.append(p)
     assert len(seen) >= 20 and {p.family for p in seen} == {"hourglass", "conventional"}
     done = [t for t in proposer.study.trials if t.values is not None]
-    assert [t.values for t in done] == [[float(p.params), 10.0 + math.log(p.params)] for p in seen]
+    assert [t.values for t in done] == [[size_objective(p.params, DEFAULT_SIZE_SCALE), 10.0 + math.log(p.params)]
+                                        for p in seen]
 
 
 @pytest.mark.parametrize("sampler", OPTUNA)
@@ -73,7 +75,7 @@ def test_optuna_replay_teaches_a_fresh_proposer_the_past(prep, sampler):
     again.replay(past, lambda r: r.metrics.get("val_psnr", (None,))[0])
     states = [t.state.name for t in again.study.trials]
     assert states == ["COMPLETE", "COMPLETE", "FAIL", "COMPLETE", "COMPLETE", "COMPLETE"]
-    assert again.study.trials[5].values == [float(past[5].params), 20.0]
+    assert again.study.trials[5].values == [size_objective(past[5].params, DEFAULT_SIZE_SCALE), 20.0]
     nxt = again.ask()  # and it goes on proposing
     assert isinstance(nxt, Proposal) and nxt.params <= BUDGET
 
@@ -115,20 +117,21 @@ def test_grid_replay_skips_the_points_already_run(prep):
 
 
 @pytest.mark.parametrize("sampler", ["gp", "tpe"])
-def test_size_scale_log_tells_the_sampler_log10_params_live_and_on_replay(prep, sampler):
-    """--size-scale log: the study's first objective is log10(params), for trials told
-    live and for trials replayed on resume; the default tells the count as it is."""
+@pytest.mark.parametrize("scale", ["log", "linear"])
+def test_size_scale_tells_the_sampler_the_count_or_its_log_live_and_on_replay(prep, sampler, scale):
+    """--size-scale: the study's first objective is log10(params) with "log", the count as
+    it is with "linear", for trials told live and for trials replayed on resume."""
     live = make_proposer(sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0,
-                         trials=20, size_scale="log")
+                         trials=20, size_scale=scale)
     seen = []
     for i in range(4):
         p = live.ask()
         live.tell(p, 12.0 + i, p.params)
         seen.append(p)
-    assert [t.values for t in live.study.trials] == [[math.log10(p.params), 12.0 + i] for i, p in enumerate(seen)]
-    assert all(1 < t.values[0] < math.log10(BUDGET) + 1e-9 for t in live.study.trials)
+    want = [math.log10(p.params) if scale == "log" else float(p.params) for p in seen]
+    assert [t.values for t in live.study.trials] == [[w, 12.0 + i] for i, w in enumerate(want)]
     again = make_proposer(sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0,
-                          trials=20, size_scale="log")
+                          trials=20, size_scale=scale)
     again.replay([record(i, p, value=12.0 + i) for i, p in enumerate(seen)],
                  lambda r: r.metrics.get("val_psnr", (None,))[0])
     assert [t.values for t in again.study.trials] == [t.values for t in live.study.trials]

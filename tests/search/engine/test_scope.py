@@ -6,7 +6,7 @@ import statistics
 
 import pytest
 
-from search.engine.policies import DEFAULT_SCOPE
+from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SIZE_SCALE, size_objective
 from search.engine.proposers import Proposal
 from search.engine.samplers import make_proposer
 from search.engine.specs import RunSpec
@@ -140,7 +140,7 @@ def test_a_retried_trial_joins_its_familys_study(prep):
     before = len(p.studies[q.family].get_trials(deepcopy=False))
     p.tell(Proposal(q.family, q.config, q.params, q.optuna), 21.0, q.params)
     trials = p.studies[q.family].get_trials(deepcopy=False)
-    assert len(trials) == before + 1 and trials[-1].values == [float(q.params), 21.0]
+    assert len(trials) == before + 1 and trials[-1].values == [size_objective(q.params, DEFAULT_SIZE_SCALE), 21.0]
 
 
 @pytest.mark.parametrize("sampler", ["gp", "nsga2", "random"])
@@ -255,7 +255,7 @@ def test_the_study_loop_tells_gp_the_stopped_value_and_replays_it(tmp_path):
         values = {}
         for n in pruned:  # Optuna's trial numbers follow the proposals (no rejection here)
             assert told[n].state == optuna.trial.TrialState.COMPLETE
-            assert told[n].values == [float(rows[n].params), curves[n][-1]["psnr"]]
+            assert told[n].values == [size_objective(rows[n].params, DEFAULT_SIZE_SCALE), curves[n][-1]["psnr"]]
             values[n] = told[n].values
         resumed = loop(store, 16)
         resumed.start()
