@@ -160,7 +160,7 @@ def test_studies_sql_report(cli, study_db, tmp_path):
       "--sampler", "grid"), "--corners sets the sizes an Optuna sampler visits first; it needs --spread size"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--size-scale", "ln"),
      "unknown --size-scale 'ln'; known: linear, log"),
-    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--size-scale", "log",
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--size-scale", "linear",
       "--sampler", "grid"), "--size-scale sets how an Optuna sampler sees the parameter count; the grid has no model"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "ray",
       "--trial-timeout", "-1"), "--trial-timeout must be positive"),

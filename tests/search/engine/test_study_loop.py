@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from core.errors import RejectedInARow, UserError
+from search.engine.policies import DEFAULT_SIZE_SCALE, size_objective
 from search.engine import study as study_mod
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare
@@ -60,11 +61,14 @@ def test_the_loop_stops_at_the_trials_asked_for(store):
 
 
 def test_the_proposer_is_told_params_and_the_validation_metric():
+    """(params on the study's --size-scale, the validation metric): log10(params) by default."""
     store = MemoryStore()
     loop, _ = make_loop(store, lambda s: complete(s, 30.0 - s.number))
     loop.run()
     told = [t.values for t in loop.proposer.study.trials]
-    assert told == [[float(t.params), t.metrics["val_psnr"][0]] for t in store.trials("s")]
+    assert told == [[size_objective(t.params, DEFAULT_SIZE_SCALE), t.metrics["val_psnr"][0]]
+                    for t in store.trials("s")]
+    assert all(0 < v[0] < 7 for v in told)  # log10 of a count, not the count
 
 
 def test_a_failed_trial_is_retried_and_its_retry_supersedes_it(store):
