@@ -137,8 +137,7 @@ def least_work(points: np.ndarray, costs: Sequence[float], directions: Sequence[
     for i in range(len(y)):
         beaten = (y[:, 0] <= y[i, 0]) & (y[:, 1] <= y[i, 1]) & (c <= c[i])
         same = (y[:, 0] == y[i, 0]) & (y[:, 1] == y[i, 1]) & (c == c[i])
-        beaten[i] = False
-        beaten &= ~same | (np.arange(len(y)) < i)
+        beaten &= ~same | (np.arange(len(y)) < i)  # itself, and later copies of it, do not count
         if not beaten.any():
             needed.append(i)
     y, c = y[needed], c[needed]

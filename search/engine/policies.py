@@ -51,11 +51,6 @@ SIZE_SCALES = ("linear", "log")  # the parameter count as the sampler's first ob
 # log since 2026-11-27: level or ahead of linear on four settings in median and worst seed,
 # the verdicts still calibrated (docs/benchmarks.md §19, "The compute target with hindsight")
 DEFAULT_SIZE_SCALE = "log"
-
-
-def size_objective(params: float, scale: str) -> float:
-    """A trial's parameter count as its sampler is told it on `scale` (SIZE_SCALES)."""
-    return math.log10(max(1.0, float(params))) if scale == "log" else float(params)
 # Samplers that model a study's shared parameters only: Optuna's GPSampler models only
 # the parameters every trial of its study has, which in one multi-family study is `family`
 # alone (it is then random search, docs/benchmarks.md §19). With turns they get a study per
@@ -68,6 +63,11 @@ FAMILY_SCOPED = ("gp",)
 # verdicts hold on its searches. FREE_SHARE_SAMPLER where the default would be blind.
 DEFAULT_SAMPLER = "gp"
 FREE_SHARE_SAMPLER = "tpe"
+
+
+def size_objective(params: float, scale: str) -> float:
+    """A trial's parameter count as its sampler is told it on `scale` (SIZE_SCALES)."""
+    return math.log10(max(1.0, float(params))) if scale == "log" else float(params)
 
 
 def has_turns(share: str) -> bool:
