@@ -397,8 +397,10 @@ def test_pruned_trials_are_stored_apart_and_survive_kill_9_and_resume(cli, tmp_p
     finished = [t for t in trials if t.status in ("complete", "pruned", "failed", "diverged")]
     assert len(finished) == 24  # pruned trials count towards --trials
     pruned = [t for t in trials if t.status == "pruned"]
-    assert len(pruned) >= 2 and not any(t.number in {p.number for p in pruned} for t in store.trials(
-        "p", statuses=["complete"]))
+    # the trials pruned before the kill, and any the resumed run pruned (how many depends on
+    # where the kill fell and on the sampler's path, so the count is not asserted)
+    assert {r[0] for r in before if r[1] == "pruned"} <= {t.number for t in pruned}
+    assert not any(t.number in {p.number for p in pruned} for t in store.trials("p", statuses=["complete"]))
     for t in pruned:
         epochs = store.epochs("p", t.number)
         assert 2 <= len(epochs) < 6 and t.metrics == {}  # stopped after the grace period, no test metrics
