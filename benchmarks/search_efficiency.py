@@ -208,7 +208,7 @@ def check_searches(names: list[str]) -> None:
 def parameter_epochs(frame) -> float:
     """Sum over a study's trials of params x epochs trained: training work, for MLP-like
     models proportional to the FLOPs on a fixed dataset, free of the machine's load."""
-    return float((frame["params"] * frame["epochs_trained"]).sum())
+    return float(sum(trial_work(frame).values()))
 
 
 def trial_work(frame) -> dict[int, float]:
@@ -216,7 +216,8 @@ def trial_work(frame) -> dict[int, float]:
     return {int(n): float(w) for n, w in zip(frame["number"], (frame["params"] * frame["epochs_trained"]).fillna(0.0))}
 
 
-def work_table(searches: list[str], runs: list, summary: dict, frames: list, record, ref, best: float) -> None:
+def work_table(searches: list[str], runs: list, summary: dict, curves: dict, frames: list, record, ref,
+               best: float) -> None:
     """Training work in parameter-epochs (load-free), printed and added to `summary`: each
     search's work; with hindsight, the least work of a set of the setting's known complete
     trials (every search's and the grid's) that reaches each study's fraction, as a share
@@ -246,8 +247,7 @@ def work_table(searches: list[str], runs: list, summary: dict, frames: list, rec
                f"({min(share):.3f} .. {max(share):.3f}) |")
         if peer:
             reach = []
-            for r, goal, pw in zip(mine, summary[peer]["fractions"], summary[peer]["parameter_epochs"]):
-                curve = fraction_curve(r[3], record.metric, record.direction, ref, best)
+            for r, curve, goal, pw in zip(mine, curves[x], summary[peer]["fractions"], summary[peer]["parameter_epochs"]):
                 reach.append(work_to_reach(curve, trial_work(r[3]), goal) / pw if pw > 0 else math.nan)
             summary[x]["peer_reach_share"] = [None if v == math.inf else v for v in reach]  # None: never
             row += (" " + " / ".join("never" if v == math.inf else f"{v:.2f}" for v in reach)
@@ -401,7 +401,7 @@ def main() -> None:
         for sampler in a.samplers.split(","):
             print(f"| {sampler} | {statistics.median(summary[sampler]['wall_s']):.0f} | "
                   f"{statistics.median(summary[sampler]['rejected']):g} |")
-        work_table(a.samplers.split(","), runs, summary, frames, record, ref, best)
+        work_table(a.samplers.split(","), runs, summary, curves, frames, record, ref, best)
         pruned = [x for x in a.samplers.split(",") if "+" in x and x.split("+")[0] in summary]
         if pruned:
             print("\n| pruned search | vs | median hypervolume ratio | median compute ratio (seconds) "

@@ -90,10 +90,11 @@ def ks_uniform(values: Sequence[float], low: float, high: float) -> float:
     return float(max(np.max(i / n - u), np.max(u - (i - 1) / n)))
 
 
-def work_to_reach(curve: pd.DataFrame, work: Mapping[int, float], goal: float) -> float:
+def work_to_reach(curve: pd.DataFrame | Mapping[str, Sequence], work: Mapping[int, float], goal: float) -> float:
     """The training work a search had spent when its fraction first reached `goal`: the
     summed `work` (trial number -> work, e.g. params x epochs trained; a trial not in it
-    counts 0) of its finished trials in the order of `curve` (`fraction_curve`), up to and
+    counts 0) of its finished trials in the order of `curve` (`fraction_curve`'s frame, or
+    its columns as lists), up to and
     including the first whose fraction is at least `goal`. inf when it never did."""
     spent = 0.0
     for n, f in zip(curve["number"], curve["fraction"]):
