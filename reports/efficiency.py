@@ -117,7 +117,8 @@ def least_work(points: np.ndarray, costs: Sequence[float], directions: Sequence[
 
     Exact: a cheapest subset is a staircase (each point better in the second objective
     than every chosen point before it in the first; any other point adds no area and can
-    be dropped), and a point weakly dominated by one that costs no more is never needed.
+    be dropped), and a point weakly dominated by one that costs no more is never needed
+    (`cheapest_undominated` drops those first, in O(n log n)).
     Dynamic programming over the staircases ending at each point, sorted by the first
     objective, keeping for each the (cost, area) pairs no other pair beats in both.
     With costs growing with the first objective (parameters) only the front remains,
@@ -133,31 +134,62 @@ def least_work(points: np.ndarray, costs: Sequence[float], directions: Sequence[
         raise ValueError(f"costs must be {y.shape[0]} finite non-negative values")
     keep = np.isfinite(y).all(axis=1) & (y[:, 0] < r[0]) & (y[:, 1] < r[1])
     y, c = y[keep], c[keep]
-    # drop every point weakly dominated by another that costs no more (ties: keep the first)
-    needed = []
-    for i in range(len(y)):
-        beaten = (y[:, 0] <= y[i, 0]) & (y[:, 1] <= y[i, 1]) & (c <= c[i])
-        same = (y[:, 0] == y[i, 0]) & (y[:, 1] == y[i, 1]) & (c == c[i])
-        beaten &= ~same | (np.arange(len(y)) < i)  # itself, and later copies of it, do not count
-        if not beaten.any():
-            needed.append(i)
+    needed = cheapest_undominated(y, c)
     y, c = y[needed], c[needed]
     order = np.lexsort((y[:, 1], y[:, 0]))
     y, c = y[order], c[order]
-    best = math.inf
-    pairs: list[list[tuple[float, float]]] = []  # per point: the staircases ending there, (cost, area)
+    best, target = math.inf, goal * (1 - 1e-12)
+    # per point: the staircases ending there still worth extending, (cost, area): those
+    # short of the goal and cheaper than the best found (a step costs >= 0 and adds area)
+    pairs: list[list[tuple[float, float]]] = []
     for j in range(len(y)):
         gain = r[0] - y[j, 0]
         cand = [(c[j], gain * (r[1] - y[j, 1]))]
         for i in range(j):
             if y[i, 0] < y[j, 0] and y[i, 1] > y[j, 1]:
-                cand += [(ci + c[j], ai + gain * (y[i, 1] - y[j, 1])) for ci, ai in pairs[i]]
+                cand += [(ci + c[j], ai + gain * (y[i, 1] - y[j, 1])) for ci, ai in pairs[i] if ci + c[j] < best]
         cand.sort(key=lambda t: (t[0], -t[1]))
         kept, top = [], -math.inf
         for ci, ai in cand:
             if ai > top:
                 kept.append((ci, ai))
                 top = ai
-        pairs.append(kept)
-        best = min([best] + [ci for ci, ai in kept if ai >= goal * (1 - 1e-12)])
+        best = min([best] + [ci for ci, ai in kept if ai >= target])
+        pairs.append([(ci, ai) for ci, ai in kept if ai < target and ci < best])
     return best
+
+
+def cheapest_undominated(y: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The indices, ascending, of the points (both objectives minimised) that no other
+    point weakly dominates at no more cost: i is dropped when some j != i has
+    y[j] <= y[i] in both objectives and c[j] <= c[i]; of identical copies (same objectives,
+    same cost) the first is kept.
+
+    Args:
+        y: (n, 2) finite objective values, both minimised; c: (n,) costs.
+
+    O(n log n): in the order (cost, y0, y1, index) every point that may drop i comes before
+    it, and every point before it with y0 and y1 no larger costs no more, so a sweep in
+    that order asks, for each point, whether an earlier one has y0 <= its y0 and y1 <= its
+    y1: the least y1 of the earlier points with y0 at most its own, a prefix minimum
+    (a Fenwick tree over the ranks of y0)."""
+    y = np.asarray(y, dtype=float).reshape(-1, 2)
+    c = np.asarray(c, dtype=float).reshape(-1)
+    n = len(y)
+    order = np.lexsort((np.arange(n), y[:, 1], y[:, 0], c))
+    xs = np.unique(y[:, 0])
+    rank = np.searchsorted(xs, y[:, 0]) + 1  # 1-based ranks of y0 (equal values share one)
+    tree = [math.inf] * (len(xs) + 1)  # tree[k]: least y1 over a block of ranks ending at k
+    kept = []
+    for i in order:
+        least, k = math.inf, int(rank[i])
+        while k > 0:  # the least y1 among earlier points with y0 <= y[i, 0]
+            least = min(least, tree[k])
+            k -= k & -k
+        if not least <= y[i, 1]:
+            kept.append(i)
+        k = int(rank[i])
+        while k <= len(xs):
+            tree[k] = min(tree[k], y[i, 1])
+            k += k & -k
+    return np.sort(np.asarray(kept, dtype=int))

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from reports.efficiency import (
+    cheapest_undominated,
     fraction_at,
     fraction_curve,
     ks_uniform,
@@ -119,6 +120,34 @@ def test_least_work_by_hand():
     assert least_work(pts, costs, dirs, ref, 48.1) == math.inf
     with pytest.raises(ValueError):
         least_work(pts, [1.0, -1.0], dirs, ref, 1.0)
+
+
+def _cheapest_undominated_brute(y, c):
+    """The rule by its definition: i is dropped when another point weakly dominates it at
+    no more cost; of identical copies the first stays."""
+    kept = []
+    for i in range(len(y)):
+        drops = [j for j in range(len(y)) if j != i and (y[j] <= y[i]).all() and c[j] <= c[i]
+                 and (j < i or not ((y[j] == y[i]).all() and c[j] == c[i]))]
+        if not drops:
+            kept.append(i)
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_cheapest_undominated_matches_the_definition(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 60))
+    y = rng.integers(0, 6, size=(n, 2)).astype(float)  # a coarse grid: ties and copies in every objective
+    c = rng.integers(0, 4, size=n).astype(float)
+    assert cheapest_undominated(y, c).tolist() == _cheapest_undominated_brute(y, c)
+
+
+def test_cheapest_undominated_by_hand():
+    y = np.array([[1.0, 5.0], [1.0, 5.0], [2.0, 6.0], [0.0, 9.0], [2.0, 6.0]])
+    c = np.array([3.0, 3.0, 1.0, 1.0, 0.5])
+    # 1 is a copy of 0 (dropped); 2 is dominated by 4 at less cost; 0 beats 4 only at more cost
+    assert cheapest_undominated(y, c).tolist() == [0, 3, 4]
 
 
 def test_work_to_reach_counts_up_to_the_first_trial_at_the_goal():
