@@ -66,7 +66,13 @@ from reports.efficiency import (  # noqa: E402
 )
 from reports.fronts import complete_points  # noqa: E402
 from search.engine.samplers import SAMPLERS  # noqa: E402
-from search.engine.policies import DEFAULT_CORNERS, DEFAULT_SHARE, DEFAULT_SIZE_SCALE, DEFAULT_SPREAD  # noqa: E402
+from search.engine.policies import (  # noqa: E402
+    DEFAULT_CORNERS,
+    DEFAULT_SHARE,
+    DEFAULT_SIZE_SCALE,
+    DEFAULT_SPREAD,
+    DEFAULT_START,
+)
 from search.spaces import min_params  # noqa: E402
 from search.engine.specs import RunSpec  # noqa: E402
 from search.engine.study import prepare, run_study  # noqa: E402
@@ -103,9 +109,10 @@ class Quiet:
 class Search(NamedTuple):
     """A --samplers entry: a --sampler name with /SPREAD for another --spread, +PRUNER for a
     --pruner (+PRUNER:GRACE with a --prune-grace), @SHARE for another --share, ^CORNERS for
-    another --corners, %SCALE for another --size-scale and ~SCOPE for another --sampler-scope,
-    e.g. tpe/none, tpe+pareto, tpe+pareto:0.1, tpe@free, gp+pareto^none, gp+pareto%log or
-    tpe+pareto~family ('' where not given)."""
+    another --corners, %SCALE for another --size-scale, =START for another --start and ~SCOPE
+    for another --sampler-scope, e.g. tpe/none, tpe+pareto, tpe+pareto:0.1, tpe@free,
+    gp+pareto^none, gp+pareto%log, gp+pareto^last=ramp or tpe+pareto~family ('' where not
+    given)."""
 
     name: str
     spread: str
@@ -115,17 +122,19 @@ class Search(NamedTuple):
     corners: str
     scope: str
     size_scale: str
+    start: str = ""
 
     @classmethod
     def parse(cls, entry: str) -> "Search":
         rest, _, scope = entry.partition("~")
+        rest, _, start = rest.partition("=")
         rest, _, size_scale = rest.partition("%")
         rest, _, corners = rest.partition("^")
         rest, _, share = rest.partition("@")
         rest, _, pruner = rest.partition("+")
         pruner, _, grace = pruner.partition(":")
         name, _, spread = rest.partition("/")
-        return cls(name, spread, pruner, grace, share, corners, scope, size_scale)
+        return cls(name, spread, pruner, grace, share, corners, scope, size_scale, start)
 
 
 def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, trials: int, train: TrainSettings,
@@ -134,7 +143,8 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
     s = Search.parse(sampler)
     spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=s.name,
                    spread=s.spread or DEFAULT_SPREAD, share=s.share or DEFAULT_SHARE, scope=s.scope or None,
-                   corners=s.corners or DEFAULT_CORNERS, size_scale=s.size_scale or DEFAULT_SIZE_SCALE, pruner=s.pruner or "none",
+                   corners=s.corners or DEFAULT_CORNERS, size_scale=s.size_scale or DEFAULT_SIZE_SCALE,
+                   start=s.start or DEFAULT_START, pruner=s.pruner or "none",
                    prune_grace=float(s.grace) if s.grace else None, study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
@@ -263,7 +273,7 @@ def main() -> None:
     ap.add_argument("--samplers", help="comma list of --sampler names or peers (default gp+pareto (the product's default search),tpe,tpe/none,random,nsga2,grid; "
                          f"peers: {', '.join(peers.PEERS)}); NAME/none runs NAME with --spread none, "
                          "NAME+pareto with --pruner pareto (NAME+pareto:0.1 with --prune-grace 0.1), "
-                         "NAME@free with --share free, NAME^none with --corners none, NAME%%log with --size-scale log, NAME~family with --sampler-scope family")
+                         "NAME@free with --share free, NAME^none with --corners none, NAME%%log with --size-scale log, NAME=ramp with --start ramp, NAME~family with --sampler-scope family")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")

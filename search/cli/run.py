@@ -12,7 +12,9 @@ from search.engine.policies import (
     CORNERS,
     DEFAULT_CORNERS,
     DEFAULT_SIZE_SCALE,
+    DEFAULT_START,
     SIZE_SCALES,
+    STARTS,
     DEFAULT_SAMPLER,
     DEFAULT_SCOPE,
     DEFAULT_SHARE,
@@ -68,8 +70,13 @@ def add_parser(sub) -> None:
                           f"and with --share free)")
     how.add_argument("--corners",
                      help=f"{', '.join(CORNERS)}: with an Optuna sampler and --spread size, what a new study trains "
-                          f"first: each family's smallest model and a model at the budget, the smallest only, or "
-                          f"neither (the sampler's own start) (default {DEFAULT_CORNERS})")
+                          f"first: each family's smallest model and a model at the budget, the smallest only, "
+                          f"neither (the sampler's own start), or the smallest first and the budget models as the "
+                          f"study's last trials (default {DEFAULT_CORNERS})")
+    how.add_argument("--start",
+                     help=f"{', '.join(STARTS)}: with an Optuna sampler and --spread size, the target sizes of each "
+                          f"family's random start: spread over its whole size range, or under a cap that rises from "
+                          f"its smallest model to the budget, so that the first trials are cheap (default {DEFAULT_START})")
     how.add_argument("--size-scale",
                      help=f"{', '.join(SIZE_SCALES)}: how an Optuna sampler is told each trial's parameter count "
                           f"(its first objective): as counted, or log10 of it, the axis the fronts are drawn and "
@@ -217,7 +224,7 @@ def run_spec(a: argparse.Namespace):
         trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=a.sampler,
         spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
         scope=a.sampler_scope, corners=_or(a.corners, DEFAULT_CORNERS),
-        size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE), budget_of=_or(a.budget_of, "params"),
+        size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE), start=_or(a.start, DEFAULT_START), budget_of=_or(a.budget_of, "params"),
         pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
         storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
         space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),

@@ -25,6 +25,17 @@ them.
   "none" finds a better front with less training; but without the corners `search
   compare` says "too thin to tell" far more often and its A/A rate falls below 95%, so
   the default keeps both (docs/benchmarks.md §19, "`--corners`: the option").
+  "last": the smallest models first and each family's model at the budget last (the
+  study's last trials, one per family), so the verdicts still have the size axis' ends
+  but the search does not pay for the slowest trials before it knows where the front is.
+- start (`--start`), with `--spread size`: the target sizes of a family's random start
+  (the sampler's first trials, `startup_trials` of its share, before any model guides it).
+  "spread" (the default): drawn log-uniformly over the family's whole size range, from
+  its smallest model to the budget, as every later target is; "ramp": the k-th of n
+  drawn log-uniformly under a cap that rises from the smallest model to the budget,
+  log10 target ~ U[lo, lo + (hi - lo) (k + 1) / n] (`ramp_target`), so the first trials
+  are small and cheap: with the hypervolume on a log-parameter axis most of a front lies
+  at its small end (docs/benchmarks.md §19, "A cheap start").
 - size scale (`--size-scale`): how an Optuna sampler is told a trial's parameter count,
   its first objective: "log" (the default) as log10 of it, the axis on which the pages
   draw the fronts and the efficiency benchmark measures their hypervolume; "linear" as
@@ -44,8 +55,11 @@ DEFAULT_SHARE = "equal"
 SCOPES = ("study", "family")
 DEFAULT_SCOPE = "study"
 # the corners a new study visits first, in order: the smallest model and one at the budget
-CORNER_SIZES = {"both": ("smallest", "budget"), "smallest": ("smallest",), "none": ()}
+CORNER_SIZES = {"both": ("smallest", "budget"), "smallest": ("smallest",), "none": (), "last": ("smallest",)}
 CORNERS = tuple(CORNER_SIZES)
+LAST_CORNERS = ("last",)  # corners whose budget models are the study's last trials
+STARTS = ("spread", "ramp")  # the target sizes of a family's random start
+DEFAULT_START = "spread"
 DEFAULT_CORNERS = "both"
 SIZE_SCALES = ("linear", "log")  # the parameter count as the sampler's first objective: as is, or log10
 # log since 2026-11-27: level or ahead of linear on four settings in median and worst seed,
@@ -68,6 +82,20 @@ FREE_SHARE_SAMPLER = "tpe"
 def size_objective(params: float, scale: str) -> float:
     """A trial's parameter count as its sampler is told it on `scale` (SIZE_SCALES)."""
     return math.log10(max(1.0, float(params))) if scale == "log" else float(params)
+
+
+def startup_trials(trials: int) -> int:
+    """The random start of an Optuna sampler built for `trials` trials (tpe's and gp's
+    `n_startup_trials`): a quarter of them, at least 4 and at most 10."""
+    return min(10, max(4, trials // 4))
+
+
+def ramp_target(low: float, high: float, k: int, n: int, u: float) -> float:
+    """The k-th (0-based) of a ramped start's n target sizes, on the log10 axis: `low` +
+    (`high` - `low`) x `u` x min(1, (k + 1) / n), `u` uniform in [0, 1) (`--start ramp`)."""
+    if n < 1 or k < 0 or not 0.0 <= u <= 1.0 or high < low:
+        raise ValueError(f"need n >= 1, k >= 0, 0 <= u <= 1 and high >= low, got n={n}, k={k}, u={u}, {low}..{high}")
+    return low + (high - low) * u * min(1.0, (k + 1) / n)
 
 
 def has_turns(share: str) -> bool:

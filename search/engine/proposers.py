@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+import numpy as np
 import optuna
 from optuna.distributions import CategoricalDistribution, distribution_to_json, json_to_distribution
 from optuna.trial import TrialState
@@ -26,8 +27,12 @@ from search.engine.policies import (
     DEFAULT_SCOPE,
     DEFAULT_SHARE,
     DEFAULT_SPREAD,
+    DEFAULT_START,
+    LAST_CORNERS,
     has_turns,
+    ramp_target,
     size_objective,
+    startup_trials,
     uncertain_turn,
 )
 from search.spaces import (
@@ -104,7 +109,11 @@ class OptunaProposer(Proposer):
     the config is drawn so that its count lands at or just under it
     (`suggest_config(..., target=)`); a new study first visits each family's corners,
     its smallest model and a model at the budget (enqueued trials; `corners` "smallest"
-    visits the first only, "none" neither: search.engine.policies). A random sampler
+    visits the first only, "none" neither, "last" the smallest first and each family's
+    budget model as the study's last trials: search.engine.policies). `start` "ramp"
+    enqueues the target sizes of each family's random start under a rising cap
+    (`ramp_target`; its draw seeded by the seed, the family and the trial's index in its
+    family, so a resumed study draws the same). A random sampler
     then spreads models log-uniformly over the parameter axis, and TPE or NSGA-II learn
     which sizes pay, since the size is one of their parameters. spread "none": every
     range dim is drawn from its budget-feasible range (models pile up in the middle).
@@ -129,10 +138,13 @@ class OptunaProposer(Proposer):
     def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int, int], optuna.samplers.BaseSampler],
                  direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE,
                  scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS, size_scale: str = DEFAULT_SIZE_SCALE,
-                 stopped_as_complete: bool = False) -> None:
+                 start: str = DEFAULT_START, stopped_as_complete: bool = False) -> None:
         super().__init__(spaces, io, budget, count)
         self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
         self.corners = CORNER_SIZES[corners]  # the sizes a new study visits first
+        self.budget_last = corners in LAST_CORNERS  # each family's budget model is one of the study's last trials
+        self._cornered: set[str] = set()  # families whose budget model was proposed ("last" corners)
+        self.start = start  # the target sizes of each family's random start (policies.STARTS)
         self.size_scale = size_scale  # how the sampler is told a trial's parameter count (its first objective)
         self.share, self.trials = share, trials
         # A sampler that reads only complete trials (GPSampler) never sees a pruned one and
@@ -234,6 +246,8 @@ class OptunaProposer(Proposer):
                     self._finished(r.family, r.params, obj)
             if not r.optuna or (self.split and r.family not in self._turns):
                 continue
+            if self._is_budget_target(r.family, r.optuna["params"].get(f"{r.family}.{SIZE_PARAM}")):
+                self._cornered.add(r.family)
             params, dists = self._draw(r.family, r.optuna)
             values, state = self._outcome(objective(r), r.params, r.status == "pruned", r.status == "complete")
             trials.setdefault(self._key(r.family), []).append(
@@ -249,26 +263,68 @@ class OptunaProposer(Proposer):
             return min(self.families, key=self._turns.__getitem__)  # first of ties
         return uncertain_turn(self._turns, self._hits)
 
-    def ask(self) -> Proposal | Rejection:
-        if self.split:  # the family whose turn it is draws from its own study
-            fam = self._turn()
-            study = self._study(fam)
-            t = study.ask()
+    def _sized(self, fam: str) -> bool:
+        """Whether `fam`'s proposals aim at a target size (spread "size", a model under the budget)."""
+        return self.spread == "size" and self._smallest[fam] <= self.budget
+
+    def _is_budget_target(self, fam: str, target: float | None) -> bool:
+        return target is not None and fam in self._smallest and self._sized(fam) \
+            and abs(float(target) - self._size_range(fam)[1]) < 1e-12
+
+    def _budget_due(self) -> list[str]:
+        """With "last" corners, the families whose budget model is due now: those without
+        one, once the proposals left are no more than they are."""
+        if not self.budget_last:
+            return []
+        missing = [f for f in self.families if f not in self._cornered and self._sized(f)]
+        left = self.trials - sum(self._turns.values())
+        return missing if 0 < left <= len(missing) else []
+
+    def _plan(self, fam: str, study: optuna.Study) -> None:
+        """Enqueue what `fam`'s next proposal must be, if anything: its budget model when
+        due ("last" corners) or, in its random start, a ramped target (`start` "ramp")."""
+        if not self._sized(fam) or self._waiting(study):
+            return
+        lo, hi = self._size_range(fam)
+        k, n = self._turns[fam], startup_trials(max(1, self.trials // len(self.families)))
+        if fam in self._budget_due():
+            target = hi
+        elif self.start == "ramp" and k < n:
+            rng = np.random.default_rng([self.seed & 0xFFFFFFFF, self.families.index(fam), k])
+            target = ramp_target(lo, hi, k, n, float(rng.uniform()))
         else:
-            study = self._study(None)
-            turns = has_turns(self.share) and len(self.families) > 1
-            if turns and not self._waiting(study):
-                study.enqueue_trial({"family": self._turn()})
-            t = study.ask()
+            return
+        study.enqueue_trial({f"{fam}.{SIZE_PARAM}": target} | ({"family": fam} if self.named else {}))
+
+    def _next_family(self) -> str | None:
+        """The family of the next proposal, or None when the sampler draws it (share "free")."""
+        if len(self.families) == 1:
+            return self.families[0]
+        if not has_turns(self.share):
+            return None
+        due = self._budget_due()
+        return due[0] if due else self._turn()
+
+    def ask(self) -> Proposal | Rejection:
+        fam = self._next_family()
+        study = self._study(self._key(fam) if fam is not None else None)
+        if fam is not None:
+            self._plan(fam, study)
+        if self.named and fam is not None and not self._waiting(study):
+            study.enqueue_trial({"family": fam})  # the turns: the family is fixed, the sampler draws the rest
+        t = study.ask()
+        if not self.split:
             fam = t.suggest_categorical("family", self.families) if self.named else self.families[0]
         draw, target = TrialDraw(t, fam), None
-        if self.spread == "size" and self._smallest[fam] <= self.budget:
+        if self._sized(fam):
             target = 10 ** draw.float(SIZE_PARAM, *self._size_range(fam), False)
         cfg = suggest_config(self.spaces[fam], self.io, self.budget, lambda c: self.count(fam, c), draw, target)
         if isinstance(cfg, Infeasible):
             study.tell(t, state=TrialState.PRUNED)
             return Rejection(fam, cfg.config, None, cfg.reason)
         record = {"params": dict(t.params), "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()}}
+        if self._is_budget_target(fam, t.params.get(f"{fam}.{SIZE_PARAM}")):
+            self._cornered.add(fam)
         self._turns[fam] += 1
         return Proposal(fam, cfg, self.count(fam, cfg), record, handle=t)
 

@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from core.registry import Registry
-from search.engine.policies import DEFAULT_CORNERS, DEFAULT_SCOPE, DEFAULT_SHARE, DEFAULT_SIZE_SCALE, DEFAULT_SPREAD
+from search.engine.policies import (
+    DEFAULT_CORNERS,
+    DEFAULT_SCOPE,
+    DEFAULT_SHARE,
+    DEFAULT_SIZE_SCALE,
+    DEFAULT_SPREAD,
+    DEFAULT_START,
+    startup_trials,
+)
 
 if TYPE_CHECKING:
     import optuna
@@ -29,12 +37,12 @@ def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"], stopped_
 
     def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD,
                 share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS,
-                size_scale: str = DEFAULT_SIZE_SCALE, **_: Any) -> "Proposer":
+                size_scale: str = DEFAULT_SIZE_SCALE, start: str = DEFAULT_START, **_: Any) -> "Proposer":
         from search.engine.proposers import OptunaProposer
 
         return OptunaProposer(spaces, io, budget, count, make_sampler=build, direction=direction, seed=seed,
                               trials=trials, spread=spread, share=share, scope=scope, corners=corners,
-                              size_scale=size_scale, stopped_as_complete=stopped_as_complete)
+                              size_scale=size_scale, start=start, stopped_as_complete=stopped_as_complete)
 
     return factory
 
@@ -42,7 +50,7 @@ def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"], stopped_
 def _tpe(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
     import optuna
 
-    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(10, max(4, trials // 4)))
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup_trials(trials))
 
 
 def _nsga2(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
@@ -62,7 +70,7 @@ def _gp(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
 
     from search.engine.handover import HandOver
 
-    gp = optuna.samplers.GPSampler(seed=seed, n_startup_trials=min(10, max(4, trials // 4)),
+    gp = optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup_trials(trials),
                                    warn_independent_sampling=False)
     return HandOver(gp, _tpe(seed, trials), GP_TRIALS)
 
@@ -88,10 +96,12 @@ SAMPLERS.add("grid", _grid)
 
 def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
                   spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE,
-                  corners: str = DEFAULT_CORNERS, size_scale: str = DEFAULT_SIZE_SCALE) -> "Proposer":
+                  corners: str = DEFAULT_CORNERS, size_scale: str = DEFAULT_SIZE_SCALE, start: str = DEFAULT_START
+                  ) -> "Proposer":
     """The proposer of sampler `sampler` (UserError listing the known names if unknown).
-    `spread` (SPREADS), `share` (SHARES), `scope` (SCOPES), `corners` (CORNERS) and
-    `size_scale` (SIZE_SCALES) are for the Optuna samplers; the grid ignores them (it
+    `spread` (SPREADS), `share` (SHARES), `scope` (SCOPES), `corners` (CORNERS),
+    `size_scale` (SIZE_SCALES) and `start` (STARTS) are for the Optuna samplers; the grid ignores them (it
     interleaves the families' points)."""
     return SAMPLERS.get(sampler)(spaces, io, budget, count, direction=direction, seed=seed, trials=trials,
-                                 spread=spread, share=share, scope=scope, corners=corners, size_scale=size_scale)
+                                 spread=spread, share=share, scope=scope, corners=corners, size_scale=size_scale,
+                                 start=start)

@@ -17,10 +17,12 @@ from search.engine.policies import (
     DEFAULT_SIZE_SCALE,
     DEFAULT_SHARE,
     DEFAULT_SPREAD,
+    DEFAULT_START,
     SCOPES,
     SHARES,
     SIZE_SCALES,
     SPREADS,
+    STARTS,
     has_turns,
     sampler_for,
     scope_for,
@@ -48,6 +50,7 @@ class RunSpec:
     scope: str | None = None  # search.engine.policies.SCOPES: one Optuna study, or one per family; None: the default
     corners: str = DEFAULT_CORNERS  # search.engine.policies.CORNERS: what a new study visits first
     size_scale: str = DEFAULT_SIZE_SCALE  # search.engine.policies.SIZE_SCALES: params as the sampler sees them
+    start: str = DEFAULT_START  # search.engine.policies.STARTS: the target sizes of each family's random start
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
     prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
@@ -103,6 +106,14 @@ class RunSpec:
         if self.corners != DEFAULT_CORNERS and (self.spread != "size" or self.sampler == "grid"):
             raise UserError("--corners sets the sizes an Optuna sampler visits first; it needs --spread size and "
                             "a sampler other than grid")
+        if self.start not in STARTS:
+            raise UserError(f"unknown --start {self.start!r}; known: {', '.join(STARTS)}")
+        if self.start != DEFAULT_START and (self.spread != "size" or self.sampler == "grid"):
+            raise UserError("--start sets the target sizes of an Optuna sampler's random start; it needs --spread size "
+                            "and a sampler other than grid")
+        if self.start != DEFAULT_START and len(self.spaces) > 1 and not has_turns(self.share):
+            raise UserError("--start ramp draws each family's start in its turns; with several families it needs "
+                            "--share equal or uncertain, not free")
         if self.size_scale not in SIZE_SCALES:
             raise UserError(f"unknown --size-scale {self.size_scale!r}; known: {', '.join(SIZE_SCALES)}")
         if self.size_scale != DEFAULT_SIZE_SCALE and self.sampler == "grid":

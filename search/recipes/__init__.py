@@ -34,7 +34,7 @@ RECIPE_DIR = Path(__file__).resolve().parent
 # The `search run` settings a recipe may set: key -> accepted Python types.
 RUN_KEYS: dict[str, tuple[type, ...]] = {
     "space": (str,), "task": (str,), "budget": (str, int), "budget_of": (str,), "trials": (int,), "repeats": (int,),
-    "sampler": (str,), "spread": (str,), "share": (str,), "sampler_scope": (str,), "corners": (str,), "size_scale": (str,), "pruner": (str,), "prune_grace": (float,), "seed": (int,), "epochs": (int,),
+    "sampler": (str,), "spread": (str,), "share": (str,), "sampler_scope": (str,), "corners": (str,), "size_scale": (str,), "start": (str,), "pruner": (str,), "prune_grace": (float,), "seed": (int,), "epochs": (int,),
     "batch_size": (int,), "optimizer": (str,), "lr": (float, int), "max_train_samples": (int,), "tokens": (int,),
     "ema": (float, int), "ema_warmup": (bool,),
     "space_file": (str,),
