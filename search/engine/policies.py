@@ -26,8 +26,9 @@ them.
   compare` says "too thin to tell" far more often and its A/A rate falls below 95%, so
   the default keeps both (docs/benchmarks.md §19, "`--corners`: the option").
   "last": the smallest models first and each family's model at the budget last (the
-  study's last trials, one per family), so the verdicts still have the size axis' ends
-  but the search does not pay for the slowest trials before it knows where the front is.
+  study's last trials, one per family, trained to the end whatever the pruner says), so
+  the verdicts still have the size axis' ends but the search does not pay for the slowest
+  trials before it knows where the front is.
 - start (`--start`), with `--spread size`: the target sizes of a family's random start
   (the sampler's first trials, `startup_trials` of its share, before any model guides it).
   "spread" (the default): drawn log-uniformly over the family's whole size range, from

@@ -59,6 +59,7 @@ class Proposal:
     optuna: dict[str, Any] | None = None  # {"params": ..., "distributions": ...} for replay
     note: str | None = None
     handle: Any = field(default=None, repr=False)  # the live optuna.Trial, if any
+    unpruned: bool = False  # trained to the end whatever the pruner says (a budget model trained last)
 
 
 @dataclass
@@ -110,7 +111,8 @@ class OptunaProposer(Proposer):
     (`suggest_config(..., target=)`); a new study first visits each family's corners,
     its smallest model and a model at the budget (enqueued trials; `corners` "smallest"
     visits the first only, "none" neither, "last" the smallest first and each family's
-    budget model as the study's last trials: search.engine.policies). `start` "ramp"
+    budget model as the study's last trials, trained to the end whatever the pruner says
+    (`Proposal.unpruned`): search.engine.policies). `start` "ramp"
     enqueues the target sizes of each family's random start under a rising cap
     (`ramp_target`; its draw seeded by the seed, the family and the trial's index in its
     family, so a resumed study draws the same). A random sampler
@@ -323,10 +325,14 @@ class OptunaProposer(Proposer):
             study.tell(t, state=TrialState.PRUNED)
             return Rejection(fam, cfg.config, None, cfg.reason)
         record = {"params": dict(t.params), "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()}}
+        last = fam in self._budget_due() and self._is_budget_target(fam, t.params.get(f"{fam}.{SIZE_PARAM}"))
         if self._is_budget_target(fam, t.params.get(f"{fam}.{SIZE_PARAM}")):
             self._cornered.add(fam)
         self._turns[fam] += 1
-        return Proposal(fam, cfg, self.count(fam, cfg), record, handle=t)
+        # a budget model trained last is there for `search compare`'s top levels: the pruner,
+        # which judges it against every smaller finished trial, would often stop it
+        return Proposal(fam, cfg, self.count(fam, cfg), record, handle=t,
+                        note="the budget model, trained last (not pruned)" if last else None, unpruned=last)
 
     def _outcome(self, objective: float | None, params: float, pruned: bool, complete: bool = True
                  ) -> tuple[list[float] | None, TrialState]:

@@ -279,7 +279,7 @@ class StudyLoop:
         so (judged on its first seed)."""
         self.progress.epoch(tspec, index, record)
         job = self.pending.get(tspec.number)
-        if index == 0 and job is not None:
+        if index == 0 and job is not None and not job.proposal.unpruned:
             value = record.metrics.get(self.prep.task.metric, math.nan)
             reason = self.pruner.check(job.proposal.params, record.epoch, value, job.proposal.family)
             if reason is not None:

@@ -110,6 +110,7 @@ def test_last_corners_are_the_studys_last_trials(prep, sampler):
     assert at_budget == [trials - 2, trials - 1]
     assert sorted(qs[i].family for i in at_budget) == sorted(FAMILIES)
     assert all(BUDGET * 0.7 < qs[i].params <= BUDGET for i in at_budget)
+    assert [q.unpruned for q in qs] == [i in at_budget for i in range(trials)]  # kept from the pruner
 
 
 def test_last_corners_resume_without_proposing_a_budget_model_twice(prep):
@@ -141,3 +142,27 @@ def test_search_run_stores_its_start_and_corners(cli):
     assert first.params == min_params(prep.spaces["hourglass"], prep.io, lambda c: prep.count("hourglass", c))
     assert 20_000 * 0.7 < last.params <= 20_000
     store.close()
+
+
+def test_a_budget_model_trained_last_is_not_pruned():
+    """With `--corners last` and the Pareto pruner, on a scripted executor where every trial
+    is worse than the one before (so the smallest model, first, beats every larger one at
+    every epoch): the other trials are stopped, the budget model trained last is not, and
+    its note says why."""
+    from core.trials import TrainSettings
+    from search.engine.study import StudyLoop
+    from tests.search.fakes import CurveExecutor, MemoryStore, RecordingProgress
+
+    def curve(spec, epochs=9):
+        return [(20.0 - spec.number) * e / epochs for e in range(1, epochs + 1)]
+
+    spec = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=20_000, trials=6, study="c",
+                   pruner="pareto", corners="last", train=TrainSettings(epochs=9))
+    store, executor = MemoryStore(), CurveExecutor(curve)
+    loop = StudyLoop(spec, store, RecordingProgress(), prepare(spec), executor=executor)
+    executor.on_epoch = loop.on_epoch
+    loop.run()
+    rows = store.trials("c")
+    assert [t.status for t in rows] == ["complete"] + ["pruned"] * 4 + ["complete"]
+    assert 20_000 * 0.7 < rows[-1].params <= 20_000 and "not pruned" in rows[-1].note
+    assert all(t.note is None for t in rows[:-1])
