@@ -62,6 +62,9 @@ class Proposal:
     unpruned: bool = False  # trained to the end whatever the pruner says (a budget model trained last)
 
 
+UNPRUNED_NOTE = "the budget model, trained last (not pruned)"  # a Proposal.unpruned's note, kept by its retries
+
+
 @dataclass
 class Rejection:
     family: str
@@ -332,7 +335,7 @@ class OptunaProposer(Proposer):
         # a budget model trained last is there for `search compare`'s top levels: the pruner,
         # which judges it against every smaller finished trial, would often stop it
         return Proposal(fam, cfg, self.count(fam, cfg), record, handle=t,
-                        note="the budget model, trained last (not pruned)" if last else None, unpruned=last)
+                        note=UNPRUNED_NOTE if last else None, unpruned=last)
 
     def _outcome(self, objective: float | None, params: float, pruned: bool, complete: bool = True
                  ) -> tuple[list[float] | None, TrialState]:

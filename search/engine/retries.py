@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from core.trials import TrainSettings, TrialResult
-from search.engine.proposers import Proposal
+from search.engine.proposers import UNPRUNED_NOTE, Proposal
 from storage.records import TrialRecord
 
 
@@ -30,15 +30,16 @@ class Job:
 def retry_job(number: int, proposal: Proposal, train: TrainSettings, attempt: int, why: str,
               seeds: tuple[int, ...], failed: bool) -> Job:
     """The job that re-runs trial `number` (attempt `attempt`), noted with the reason."""
-    note = f"retry {attempt} of trial {number}: {why}"
-    return Job(Proposal(proposal.family, proposal.config, proposal.params, proposal.optuna, note=note),
-               train, attempt, number, seeds, supersedes_final=failed)
+    note = f"retry {attempt} of trial {number}: {why}" + (f"; {UNPRUNED_NOTE}" if proposal.unpruned else "")
+    return Job(Proposal(proposal.family, proposal.config, proposal.params, proposal.optuna, note=note,
+                        unpruned=proposal.unpruned), train, attempt, number, seeds, supersedes_final=failed)
 
 
 def resume_job(record: TrialRecord, train: TrainSettings) -> Job:
     """The retry of a stored failed or interrupted trial, queued when a study resumes."""
     why = "interrupted" if record.status == "interrupted" else (record.error or "failed")
-    proposal = Proposal(record.family, record.config, record.params, record.optuna)
+    proposal = Proposal(record.family, record.config, record.params, record.optuna,
+                        unpruned=UNPRUNED_NOTE in (record.note or ""))
     return retry_job(record.number, proposal, train, record.attempt + 1, why, tuple(record.seeds),
                      record.status == "failed")
 

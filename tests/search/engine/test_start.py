@@ -166,3 +166,20 @@ def test_a_budget_model_trained_last_is_not_pruned():
     assert [t.status for t in rows] == ["complete"] + ["pruned"] * 4 + ["complete"]
     assert 20_000 * 0.7 < rows[-1].params <= 20_000 and "not pruned" in rows[-1].note
     assert all(t.note is None for t in rows[:-1])
+
+
+def test_a_retried_budget_model_stays_unpruned():
+    """A budget model trained last that fails is retried unpruned, live and after a kill
+    (the stored note says so; the resumed study reads it back)."""
+    from core.trials import TrainSettings
+    from search.engine.proposers import UNPRUNED_NOTE
+    from search.engine.retries import resume_job, retry_job
+
+    last = Proposal("hourglass", {"L": 1}, 20_000, None, note=UNPRUNED_NOTE, unpruned=True)
+    job = retry_job(7, last, TrainSettings(), 1, "failed", (0,), failed=True)
+    assert job.proposal.unpruned and UNPRUNED_NOTE in job.proposal.note
+    plain = retry_job(7, Proposal("hourglass", {"L": 1}, 20_000), TrainSettings(), 1, "failed", (0,), failed=True)
+    assert not plain.proposal.unpruned and UNPRUNED_NOTE not in plain.proposal.note
+    for note, kept in [(job.proposal.note, True), (UNPRUNED_NOTE, True), ("retry 1 of trial 3: failed", False), (None, False)]:
+        rec = TrialRecord(9, "hourglass", {"L": 1}, 20_000, "interrupted", [0], {}, None, note=note)
+        assert resume_job(rec, TrainSettings()).proposal.unpruned is kept
