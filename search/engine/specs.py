@@ -18,6 +18,7 @@ from search.engine.policies import (
     DEFAULT_SHARE,
     DEFAULT_SPREAD,
     DEFAULT_START,
+    LAST_CORNERS,
     SCOPES,
     SHARES,
     SIZE_SCALES,
@@ -114,6 +115,9 @@ class RunSpec:
         if self.start != DEFAULT_START and len(self.spaces) > 1 and not has_turns(self.share):
             raise UserError("--start ramp draws each family's start in its turns; with several families it needs "
                             "--share equal or uncertain, not free")
+        if self.corners in LAST_CORNERS and len(self.spaces) > 1 and not has_turns(self.share):
+            raise UserError("--corners last gives each family its budget model in the last turns; with several "
+                            "families it needs --share equal or uncertain, not free")
         if self.size_scale not in SIZE_SCALES:
             raise UserError(f"unknown --size-scale {self.size_scale!r}; known: {', '.join(SIZE_SCALES)}")
         if self.size_scale != DEFAULT_SIZE_SCALE and self.sampler == "grid":

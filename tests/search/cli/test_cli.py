@@ -162,6 +162,8 @@ def test_studies_sql_report(cli, study_db, tmp_path):
       "--sampler", "grid"), "--start sets the target sizes of an Optuna sampler's random start; it needs --spread size"),
     (("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "1M", "--start", "ramp",
       "--share", "free"), "--start ramp draws each family's start in its turns; with several families it needs"),
+    (("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "1M", "--corners", "last",
+      "--share", "free"), "--corners last gives each family its budget model in the last turns; with several"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--corners", "last",
       "--sampler", "grid"), "--corners sets the sizes an Optuna sampler visits first; it needs --spread size"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--corners", "none",
