@@ -1,0 +1,106 @@
+"""Searches of a search_efficiency run read against a stored run of the same setting.
+
+The peers take hours (Ax on classification); their fractions and work are stored in the
+JSON a search_efficiency run writes (`--out`). This reads the studies of another run
+(`--storage`, `--tag`: e.g. a new option of the product) against that JSON's reference
+point and best hypervolume, so their fractions compare with the stored ones exactly, and
+reports the work each study spent to reach the stored best peer's 40-trial fraction on
+its seed, as a share of that peer's work (issue 30's compute target), without running
+the peers again (docs/benchmarks.md §19, "A cheap start"):
+
+    python benchmarks/search_efficiency.py --settings hourglass-conventional --grid-trials 0 \\
+        --samplers "gp+pareto,gp+pareto^last=ramp" --storage sqlite:///new.db --tag new --out new.json
+    python benchmarks/against_stored.py --stored docs/data/efficiency-peers5-hourglass-conventional.json \\
+        --setting hourglass-conventional --storage sqlite:///new.db --tag new \\
+        --searches "gp+pareto,gp+pareto^last=ramp" --json against.json
+
+The peer is the stored peer (benchmarks/peers.py) with the best median fraction, or
+`--peer NAME` (any search of the stored run). A study's fraction can pass 1 where it
+found more than the stored run's union front.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import peers  # noqa: E402
+from bench_util import fail  # noqa: E402
+from search_efficiency import study_frame, trial_work  # noqa: E402
+
+from reports.efficiency import fraction_at, fraction_curve, work_to_reach  # noqa: E402
+from storage import Store  # noqa: E402
+
+
+def _fmt(v: float) -> str:
+    return "never" if math.isinf(v) else f"{v:.2f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--stored", required=True, help="a search_efficiency JSON (--out) holding the setting")
+    ap.add_argument("--setting", required=True)
+    ap.add_argument("--storage", required=True, help="the SQLAlchemy URL of the run to read")
+    ap.add_argument("--tag", required=True, help="that run's --tag")
+    ap.add_argument("--searches", required=True, help="comma list of that run's --samplers entries")
+    ap.add_argument("--seeds", type=int, help="seeds to read (default: the stored run's)")
+    ap.add_argument("--peer", help="the stored search to reach (default: the stored peer with the best median)")
+    ap.add_argument("--json", help="write the figures here")
+    a = ap.parse_args()
+    try:
+        report = json.loads(Path(a.stored).read_text())
+    except (OSError, ValueError) as e:
+        fail(f"--stored {a.stored}: {e}")
+    if a.setting not in report.get("settings", {}):
+        fail(f"--stored {a.stored} holds no setting {a.setting!r}; it holds {', '.join(report.get('settings', {}))}")
+    stored = report["settings"][a.setting]
+    summary = stored["summary"]
+    candidates = [p for p in summary if p in peers.PEERS]
+    peer = a.peer or (max(candidates, key=lambda p: summary[p]["median"]) if candidates else None)
+    if peer is None or "fractions" not in summary.get(peer, {}):
+        fail(f"no peer to reach in {a.stored}: give --peer, one of {', '.join(k for k in summary if 'fractions' in summary[k])}")
+    seeds = a.seeds or report.get("seeds") or len(summary[peer]["fractions"])
+    goals, peer_work = summary[peer]["fractions"][:seeds], summary[peer]["parameter_epochs"][:seeds]
+    if a.storage.startswith("sqlite:///") and not Path(a.storage[len("sqlite:///"):]).is_file():
+        fail(f"--storage {a.storage}: no such database")  # Store would create an empty one
+    store = Store(a.storage)
+    names = {s: [f"eff-{a.tag}-{a.setting}-{s}-{seed}" for seed in range(seeds)] for s in a.searches.split(",")}
+    held = {s.name for s in store.list_studies()}
+    missing = [n for ns in names.values() for n in ns if n not in held]
+    if missing:
+        fail(f"{a.storage} holds no study {missing[0]} ({len(missing)} missing); check --tag, --setting, --searches")
+    ref, best = stored["reference"], stored["best_hypervolume"]
+    out = {"stored": a.stored, "setting": a.setting, "peer": peer, "peer_fractions": goals, "peer_work": peer_work,
+           "searches": {}}
+    print(f"## {a.setting}, read against {a.stored}: best peer {peer}, median {statistics.median(goals):.3f}, "
+          f"work {statistics.median(peer_work) / 1e6:.1f}M parameter-epochs")
+    print("| search | fraction by seed | median | worst | @10 trials | work (M parameter-epochs) | work to reach "
+          f"{peer}'s fraction, share of its work: by seed (median) |\n|---|---|---|---|---|---|---|")
+    for search, studies in names.items():
+        fractions, at10, work, reach = [], [], [], []
+        for name, goal, pw in zip(studies, goals, peer_work):
+            record, frame = store.get_study(name), study_frame(store, name)
+            curve = fraction_curve(frame, record.metric, record.direction, ref, best)
+            w = trial_work(frame)
+            fractions.append(float(curve["fraction"].iloc[-1]))
+            at10.append(fraction_at(curve, trials=10))
+            work.append(sum(w.values()))
+            reach.append(work_to_reach(curve, w, goal) / pw if pw > 0 else math.nan)
+        out["searches"][search] = {"fractions": fractions, "at10": at10, "work": work,
+                                   "reach": [None if math.isinf(v) else v for v in reach]}  # None: never
+        print(f"| {search} | {' / '.join(f'{f:.3f}' for f in fractions)} | {statistics.median(fractions):.3f} | "
+              f"{min(fractions):.3f} | {statistics.median(at10):.3f} | {statistics.median(work) / 1e6:.1f} | "
+              f"{' / '.join(_fmt(v) for v in reach)} ({_fmt(statistics.median(reach))}) |")
+    store.close()
+    if a.json:
+        Path(a.json).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

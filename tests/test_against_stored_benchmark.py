@@ -1,0 +1,38 @@
+"""benchmarks/against_stored.py: a run's studies read against a stored run's JSON."""
+import json
+
+from tests.bench_scripts import run_benchmark
+
+SETTING = "hourglass-conventional"
+
+
+def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path):
+    """Read against the JSON of the run that made them, the studies' fractions are the
+    JSON's own (same reference, same denominator); the work to reach a search's own
+    fraction is its whole work or less; bad input is one line and exit status 2."""
+    db, out = f"sqlite:///{tmp_path}/eff.db", tmp_path / "eff.json"
+    done = run_benchmark("search_efficiency.py", "--quick", "--samplers", "tpe,random", "--storage", db,
+                         "--out", out, "--tag", "t1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(out.read_text())["settings"][SETTING]["summary"]
+    args = ["--stored", out, "--setting", SETTING, "--storage", db, "--tag", "t1", "--searches", "tpe,random",
+            "--peer", "random", "--json", tmp_path / "a.json"]
+    read = run_benchmark("against_stored.py", *args, cwd=tmp_path)
+    assert read.returncode == 0, read.stderr[-3000:]
+    got = json.loads((tmp_path / "a.json").read_text())
+    assert got["peer"] == "random" and got["peer_fractions"] == summary["random"]["fractions"]
+    for search in ("tpe", "random"):
+        assert got["searches"][search]["fractions"] == summary[search]["fractions"]
+        assert got["searches"][search]["work"] == summary[search]["parameter_epochs"]
+    # random reaches its own fraction exactly when its work is spent, or before
+    assert all(v is not None and 0 < v <= 1 + 1e-12 for v in got["searches"]["random"]["reach"])
+    assert "| tpe |" in read.stdout and "| random |" in read.stdout
+    for bad, says in [(["--setting", "sr-hourglass"], "holds no setting 'sr-hourglass'"),
+                      (["--tag", "t2"], "holds no study eff-t2-"),
+                      (["--peer", "cma"], "no peer to reach"),
+                      (["--storage", f"sqlite:///{tmp_path}/none.db"], "no such database")]:
+        flag = args.index(bad[0])
+        wrong = args[:flag] + bad + args[flag + 2:]
+        r = run_benchmark("against_stored.py", *wrong, cwd=tmp_path, timeout=120)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, (bad, r.stderr)
+    assert not (tmp_path / "none.db").exists()
