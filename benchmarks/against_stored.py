@@ -30,9 +30,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import peers  # noqa: E402
 from bench_util import fail  # noqa: E402
-from search_efficiency import study_frame, trial_work  # noqa: E402
+from search_efficiency import best_peer, study_frame, trial_work  # noqa: E402
 
 from reports.efficiency import fraction_at, fraction_curve, work_to_reach  # noqa: E402
 from storage import Store  # noqa: E402
@@ -61,8 +60,7 @@ def main() -> None:
         fail(f"--stored {a.stored} holds no setting {a.setting!r}; it holds {', '.join(report.get('settings', {}))}")
     stored = report["settings"][a.setting]
     summary = stored["summary"]
-    candidates = [p for p in summary if p in peers.PEERS]
-    peer = a.peer or (max(candidates, key=lambda p: summary[p]["median"]) if candidates else None)
+    peer = a.peer or best_peer(summary, list(summary))
     if peer is None or "fractions" not in summary.get(peer, {}):
         fail(f"no peer to reach in {a.stored}: give --peer, one of {', '.join(k for k in summary if 'fractions' in summary[k])}")
     seeds = a.seeds or report.get("seeds") or len(summary[peer]["fractions"])

@@ -226,6 +226,13 @@ def trial_work(frame) -> dict[int, float]:
     return {int(n): float(w) for n, w in zip(frame["number"], (frame["params"] * frame["epochs_trained"]).fillna(0.0))}
 
 
+def best_peer(summary: dict, searches) -> str | None:
+    """The peer (benchmarks/peers.py) among `searches` with the best median fraction in
+    `summary` (issue 30's compute target is that peer's 40-trial front); None if none ran."""
+    in_run = [x for x in searches if x in peers.PEERS]
+    return max(in_run, key=lambda x: statistics.median(summary[x]["fractions"])) if in_run else None
+
+
 def work_table(searches: list[str], runs: list, summary: dict, curves: dict, frames: list, record, ref,
                best: float) -> None:
     """Training work in parameter-epochs (load-free), printed and added to `summary`: each
@@ -241,8 +248,7 @@ def work_table(searches: list[str], runs: list, summary: dict, curves: dict, fra
         pts += list(zip(np.log10(cp["params"].to_numpy(dtype=float)), cp["value"].to_numpy(dtype=float)))
         costs += [w[int(n)] for n in cp["number"]]
     pts = np.asarray(pts, dtype=float).reshape(-1, 2)
-    in_run = [x for x in searches if x in peers.PEERS]
-    peer = max(in_run, key=lambda x: statistics.median(summary[x]["fractions"])) if in_run else None
+    peer = best_peer(summary, searches)
     head = "| search | median work (M parameter-epochs) | least work for its fraction with hindsight, share of its work: median (min .. max) |"
     if peer:
         head += f" work to reach {peer}'s fraction (the best peer), share of {peer}'s work: by seed (median) |"

@@ -328,8 +328,9 @@ class OptunaProposer(Proposer):
             study.tell(t, state=TrialState.PRUNED)
             return Rejection(fam, cfg.config, None, cfg.reason)
         record = {"params": dict(t.params), "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()}}
-        last = fam in self._budget_due() and self._is_budget_target(fam, t.params.get(f"{fam}.{SIZE_PARAM}"))
-        if self._is_budget_target(fam, t.params.get(f"{fam}.{SIZE_PARAM}")):
+        at_budget = self._is_budget_target(fam, t.params.get(f"{fam}.{SIZE_PARAM}"))
+        last = at_budget and fam in self._budget_due()
+        if at_budget:
             self._cornered.add(fam)
         self._turns[fam] += 1
         # a budget model trained last is there for `search compare`'s top levels: the pruner,
