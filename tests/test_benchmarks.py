@@ -273,3 +273,29 @@ def test_weights_overhead_tiny(tmp_path):
     assert "| `write_weights` per trial (ms) |" in done.stdout and "| pareto |" in done.stdout
     bad = run_benchmark("weights_overhead.py", "--trials", "0", cwd=tmp_path)
     assert bad.returncode == 2 and "must be at least 1" in bad.stderr
+
+
+def test_verdict_calibration_replicates_pick_the_seeds_and_bad_counts_stop_before_anything(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """--replicates N runs seeds 11 .. 10 + N of each setting (more replicates for a
+    narrower answer rate); a count out of range is one line, exit 2, and no folder made."""
+    sys.path.insert(0, str(REPO))
+    from benchmarks import verdict_calibration as vc
+
+    calls = []
+    monkeypatch.setattr(vc.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
+    monkeypatch.setattr(vc, "evaluate", lambda setting, folder, m, conf: {
+        "setting": setting.name, "method": m, "replicates": len(setting.seeds), "contradict": 0.0, "disjoint": 0.0,
+        "coverage": 1.0, "power": float("nan"), "clear_budgets": 0, "aa_not_distinguishable": 1.0, "thin": 0.0,
+        "median_half_width": 1.0})
+    assert vc.main(["--dir", str(tmp_path / "cal"), "--settings", "gc", "--replicates", "12", "--methods", "default",
+                    "--pool", "0"]) == 0
+    assert [c[c.index("--seed") + 1] for c in calls] == [str(s) for s in range(11, 23)]
+    assert "| gc | 12 | default |" in capsys.readouterr().out
+    for bad in ("1", "101"):
+        assert vc.main(["--dir", str(tmp_path / f"bad{bad}"), "--replicates", bad]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error: --replicates") and "\n" not in err
+        assert not (tmp_path / f"bad{bad}").exists()
+    assert vc.main(["--dir", str(tmp_path / "bad-setting"), "--settings", "xx"]) == 2
+    assert not (tmp_path / "bad-setting").exists()
