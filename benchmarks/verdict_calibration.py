@@ -104,12 +104,8 @@ def run_missing(setting: Setting, folder: Path, extra: tuple[str, ...] = ()) -> 
             if study not in {r.name for r in store.list_studies()}:
                 synthetic(store, study, seed, setting.families)
             continue
-        if (folder / f"{setting.name}.db").exists():
-            store = Store(db)
-            if study in {r.name for r in store.list_studies()}:
-                df = store.trials_frame(study)
-                if int((df["status"] == "complete").sum()) >= TRIALS:
-                    continue
+        if (folder / f"{setting.name}.db").exists() and seed in finished(Store(db), setting):
+            continue  # its trials are there (complete, failed or pruned: a pruned search's too)
         print(f"running {study}", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, "-m", "search.cli", "run", *setting.flags, "--trials", str(TRIALS),
                         "--repeats", str(REPEATS), "--seed", str(seed), "--storage", db, "--study", study,

@@ -299,3 +299,30 @@ def test_verdict_calibration_replicates_pick_the_seeds_and_bad_counts_stop_befor
         assert not (tmp_path / f"bad{bad}").exists()
     assert vc.main(["--dir", str(tmp_path / "bad-setting"), "--settings", "xx"]) == 2
     assert not (tmp_path / "bad-setting").exists()
+
+
+def test_verdict_calibration_does_not_rerun_a_pruned_search(tmp_path, monkeypatch):
+    """A stored replicate whose trials are all finished, some of them pruned, is read, not
+    run again; a replicate with too few trials is run (resumed)."""
+    from core.trials import RunResult, TrialResult
+    from storage import Store
+
+    sys.path.insert(0, str(REPO))
+    from benchmarks import verdict_calibration as vc
+
+    setting = vc.replace(vc.SETTINGS["dn"], seeds=(11, 12))
+    store = Store(f"sqlite:///{tmp_path / 'dn.db'}")
+    for seed, n_trials in ((11, vc.TRIALS), (12, vc.TRIALS - 1)):
+        name = f"dn-{seed}"
+        store.create_or_load_study(name, task="digits-denoise", families=list(setting.families), metric="psnr",
+                                   direction="maximize", budget=60_000)
+        for i in range(n_trials):
+            n = store.add_trial(name, family=setting.families[i % 2], config={"i": i}, params=1000 + i, seeds=[0])
+            status = "pruned" if i % 3 == 0 else "complete"
+            store.finish_trial(name, n, TrialResult(n, status, [RunResult(0, status, {"psnr": 20.0}, 1, [], 0.1)],
+                                                    0.1, "cpu"))
+    store.close()
+    calls = []
+    monkeypatch.setattr(vc.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
+    vc.run_missing(setting, tmp_path)
+    assert [c[c.index("--study") + 1] for c in calls] == ["dn-12"]
