@@ -264,6 +264,9 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
             "coverage": float(coverage), "power": float(power), "clear_budgets": len(clear),
             "aa_not_distinguishable": float(np.mean(aa)), "thin": float(np.mean([r.thin for r in reads])),
             "answered": len(with_iv) / (n * nb), "median_half_width": float(half),
+            # per budget: the share of replicates with an interval, and the share "too thin"
+            "answered_by_budget": [float(np.mean([np.isfinite(r.low[i]) for r in reads])) for i in range(nb)],
+            "thin_by_budget": [float(np.mean([r.thin[i] for r in reads])) for i in range(nb)],
             "spread_between_replicates": [float(x) for x in spread], "pooled_difference": [float(x) for x in pooled],
             "differences": diffs.tolist(), "calls": calls.tolist()}
 

@@ -174,6 +174,11 @@ def test_verdict_calibration_reads_replicate_searches(tmp_path):
     # smallest budget, 5K, holds about two models a family: too thin); three pooled call it
     assert default["contradict"] == 0 and default["clear_budgets"] >= 3 and default["power"] >= 0.6
     assert pooled["power"] == 1.0 and 0 < default["thin"] < 0.5
+    # per budget: the shares average to the whole's; the smallest budget is the thin one
+    assert len(default["answered_by_budget"]) == len(setting.budgets)
+    assert abs(sum(default["answered_by_budget"]) / len(setting.budgets) - default["answered"]) < 1e-12
+    assert abs(sum(default["thin_by_budget"]) / len(setting.budgets) - default["thin"]) < 1e-12
+    assert default["thin_by_budget"][0] == max(default["thin_by_budget"])
     assert seed["median_half_width"] < default["median_half_width"]
 
 
