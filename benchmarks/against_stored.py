@@ -17,6 +17,11 @@ the peers again (docs/benchmarks.md §19, "A cheap start"):
 The peer is the stored peer (benchmarks/peers.py) with the best median fraction, or
 `--peer NAME` (any search of the stored run). A study's fraction can pass 1 where it
 found more than the stored run's union front.
+
+`--base NAME` (one of `--searches`, e.g. `gp`: the unpruned default) also prints each
+search's hypervolume and work against that search's, seed by seed (issue 25's target: at
+least 0.97 of the unpruned default's hypervolume with at most half its training;
+docs/benchmarks.md §14, "Checked rungs after a cheap start").
 """
 from __future__ import annotations
 
@@ -50,8 +55,11 @@ def main() -> None:
     ap.add_argument("--searches", required=True, help="comma list of that run's --samplers entries")
     ap.add_argument("--seeds", type=int, help="seeds to read (default: the stored run's)")
     ap.add_argument("--peer", help="the stored search to reach (default: the stored peer with the best median)")
+    ap.add_argument("--base", help="one of --searches: each search's hypervolume and work as a share of its, by seed")
     ap.add_argument("--json", help="write the figures here")
     a = ap.parse_args()
+    if a.base is not None and a.base not in a.searches.split(","):
+        fail(f"--base {a.base} is not one of --searches ({a.searches})")
     try:
         report = json.loads(Path(a.stored).read_text())
     except (OSError, ValueError) as e:
@@ -96,6 +104,17 @@ def main() -> None:
               f"{min(fractions):.3f} | {statistics.median(at10):.3f} | {statistics.median(work) / 1e6:.1f} | "
               f"{' / '.join(_fmt(v) for v in reach)} ({_fmt(statistics.median(reach))}) |")
     store.close()
+    if a.base is not None:
+        out["base"] = a.base
+        base = out["searches"][a.base]
+        print(f"\n| search | hypervolume ratio to {a.base}, by seed | median | worst | work ratio by seed | median |"
+              "\n|---|---|---|---|---|---|")
+        for search, got in out["searches"].items():
+            hv = [f / b for f, b in zip(got["fractions"], base["fractions"])]
+            wr = [w / b for w, b in zip(got["work"], base["work"])]
+            got["hv_ratio"], got["work_ratio"] = hv, wr
+            print(f"| {search} | {' / '.join(f'{v:.3f}' for v in hv)} | {statistics.median(hv):.3f} | {min(hv):.3f} | "
+                  f"{' / '.join(f'{v:.2f}' for v in wr)} | {statistics.median(wr):.2f} |")
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=1))
 

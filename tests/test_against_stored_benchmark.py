@@ -16,7 +16,7 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(out.read_text())["settings"][SETTING]["summary"]
     args = ["--stored", out, "--setting", SETTING, "--storage", db, "--tag", "t1", "--searches", "tpe,random",
-            "--peer", "random", "--json", tmp_path / "a.json"]
+            "--peer", "random", "--base", "random", "--json", tmp_path / "a.json"]
     read = run_benchmark("against_stored.py", *args, cwd=tmp_path)
     assert read.returncode == 0, read.stderr[-3000:]
     got = json.loads((tmp_path / "a.json").read_text())
@@ -27,9 +27,16 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
     # random reaches its own fraction exactly when its work is spent, or before
     assert all(v is not None and 0 < v <= 1 + 1e-12 for v in got["searches"]["random"]["reach"])
     assert "| tpe |" in read.stdout and "| random |" in read.stdout
+    # --base: each search's hypervolume and work as shares of the base's, seed by seed
+    tpe, rnd = got["searches"]["tpe"], summary["random"]
+    assert got["base"] == "random" and got["searches"]["random"]["hv_ratio"] == [1.0] * len(rnd["fractions"])
+    assert tpe["hv_ratio"] == [f / b for f, b in zip(summary["tpe"]["fractions"], rnd["fractions"])]
+    assert tpe["work_ratio"] == [w / b for w, b in zip(summary["tpe"]["parameter_epochs"], rnd["parameter_epochs"])]
+    assert "hypervolume ratio to random" in read.stdout
     for bad, says in [(["--setting", "sr-hourglass"], "holds no setting 'sr-hourglass'"),
                       (["--tag", "t2"], "holds no study eff-t2-"),
                       (["--peer", "cma"], "no peer to reach"),
+                      (["--base", "gp"], "--base gp is not one of --searches"),
                       (["--storage", f"sqlite:///{tmp_path}/none.db"], "no such database")]:
         flag = args.index(bad[0])
         wrong = args[:flag] + bad + args[flag + 2:]
