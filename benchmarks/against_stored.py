@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench_util import fail  # noqa: E402
-from search_efficiency import best_peer, study_frame, trial_work  # noqa: E402
+from search_efficiency import best_peer, seed_ratios, study_frame, trial_work  # noqa: E402
 
 from reports.efficiency import fraction_at, fraction_curve, work_to_reach  # noqa: E402
 from storage import Store  # noqa: E402
@@ -110,8 +110,7 @@ def main() -> None:
         print(f"\n| search | hypervolume ratio to {a.base}, by seed | median | worst | work ratio by seed | median |"
               "\n|---|---|---|---|---|---|")
         for search, got in out["searches"].items():
-            hv = [f / b for f, b in zip(got["fractions"], base["fractions"])]
-            wr = [w / b for w, b in zip(got["work"], base["work"])]
+            hv, wr = seed_ratios(got["fractions"], base["fractions"]), seed_ratios(got["work"], base["work"])
             got["hv_ratio"], got["work_ratio"] = hv, wr
             print(f"| {search} | {' / '.join(f'{v:.3f}' for v in hv)} | {statistics.median(hv):.3f} | {min(hv):.3f} | "
                   f"{' / '.join(f'{v:.2f}' for v in wr)} | {statistics.median(wr):.2f} |")

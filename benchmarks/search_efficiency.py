@@ -226,6 +226,12 @@ def trial_work(frame) -> dict[int, float]:
     return {int(n): float(w) for n, w in zip(frame["number"], (frame["params"] * frame["epochs_trained"]).fillna(0.0))}
 
 
+def seed_ratios(values: list[float], base: list[float]) -> list[float]:
+    """values[i] / base[i], seed by seed: a search's figures against its base search's
+    (a seed whose base figure is not positive has no ratio)."""
+    return [v / b for v, b in zip(values, base) if b > 0]
+
+
 def best_peer(summary: dict, searches) -> str | None:
     """The peer (benchmarks/peers.py) among `searches` with the best median fraction in
     `summary` (issue 30's compute target is that peer's 40-trial front); None if none ran."""
@@ -424,10 +430,10 @@ def main() -> None:
                   "| median work ratio (parameter-epochs) | pruned trials |\n|---|---|---|---|---|---|")
         for x in pruned:  # each pruned search against its unpruned twin, seed by seed
             base = summary[x.split("+")[0]]
-            hv = [p / b for p, b in zip(summary[x]["fractions"], base["fractions"]) if b > 0]
-            cost = [p / b for p, b in zip(summary[x]["compute_s"], base["compute_s"]) if b > 0]
+            hv = seed_ratios(summary[x]["fractions"], base["fractions"])
+            cost = seed_ratios(summary[x]["compute_s"], base["compute_s"])
             n_pruned = [int((r[3]["status"] == "pruned").sum()) for r in runs if r[0] == x]
-            work = [p / b for p, b in zip(summary[x]["parameter_epochs"], base["parameter_epochs"]) if b > 0]
+            work = seed_ratios(summary[x]["parameter_epochs"], base["parameter_epochs"])
             summary[x] |= {"hypervolume_ratio": hv, "compute_ratio": cost, "work_ratio": work, "pruned": n_pruned}
             print(f"| {x} | {x.split('+')[0]} | {statistics.median(hv):.3f} | {statistics.median(cost):.3f} | "
                   f"{statistics.median(work):.3f} | median {statistics.median(n_pruned):g} of {a.trials} |")

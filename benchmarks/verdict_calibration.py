@@ -97,6 +97,8 @@ def run_missing(setting: Setting, folder: Path, extra: tuple[str, ...] = ()) -> 
 
     db = f"sqlite:///{folder / setting.name}.db"
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO))
+    # the replicates whose trials are there (complete, failed or pruned: a pruned search's too)
+    done = set(finished(Store(db), setting)) if (folder / f"{setting.name}.db").exists() else set()
     for seed in setting.seeds:
         study = f"{setting.name}-{seed}"
         if not setting.flags:  # synthetic
@@ -104,8 +106,8 @@ def run_missing(setting: Setting, folder: Path, extra: tuple[str, ...] = ()) -> 
             if study not in {r.name for r in store.list_studies()}:
                 synthetic(store, study, seed, setting.families)
             continue
-        if (folder / f"{setting.name}.db").exists() and seed in finished(Store(db), setting):
-            continue  # its trials are there (complete, failed or pruned: a pruned search's too)
+        if seed in done:
+            continue
         print(f"running {study}", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, "-m", "search.cli", "run", *setting.flags, "--trials", str(TRIALS),
                         "--repeats", str(REPEATS), "--seed", str(seed), "--storage", db, "--study", study,
