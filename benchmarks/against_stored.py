@@ -21,7 +21,9 @@ found more than the stored run's union front.
 `--base NAME` (one of `--searches`, e.g. `gp`: the unpruned default) also prints each
 search's hypervolume and work against that search's, seed by seed (issue 25's target: at
 least 0.97 of the unpruned default's hypervolume with at most half its training;
-docs/benchmarks.md §14, "Checked rungs after a cheap start").
+docs/benchmarks.md §14, "Checked rungs after a cheap start"), and the two at equal
+compute: the fraction the base search had reached when it had spent this search's whole
+work (`reports.efficiency.fraction_at_work`).
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ sys.path.insert(0, str(REPO))
 from bench_util import fail  # noqa: E402
 from search_efficiency import best_peer, seed_ratios, study_frame, trial_work  # noqa: E402
 
-from reports.efficiency import fraction_at, fraction_curve, work_to_reach  # noqa: E402
+from reports.efficiency import fraction_at, fraction_at_work, fraction_curve, work_to_reach  # noqa: E402
 from storage import Store  # noqa: E402
 
 
@@ -88,12 +90,15 @@ def main() -> None:
           f"work {statistics.median(peer_work) / 1e6:.1f}M parameter-epochs")
     print("| search | fraction by seed | median | worst | @10 trials | work (M parameter-epochs) | work to reach "
           f"{peer}'s fraction, share of its work: by seed (median) |\n|---|---|---|---|---|---|---|")
+    paths = {}  # search -> [(curve, work by trial number)] by seed
     for search, studies in names.items():
         fractions, at10, work, reach = [], [], [], []
+        paths[search] = []
         for name, goal, pw in zip(studies, goals, peer_work):
             record, frame = store.get_study(name), study_frame(store, name)
             curve = fraction_curve(frame, record.metric, record.direction, ref, best)
             w = trial_work(frame)
+            paths[search].append((curve, w))
             fractions.append(float(curve["fraction"].iloc[-1]))
             at10.append(fraction_at(curve, trials=10))
             work.append(sum(w.values()))
@@ -107,13 +112,18 @@ def main() -> None:
     if a.base is not None:
         out["base"] = a.base
         base = out["searches"][a.base]
-        print(f"\n| search | hypervolume ratio to {a.base}, by seed | median | worst | work ratio by seed | median |"
-              "\n|---|---|---|---|---|---|")
+        print(f"\n| search | hypervolume ratio to {a.base}, by seed | median | worst | work ratio by seed | median | "
+              f"{a.base} with this search's work: fraction median (worst); this search minus it, by seed |"
+              "\n|---|---|---|---|---|---|---|")
         for search, got in out["searches"].items():
             hv, wr = seed_ratios(got["fractions"], base["fractions"]), seed_ratios(got["work"], base["work"])
-            got["hv_ratio"], got["work_ratio"] = hv, wr
+            # equal compute: what the base had reached when it had spent this search's whole work
+            same = [fraction_at_work(c, w, spent) for (c, w), spent in zip(paths[a.base], got["work"])]
+            got["hv_ratio"], got["work_ratio"], got["base_at_same_work"] = hv, wr, same
             print(f"| {search} | {' / '.join(f'{v:.3f}' for v in hv)} | {statistics.median(hv):.3f} | {min(hv):.3f} | "
-                  f"{' / '.join(f'{v:.2f}' for v in wr)} | {statistics.median(wr):.2f} |")
+                  f"{' / '.join(f'{v:.2f}' for v in wr)} | {statistics.median(wr):.2f} | "
+                  f"{statistics.median(same):.3f} ({min(same):.3f}); "
+                  f"{' / '.join(f'{f - b:+.3f}' for f, b in zip(got['fractions'], same))} |")
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=1))
 

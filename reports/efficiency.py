@@ -104,6 +104,23 @@ def work_to_reach(curve: pd.DataFrame | Mapping[str, Sequence], work: Mapping[in
     return math.inf
 
 
+def fraction_at_work(curve: pd.DataFrame | Mapping[str, Sequence], work: Mapping[int, float], budget: float) -> float:
+    """The fraction a search had reached when it had spent at most `budget` of training
+    work: that of the last of its finished trials, in the order of `curve`
+    (`fraction_curve`'s frame, or its columns as lists), whose summed `work` (trial number
+    -> work; a trial not in it counts 0) up to and including it is within `budget`; 0
+    before any. A search compared with another at equal compute: `budget` is the other's
+    whole work. The trial running when the budget runs out counts for nothing."""
+    reached = 0.0
+    spent = 0.0
+    for n, f in zip(curve["number"], curve["fraction"]):
+        spent += float(work.get(int(n), 0.0))
+        if spent > budget + 1e-9 * max(1.0, abs(budget)):
+            break
+        reached = float(f)
+    return reached
+
+
 def least_work(points: np.ndarray, costs: Sequence[float], directions: Sequence[str], reference: np.ndarray,
                goal: float) -> float:
     """The least summed cost of a subset of `points` whose hypervolume (`hypervolume_2d`

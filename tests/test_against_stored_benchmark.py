@@ -33,6 +33,12 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
     assert tpe["hv_ratio"] == [f / b for f, b in zip(summary["tpe"]["fractions"], rnd["fractions"])]
     assert tpe["work_ratio"] == [w / b for w, b in zip(summary["tpe"]["parameter_epochs"], rnd["parameter_epochs"])]
     assert "hypervolume ratio to random" in read.stdout
+    # at equal compute: the base with its own whole work reached its own final fraction; with
+    # another search's work, that final where it is at least the base's work, at most it where less
+    assert got["searches"]["random"]["base_at_same_work"] == rnd["fractions"]
+    for same, f, w, bw in zip(tpe["base_at_same_work"], rnd["fractions"], tpe["work"], rnd["parameter_epochs"]):
+        assert (same == f) if w >= bw else (0.0 <= same <= f)
+    assert "random with this search's work" in read.stdout
     for bad, says in [(["--setting", "sr-hourglass"], "holds no setting 'sr-hourglass'"),
                       (["--tag", "t2"], "holds no study eff-t2-"),
                       (["--peer", "cma"], "no peer to reach"),

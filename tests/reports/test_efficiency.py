@@ -8,6 +8,7 @@ import pytest
 from reports.efficiency import (
     cheapest_undominated,
     fraction_at,
+    fraction_at_work,
     fraction_curve,
     ks_uniform,
     least_work,
@@ -157,3 +158,20 @@ def test_work_to_reach_counts_up_to_the_first_trial_at_the_goal():
     assert work_to_reach(curve, work, 0.1) == 1.0
     assert work_to_reach(curve, work, 0.9) == 7.0
     assert work_to_reach(curve, work, 0.95) == math.inf
+
+
+def test_fraction_at_work_is_the_last_trial_paid_for_within_the_budget():
+    curve = pd.DataFrame({"number": [0, 2, 5], "fraction": [0.2, 0.6, 0.9]})
+    work = {0: 1.0, 2: 2.0, 5: 4.0, 9: 100.0}
+    assert fraction_at_work(curve, work, 0.5) == 0.0   # not even the first trial paid for
+    assert fraction_at_work(curve, work, 1.0) == 0.2   # exactly the first
+    assert fraction_at_work(curve, work, 6.9) == 0.6   # the third is running when it runs out
+    assert fraction_at_work(curve, work, 7.0) == 0.9
+    assert fraction_at_work(curve, work, 1e9) == 0.9
+    # brute force: the fraction at a budget is that of the longest prefix whose work fits
+    for budget in np.linspace(0, 8, 33):
+        fits = [f for i, f in enumerate(curve["fraction"]) if sum(work[n] for n in curve["number"][: i + 1]) <= budget]
+        assert fraction_at_work(curve, work, float(budget)) == (fits[-1] if fits else 0.0)
+    # it and work_to_reach agree: reaching a fraction needs exactly the work at which it is reached
+    for goal in (0.2, 0.6, 0.9):
+        assert fraction_at_work(curve, work, work_to_reach(curve, work, goal)) >= goal
