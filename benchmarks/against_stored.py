@@ -23,7 +23,8 @@ search's hypervolume and work against that search's, seed by seed (issue 25's ta
 least 0.97 of the unpruned default's hypervolume with at most half its training;
 docs/benchmarks.md §14, "Checked rungs after a cheap start"), and the two at equal
 compute: the fraction the base search had reached when it had spent this search's whole
-work (`reports.efficiency.fraction_at_work`).
+work (`reports.efficiency.fraction_at_work`). `--base-tag TAG` reads the base from
+another run of the same storage (e.g. 40 trials of the default against 60 of an option).
 """
 from __future__ import annotations
 
@@ -57,10 +58,15 @@ def main() -> None:
     ap.add_argument("--searches", required=True, help="comma list of that run's --samplers entries")
     ap.add_argument("--seeds", type=int, help="seeds to read (default: the stored run's)")
     ap.add_argument("--peer", help="the stored search to reach (default: the stored peer with the best median)")
-    ap.add_argument("--base", help="one of --searches: each search's hypervolume and work as a share of its, by seed")
+    ap.add_argument("--base", help="one of --searches (or of --base-tag's run): each search's hypervolume and work "
+                                   "as a share of its, by seed, and its fraction at each search's work")
+    ap.add_argument("--base-tag", help="the --tag of the run holding --base, when another run of the same storage "
+                                       "(e.g. one with another --trials; default: --tag)")
     ap.add_argument("--json", help="write the figures here")
     a = ap.parse_args()
-    if a.base is not None and a.base not in a.searches.split(","):
+    if a.base_tag is not None and a.base is None:
+        fail("--base-tag needs --base")
+    if a.base is not None and a.base_tag is None and a.base not in a.searches.split(","):
         fail(f"--base {a.base} is not one of --searches ({a.searches})")
     try:
         report = json.loads(Path(a.stored).read_text())
@@ -79,6 +85,9 @@ def main() -> None:
         fail(f"--storage {a.storage}: no such database")  # Store would create an empty one
     store = Store(a.storage)
     names = {s: [f"eff-{a.tag}-{a.setting}-{s}-{seed}" for seed in range(seeds)] for s in a.searches.split(",")}
+    if a.base_tag is not None:  # the base from another run: read first, under its own name
+        names = {a.base: [f"eff-{a.base_tag}-{a.setting}-{a.base}-{seed}" for seed in range(seeds)]} | {
+            s: v for s, v in names.items() if s != a.base or a.base_tag == a.tag}
     held = {s.name for s in store.list_studies()}
     missing = [n for ns in names.values() for n in ns if n not in held]
     if missing:

@@ -39,13 +39,26 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
     for same, f, w, bw in zip(tpe["base_at_same_work"], rnd["fractions"], tpe["work"], rnd["parameter_epochs"]):
         assert (same == f) if w >= bw else (0.0 <= same <= f)
     assert "random with this search's work" in read.stdout
+    # --base-tag: the base read from a run it names (here the same one), not one of --searches
+    other = args[:args.index("--searches")] + ["--searches", "tpe", "--peer", "random", "--base", "random",
+                                                "--base-tag", "t1", "--json", tmp_path / "b.json"]
+    again = run_benchmark("against_stored.py", *other, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-3000:]
+    got_b = json.loads((tmp_path / "b.json").read_text())
+    assert got_b["searches"]["tpe"]["base_at_same_work"] == tpe["base_at_same_work"]
+    assert got_b["searches"]["tpe"]["hv_ratio"] == tpe["hv_ratio"]
     for bad, says in [(["--setting", "sr-hourglass"], "holds no setting 'sr-hourglass'"),
                       (["--tag", "t2"], "holds no study eff-t2-"),
                       (["--peer", "cma"], "no peer to reach"),
                       (["--base", "gp"], "--base gp is not one of --searches"),
+                      (["--base", "random", "--base-tag", "t9"], "holds no study eff-t9-"),
                       (["--storage", f"sqlite:///{tmp_path}/none.db"], "no such database")]:
         flag = args.index(bad[0])
-        wrong = args[:flag] + bad + args[flag + 2:]
+        wrong = args[:flag] + bad + args[flag + 2:]  # a flag pair replaced (and any pair after it added)
         r = run_benchmark("against_stored.py", *wrong, cwd=tmp_path, timeout=120)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, (bad, r.stderr)
     assert not (tmp_path / "none.db").exists()
+    at = args.index("--base")
+    alone = args[:at] + args[at + 2:] + ["--base-tag", "t1"]
+    r = run_benchmark("against_stored.py", *alone, cwd=tmp_path, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--base-tag needs --base" in r.stderr, r.stderr
