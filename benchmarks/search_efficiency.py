@@ -71,6 +71,7 @@ from search.engine.policies import (  # noqa: E402
     DEFAULT_SHARE,
     DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
+    DEFAULT_REVISIT,
     DEFAULT_START,
 )
 from search.spaces import min_params  # noqa: E402
@@ -110,9 +111,9 @@ class Search(NamedTuple):
     """A --samplers entry: a --sampler name with /SPREAD for another --spread, +PRUNER for a
     --pruner (+PRUNER:GRACE with a --prune-grace), @SHARE for another --share, ^CORNERS for
     another --corners, %SCALE for another --size-scale, =START for another --start and ~SCOPE
-    for another --sampler-scope, e.g. tpe/none, tpe+pareto, tpe+pareto:0.1, tpe@free,
-    gp+pareto^none, gp+pareto%log, gp+pareto^last=ramp or tpe+pareto~family ('' where not
-    given)."""
+    for another --sampler-scope, #REVISIT for another --revisit, e.g. tpe/none, tpe+pareto,
+    tpe+pareto:0.1, tpe@free, gp+pareto^none, gp+pareto%log, gp+pareto^last=ramp,
+    tpe+pareto~family or gp+pareto#answer ('' where not given)."""
 
     name: str
     spread: str
@@ -123,10 +124,12 @@ class Search(NamedTuple):
     scope: str
     size_scale: str
     start: str = ""
+    revisit: str = ""
 
     @classmethod
     def parse(cls, entry: str) -> "Search":
-        rest, _, scope = entry.partition("~")
+        rest, _, revisit = entry.partition("#")
+        rest, _, scope = rest.partition("~")
         rest, _, start = rest.partition("=")
         rest, _, size_scale = rest.partition("%")
         rest, _, corners = rest.partition("^")
@@ -134,7 +137,7 @@ class Search(NamedTuple):
         rest, _, pruner = rest.partition("+")
         pruner, _, grace = pruner.partition(":")
         name, _, spread = rest.partition("/")
-        return cls(name, spread, pruner, grace, share, corners, scope, size_scale, start)
+        return cls(name, spread, pruner, grace, share, corners, scope, size_scale, start, revisit)
 
 
 def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, trials: int, train: TrainSettings,
@@ -144,7 +147,7 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
     spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=s.name,
                    spread=s.spread or DEFAULT_SPREAD, share=s.share or DEFAULT_SHARE, scope=s.scope or None,
                    corners=s.corners or DEFAULT_CORNERS, size_scale=s.size_scale or DEFAULT_SIZE_SCALE,
-                   start=s.start or DEFAULT_START, pruner=s.pruner or "none",
+                   start=s.start or DEFAULT_START, revisit=s.revisit or DEFAULT_REVISIT, pruner=s.pruner or "none",
                    prune_grace=float(s.grace) if s.grace else None, study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
@@ -285,7 +288,7 @@ def main() -> None:
     ap.add_argument("--samplers", help="comma list of --sampler names or peers (default gp+pareto (the product's default search),tpe,tpe/none,random,nsga2,grid; "
                          f"peers: {', '.join(peers.PEERS)}); NAME/none runs NAME with --spread none, "
                          "NAME+pareto with --pruner pareto (NAME+pareto:0.1 with --prune-grace 0.1), "
-                         "NAME@free with --share free, NAME^none with --corners none, NAME%%log with --size-scale log, NAME=ramp with --start ramp, NAME~family with --sampler-scope family")
+                         "NAME@free with --share free, NAME^none with --corners none, NAME%%log with --size-scale log, NAME=ramp with --start ramp, NAME~family with --sampler-scope family, NAME#answer with --revisit answer")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")

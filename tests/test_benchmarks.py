@@ -331,3 +331,13 @@ def test_verdict_calibration_does_not_rerun_a_pruned_search(tmp_path, monkeypatc
     monkeypatch.setattr(vc.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
     vc.run_missing(setting, tmp_path)
     assert [c[c.index("--study") + 1] for c in calls] == ["dn-12"]
+
+
+def test_search_efficiency_parses_every_policy_of_a_search_entry():
+    """A --samplers entry names each policy by its own mark (search_efficiency.Search)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from search_efficiency import Search
+
+    s = Search.parse("gp/size+pareto:0.2@equal^last%log=ramp~family#answer")
+    assert s == Search("gp", "size", "pareto", "0.2", "equal", "last", "family", "log", "ramp", "answer")
+    assert Search.parse("gp+pareto#train").revisit == "train" and Search.parse("gp+pareto").revisit == ""

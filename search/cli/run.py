@@ -12,7 +12,9 @@ from search.engine.policies import (
     CORNERS,
     DEFAULT_CORNERS,
     DEFAULT_SIZE_SCALE,
+    DEFAULT_REVISIT,
     DEFAULT_START,
+    REVISITS,
     SIZE_SCALES,
     STARTS,
     DEFAULT_SAMPLER,
@@ -77,6 +79,11 @@ def add_parser(sub) -> None:
                      help=f"{', '.join(STARTS)}: with an Optuna sampler and --spread size, the target sizes of each "
                           f"family's random start: spread over its whole size range, or under a cap that rises from "
                           f"its smallest model to the budget, so that the first trials are cheap (default {DEFAULT_START})")
+    how.add_argument("--revisit",
+                     help=f"{', '.join(REVISITS)}: with an Optuna sampler, what a proposal of a configuration the "
+                          f"study has already trained or pruned gets (its seeds follow from it, so training it again "
+                          f"recomputes the stored curve): the sampler is told the stored result and proposes again, "
+                          f"or it is trained again (default {DEFAULT_REVISIT})")
     how.add_argument("--size-scale",
                      help=f"{', '.join(SIZE_SCALES)}: how an Optuna sampler is told each trial's parameter count "
                           f"(its first objective): as counted, or log10 of it, the axis the fronts are drawn and "
@@ -165,7 +172,9 @@ def cmd_run(a: argparse.Namespace) -> int:
         print(f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
               + (f" ({out.retried} retries)" if out.retried else "") +
               f", {out.rejected} proposal(s) rejected over budget or shape"
-              + (" (grid exhausted)" if out.exhausted else ""))
+              + (" (grid exhausted)" if out.exhausted else "")
+              + (f", {out.answered} proposal(s) of a trained configuration answered from its result"
+                 if out.answered else ""))
         savings = early_stopping_savings(df)
         if savings is not None:
             print(savings_line(savings))
@@ -224,7 +233,8 @@ def run_spec(a: argparse.Namespace):
         trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=a.sampler,
         spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
         scope=a.sampler_scope, corners=_or(a.corners, DEFAULT_CORNERS),
-        size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE), start=_or(a.start, DEFAULT_START), budget_of=_or(a.budget_of, "params"),
+        size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE), start=_or(a.start, DEFAULT_START),
+        revisit=_or(a.revisit, DEFAULT_REVISIT), budget_of=_or(a.budget_of, "params"),
         pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
         storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
         space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),

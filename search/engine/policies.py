@@ -37,6 +37,14 @@ them.
   log10 target ~ U[lo, lo + (hi - lo) (k + 1) / n] (`ramp_target`), so the first trials
   are small and cheap: with the hypervolume on a log-parameter axis most of a front lies
   at its small end (docs/benchmarks.md §19, "A cheap start").
+- revisit (`--revisit`), with an Optuna sampler: what a proposal of a configuration
+  the study has already trained to the end or stopped (pruned) gets. Seeds follow from
+  the configuration (search.engine.study.run_seeds), so training it again recomputes the
+  stored curve exactly. "train": it is trained again, as the sampler proposed it;
+  "answer": the sampler is told what it was told of the first and proposes again (after RANDOM_AFTER_REVISITS answers in a
+  row at a target size drawn at random). A GP told (target size, learning rate) proposes
+  the bottom of the size axis again and again, and every target below the second
+  smallest model gives the smallest (docs/benchmarks.md §19, "Repeated configurations").
 - size scale (`--size-scale`): how an Optuna sampler is told a trial's parameter count,
   its first objective: "log" (the default) as log10 of it, the axis on which the pages
   draw the fronts and the efficiency benchmark measures their hypervolume; "linear" as
@@ -59,6 +67,10 @@ DEFAULT_SCOPE = "study"
 CORNER_SIZES = {"both": ("smallest", "budget"), "smallest": ("smallest",), "none": (), "last": ("smallest",)}
 CORNERS = tuple(CORNER_SIZES)
 LAST_CORNERS = ("last",)  # corners whose budget models are the study's last trials
+REVISITS = ("answer", "train")  # what a proposal of a configuration already trained (or pruned) gets
+DEFAULT_REVISIT = "train"
+RANDOM_AFTER_REVISITS = 2  # answered revisits in a row after which the next target size is drawn at random
+MAX_REVISITS = 10  # answered revisits in a row after which the next is trained after all
 STARTS = ("spread", "ramp")  # the target sizes of a family's random start
 DEFAULT_START = "spread"
 DEFAULT_CORNERS = "both"

@@ -28,7 +28,10 @@ from search.engine.policies import (
     DEFAULT_SHARE,
     DEFAULT_SPREAD,
     DEFAULT_START,
+    DEFAULT_REVISIT,
     LAST_CORNERS,
+    RANDOM_AFTER_REVISITS,
+    MAX_REVISITS,
     has_turns,
     ramp_target,
     size_objective,
@@ -143,7 +146,7 @@ class OptunaProposer(Proposer):
     def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int, int], optuna.samplers.BaseSampler],
                  direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE,
                  scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS, size_scale: str = DEFAULT_SIZE_SCALE,
-                 start: str = DEFAULT_START, stopped_as_complete: bool = False) -> None:
+                 start: str = DEFAULT_START, revisit: str = DEFAULT_REVISIT, stopped_as_complete: bool = False) -> None:
         super().__init__(spaces, io, budget, count)
         self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
         self.corners = CORNER_SIZES[corners]  # the sizes a new study visits first
@@ -151,6 +154,10 @@ class OptunaProposer(Proposer):
         self._cornered: set[str] = set()  # families whose budget model was proposed ("last" corners)
         self.start = start  # the target sizes of each family's random start (policies.STARTS)
         self.size_scale = size_scale  # how the sampler is told a trial's parameter count (its first objective)
+        self.revisit = revisit  # what a proposal of a configuration trained to the end gets (policies.REVISITS)
+        # config_key -> what the sampler was told of its trial (values, state), if complete or pruned
+        self._known: dict[str, tuple[list[float] | None, TrialState]] = {}
+        self.answered = 0  # proposals answered from a known result (revisit "answer"), none trained
         self.share, self.trials = share, trials
         # A sampler that reads only complete trials (GPSampler) never sees a pruned one and
         # proposes its region again and again; it is told a pruned trial as complete, with
@@ -255,6 +262,8 @@ class OptunaProposer(Proposer):
                 self._cornered.add(r.family)
             params, dists = self._draw(r.family, r.optuna)
             values, state = self._outcome(objective(r), r.params, r.status == "pruned", r.status == "complete")
+            if r.status in ("complete", "pruned"):
+                self._known[config_key(r.family, r.config)] = values, state
             trials.setdefault(self._key(r.family), []).append(
                 optuna.trial.create_trial(params=params, distributions=dists, values=values, state=state))
         for key in [None] if not self.split else self.families:
@@ -311,6 +320,43 @@ class OptunaProposer(Proposer):
         return due[0] if due else self._turn()
 
     def ask(self) -> Proposal | Rejection:
+        """The next proposal. revisit "answer": a proposal of a configuration the study has
+        already trained to the end or stopped (the same family and values, so the same
+        seeds: its training would recompute the stored curve exactly, and the Pareto
+        pruner, knowing at least what it knew then, would stop it again) is not trained;
+        the sampler is told what it was told of the first and proposes again, and after RANDOM_AFTER_REVISITS such
+        answers in a row the next target size is drawn at random (a GP that keeps
+        proposing the bottom of the size axis proposes it again after it is told);
+        after MAX_REVISITS in a row the revisit is trained after all (a space whose
+        configurations are all known)."""
+        out = self._ask_once()
+        if self.revisit != "answer":
+            return out
+        for k in range(1, MAX_REVISITS + 1):
+            if not isinstance(out, Proposal) or out.handle is None:
+                return out
+            known = self._known.get(config_key(out.family, out.config))
+            if known is None:
+                return out
+            self._study(self._key(out.family)).tell(out.handle, known[0], state=known[1])
+            self._turns[out.family] -= 1  # not a trial: the family's turn is not spent
+            self.answered += 1
+            if k >= RANDOM_AFTER_REVISITS and self._sized(out.family):
+                self._enqueue_random(out.family)
+            out = self._ask_once()
+        return out
+
+    def _enqueue_random(self, fam: str) -> None:
+        """Enqueue a target size for `fam` drawn log-uniformly over its size range (after
+        answered revisits in a row; seeded by the seed, the family and the answers so far)."""
+        study = self._study(self._key(fam))
+        if self._waiting(study):
+            return
+        lo, hi = self._size_range(fam)
+        rng = np.random.default_rng([self.seed & 0xFFFFFFFF, self.families.index(fam), self.answered, 1])
+        study.enqueue_trial({f"{fam}.{SIZE_PARAM}": float(rng.uniform(lo, hi))} | ({"family": fam} if self.named else {}))
+
+    def _ask_once(self) -> Proposal | Rejection:
         fam = self._next_family()
         study = self._study(self._key(fam) if fam is not None else None)
         if fam is not None:
@@ -351,6 +397,8 @@ class OptunaProposer(Proposer):
         ok = objective is not None and math.isfinite(objective) and not pruned
         self._finished(proposal.family, params, objective if ok else None)
         values, state = self._outcome(objective, params, pruned)
+        if ok or pruned:
+            self._known[config_key(proposal.family, proposal.config)] = values, state
         if self.split and proposal.family not in self._turns:
             return  # a retried trial of a family this study no longer searches
         study = self._study(self._key(proposal.family))

@@ -17,8 +17,10 @@ from search.engine.policies import (
     DEFAULT_SIZE_SCALE,
     DEFAULT_SHARE,
     DEFAULT_SPREAD,
+    DEFAULT_REVISIT,
     DEFAULT_START,
     LAST_CORNERS,
+    REVISITS,
     SCOPES,
     SHARES,
     SIZE_SCALES,
@@ -52,6 +54,7 @@ class RunSpec:
     corners: str = DEFAULT_CORNERS  # search.engine.policies.CORNERS: what a new study visits first
     size_scale: str = DEFAULT_SIZE_SCALE  # search.engine.policies.SIZE_SCALES: params as the sampler sees them
     start: str = DEFAULT_START  # search.engine.policies.STARTS: the target sizes of each family's random start
+    revisit: str = DEFAULT_REVISIT  # search.engine.policies.REVISITS: what a proposal of a trained configuration gets
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
     prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
@@ -118,6 +121,10 @@ class RunSpec:
         if self.corners in LAST_CORNERS and len(self.spaces) > 1 and not has_turns(self.share):
             raise UserError("--corners last gives each family its budget model in the last turns; with several "
                             "families it needs --share equal or uncertain, not free")
+        if self.revisit not in REVISITS:
+            raise UserError(f"unknown --revisit {self.revisit!r}; known: {', '.join(REVISITS)}")
+        if self.revisit != DEFAULT_REVISIT and self.sampler == "grid":
+            raise UserError("--revisit is for an Optuna sampler's proposals; the grid never proposes a point twice")
         if self.size_scale not in SIZE_SCALES:
             raise UserError(f"unknown --size-scale {self.size_scale!r}; known: {', '.join(SIZE_SCALES)}")
         if self.size_scale != DEFAULT_SIZE_SCALE and self.sampler == "grid":

@@ -134,6 +134,7 @@ class Outcome:
     interrupted: int  # orphaned trials found and marked interrupted at the start
     retried: int = 0  # retries run by this call (failed, interrupted, out of memory)
     exhausted: bool = False  # the grid ran out before --trials
+    answered: int = 0  # proposals of trained configurations answered from their results by this call (--revisit answer)
     results: list[TrialResult] = field(default_factory=list)
 
 
@@ -184,7 +185,7 @@ class StudyLoop:
             spec.sampler, prep.spaces, prep.io, spec.budget, prep.count,
             direction=prep.task.direction, seed=spec.seed, trials=spec.trials, spread=spec.spread,
             share=spec.share, scope=spec.sampler_scope, corners=spec.corners, size_scale=spec.size_scale,
-            start=spec.start,
+            start=spec.start, revisit=spec.revisit,
         )
         # the finished trials' first-seed curves, read once: the pruner judges by them, and a
         # pruned trial is told to the proposer with its value at the epoch it was stopped
@@ -333,6 +334,7 @@ class StudyLoop:
                     self.on_result(tspec, result)
             out.finished = self.store.progress(self.name)[0]
         finally:
+            out.answered = getattr(self.proposer, "answered", 0)
             beat.stop()
             if self.pending:  # Ctrl-C or an error: our running trials are interrupted, not lost
                 self.store.interrupt_trials(self.name, list(self.pending))
@@ -348,7 +350,7 @@ def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
 
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    out = {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "scope": spec.sampler_scope, "corners": spec.corners, "size_scale": spec.size_scale, "start": spec.start, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+    out = {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "scope": spec.sampler_scope, "corners": spec.corners, "size_scale": spec.size_scale, "start": spec.start, "revisit": spec.revisit, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
             "budget_of": spec.budget_of, "param_convention": prep.convention, "keep": spec.keep}
