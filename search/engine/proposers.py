@@ -81,6 +81,8 @@ def config_key(family: str, config: dict[str, Any]) -> str:
 
 
 class Proposer:
+    answered = 0  # proposals answered from a known result, none trained (OptunaProposer's revisit "answer")
+
     def __init__(self, spaces: dict[str, Space], io: IOSpec, budget: int, count: ParamCounter) -> None:
         self.spaces, self.io, self.budget, self.count = spaces, io, budget, count
         self.families = list(spaces)

@@ -240,6 +240,7 @@ class StudyLoop:
             if self.retries:
                 return self.retries.popleft()
             p = self.proposer.ask()
+            self.out.answered = self.proposer.answered
             if p is None:
                 self.out.exhausted = True
                 return None
@@ -334,7 +335,6 @@ class StudyLoop:
                     self.on_result(tspec, result)
             out.finished = self.store.progress(self.name)[0]
         finally:
-            out.answered = getattr(self.proposer, "answered", 0)
             beat.stop()
             if self.pending:  # Ctrl-C or an error: our running trials are interrupted, not lost
                 self.store.interrupt_trials(self.name, list(self.pending))

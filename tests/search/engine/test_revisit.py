@@ -161,3 +161,24 @@ def test_the_study_loop_trains_each_configuration_once_and_says_how_many_it_answ
             assert distinct == 5 and out.answered >= RANDOM_AFTER_REVISITS * 4
         else:
             assert distinct == 1 and out.answered == 0
+
+
+def test_search_run_answers_revisits_and_says_so(cli):
+    """From the command line, with the budget at the smallest hourglass (four learning
+    rates, so four configurations): six trials train each configuration once before any
+    repeat, the summary says how many proposals were answered, and the study keeps the
+    policy."""
+    from storage import Store
+
+    code, out, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "8840",
+                         "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", "rev",
+                         "--trials", "6", "--revisit", "answer")
+    assert code == 0, err
+    store = Store("sqlite:///search.db")
+    rows = store.trials("rev")
+    lrs = [t.config["lr"] for t in rows]
+    assert len(rows) == 6 and len(set(lrs[:4])) == 4  # every configuration once before a repeat
+    assert store.get_study("rev").settings["revisit"] == "answer"
+    store.close()
+    answered = int(out.split(" proposal(s) of a trained configuration answered")[0].rsplit(", ", 1)[1])
+    assert answered >= MAX_REVISITS
