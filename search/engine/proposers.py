@@ -160,6 +160,7 @@ class OptunaProposer(Proposer):
         # config_key -> what the sampler was told of its trial (values, state), if complete or pruned
         self._known: dict[str, tuple[list[float] | None, TrialState]] = {}
         self.answered = 0  # proposals answered from a known result (revisit "answer"), none trained
+        self._running: set[str] = set()  # config_keys proposed and not told yet (revisit "answer")
         self.share, self.trials = share, trials
         # A sampler that reads only complete trials (GPSampler) never sees a pruned one and
         # proposes its region again and again; it is told a pruned trial as complete, with
@@ -326,19 +327,26 @@ class OptunaProposer(Proposer):
         already trained to the end or stopped (the same family and values, so the same
         seeds: its training would recompute the stored curve exactly, and the Pareto
         pruner, knowing at least what it knew then, would stop it again) is not trained;
-        the sampler is told what it was told of the first and proposes again, and after RANDOM_AFTER_REVISITS such
-        answers in a row the next target size is drawn at random (a GP that keeps
-        proposing the bottom of the size axis proposes it again after it is told);
-        after MAX_REVISITS in a row the revisit is trained after all (a space whose
-        configurations are all known)."""
+        the sampler is told what it was told of the first and proposes again, and after
+        RANDOM_AFTER_REVISITS such answers in a row the next target size is drawn at
+        random (a GP that keeps proposing the bottom of the size axis proposes it again
+        after it is told); after MAX_REVISITS in a row the revisit is trained after all (a
+        space whose configurations are all known). A proposal of a configuration still
+        training (several trials in flight) is told as failed, which teaches the sampler
+        nothing, and asked again the same way."""
         out = self._ask_once()
         if self.revisit != "answer":
             return out
         for k in range(1, MAX_REVISITS + 1):
             if not isinstance(out, Proposal) or out.handle is None:
                 return out
-            known = self._known.get(config_key(out.family, out.config))
+            key = config_key(out.family, out.config)
+            if key in self._running:
+                known: tuple[list[float] | None, TrialState] | None = (None, TrialState.FAIL)
+            else:
+                known = self._known.get(key)
             if known is None:
+                self._running.add(key)
                 return out
             self._study(self._key(out.family)).tell(out.handle, known[0], state=known[1])
             self._turns[out.family] -= 1  # not a trial: the family's turn is not spent
@@ -399,8 +407,10 @@ class OptunaProposer(Proposer):
         ok = objective is not None and math.isfinite(objective) and not pruned
         self._finished(proposal.family, params, objective if ok else None)
         values, state = self._outcome(objective, params, pruned)
+        key = config_key(proposal.family, proposal.config)
+        self._running.discard(key)
         if ok or pruned:
-            self._known[config_key(proposal.family, proposal.config)] = values, state
+            self._known[key] = values, state
         if self.split and proposal.family not in self._turns:
             return  # a retried trial of a family this study no longer searches
         study = self._study(self._key(proposal.family))

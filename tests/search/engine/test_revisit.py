@@ -182,3 +182,18 @@ def test_search_run_answers_revisits_and_says_so(cli):
     store.close()
     answered = int(out.split(" proposal(s) of a trained configuration answered")[0].rsplit(", ", 1)[1])
     assert answered >= MAX_REVISITS
+
+
+def test_a_configuration_in_flight_is_not_proposed_twice(prep):
+    """With several trials in flight: a proposal of a configuration still training is told
+    to the sampler as failed (no result yet) and asked again, so two workers never train
+    the same configuration at once; once told, the first is answered as usual."""
+    p = lowest(prep, "answer")
+    first = p.ask()
+    second = p.ask()  # the first not told yet
+    assert key(second) != key(first) and p.answered == RANDOM_AFTER_REVISITS
+    states = [t.state for t in p.study.trials[1:1 + RANDOM_AFTER_REVISITS]]
+    assert states == [optuna.trial.TrialState.FAIL] * RANDOM_AFTER_REVISITS
+    p.tell(first, value(first), first.params)
+    p.tell(second, value(second), second.params)
+    assert key(p.ask()) not in (key(first), key(second))
