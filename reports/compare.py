@@ -10,13 +10,18 @@ sampling distribution (m + s/sqrt(R) * T, T ~ Student t with R-1 degrees of free
 redoes the whole selection in each draw; the interval is the percentile interval of the
 selected value, and the difference between two families is taken draw by draw. Where a
 candidate configuration has a single run, nothing is known of its noise: the interval is
-None and the verdict says "single run" instead of inventing one.
+None and the verdict says "single run" instead of inventing one. A trial that repeats an
+earlier one exactly (the same study, family, configuration and seeds: a search run with
+`--revisit train` retrains a configuration it proposes again) is one configuration, not
+two: it adds no evidence, and counting it twice would make a level look less thin and its
+resamples surer than they are (docs/benchmarks.md §19, "Answering revisits").
 
 Shapes: a frame as `storage.frames` builds it (columns family, number, params, status,
 config, the metric `m`, `m_std`, n_runs). Directions are `core.directions`'.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,9 +111,27 @@ def combined_frame(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], *, label
     return out.assign(number=range(len(out)))
 
 
+def recomputed(df: pd.DataFrame) -> np.ndarray:
+    """(len(df),) bool: the rows that repeat an earlier row (by trial number) exactly: the
+    same study (if the frame has one), family, configuration and seeds. A frame without
+    seeds has none (nothing says two runs were the same computation)."""
+    if "seeds" not in df.columns or len(df) == 0:
+        return np.zeros(len(df), dtype=bool)
+    study = df["study"].astype(str) if "study" in df.columns else pd.Series("", index=df.index)
+    keys = pd.Series([json.dumps([s, str(f), parse_config(c), list(seeds) if isinstance(seeds, (list, tuple)) else seeds],
+                                 sort_keys=True, default=str)
+                      for s, f, c, seeds in zip(study, df["family"], df["config"], df["seeds"])], index=df.index)
+    order = pd.to_numeric(df["number"], errors="coerce") if "number" in df.columns else pd.Series(range(len(df)), index=df.index)
+    first = keys.loc[order.sort_values(kind="stable").index].duplicated()
+    return first.reindex(df.index).to_numpy(dtype=bool)
+
+
 def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None) -> dict[str, Candidates]:
-    """Per family (sorted by name, or in `families` order) its complete configurations."""
+    """Per family (sorted by name, or in `families` order) its complete configurations,
+    each once (`recomputed` rows dropped)."""
     pts = complete_points(df, metric)
+    if len(pts):
+        pts = pts.loc[~recomputed(df.loc[pts.index])]
     runs = pd.to_numeric(df.loc[pts.index, "n_runs"], errors="coerce").fillna(1).to_numpy(dtype=int) \
         if "n_runs" in df.columns and len(pts) else np.ones(len(pts), dtype=int)
     pts = pts.assign(runs=runs)

@@ -6,6 +6,7 @@ import pytest
 
 from reports.compare import (
     candidates,
+    recomputed,
     compare_at,
     default_levels,
     front_volumes,
@@ -115,3 +116,39 @@ def test_the_front_difference_has_an_interval_that_can_exclude_zero():
     same = frame([(0, "a", 1000, 30.0, 0.5, 3), (1, "b", 1000, 30.0, 0.5, 3)])
     d = front_difference(front_volumes(candidates(same, "psnr"), "maximize")[0])
     assert d.difference == 0 and d.low < 0 < d.high
+
+
+def test_an_exact_recomputation_is_one_configuration():
+    """A trial with an earlier trial's study, family, config and seeds (a revisit trained
+    again) is dropped from the candidates; the same config with other seeds, in another
+    study or of another family is not, nor is anything in a frame without seeds."""
+    cfg = {"d_z": 65, "d_h": 4, "L": 1, "lr": 5e-3}
+    rows = [trial(0, "a", 1000, 20.0, psnr_std=0.1, n_runs=3, config=cfg),
+            trial(1, "a", 5000, 25.0, psnr_std=0.1, n_runs=3),
+            trial(2, "a", 1000, 20.0, psnr_std=0.1, n_runs=3, config=dict(cfg)),  # the recomputation
+            trial(3, "a", 1000, 20.5, psnr_std=0.1, n_runs=3, config=cfg),  # other seeds
+            trial(4, "b", 1000, 20.0, psnr_std=0.1, n_runs=3, config=cfg)]  # another family
+    df = make_trials(rows)
+    df["seeds"] = [[1, 2, 3], [4, 5, 6], [1, 2, 3], [7, 8, 9], [1, 2, 3]]
+    assert recomputed(df).tolist() == [False, False, True, False, False]
+    assert recomputed(df.iloc[::-1]).tolist() == [False, False, True, False, False][::-1]  # by number, not row order
+    c = candidates(df, "psnr")
+    assert c["a"].numbers.tolist() == [0, 1, 3] and c["b"].numbers.tolist() == [4]
+    other = df.assign(study=["s", "s", "t", "s", "s"])  # pooled studies: another study's trial counts
+    assert not recomputed(other).any()
+    assert not recomputed(df.drop(columns="seeds")).any()
+    assert candidates(df.drop(columns="seeds"), "psnr")["a"].numbers.tolist() == [0, 1, 2, 3]
+
+
+def test_recomputations_do_not_thin_a_level_less():
+    """Three copies of one model near a level are one configuration there: with the thin
+    rule's two configurations needed, the level is too thin once the copies are merged."""
+    cfg = {"d_z": 65, "d_h": 4, "L": 1, "lr": 5e-3}
+    rows = [trial(n, "a", 900, 20.0, psnr_std=0.1, n_runs=3, config=cfg) for n in range(3)]
+    rows += [trial(3, "b", 900, 10.0, psnr_std=0.1, n_runs=3), trial(4, "b", 950, 10.5, psnr_std=0.1, n_runs=3)]
+    df = make_trials(rows)
+    df["seeds"] = [[1, 2, 3]] * 3 + [[4, 5, 6], [7, 8, 9]]
+    (v,) = verdicts(df, [1000], min_near=2)
+    assert v.status == "too thin"
+    (v,) = verdicts(df.drop(columns="seeds"), [1000], min_near=2)  # counted three times, it is not
+    assert v.status == "better"
