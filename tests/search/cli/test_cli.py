@@ -176,7 +176,7 @@ def test_studies_sql_report(cli, study_db, tmp_path):
       "--sampler", "grid"), "--size-scale sets how an Optuna sampler sees the parameter count; the grid has no model"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--revisit", "skip"),
      "unknown --revisit 'skip'; known: answer, train"),
-    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--revisit", "answer",
+    (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--revisit", "train",
       "--sampler", "grid"), "--revisit is for an Optuna sampler's proposals; the grid never proposes a point twice"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--executor", "ray",
       "--trial-timeout", "-1"), "--trial-timeout must be positive"),
