@@ -156,7 +156,7 @@ class OptunaProposer(Proposer):
         self._cornered: set[str] = set()  # families whose budget model was proposed ("last" corners)
         self.start = start  # the target sizes of each family's random start (policies.STARTS)
         self.size_scale = size_scale  # how the sampler is told a trial's parameter count (its first objective)
-        self.revisit = revisit  # what a proposal of a configuration trained to the end gets (policies.REVISITS)
+        self.revisit = revisit  # what a proposal of a configuration trained or pruned gets (policies.REVISITS)
         # config_key -> what the sampler was told of its trial (values, state), if complete or pruned
         self._known: dict[str, tuple[list[float] | None, TrialState]] = {}
         self.answered = 0  # proposals answered from a known result (revisit "answer"), none trained
