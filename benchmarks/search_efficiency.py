@@ -72,6 +72,7 @@ from search.engine.policies import (  # noqa: E402
     DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
     DEFAULT_REVISIT,
+    DEFAULT_SHAPE_DRAW,
     DEFAULT_START,
 )
 from search.spaces import min_params  # noqa: E402
@@ -111,9 +112,10 @@ class Search(NamedTuple):
     """A --samplers entry: a --sampler name with /SPREAD for another --spread, +PRUNER for a
     --pruner (+PRUNER:GRACE with a --prune-grace), @SHARE for another --share, ^CORNERS for
     another --corners, %SCALE for another --size-scale, =START for another --start and ~SCOPE
-    for another --sampler-scope, #REVISIT for another --revisit, e.g. tpe/none, tpe+pareto,
-    tpe+pareto:0.1, tpe@free, gp+pareto^none, gp+pareto%log, gp+pareto^last=ramp,
-    tpe+pareto~family or gp+pareto#answer ('' where not given)."""
+    for another --sampler-scope, #REVISIT for another --revisit, &DRAW for another --shape-draw,
+    e.g. tpe/none, tpe+pareto, tpe+pareto:0.1, tpe@free, gp+pareto^none, gp+pareto%log,
+    gp+pareto^last=ramp, tpe+pareto~family, gp+pareto#answer or gp+pareto&modelled ('' where
+    not given)."""
 
     name: str
     spread: str
@@ -125,10 +127,12 @@ class Search(NamedTuple):
     size_scale: str
     start: str = ""
     revisit: str = ""
+    shape_draw: str = ""
 
     @classmethod
     def parse(cls, entry: str) -> "Search":
-        rest, _, revisit = entry.partition("#")
+        rest, _, shape_draw = entry.partition("&")
+        rest, _, revisit = rest.partition("#")
         rest, _, scope = rest.partition("~")
         rest, _, start = rest.partition("=")
         rest, _, size_scale = rest.partition("%")
@@ -137,7 +141,7 @@ class Search(NamedTuple):
         rest, _, pruner = rest.partition("+")
         pruner, _, grace = pruner.partition(":")
         name, _, spread = rest.partition("/")
-        return cls(name, spread, pruner, grace, share, corners, scope, size_scale, start, revisit)
+        return cls(name, spread, pruner, grace, share, corners, scope, size_scale, start, revisit, shape_draw)
 
 
 def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, trials: int, train: TrainSettings,
@@ -147,7 +151,8 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
     spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=s.name,
                    spread=s.spread or DEFAULT_SPREAD, share=s.share or DEFAULT_SHARE, scope=s.scope or None,
                    corners=s.corners or DEFAULT_CORNERS, size_scale=s.size_scale or DEFAULT_SIZE_SCALE,
-                   start=s.start or DEFAULT_START, revisit=s.revisit or DEFAULT_REVISIT, pruner=s.pruner or "none",
+                   start=s.start or DEFAULT_START, revisit=s.revisit or DEFAULT_REVISIT,
+                   shape_draw=s.shape_draw or DEFAULT_SHAPE_DRAW, pruner=s.pruner or "none",
                    prune_grace=float(s.grace) if s.grace else None, study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()
@@ -288,7 +293,7 @@ def main() -> None:
     ap.add_argument("--samplers", help="comma list of --sampler names or peers (default gp+pareto (the product's default search),tpe,tpe/none,random,nsga2,grid; "
                          f"peers: {', '.join(peers.PEERS)}); NAME/none runs NAME with --spread none, "
                          "NAME+pareto with --pruner pareto (NAME+pareto:0.1 with --prune-grace 0.1), "
-                         "NAME@free with --share free, NAME^none with --corners none, NAME%%log with --size-scale log, NAME=ramp with --start ramp, NAME~family with --sampler-scope family, NAME#answer with --revisit answer")
+                         "NAME@free with --share free, NAME^none with --corners none, NAME%%log with --size-scale log, NAME=ramp with --start ramp, NAME~family with --sampler-scope family, NAME#answer with --revisit answer, NAME&modelled with --shape-draw modelled")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")

@@ -338,6 +338,6 @@ def test_search_efficiency_parses_every_policy_of_a_search_entry():
     sys.path.insert(0, str(REPO / "benchmarks"))
     from search_efficiency import Search
 
-    s = Search.parse("gp/size+pareto:0.2@equal^last%log=ramp~family#answer")
-    assert s == Search("gp", "size", "pareto", "0.2", "equal", "last", "family", "log", "ramp", "answer")
+    s = Search.parse("gp/size+pareto:0.2@equal^last%log=ramp~family#answer&modelled")
+    assert s == Search("gp", "size", "pareto", "0.2", "equal", "last", "family", "log", "ramp", "answer", "modelled")
     assert Search.parse("gp+pareto#train").revisit == "train" and Search.parse("gp+pareto").revisit == ""

@@ -13,8 +13,10 @@ from search.engine.policies import (
     DEFAULT_CORNERS,
     DEFAULT_SIZE_SCALE,
     DEFAULT_REVISIT,
+    DEFAULT_SHAPE_DRAW,
     DEFAULT_START,
     REVISITS,
+    SHAPE_DRAWS,
     SIZE_SCALES,
     STARTS,
     DEFAULT_SAMPLER,
@@ -84,6 +86,11 @@ def add_parser(sub) -> None:
                           f"study has already trained or pruned gets (its seeds follow from it, so training it again "
                           f"recomputes the stored curve): the sampler is told the stored result and proposes again, "
                           f"or it is trained again (default {DEFAULT_REVISIT})")
+    how.add_argument("--shape-draw",
+                     help=f"{', '.join(SHAPE_DRAWS)}: with an Optuna sampler, how each width and depth is drawn: "
+                          f"as a parameter over the range it may take (under a target size that range moves, so "
+                          f"a GP sampler leaves it to its random draw), or as its position in that range, which "
+                          f"the sampler models (default {DEFAULT_SHAPE_DRAW})")
     how.add_argument("--size-scale",
                      help=f"{', '.join(SIZE_SCALES)}: how an Optuna sampler is told each trial's parameter count "
                           f"(its first objective): as counted, or log10 of it, the axis the fronts are drawn and "
@@ -234,7 +241,8 @@ def run_spec(a: argparse.Namespace):
         spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
         scope=a.sampler_scope, corners=_or(a.corners, DEFAULT_CORNERS),
         size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE), start=_or(a.start, DEFAULT_START),
-        revisit=_or(a.revisit, DEFAULT_REVISIT), budget_of=_or(a.budget_of, "params"),
+        revisit=_or(a.revisit, DEFAULT_REVISIT), shape_draw=_or(a.shape_draw, DEFAULT_SHAPE_DRAW),
+        budget_of=_or(a.budget_of, "params"),
         pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
         storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
         space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),

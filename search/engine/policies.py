@@ -85,6 +85,11 @@ SIZE_SCALES = ("linear", "log")  # the parameter count as the sampler's first ob
 # log since 2026-11-27: level or ahead of linear on four settings in median and worst seed,
 # the verdicts still calibrated (docs/benchmarks.md §19, "The compute target with hindsight")
 DEFAULT_SIZE_SCALE = "log"
+# how an Optuna proposer draws a family's widths and depth: as parameters over the range
+# each may take ("random": under a target size the range moves with it, and Optuna's GP
+# leaves such parameters to its random draw), or as positions in that range ("modelled")
+SHAPE_DRAWS = ("random", "modelled")
+DEFAULT_SHAPE_DRAW = "random"
 # Samplers that model a study's shared parameters only: Optuna's GPSampler models only
 # the parameters every trial of its study has, which in one multi-family study is `family`
 # alone (it is then random search, docs/benchmarks.md §19). With turns they get a study per

@@ -19,7 +19,7 @@ from optuna.trial import TrialState
 
 from core.io import IOSpec
 from core.statuses import FINISHED_STATUSES
-from search.engine.optuna_draw import TrialDraw
+from search.engine.optuna_draw import POSITION_SUFFIX, PositionDraw, TrialDraw
 from search.engine.policies import (
     CORNER_SIZES,
     DEFAULT_CORNERS,
@@ -29,6 +29,7 @@ from search.engine.policies import (
     DEFAULT_SPREAD,
     DEFAULT_START,
     DEFAULT_REVISIT,
+    DEFAULT_SHAPE_DRAW,
     LAST_CORNERS,
     RANDOM_AFTER_REVISITS,
     MAX_REVISITS,
@@ -148,7 +149,8 @@ class OptunaProposer(Proposer):
     def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int, int], optuna.samplers.BaseSampler],
                  direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE,
                  scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS, size_scale: str = DEFAULT_SIZE_SCALE,
-                 start: str = DEFAULT_START, revisit: str = DEFAULT_REVISIT, stopped_as_complete: bool = False) -> None:
+                 start: str = DEFAULT_START, revisit: str = DEFAULT_REVISIT, shape_draw: str = DEFAULT_SHAPE_DRAW,
+                 stopped_as_complete: bool = False) -> None:
         super().__init__(spaces, io, budget, count)
         self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
         self.corners = CORNER_SIZES[corners]  # the sizes a new study visits first
@@ -157,6 +159,9 @@ class OptunaProposer(Proposer):
         self.start = start  # the target sizes of each family's random start (policies.STARTS)
         self.size_scale = size_scale  # how the sampler is told a trial's parameter count (its first objective)
         self.revisit = revisit  # what a proposal of a configuration trained or pruned gets (policies.REVISITS)
+        # how widths and depth are drawn (policies.SHAPE_DRAWS): as Optuna parameters over
+        # their moving ranges ("random") or as positions in them ("modelled": `PositionDraw`)
+        self._drawer = PositionDraw if shape_draw == "modelled" else TrialDraw
         # config_key -> what the sampler was told of its trial (values, state), if complete or pruned
         self._known: dict[str, tuple[list[float] | None, TrialState]] = {}
         self.answered = 0  # proposals answered from a known result (revisit "answer"), none trained
@@ -213,9 +218,20 @@ class OptunaProposer(Proposer):
                         fixed = {f"{fam}.{SIZE_PARAM}": lo if size == "smallest" else hi}
                         if size == "smallest":  # the whole config, choices too
                             config = smallest_config(self.spaces[fam], self.io, lambda c, f=fam: self.count(f, c))
-                            fixed |= {f"{fam}.{k}": v for k, v in config.items()}
+                            fixed |= {self._fixed_name(fam, k): 0.0 if self._is_position(fam, k) else v
+                                      for k, v in config.items()}
                         study.enqueue_trial(fixed | ({"family": fam} if self.named else {}))
         return study
+
+    def _is_position(self, fam: str, key: str) -> bool:
+        """Whether `fam`'s dim `key` is drawn as a position (`PositionDraw`: a range dim)."""
+        return self._drawer is PositionDraw and any(d.name == key and d.kind != "choice"
+                                                    for d in self.spaces[fam].dims)
+
+    def _fixed_name(self, fam: str, key: str) -> str:
+        """The Optuna parameter that fixes `fam`'s dim `key` in an enqueued trial (the
+        smallest model: each range dim at its lowest, position 0)."""
+        return f"{fam}.{key}{POSITION_SUFFIX}" if self._is_position(fam, key) else f"{fam}.{key}"
 
     @staticmethod
     def _waiting(study: optuna.Study) -> bool:
@@ -376,9 +392,9 @@ class OptunaProposer(Proposer):
         t = study.ask()
         if not self.split:
             fam = t.suggest_categorical("family", self.families) if self.named else self.families[0]
-        draw, target = TrialDraw(t, fam), None
-        if self._sized(fam):
-            target = 10 ** draw.float(SIZE_PARAM, *self._size_range(fam), False)
+        draw, target = self._drawer(t, fam), None
+        if self._sized(fam):  # the target size itself is always the Optuna parameter FAMILY.log10_params
+            target = 10 ** TrialDraw(t, fam).float(SIZE_PARAM, *self._size_range(fam), False)
         cfg = suggest_config(self.spaces[fam], self.io, self.budget, lambda c: self.count(fam, c), draw, target)
         if isinstance(cfg, Infeasible):
             study.tell(t, state=TrialState.PRUNED)

@@ -18,6 +18,7 @@ from search.engine.policies import (
     DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
     DEFAULT_REVISIT,
+    DEFAULT_SHAPE_DRAW,
     DEFAULT_START,
     startup_trials,
 )
@@ -39,12 +40,12 @@ def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"], stopped_
     def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD,
                 share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS,
                 size_scale: str = DEFAULT_SIZE_SCALE, start: str = DEFAULT_START, revisit: str = DEFAULT_REVISIT,
-                **_: Any) -> "Proposer":
+                shape_draw: str = DEFAULT_SHAPE_DRAW, **_: Any) -> "Proposer":
         from search.engine.proposers import OptunaProposer
 
         return OptunaProposer(spaces, io, budget, count, make_sampler=build, direction=direction, seed=seed,
                               trials=trials, spread=spread, share=share, scope=scope, corners=corners,
-                              size_scale=size_scale, start=start, revisit=revisit,
+                              size_scale=size_scale, start=start, revisit=revisit, shape_draw=shape_draw,
                               stopped_as_complete=stopped_as_complete)
 
     return factory
@@ -100,11 +101,11 @@ SAMPLERS.add("grid", _grid)
 def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
                   spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE,
                   corners: str = DEFAULT_CORNERS, size_scale: str = DEFAULT_SIZE_SCALE, start: str = DEFAULT_START,
-                  revisit: str = DEFAULT_REVISIT) -> "Proposer":
+                  revisit: str = DEFAULT_REVISIT, shape_draw: str = DEFAULT_SHAPE_DRAW) -> "Proposer":
     """The proposer of sampler `sampler` (UserError listing the known names if unknown).
     `spread` (SPREADS), `share` (SHARES), `scope` (SCOPES), `corners` (CORNERS),
-    `size_scale` (SIZE_SCALES), `start` (STARTS) and `revisit` (REVISITS) are for the Optuna samplers; the grid ignores them (it
+    `size_scale` (SIZE_SCALES), `start` (STARTS), `revisit` (REVISITS) and `shape_draw` (SHAPE_DRAWS) are for the Optuna samplers; the grid ignores them (it
     interleaves the families' points)."""
     return SAMPLERS.get(sampler)(spaces, io, budget, count, direction=direction, seed=seed, trials=trials,
                                  spread=spread, share=share, scope=scope, corners=corners, size_scale=size_scale,
-                                 start=start, revisit=revisit)
+                                 start=start, revisit=revisit, shape_draw=shape_draw)

@@ -185,7 +185,7 @@ class StudyLoop:
             spec.sampler, prep.spaces, prep.io, spec.budget, prep.count,
             direction=prep.task.direction, seed=spec.seed, trials=spec.trials, spread=spec.spread,
             share=spec.share, scope=spec.sampler_scope, corners=spec.corners, size_scale=spec.size_scale,
-            start=spec.start, revisit=spec.revisit,
+            start=spec.start, revisit=spec.revisit, shape_draw=spec.shape_draw,
         )
         # the finished trials' first-seed curves, read once: the pruner judges by them, and a
         # pruned trial is told to the proposer with its value at the epoch it was stopped
@@ -350,7 +350,7 @@ def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
 
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    out = {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "scope": spec.sampler_scope, "corners": spec.corners, "size_scale": spec.size_scale, "start": spec.start, "revisit": spec.revisit, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+    out = {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "scope": spec.sampler_scope, "corners": spec.corners, "size_scale": spec.size_scale, "start": spec.start, "revisit": spec.revisit, "shape_draw": spec.shape_draw, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
             "budget_of": spec.budget_of, "param_convention": prep.convention, "keep": spec.keep}
