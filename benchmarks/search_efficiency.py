@@ -72,7 +72,6 @@ from search.engine.policies import (  # noqa: E402
     DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
     DEFAULT_REVISIT,
-    DEFAULT_SHAPE_DRAW,
     DEFAULT_START,
 )
 from search.spaces import min_params  # noqa: E402
@@ -152,7 +151,7 @@ def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, tri
                    spread=s.spread or DEFAULT_SPREAD, share=s.share or DEFAULT_SHARE, scope=s.scope or None,
                    corners=s.corners or DEFAULT_CORNERS, size_scale=s.size_scale or DEFAULT_SIZE_SCALE,
                    start=s.start or DEFAULT_START, revisit=s.revisit or DEFAULT_REVISIT,
-                   shape_draw=s.shape_draw or DEFAULT_SHAPE_DRAW, pruner=s.pruner or "none",
+                   shape_draw=s.shape_draw or None, pruner=s.pruner or "none",
                    prune_grace=float(s.grace) if s.grace else None, study=study, seed=seed, train=train,
                    task_options=setting.task_options, data_dir=data_dir, retries=0)
     t0 = time.perf_counter()

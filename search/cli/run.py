@@ -13,9 +13,9 @@ from search.engine.policies import (
     DEFAULT_CORNERS,
     DEFAULT_SIZE_SCALE,
     DEFAULT_REVISIT,
-    DEFAULT_SHAPE_DRAW,
     DEFAULT_START,
     REVISITS,
+    MODELLED_FROM,
     SHAPE_DRAWS,
     SIZE_SCALES,
     STARTS,
@@ -90,7 +90,8 @@ def add_parser(sub) -> None:
                      help=f"{', '.join(SHAPE_DRAWS)}: with an Optuna sampler, how each width and depth is drawn: "
                           f"as a parameter over the range it may take (under a target size that range moves, so "
                           f"a GP sampler leaves it to its random draw), or as its position in that range, which "
-                          f"the sampler models (default {DEFAULT_SHAPE_DRAW})")
+                          f"the sampler models (default: modelled with gp when each family's share of --trials "
+                          f"is at least {MODELLED_FROM}, else random)")
     how.add_argument("--size-scale",
                      help=f"{', '.join(SIZE_SCALES)}: how an Optuna sampler is told each trial's parameter count "
                           f"(its first objective): as counted, or log10 of it, the axis the fronts are drawn and "
@@ -241,7 +242,7 @@ def run_spec(a: argparse.Namespace):
         spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
         scope=a.sampler_scope, corners=_or(a.corners, DEFAULT_CORNERS),
         size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE), start=_or(a.start, DEFAULT_START),
-        revisit=_or(a.revisit, DEFAULT_REVISIT), shape_draw=_or(a.shape_draw, DEFAULT_SHAPE_DRAW),
+        revisit=_or(a.revisit, DEFAULT_REVISIT), shape_draw=a.shape_draw,
         budget_of=_or(a.budget_of, "params"),
         pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
         storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),

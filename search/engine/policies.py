@@ -55,6 +55,15 @@ them.
   either way, their tie-breaks by hypervolume or crowding do not, and a GP's hypervolume
   improvement does not: on a linear axis every model far below the budget looks the same
   size (docs/benchmarks.md §19, "The compute target with hindsight").
+- shape draw (`--shape-draw`), with an Optuna sampler: how a family's widths and depth
+  are drawn. "random": each as an Optuna parameter over the range it may take; under a
+  target size that range moves with the target and with the dims drawn before it, so its
+  distribution differs from trial to trial, and Optuna's GPSampler, which models only the
+  parameters every trial of its study shares, models the target size and the choices
+  (learning rate) only and draws the shape at random within the size. "modelled": each
+  as its position (0 to 1) in that range (search.engine.optuna_draw.PositionDraw), whose
+  distribution never moves, so the sampler models the shape too, as Ax's GP does (docs/
+  benchmarks.md §19, "Modelling the shape").
 """
 from __future__ import annotations
 
@@ -89,7 +98,15 @@ DEFAULT_SIZE_SCALE = "log"
 # each may take ("random": under a target size the range moves with it, and Optuna's GP
 # leaves such parameters to its random draw), or as positions in that range ("modelled")
 SHAPE_DRAWS = ("random", "modelled")
-DEFAULT_SHAPE_DRAW = "random"
+DEFAULT_SHAPE_DRAW = "random"  # an OptunaProposer's own default; a study's is `shape_draw_for`'s
+# The default of a study (`shape_draw_for`) since 2026-11-27 (seventh session): "modelled"
+# for a `gp` family whose share of the trials is at least MODELLED_FROM, where it was
+# ahead in median and worst seed on every setting measured, 10 seeds: one family at 40
+# trials (hourglass denoising 0.991, worst 0.985, against 0.983 and 0.976; super-
+# resolution), two families at 80 (0.991 (0.988) against 0.988 (0.984)). With 20 trials a
+# family (two families at 40; one family at 20) the GP has too few trials for the shape's
+# dimensions and the two were mixed (docs/benchmarks.md §19, "Modelling the shape").
+MODELLED_FROM = 40
 # Samplers that model a study's shared parameters only: Optuna's GPSampler models only
 # the parameters every trial of its study has, which in one multi-family study is `family`
 # alone (it is then random search, docs/benchmarks.md §19). With turns they get a study per
@@ -121,6 +138,15 @@ def ramp_target(low: float, high: float, k: int, n: int, u: float) -> float:
     if n < 1 or k < 0 or not 0.0 <= u <= 1.0 or high < low:
         raise ValueError(f"need n >= 1, k >= 0, 0 <= u <= 1 and high >= low, got n={n}, k={k}, u={u}, {low}..{high}")
     return low + (high - low) * u * min(1.0, (k + 1) / n)
+
+
+def shape_draw_for(shape_draw: str | None, sampler: str, family_trials: int) -> str:
+    """A study's shape draw (SHAPE_DRAWS): `shape_draw` as given, else "modelled" for a
+    FAMILY_SCOPED sampler (the GP) whose family is given at least MODELLED_FROM trials
+    (`family_trials`: its share of the study's), "random" otherwise."""
+    if shape_draw is not None:
+        return shape_draw
+    return "modelled" if sampler in FAMILY_SCOPED and family_trials >= MODELLED_FROM else "random"
 
 
 def has_turns(share: str) -> bool:

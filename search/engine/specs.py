@@ -18,7 +18,6 @@ from search.engine.policies import (
     DEFAULT_SHARE,
     DEFAULT_SPREAD,
     DEFAULT_REVISIT,
-    DEFAULT_SHAPE_DRAW,
     DEFAULT_START,
     LAST_CORNERS,
     REVISITS,
@@ -31,6 +30,7 @@ from search.engine.policies import (
     has_turns,
     sampler_for,
     scope_for,
+    shape_draw_for,
 )
 from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.samplers import SAMPLERS
@@ -57,7 +57,7 @@ class RunSpec:
     size_scale: str = DEFAULT_SIZE_SCALE  # search.engine.policies.SIZE_SCALES: params as the sampler sees them
     start: str = DEFAULT_START  # search.engine.policies.STARTS: the target sizes of each family's random start
     revisit: str = DEFAULT_REVISIT  # search.engine.policies.REVISITS: what a proposal of a trained configuration gets
-    shape_draw: str = DEFAULT_SHAPE_DRAW  # search.engine.policies.SHAPE_DRAWS: widths and depth as the sampler sees them
+    shape_draw: str | None = None  # policies.SHAPE_DRAWS: widths and depth as the sampler sees them; None: shape_draw_for
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
     prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
@@ -128,10 +128,12 @@ class RunSpec:
             raise UserError(f"unknown --revisit {self.revisit!r}; known: {', '.join(REVISITS)}")
         if self.revisit != DEFAULT_REVISIT and self.sampler == "grid":
             raise UserError("--revisit is for an Optuna sampler's proposals; the grid never proposes a point twice")
-        if self.shape_draw not in SHAPE_DRAWS:
+        if self.shape_draw is not None and self.shape_draw not in SHAPE_DRAWS:
             raise UserError(f"unknown --shape-draw {self.shape_draw!r}; known: {', '.join(SHAPE_DRAWS)}")
-        if self.shape_draw != DEFAULT_SHAPE_DRAW and self.sampler == "grid":
+        if self.shape_draw == "modelled" and self.sampler == "grid":
             raise UserError("--shape-draw sets how an Optuna sampler draws widths and depth; the grid has no draw")
+        object.__setattr__(self, "shape_draw", shape_draw_for(self.shape_draw, self.sampler,
+                                                              self.trials // len(self.spaces)))
         if self.size_scale not in SIZE_SCALES:
             raise UserError(f"unknown --size-scale {self.size_scale!r}; known: {', '.join(SIZE_SCALES)}")
         if self.size_scale != DEFAULT_SIZE_SCALE and self.sampler == "grid":

@@ -126,15 +126,38 @@ def test_a_modelled_study_resumes_with_its_positions(prep):
 
 def test_search_run_stores_its_shape_draw(cli):
     """From the command line: `--shape-draw modelled` is stored with the study and its
-    trials' recorded draws hold the positions."""
+    trials' recorded draws hold the positions; without the flag a 3-trial study draws
+    at random (below MODELLED_FROM trials) and says so in its settings."""
     from storage import Store
 
-    code, out, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "20K",
-                         "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", "pos",
-                         "--trials", "3", "--shape-draw", "modelled")
-    assert code == 0, err
-    store = Store("sqlite:///search.db")
-    assert store.get_study("pos").settings["shape_draw"] == "modelled"
-    third = store.trials("pos")[2]
-    assert f"hourglass.d_h{POSITION_SUFFIX}" in third.optuna["params"]
-    store.close()
+    for study, flags, want in (("pos", ("--shape-draw", "modelled"), "modelled"), ("plain", (), "random")):
+        code, out, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "20K",
+                             "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", study,
+                             "--trials", "3", *flags)
+        assert code == 0, err
+        store = Store("sqlite:///search.db")
+        assert store.get_study(study).settings["shape_draw"] == want
+        third = store.trials(study)[2]
+        assert (f"hourglass.d_h{POSITION_SUFFIX}" in third.optuna["params"]) is (want == "modelled")
+        assert ("hourglass.d_h" in third.optuna["params"]) is (want == "random")
+        store.close()
+
+
+@pytest.mark.parametrize("families,trials,sampler,given,want", [
+    (("hourglass",), 40, None, None, "modelled"),  # one family, 40 trials: its GP models the shape
+    (("hourglass",), 39, None, None, "random"),
+    (("hourglass", "conventional"), 40, None, None, "random"),  # 20 a family
+    (("hourglass", "conventional"), 80, None, None, "modelled"),  # 40 a family
+    (("hourglass",), 100, "tpe", None, "random"),  # measured for the GP only
+    (("hourglass",), 100, "grid", None, "random"),
+    (("hourglass",), 10, None, "modelled", "modelled"),  # as given
+    (("hourglass",), 100, None, "random", "random"),
+])
+def test_a_studys_default_shape_draw_follows_each_familys_share_of_trials(families, trials, sampler, given, want):
+    """`policies.shape_draw_for`: "modelled" for the GP when each family is given at least
+    MODELLED_FROM trials, where it won on every setting measured; "random" below, where a
+    family's GP has too few trials for the shape's dimensions (docs/benchmarks.md §19,
+    "Modelling the shape"); a given --shape-draw as given."""
+    spec = RunSpec(spaces=families, task="digits-denoise", budget=BUDGET, trials=trials, sampler=sampler,
+                   shape_draw=given)
+    assert spec.shape_draw == want
