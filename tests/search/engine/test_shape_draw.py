@@ -10,12 +10,13 @@ import optuna
 import pytest
 
 from search.engine.optuna_draw import POSITION_SUFFIX, PositionDraw, at_position
-from search.engine.proposers import SIZE_PARAM, Proposal
+from search.engine.proposers import SIZE_PARAM
 from search.engine.samplers import make_proposer
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
 from search.spaces import min_params, smallest_config, suggest_config
 from storage.records import TrialRecord
+from tests.search.engine.proposing import drive
 
 BUDGET = 30_000
 
@@ -28,19 +29,6 @@ def prep():
 def build(prep, trials, sampler="gp", seed=0, **kw):
     return make_proposer(sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed,
                          trials=trials, **kw)
-
-
-def drive(p, n):
-    """n accepted proposals, each told a value growing with its size."""
-    out = []
-    while len(out) < n:
-        q = p.ask()
-        if isinstance(q, Proposal):
-            p.tell(q, 10.0 + math.log10(q.params), q.params)
-            out.append(q)
-        else:
-            p.reject(q)
-    return out
 
 
 @pytest.mark.parametrize("low,high,log,step", [(4, 2500, True, 1), (785, 4500, False, 1), (1, 40, False, 1),

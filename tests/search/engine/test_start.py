@@ -11,6 +11,7 @@ from search.engine.specs import RunSpec
 from search.engine.study import prepare
 from search.spaces import min_params
 from storage.records import TrialRecord
+from tests.search.engine.proposing import drive
 
 BUDGET = 30_000
 FAMILIES = ("hourglass", "conventional")
@@ -24,19 +25,6 @@ def prep():
 def build(prep, trials, sampler="tpe", seed=0, **kw):
     return make_proposer(sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed,
                          trials=trials, **kw)
-
-
-def drive(p, n):
-    """n accepted proposals, each told a value growing with its size."""
-    out = []
-    while len(out) < n:
-        q = p.ask()
-        if isinstance(q, Proposal):
-            p.tell(q, 10.0 + math.log10(q.params), q.params)
-            out.append(q)
-        else:
-            p.reject(q)
-    return out
 
 
 def target(q):
