@@ -90,8 +90,8 @@ def add_parser(sub) -> None:
                      help=f"{', '.join(SHAPE_DRAWS)}: with an Optuna sampler, how each width and depth is drawn: "
                           f"as a parameter over the range it may take (under a target size that range moves, so "
                           f"a GP sampler leaves it to its random draw), or as its position in that range, which "
-                          f"the sampler models (default: modelled with gp when each family's share of --trials "
-                          f"is at least {MODELLED_FROM}, else random)")
+                          f"the sampler models (default: modelled with gp when --space names several families, "
+                          f"or one given at least {MODELLED_FROM} trials, else random)")
     how.add_argument("--size-scale",
                      help=f"{', '.join(SIZE_SCALES)}: how an Optuna sampler is told each trial's parameter count "
                           f"(its first objective): as counted, or log10 of it, the axis the fronts are drawn and "

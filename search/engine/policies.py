@@ -99,13 +99,17 @@ DEFAULT_SIZE_SCALE = "log"
 # leaves such parameters to its random draw), or as positions in that range ("modelled")
 SHAPE_DRAWS = ("random", "modelled")
 DEFAULT_SHAPE_DRAW = "random"  # an OptunaProposer's own default; a study's is `shape_draw_for`'s
-# The default of a study (`shape_draw_for`) since 2026-11-27 (seventh session): "modelled"
-# for a `gp` family whose share of the trials is at least MODELLED_FROM, where it was
-# ahead in median and worst seed on every setting measured, 10 seeds: one family at 40
-# trials (hourglass denoising 0.991, worst 0.985, against 0.983 and 0.976; super-
-# resolution), two families at 80 (0.991 (0.988) against 0.988 (0.984)). With 20 trials a
-# family (two families at 40; one family at 20) the GP has too few trials for the shape's
-# dimensions and the two were mixed (docs/benchmarks.md §19, "Modelling the shape").
+# The default of a study (`shape_draw_for`): "modelled" for a `gp` study of several
+# families at any trial count (since 2026-11-28, eighth session), or of one family given at
+# least MODELLED_FROM trials (since 2026-11-27). One family at 40 trials: ahead in median and
+# worst seed on every setting measured (hourglass denoising 0.991, worst 0.985, against 0.983
+# and 0.976; super-resolution), and two families at 80. Several families at 20 trials a family
+# (three settings, 10-20 seeds): each family's front better, the worst family's ahead in
+# median and worst seed on all three, the union front level or ahead in median, and §16's
+# verdicts at 12 trials a family calibrated on both settings (32 replicates) where the random
+# draw under-searched one family and misstated the gap; one family at 20 trials stays "random"
+# (20 seeds: +0.006 in median but a worse worst seed). docs/benchmarks.md §19, "Modelling the
+# shape" and "Below 40 trials a family".
 MODELLED_FROM = 40
 # Samplers that model a study's shared parameters only: Optuna's GPSampler models only
 # the parameters every trial of its study has, which in one multi-family study is `family`
@@ -140,13 +144,16 @@ def ramp_target(low: float, high: float, k: int, n: int, u: float) -> float:
     return low + (high - low) * u * min(1.0, (k + 1) / n)
 
 
-def shape_draw_for(shape_draw: str | None, sampler: str, family_trials: int) -> str:
+def shape_draw_for(shape_draw: str | None, sampler: str, family_trials: int, families: int = 1) -> str:
     """A study's shape draw (SHAPE_DRAWS): `shape_draw` as given, else "modelled" for a
-    FAMILY_SCOPED sampler (the GP) whose family is given at least MODELLED_FROM trials
-    (`family_trials`: its share of the study's), "random" otherwise."""
+    FAMILY_SCOPED sampler (the GP) in a study of several `families` (a comparison, whose
+    answer needs each family's front found alike), or of one family given at least
+    MODELLED_FROM trials (`family_trials`: its share of the study's); "random" otherwise."""
     if shape_draw is not None:
         return shape_draw
-    return "modelled" if sampler in FAMILY_SCOPED and family_trials >= MODELLED_FROM else "random"
+    if sampler not in FAMILY_SCOPED:
+        return "random"
+    return "modelled" if families > 1 or family_trials >= MODELLED_FROM else "random"
 
 
 def has_turns(share: str) -> bool:

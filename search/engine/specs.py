@@ -133,7 +133,7 @@ class RunSpec:
         if self.shape_draw == "modelled" and self.sampler == "grid":
             raise UserError("--shape-draw sets how an Optuna sampler draws widths and depth; the grid has no draw")
         object.__setattr__(self, "shape_draw", shape_draw_for(self.shape_draw, self.sampler,
-                                                              self.trials // len(self.spaces)))
+                                                              self.trials // len(self.spaces), len(self.spaces)))
         if self.size_scale not in SIZE_SCALES:
             raise UserError(f"unknown --size-scale {self.size_scale!r}; known: {', '.join(SIZE_SCALES)}")
         if self.size_scale != DEFAULT_SIZE_SCALE and self.sampler == "grid":

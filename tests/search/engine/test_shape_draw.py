@@ -134,18 +134,21 @@ def test_search_run_stores_its_shape_draw(cli):
 @pytest.mark.parametrize("families,trials,sampler,given,want", [
     (("hourglass",), 40, None, None, "modelled"),  # one family, 40 trials: its GP models the shape
     (("hourglass",), 39, None, None, "random"),
-    (("hourglass", "conventional"), 40, None, None, "random"),  # 20 a family
-    (("hourglass", "conventional"), 80, None, None, "modelled"),  # 40 a family
+    (("hourglass", "conventional"), 40, None, None, "modelled"),  # several families: at any count
+    (("hourglass", "conventional"), 4, None, None, "modelled"),
+    (("hourglass", "conventional"), 80, None, None, "modelled"),
+    (("hourglass", "conventional"), 40, "tpe", None, "random"),
     (("hourglass",), 100, "tpe", None, "random"),  # measured for the GP only
     (("hourglass",), 100, "grid", None, "random"),
     (("hourglass",), 10, None, "modelled", "modelled"),  # as given
     (("hourglass",), 100, None, "random", "random"),
 ])
-def test_a_studys_default_shape_draw_follows_each_familys_share_of_trials(families, trials, sampler, given, want):
-    """`policies.shape_draw_for`: "modelled" for the GP when each family is given at least
-    MODELLED_FROM trials, where it won on every setting measured; "random" below, where a
-    family's GP has too few trials for the shape's dimensions (docs/benchmarks.md §19,
-    "Modelling the shape"); a given --shape-draw as given."""
+def test_a_studys_default_shape_draw_follows_its_families_and_their_trials(families, trials, sampler, given, want):
+    """`policies.shape_draw_for`: "modelled" for the GP in a study of several families at
+    any count (each family's front and the verdicts better, docs/benchmarks.md §19, "Below
+    40 trials a family") and in a study of one family given at least MODELLED_FROM trials;
+    "random" for one family below that, where it was mixed, and for the other samplers; a
+    given --shape-draw as given."""
     spec = RunSpec(spaces=families, task="digits-denoise", budget=BUDGET, trials=trials, sampler=sampler,
                    shape_draw=given)
     assert spec.shape_draw == want
