@@ -100,7 +100,7 @@ DEFAULT_SIZE_SCALE = "log"
 SHAPE_DRAWS = ("random", "modelled")
 DEFAULT_SHAPE_DRAW = "random"  # an OptunaProposer's own default; a study's is `shape_draw_for`'s
 # The default of a study (`shape_draw_for`): "modelled" for a `gp` study of several
-# families at any trial count (since 2026-11-28, eighth session), or of one family given at
+# families at any trial count (since 2026-11-27, eighth session), or of one family given at
 # least MODELLED_FROM trials (since 2026-11-27). One family at 40 trials: ahead in median and
 # worst seed on every setting measured (hourglass denoising 0.991, worst 0.985, against 0.983
 # and 0.976; super-resolution), and two families at 80. Several families at 20 trials a family
