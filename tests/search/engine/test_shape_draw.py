@@ -131,6 +131,23 @@ def test_search_run_stores_its_shape_draw(cli):
         store.close()
 
 
+def test_search_run_models_the_shape_of_a_comparison_by_default(cli):
+    """From the command line: a study of two families models each family's shape without
+    the flag, at a count where one family alone would draw at random."""
+    from storage import Store
+
+    code, out, err = cli("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "20K",
+                         "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", "pair",
+                         "--trials", "6")
+    assert code == 0, err
+    store = Store("sqlite:///search.db")
+    assert store.get_study("pair").settings["shape_draw"] == "modelled"
+    drawn = [name for q in store.trials("pair") for name in q.optuna["params"]]
+    assert any(name.endswith(POSITION_SUFFIX) and name.startswith("conventional.") for name in drawn)
+    assert not any(name in ("hourglass.d_h", "conventional.d_h") for name in drawn)
+    store.close()
+
+
 @pytest.mark.parametrize("families,trials,sampler,given,want", [
     (("hourglass",), 40, None, None, "modelled"),  # one family, 40 trials: its GP models the shape
     (("hourglass",), 39, None, None, "random"),
