@@ -144,16 +144,16 @@ def ramp_target(low: float, high: float, k: int, n: int, u: float) -> float:
     return low + (high - low) * u * min(1.0, (k + 1) / n)
 
 
-def shape_draw_for(shape_draw: str | None, sampler: str, family_trials: int, families: int = 1) -> str:
+def shape_draw_for(shape_draw: str | None, sampler: str, trials: int, families: int) -> str:
     """A study's shape draw (SHAPE_DRAWS): `shape_draw` as given, else "modelled" for a
     FAMILY_SCOPED sampler (the GP) in a study of several `families` (a comparison, whose
     answer needs each family's front found alike), or of one family given at least
-    MODELLED_FROM trials (`family_trials`: its share of the study's); "random" otherwise."""
+    MODELLED_FROM of the study's `trials`; "random" otherwise."""
     if shape_draw is not None:
         return shape_draw
     if sampler not in FAMILY_SCOPED:
         return "random"
-    return "modelled" if families > 1 or family_trials >= MODELLED_FROM else "random"
+    return "modelled" if families > 1 or trials >= MODELLED_FROM else "random"
 
 
 def has_turns(share: str) -> bool:

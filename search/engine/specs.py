@@ -132,8 +132,8 @@ class RunSpec:
             raise UserError(f"unknown --shape-draw {self.shape_draw!r}; known: {', '.join(SHAPE_DRAWS)}")
         if self.shape_draw == "modelled" and self.sampler == "grid":
             raise UserError("--shape-draw sets how an Optuna sampler draws widths and depth; the grid has no draw")
-        object.__setattr__(self, "shape_draw", shape_draw_for(self.shape_draw, self.sampler,
-                                                              self.trials // len(self.spaces), len(self.spaces)))
+        object.__setattr__(self, "shape_draw", shape_draw_for(self.shape_draw, self.sampler, self.trials,
+                                                              len(self.spaces)))
         if self.size_scale not in SIZE_SCALES:
             raise UserError(f"unknown --size-scale {self.size_scale!r}; known: {', '.join(SIZE_SCALES)}")
         if self.size_scale != DEFAULT_SIZE_SCALE and self.sampler == "grid":
