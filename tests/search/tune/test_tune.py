@@ -126,7 +126,10 @@ def test_kill_9_of_the_driver_then_the_same_command_loses_and_duplicates_nothing
     args = [*RUN, "--trials", "4", "--study", "k", "--pruner", "none"]  # every trial runs out
     args[args.index("--epochs") + 1] = "3"
     db = tmp_path / "search.db"
-    proc = run_subprocess(args, cwd=tmp_path)
+    # Every trial of the killed run waits 3 s before it trains (the space fixes
+    # fixed_w_in=False), so a trial is still running when another has finished: at 3
+    # epochs alone a trial can take 0.1 s and the whole study end between two looks.
+    proc = run_subprocess(args, cwd=tmp_path, env_extra={"SEARCH_FAULT": "sleep3:fixed_w_in=False"})
     deadline = time.time() + 240
     while time.time() < deadline and proc.poll() is None:
         rows = db_rows(db)
