@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Mapping, TextIO
 
 from core.budget import format_count
 from core.trials import EpochRecord, TrialResult, TrialSpec
 from search.engine.proposers import Rejection
+from search.engine.search_flags import changed_flags, format_flags, search_flags
 from storage.records import StudyRecord
 
 
@@ -34,8 +35,10 @@ EPOCH_INTERVAL_S = 60.0  # the least time between two epoch lines of one trial i
 
 class ConsoleProgress:
     def __init__(self, stream: TextIO | None = None, live: bool | None = None,
-                 epoch_interval: float = EPOCH_INTERVAL_S, clock: Callable[[], float] = time.monotonic) -> None:
+                 epoch_interval: float = EPOCH_INTERVAL_S, clock: Callable[[], float] = time.monotonic,
+                 search: Mapping[str, Any] | None = None) -> None:
         self.stream = stream or sys.stderr
+        self.search = search  # the running search's settings (search_flags.search_settings), said at the start
         self.live = self.stream.isatty() if live is None else live
         self.epoch_interval = epoch_interval
         self.clock = clock
@@ -68,8 +71,18 @@ class ConsoleProgress:
         if retries:
             what += f", {retries} interrupted or failed trial(s) to run again"
         self._print(what)
+        if self.search is not None:
+            self._print_search(study, len(study.families))
         if done >= total:
             self._print(f"nothing to do: {done} trials finished (raise --trials to run more)")
+
+    def _print_search(self, study: StudyRecord, families: int) -> None:
+        """The flags the study searches with; on a resume, those it was created otherwise with."""
+        self._print(f"searching with {format_flags(search_flags(self.search, families))}")
+        changed = changed_flags(study.settings or {}, self.search, families)
+        if changed:
+            self._print(f"note: the study was created with {format_flags(changed)}; this run searches as above "
+                        "(its finished trials are kept, and told to the sampler)")
 
     def trial_started(self, spec: TrialSpec, params: int, note: str | None) -> None:
         if note and note.startswith("retry "):

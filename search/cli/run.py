@@ -157,6 +157,7 @@ def add_parser(sub) -> None:
 def cmd_run(a: argparse.Namespace) -> int:
     from search.cli.progress import ConsoleProgress
     from search.engine.specs import replicate_specs
+    from search.engine.search_flags import search_settings
     from search.engine.study import prepare, run_study
     from search.tune import run_tune_study
     from reports.savings import early_stopping_savings, savings_line
@@ -175,7 +176,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         if len(specs) > 1:
             print(f"search {k} of {len(specs)}: study {one.study_name!r}, seed {one.seed}", flush=True)
         run = run_tune_study if one.executor == "tune" else run_study
-        out = run(one, store, ConsoleProgress(), prepare(one) if one is not spec else prep)
+        out = run(one, store, ConsoleProgress(search=search_settings(one)), prepare(one) if one is not spec else prep)
         df = store.trials_frame(one.study_name)
         print(f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
               + (f" ({out.retried} retries)" if out.retried else "") +

@@ -33,6 +33,7 @@ from search.engine.proposers import Proposer, Rejection
 from search.engine.pruners import Pruner, make_pruner
 from search.engine.retries import Job, follow_up, resume_job
 from search.engine.samplers import make_proposer
+from search.engine.search_flags import search_settings
 from search.spaces import Space, build_spaces, min_params
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
@@ -350,7 +351,7 @@ def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
 
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    out = {"recipe": spec.recipe, "sampler": spec.sampler, "spread": spec.spread, "share": spec.share, "scope": spec.sampler_scope, "corners": spec.corners, "size_scale": spec.size_scale, "start": spec.start, "revisit": spec.revisit, "shape_draw": spec.shape_draw, "pruner": spec.pruner, "prune_grace": spec.prune_grace, "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
+    out = {"recipe": spec.recipe, **search_settings(spec), "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
             "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
             "task_options": spec.task_options,
             "budget_of": spec.budget_of, "param_convention": prep.convention, "keep": spec.keep}

@@ -38,6 +38,21 @@ def test_run_records_trials_within_budget_and_prints_front(cli, study_db, capsys
     assert code == 0 and "Pareto-optimal" in out and "nothing to do" in err
 
 
+def test_run_says_how_it_searches_and_a_resume_what_it_changed(cli, study_db):
+    """The start says the flags the study searches with, the defaults' choices included;
+    a resume with other flags says which the study was created otherwise with."""
+    code, out, err = cli(*RUN, "--trials", "5", "--pruner", "none", "--shape-draw", "random")
+    assert code == 0, err
+    lines = err.splitlines()
+    assert lines[1] == ("searching with --sampler gp --sampler-scope family --share equal --spread size "
+                        "--size-scale log --shape-draw random --corners both --start spread --revisit answer "
+                        "--pruner none")
+    assert lines[2] == ("note: the study was created with --shape-draw modelled --pruner pareto; this run searches "
+                        "as above (its finished trials are kept, and told to the sampler)")
+    settings = json.loads(sqlite3.connect(study_db).execute("SELECT settings FROM studies").fetchone()[0])
+    assert settings["pruner"] == "pareto" and settings["shape_draw"] == "modelled"  # kept as created
+
+
 def test_trials_json_and_csv(cli, study_db):
     code, out, _ = cli("trials", "digits-denoise-hourglass-conventional", "--format", "json")
     rows = json.loads(out)

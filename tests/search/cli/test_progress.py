@@ -72,3 +72,26 @@ def test_live_mode_shows_epochs_in_place():
 
 def test_durations():
     assert format_duration(59.6) == "1:00" and format_duration(3725) == "1:02:05"
+
+
+def test_the_start_says_how_the_study_searches_and_what_a_resume_changed():
+    from dataclasses import replace
+
+    running = {"sampler": "gp", "scope": "family", "share": "equal", "spread": "size", "size_scale": "log",
+               "shape_draw": "modelled", "corners": "both", "start": "spread", "revisit": "answer",
+               "pruner": "pareto", "prune_grace": None}
+    out = io.StringIO()
+    ConsoleProgress(out, live=False, search=running).start(replace(STUDY, settings=dict(running)), 3, 0, 0)
+    lines = out.getvalue().splitlines()
+    assert lines[1] == ("searching with --sampler gp --spread size --size-scale log --shape-draw modelled "
+                        "--corners both --start spread --revisit answer --pruner pareto")  # one family: no share
+    assert len(lines) == 2  # created as it runs: no note
+    out = io.StringIO()
+    created = dict(running, pruner="none", shape_draw="random")
+    ConsoleProgress(out, live=False, search=running).start(replace(STUDY, settings=created), 3, 1, 0)
+    assert out.getvalue().splitlines()[2] == ("note: the study was created with --shape-draw random --pruner none; "
+                                              "this run searches as above (its finished trials are kept, and told "
+                                              "to the sampler)")
+    out = io.StringIO()
+    ConsoleProgress(out, live=False).start(STUDY, 3, 0, 0)  # no search given (a retrain): the study line only
+    assert len(out.getvalue().splitlines()) == 1

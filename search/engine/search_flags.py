@@ -1,0 +1,77 @@
+"""How a study searches, said as the `search run` flags that set it.
+
+`search run` prints it when a study starts or resumes, so a user sees what the defaults
+chose (the sampler, the shape draw and the pruner depend on the families and the trials:
+search/engine/policies.py), and a resumed study says which of them differ from the ones it
+was created with: a resume runs with the flags of its own command (the defaults where none
+are given), while the study's stored settings stay as created.
+
+`search_settings(spec)` are a study's search settings (stored with a new study by
+search/engine/study.py `study_settings`); `search_flags(settings, families)` the flags
+among them that apply to such a study, as (flag, value); `changed_flags(created,
+running, families)` those whose value differs from the stored one (settings a study
+created by an older version lacks are not compared).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+# settings key -> the `search run` flag that sets it, in the order `search run --help` lists them
+FLAGS: dict[str, str] = {
+    "sampler": "--sampler",
+    "scope": "--sampler-scope",
+    "share": "--share",
+    "spread": "--spread",
+    "size_scale": "--size-scale",
+    "shape_draw": "--shape-draw",
+    "corners": "--corners",
+    "start": "--start",
+    "revisit": "--revisit",
+    "pruner": "--pruner",
+    "prune_grace": "--prune-grace",
+}
+SEVERAL_FAMILIES = ("scope", "share")  # say something only in a study of several families
+MODEL_SAMPLERS_ONLY = ("spread", "size_scale", "shape_draw", "corners", "start", "revisit")  # not for the grid
+SPREAD_SIZE_ONLY = ("corners", "start")  # need --spread size
+
+
+def search_settings(spec: Any) -> dict[str, Any]:
+    """A `RunSpec`'s search settings, keyed as `FLAGS` (every value resolved: the sampler,
+    its scope and the shape draw as the spec's defaults chose them)."""
+    return {"sampler": spec.sampler, "scope": spec.sampler_scope, "share": spec.share, "spread": spec.spread,
+            "size_scale": spec.size_scale, "shape_draw": spec.shape_draw, "corners": spec.corners,
+            "start": spec.start, "revisit": spec.revisit, "pruner": spec.pruner, "prune_grace": spec.prune_grace}
+
+
+def applies(key: str, settings: Mapping[str, Any], families: int) -> bool:
+    """Whether the setting `key` means something in a study of `families` families searched
+    with `settings`."""
+    if key in SEVERAL_FAMILIES and families < 2:
+        return False
+    if key in MODEL_SAMPLERS_ONLY and settings.get("sampler") == "grid":
+        return False
+    if key in SPREAD_SIZE_ONLY and settings.get("spread") != "size":
+        return False
+    if key == "prune_grace":  # the pruner's own grace unless given
+        return settings.get("pruner") not in (None, "none") and settings.get("prune_grace") is not None
+    return settings.get(key) is not None
+
+
+def search_flags(settings: Mapping[str, Any], families: int) -> list[tuple[str, Any]]:
+    """(flag, value) of each search setting that applies, in `FLAGS`' order."""
+    return [(flag, settings[key]) for key, flag in FLAGS.items() if applies(key, settings, families)]
+
+
+def changed_flags(created: Mapping[str, Any], running: Mapping[str, Any], families: int) -> list[tuple[str, Any]]:
+    """(flag, value as created) of each setting that applies to the running search and that
+    the study was created with another value of."""
+    return [(flag, created[key]) for key, flag in FLAGS.items()
+            if applies(key, running, families) and key in created and created[key] != running[key]]
+
+
+def format_flags(flags: list[tuple[str, Any]]) -> str:
+    """"--sampler gp --pruner pareto"; a value not set reads "unset"."""
+    def text(value: Any) -> str:
+        return "unset" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    return " ".join(f"{flag} {text(value)}" for flag, value in flags)

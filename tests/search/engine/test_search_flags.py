@@ -1,0 +1,57 @@
+"""search/engine/search_flags.py: a study's search said as the flags that set it, and the
+flags a resumed study was created otherwise with."""
+import pytest
+
+from search.engine.search_flags import FLAGS, changed_flags, format_flags, search_flags, search_settings
+from search.engine.specs import RunSpec
+
+
+def spec(**kw):
+    return RunSpec(**({"spaces": ("hourglass",), "task": "digits-denoise", "budget": 100_000, "trials": 40} | kw))
+
+
+def test_every_setting_has_a_flag_that_search_run_knows():
+    import argparse
+
+    from search.cli.main import build_parser
+
+    subs = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    known = {opt for action in subs.choices["run"]._actions for opt in action.option_strings}
+    assert set(FLAGS.values()) <= known
+    assert set(search_settings(spec())) == set(FLAGS)
+
+
+def test_one_family_on_the_defaults_says_what_the_defaults_chose():
+    flags = dict(search_flags(search_settings(spec()), families=1))
+    assert flags["--sampler"] == "gp" and flags["--shape-draw"] == "modelled"  # 40 trials: modelled
+    assert "--share" not in flags and "--sampler-scope" not in flags  # one family: no turns to tell
+    assert "--prune-grace" not in flags  # the pruner's own grace
+    assert dict(search_flags(search_settings(spec(trials=20)), 1))["--shape-draw"] == "random"
+
+
+def test_several_families_say_their_share_and_scope():
+    flags = dict(search_flags(search_settings(spec(spaces=("hourglass", "conventional"), trials=8)), 2))
+    assert flags["--share"] == "equal" and flags["--sampler-scope"] == "family" and flags["--shape-draw"] == "modelled"
+
+
+def test_the_grid_says_only_what_applies_to_it():
+    s = search_settings(spec(sampler="grid", pruner="pareto", prune_grace=0.25))
+    assert format_flags(search_flags(s, 1)) == "--sampler grid --pruner pareto --prune-grace 0.25"
+    s = search_settings(spec(spread="none"))
+    assert "--corners" not in dict(search_flags(s, 1)) and "--start" not in dict(search_flags(s, 1))
+
+
+@pytest.mark.parametrize("created, expected", [
+    ({}, []),  # a study of an older version stored none of them: nothing compared
+    ({"pruner": "pareto", "shape_draw": "modelled"}, []),
+    ({"pruner": "none", "shape_draw": "random", "share": "free"}, [("--shape-draw", "random"), ("--pruner", "none")]),
+    ({"prune_grace": 0.5}, []),  # the running pruner uses its own grace: not a flag of this run
+])
+def test_changed_flags_are_those_created_otherwise(created, expected):
+    running = search_settings(spec())  # one family: --share does not apply
+    assert changed_flags(created, running, 1) == expected
+
+
+def test_a_value_not_set_reads_unset():
+    running = search_settings(spec(prune_grace=0.3))
+    assert format_flags(changed_flags({"prune_grace": None}, running, 1)) == "--prune-grace unset"
