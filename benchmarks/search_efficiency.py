@@ -60,6 +60,8 @@ from reports.efficiency import (  # noqa: E402
     fraction_curve,
     ks_uniform,
     least_work,
+    random_order_fractions,
+    random_orders,
     union_hypervolume,
     union_reference,
     work_to_reach,
@@ -284,6 +286,34 @@ def work_table(searches: list[str], runs: list, summary: dict, curves: dict, fra
         print(row)
 
 
+def grid_orders_table(searches: list[str], summary: dict, grid_frame, record, ref, best: float, orders: int,
+                      trials: int) -> None:
+    """Issue 25's third target, printed and added to `summary`: each study against random
+    points of the full grid at equal training work. Every grid point is trained, so a
+    random order of the grid is a random search at no cost: `orders` seeded orders, each
+    cut at the study's own work (`random_order_fractions`); per seed, the median of
+    the orders' fractions and the share of orders ahead of the study."""
+    done = grid_frame[grid_frame["status"].astype(str).isin(FINISHED_STATUSES)]
+    perms = random_orders(len(done), orders, seed=0)
+    work = trial_work(grid_frame)
+    at_trials = random_order_fractions(done, record.metric, record.direction, ref, best,
+                                       {int(n): 1.0 for n in done["number"]}, [trials], perms)[0]
+    summary["full grid"]["random_orders"] = {"orders": orders, f"at_{trials}_trials": at_trials.tolist()}
+    print(f"\n{orders} random orders of the full grid, {trials} points each: median {np.median(at_trials):.3f} "
+          f"(5-95%: {np.percentile(at_trials, 5):.3f} .. {np.percentile(at_trials, 95):.3f})")
+    print("| search | fraction by seed | random grid points at the study's work: median by seed | "
+          "share of the orders ahead of the study, by seed |\n|---|---|---|---|")
+    for x in searches:
+        got = random_order_fractions(done, record.metric, record.direction, ref, best, work,
+                                     summary[x]["parameter_epochs"], perms)
+        mine = summary[x]["fractions"]
+        medians = [float(np.median(row)) for row in got]
+        ahead = [float(np.mean(row > f + 1e-12)) for row, f in zip(got, mine)]
+        summary[x] |= {"grid_orders_at_work": medians, "grid_orders_ahead": ahead}
+        print(f"| {x} | {' / '.join(f'{f:.3f}' for f in mine)} | {' / '.join(f'{m:.3f}' for m in medians)} | "
+              f"{' / '.join(f'{v:.2f}' for v in ahead)} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
@@ -296,6 +326,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")
+    ap.add_argument("--grid-orders", type=int, default=1000,
+                    help="random orders of the full grid to set each study against at its own work (issue 25's "
+                         "third target; no training; 0: none)")
     ap.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
     ap.add_argument("--max-train-samples", type=int)
     ap.add_argument("--threads", type=int, default=1)
@@ -319,6 +352,8 @@ def main() -> None:
         unknown = [k for k in a.settings.split(",") if k not in SETTINGS]
         if unknown:
             raise UserError(f"unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
+        if a.grid_orders < 0:
+            raise UserError(f"--grid-orders must be at least 0, got {a.grid_orders}")
         if a.tag is not None and not (a.storage and a.out):
             raise UserError("--tag needs --storage (where the studies are kept) and --out (beside it, "
                             "OUT.studies.json: which studies finished)")
@@ -431,6 +466,8 @@ def main() -> None:
             print(f"| {sampler} | {statistics.median(summary[sampler]['wall_s']):.0f} | "
                   f"{statistics.median(summary[sampler]['rejected']):g} |")
         work_table(a.samplers.split(","), runs, summary, curves, frames, record, ref, best)
+        if grid and a.grid_orders > 0:
+            grid_orders_table(a.samplers.split(","), summary, grid[1], record, ref, best, a.grid_orders, a.trials)
         pruned = [x for x in a.samplers.split(",") if "+" in x and x.split("+")[0] in summary]
         if pruned:
             print("\n| pruned search | vs | median hypervolume ratio | median compute ratio (seconds) "

@@ -121,6 +121,37 @@ def fraction_at_work(curve: pd.DataFrame | Mapping[str, Sequence], work: Mapping
     return reached
 
 
+def random_orders(n: int, orders: int, seed: int = 0) -> np.ndarray:
+    """`orders` random permutations of range(n), seeded: (orders, n) positions."""
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.permutation(n) for _ in range(orders)]) if orders else np.zeros((0, n), dtype=int)
+
+
+def random_order_fractions(frame: pd.DataFrame, metric: str, direction: str, reference: np.ndarray, best: float,
+                           work: Mapping[int, float], budgets: Sequence[float], orders: np.ndarray) -> np.ndarray:
+    """What random points of a fully trained grid reach at equal training work (issue 25:
+    "never worse than 40 random grid points at equal training compute"): the grid's
+    finished trials (`frame`) taken in each of `orders` (`random_orders(len(finished),
+    k)`; row i puts the j-th finished trial, in number order, at position orders[i, j]),
+    each order cut where its summed `work` (trial number -> work) first exceeds a budget
+    (`fraction_at_work`), as a fraction of `best`. No training: every grid point's
+    outcome is known, so any order of it is a random search over the grid.
+
+    Returns: (len(budgets), len(orders)) fractions."""
+    done = frame[frame["status"].astype(str).isin(FINISHED_STATUSES)].sort_values("number")
+    numbers = done["number"].astype(int).to_numpy()
+    out = np.zeros((len(budgets), len(orders)))
+    for i, order in enumerate(orders):
+        if sorted(order) != list(range(len(numbers))):
+            raise ValueError(f"order {i} is not a permutation of the grid's {len(numbers)} finished trials")
+        shuffled = done.assign(number=np.asarray(order, dtype=int))
+        moved = {int(p): float(work.get(int(n), 0.0)) for n, p in zip(numbers, order)}
+        curve = fraction_curve(shuffled, metric, direction, reference, best)
+        for b, budget in enumerate(budgets):
+            out[b, i] = fraction_at_work(curve, moved, float(budget))
+    return out
+
+
 def least_work(points: np.ndarray, costs: Sequence[float], directions: Sequence[str], reference: np.ndarray,
                goal: float) -> float:
     """The least summed cost of a subset of `points` whose hypervolume (`hypervolume_2d`

@@ -39,6 +39,14 @@ def test_search_efficiency_quick_mode(tmp_path):
         assert all(0 < s <= 1 + 1e-9 for s in summary[sampler]["least_work_share"])
         assert "peer_reach_share" not in summary[sampler]  # no peer in this run
     assert "least work for its fraction with hindsight" in done.stdout
+    # issue 25's third target: each study against 1000 random orders of the full grid at its own work
+    orders = summary["full grid"]["random_orders"]
+    assert orders["orders"] == 1000 and len(orders["at_4_trials"]) == 1000
+    assert max(orders["at_4_trials"]) <= summary["full grid"]["fraction"] + 1e-9  # 4 of its 8 points at most
+    for sampler in searches:
+        assert all(0 <= m <= summary["full grid"]["fraction"] + 1e-9 for m in summary[sampler]["grid_orders_at_work"])
+        assert all(0 <= v <= 1 for v in summary[sampler]["grid_orders_ahead"])
+    assert "random orders of the full grid, 4 points each" in done.stdout
 
 
 @pytest.mark.slow
@@ -69,6 +77,8 @@ def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed
     assert len(json.loads(ledger_path.read_text())) == 3
     bad = run_benchmark("search_efficiency.py", "--quick", "--tag", "t1", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--tag needs --storage" in bad.stderr
+    bad = run_benchmark("search_efficiency.py", "--quick", "--grid-orders", "-1", cwd=tmp_path, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--grid-orders must be at least 0" in bad.stderr
     bad = run_benchmark(*args[:-1], "a b", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and "letters, digits" in bad.stderr
     other = f"sqlite:///{tmp_path}/other.db"  # the ledger of one run, the storage of another

@@ -12,6 +12,8 @@ from reports.efficiency import (
     fraction_curve,
     ks_uniform,
     least_work,
+    random_order_fractions,
+    random_orders,
     union_hypervolume,
     union_reference,
     work_to_reach,
@@ -175,3 +177,37 @@ def test_fraction_at_work_is_the_last_trial_paid_for_within_the_budget():
     # it and work_to_reach agree: reaching a fraction needs exactly the work at which it is reached
     for goal in (0.2, 0.6, 0.9):
         assert fraction_at_work(curve, work, work_to_reach(curve, work, goal)) >= goal
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_order_fractions_match_a_brute_force_prefix(seed):
+    """Each random order of a trained grid, cut at a work budget, holds the hypervolume of
+    the complete points it paid for within the budget (failed trials cost work, add none)."""
+    rng = np.random.default_rng(seed)
+    n = 7
+    rows = [(k, int(rng.integers(10, 10_000)), float(rng.uniform(5, 30)), "failed" if k == 3 else "complete", 1.0)
+            for k in range(n)]
+    grid = study(rows)
+    ref = union_reference([grid], "psnr", "maximize")
+    best = union_hypervolume([grid], "psnr", "maximize", ref)
+    work = {k: float(rng.uniform(1, 5)) for k in range(n)}
+    budgets = [0.0, 3.0, 7.5, 12.0, 100.0]
+    orders = random_orders(n, 6, seed)
+    got = random_order_fractions(grid, "psnr", "maximize", ref, best, work, budgets, orders)
+    assert got.shape == (len(budgets), 6)
+    for i, order in enumerate(orders):
+        in_order = sorted(range(n), key=lambda j: order[j])  # the trials by their place in this order
+        for b, budget in enumerate(budgets):
+            spent, paid = 0.0, []
+            for j in in_order:
+                spent += work[j]
+                if spent > budget + 1e-9:
+                    break
+                paid.append(j)
+            pts = np.array([[math.log10(rows[j][1]), rows[j][2]] for j in paid if rows[j][3] == "complete"]).reshape(-1, 2)
+            want = hypervolume_2d(pts, ["minimize", "maximize"], ref) / best if len(pts) else 0.0
+            assert got[b, i] == pytest.approx(want)
+    assert np.allclose(got[-1], 1.0) and (got[0] == 0.0).all()  # all of it; none of it
+    with pytest.raises(ValueError, match="not a permutation"):
+        random_order_fractions(grid, "psnr", "maximize", ref, best, work, budgets, np.zeros((1, n), dtype=int))
+    assert (random_orders(n, 6, seed) == orders).all()  # seeded
