@@ -72,7 +72,7 @@ def test_ray_worker_crash_and_hang_are_failed_and_retried(tmp_path, monkeypatch)
     assert [r.status for r in by[6]] == ["failed", "failed"] and "worker died" in by[6][0].error
     assert [r.status for r in by[7]] == ["failed", "failed"] and "timed out" in by[7][0].error
     assert by[6][1].retry_of == by[6][0].number and by[7][1].attempt == 1
-    assert [r.status for r in by[8]] == ["complete"] and out.finished == 3
+    assert [r.status for r in by[8]] == ["complete"] and out.finished == 3, [r.error for r in by[8]]
 
 
 def test_ray_trial_timeout_counts_from_the_trials_start_not_its_queueing(tmp_path, monkeypatch):
