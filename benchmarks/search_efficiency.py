@@ -375,6 +375,10 @@ def main() -> None:
         if lost:
             fail(f"--tag {a.tag}: {ledger.path} lists {len(lost)} finished studies that {a.storage} does not hold "
                  f"(e.g. {lost[0]}); give the --storage of that run, or another --tag")
+        tagged = sorted(name for name in ledger.stored if name.startswith(f"eff-{a.tag}-"))
+        if tagged and not ledger.path.exists():  # another --out: every study would look killed midway and rerun
+            fail(f"--tag {a.tag}: {a.storage} holds {len(tagged)} studies of this tag (e.g. {tagged[0]}) but there "
+                 f"is no {ledger.path}; give the --out of the run that made them, or another --tag")
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}, {a.threads} thread(s)")
     report = {"settings": {}, "trials": a.trials, "seeds": a.seeds, "epochs": a.epochs}
     for key in a.settings.split(","):

@@ -75,6 +75,11 @@ def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed
             assert report2["summary"][search].get(key) == report["summary"][search].get(key)
     assert report2["summary"]["tpe"]["wall_s"] == report["summary"]["tpe"]["wall_s"]  # from the ledger
     assert len(json.loads(ledger_path.read_text())) == 3
+    # the same storage and tag with another --out (no ledger there): refused, nothing rerun or deleted
+    moved = run_benchmark(*args[:7], tmp_path / "other.json", *args[8:], cwd=tmp_path, timeout=120)
+    assert moved.returncode == 2 and moved.stderr.count("\n") == 1 and "holds 3 studies of this tag" in moved.stderr, \
+        moved.stderr
+    assert not (tmp_path / "other.json.studies.json").exists()
     bad = run_benchmark("search_efficiency.py", "--quick", "--tag", "t1", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--tag needs --storage" in bad.stderr
     bad = run_benchmark("search_efficiency.py", "--quick", "--grid-orders", "-1", cwd=tmp_path, timeout=120)
