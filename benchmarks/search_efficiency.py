@@ -5,7 +5,10 @@ For each setting (task, families, budget), every sampler runs `--seeds` studies 
 `--trials` trials, and the full paper-style grid runs once. All their complete trials
 together make the reference front of the setting; each study's hypervolume in (log10
 params, metric), against one reference point, is reported as a fraction of that front's
-(reports/efficiency.py on reports/pareto.py). Medians over seeds.
+(reports/efficiency.py on reports/pareto.py). Medians over seeds. With the full grid,
+each study is also set against `--grid-orders` random orders of the grid cut at the
+study's own training work (a random search over the grid, replayed without training:
+issue 25's "never worse than random grid points at equal compute").
 
     python benchmarks/search_efficiency.py                 # all settings (hours on 2 CPU cores)
     python benchmarks/search_efficiency.py --quick         # the code path in about a minute
@@ -25,7 +28,9 @@ Each trial's training runs in this process (the local executor), one torch threa
 
 A run longer than a sitting (the peers on classification: hours) takes a tag; the same
 command again, after a kill or in another session, reads back the studies it finished and
-runs the rest (a study killed midway starts again from its first trial):
+runs the rest (a study killed midway starts again from its first trial). The finished
+studies are listed in OUT.studies.json: give the same --out (a tagged storage without
+that file is refused):
 
     python benchmarks/search_efficiency.py --settings classify-han-swmlp --samplers gp+pareto,ax \
         --storage sqlite:///eff.db --out eff.json --tag peers   # again: the same command
