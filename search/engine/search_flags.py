@@ -14,9 +14,12 @@ created by an older version lacks are not compared).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-# settings key -> the `search run` flag that sets it, in the order `search run --help` lists them
+if TYPE_CHECKING:
+    from search.engine.specs import RunSpec
+
+# settings key -> the `search run` flag that sets it, in the order `search run` says them
 FLAGS: dict[str, str] = {
     "sampler": "--sampler",
     "scope": "--sampler-scope",
@@ -35,7 +38,7 @@ MODEL_SAMPLERS_ONLY = ("spread", "size_scale", "shape_draw", "corners", "start",
 SPREAD_SIZE_ONLY = ("corners", "start")  # need --spread size
 
 
-def search_settings(spec: Any) -> dict[str, Any]:
+def search_settings(spec: "RunSpec") -> dict[str, Any]:
     """A `RunSpec`'s search settings, keyed as `FLAGS` (every value resolved: the sampler,
     its scope and the shape draw as the spec's defaults chose them)."""
     return {"sampler": spec.sampler, "scope": spec.sampler_scope, "share": spec.share, "spread": spec.spread,
@@ -65,8 +68,13 @@ def search_flags(settings: Mapping[str, Any], families: int) -> list[tuple[str, 
 def changed_flags(created: Mapping[str, Any], running: Mapping[str, Any], families: int) -> list[tuple[str, Any]]:
     """(flag, value as created) of each setting that applies to the running search and that
     the study was created with another value of."""
+    def compared(key: str) -> bool:  # a grace given at creation differs from the pruner's own grace now
+        if key == "prune_grace":
+            return running.get("pruner") not in (None, "none")
+        return applies(key, running, families)
+
     return [(flag, created[key]) for key, flag in FLAGS.items()
-            if applies(key, running, families) and key in created and created[key] != running[key]]
+            if compared(key) and key in created and created[key] != running[key]]
 
 
 def format_flags(flags: list[tuple[str, Any]]) -> str:

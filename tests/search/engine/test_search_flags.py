@@ -45,7 +45,8 @@ def test_the_grid_says_only_what_applies_to_it():
     ({}, []),  # a study of an older version stored none of them: nothing compared
     ({"pruner": "pareto", "shape_draw": "modelled"}, []),
     ({"pruner": "none", "shape_draw": "random", "share": "free"}, [("--shape-draw", "random"), ("--pruner", "none")]),
-    ({"prune_grace": 0.5}, []),  # the running pruner uses its own grace: not a flag of this run
+    ({"prune_grace": 0.5}, [("--prune-grace", 0.5)]),  # created with a grace; the pruner's own grace now
+    ({"prune_grace": None}, []),
 ])
 def test_changed_flags_are_those_created_otherwise(created, expected):
     running = search_settings(spec())  # one family: --share does not apply
