@@ -5,10 +5,11 @@
 # and MNIST + Shakespeare in .gpudata/ carried, and $OUT the folder whose files come back.
 #   bash benchmarks/gpu_checklist.sh            # every step, each under its own timeout
 #   STEPS="cuda user" bash benchmarks/gpu_checklist.sh
+#   STEPS="cuda user prunework" THROUGHPUT_COMPILE=reduce-overhead ...
 set -u
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 DATA=${DATA:-$PWD/.gpudata}
-STEPS=${STEPS:-"cuda user throughput pack mfu compile diffusion"}
+STEPS=${STEPS:-"cuda user throughput pack mfu compile diffusion prunework"}
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD
 if [ -d .whl ] && [ -z "${NO_WHEELS:-}" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
@@ -29,8 +30,8 @@ for step in $STEPS; do
       python3 -m search.cli trials mnist-denoise-hourglass --storage sqlite:////tmp/user/search.db 2>&1 | head -20
       tar -czf "$OUT/user-report.tar.gz" -C /tmp/user report search.db ;;
     throughput) log "3. trainer throughput, ours vs DataLoader"
-      timeout 90 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --compile
-      timeout 70 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --config 785,16,2 --compile ;;
+      timeout 90 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --compile ${THROUGHPUT_COMPILE:-}
+      timeout 70 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --config 785,16,2 --compile ${THROUGHPUT_COMPILE:-} ;;
     pack) log "4. trials sharing one GPU"
       timeout 120 python3 benchmarks/gpu_pack.py --data-dir "$DATA" --k 1,2,4,8 --trials 12 --epochs 2 --json "$OUT/gpu-pack.json" ;;
     compile) log "6. the trainer with --compile reduce-overhead against eager, same four trials"
@@ -42,6 +43,14 @@ for step in $STEPS; do
             --sampler grid --space-file grid.toml --trials 4 --epochs 3 --pruner none --data-dir "$DATA" \
             --storage sqlite:////tmp/cmp/$mode.db --study cmp --no-report --keep none $extra 2>&1 | grep -v "started$" )
       done ;;
+    prunework) log "issue 25 on a GPU: the Pareto pruner's saving in GPU seconds against parameter-epochs, same seed"
+      rm -rf /tmp/pw && mkdir -p /tmp/pw
+      for pruner in pareto none; do
+        ( cd /tmp/pw && time timeout 200 python3 -m search.cli run --space hourglass --budget 80M --task mnist-denoise \
+            --trials ${PW_TRIALS:-16} --epochs ${PW_EPOCHS:-3} --seed ${PW_SEED:-1} --pruner $pruner --data-dir "$DATA" \
+            --storage sqlite:////tmp/pw/$pruner.db --study pw --no-report --keep none 2>&1 | grep -v "started$" )
+      done
+      tar -czf "$OUT/prunework.tar.gz" -C /tmp/pw pareto.db none.db ;;
     diffusion) log "diffusion backbones at matched parameters (benchmarks/diffusion_backbones.py), patch 4 then 2"
       for patch in 4 2; do
         timeout 150 python3 benchmarks/diffusion_backbones.py --device cuda --batch 128 --steps 20 --repeats 5 \

@@ -356,3 +356,34 @@ def test_search_efficiency_parses_every_policy_of_a_search_entry():
     s = Search.parse("gp/size+pareto:0.2@equal^last%log=ramp~family#answer&modelled")
     assert s == Search("gp", "size", "pareto", "0.2", "equal", "last", "family", "log", "ramp", "answer", "modelled")
     assert Search.parse("gp+pareto#train").revisit == "train" and Search.parse("gp+pareto").revisit == ""
+
+
+def test_pruned_seconds_sets_the_pruners_saving_in_seconds_beside_parameter_epochs(tmp_path):
+    """benchmarks/pruned_seconds.py reads a pruned and an unpruned study of one seed (what the
+    GPU checklist's `prunework` step writes) and fits seconds per epoch on depth and size."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    for pruner in ("pareto", "none"):
+        run = subprocess.run([sys.executable, "-m", "search.cli", "run", "--space", "hourglass",
+                              "--task", "digits-denoise", "--budget", "60K", "--trials", "5", "--epochs", "3",
+                              "--max-train-samples", "256", "--pruner", pruner, "--no-report", "--keep", "none",
+                              "--storage", f"sqlite:///{tmp_path}/{pruner}.db", "--study", "pw"],
+                             capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr[-3000:]
+    out = tmp_path / "pw.json"
+    done = run_benchmark("pruned_seconds.py", "--pair", tmp_path / "pareto.db", tmp_path / "none.db",
+                         "--json", out, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (pair,) = json.loads(out.read_text())["pairs"]
+    assert pair["trials"] == 5 and pair["unpruned_s"] > 0 and pair["unpruned_work"] > 0
+    # each front is a share of the pair's union front
+    assert pair["front"][1] <= 1 + 1e-9 and 0 < pair["front"][0] <= 1 + 1e-9
+    assert 0 < pair["work_share"] and 0 < pair["seconds_share"]
+    fit = json.loads(out.read_text())["fit"]
+    assert set(fit) == {"L", "params", "L+params"} and all(f["n"] == 8 for f in fit.values())
+    assert fit["L+params"]["r2"] >= max(fit["L"]["r2"], fit["params"]["r2"]) - 1e-9  # nested least squares
+    assert "| 1 |" in done.stdout and "seconds per epoch over 8 trained trials" in done.stdout
+    missing = run_benchmark("pruned_seconds.py", "--pair", tmp_path / "pareto.db", tmp_path / "nope.db", cwd=tmp_path)
+    assert missing.returncode == 2 and "no such database" in missing.stderr and missing.stderr.count("\n") == 1
+    other = run_benchmark("pruned_seconds.py", "--pair", tmp_path / "pareto.db", tmp_path / "none.db",
+                          "--study", "x", cwd=tmp_path)
+    assert other.returncode == 2 and "holds no study named x" in other.stderr
