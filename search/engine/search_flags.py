@@ -33,9 +33,24 @@ FLAGS: dict[str, str] = {
     "pruner": "--pruner",
     "prune_grace": "--prune-grace",
 }
+# what a setting needs to mean something, one table for `search run`'s summary (`applies`)
+# and its refusals (search/engine/specs.py `RunSpec`, via `unmet_need`)
 SEVERAL_FAMILIES = ("scope", "share")  # say something only in a study of several families
 MODEL_SAMPLERS_ONLY = ("spread", "size_scale", "shape_draw", "corners", "start", "revisit")  # not for the grid
 SPREAD_SIZE_ONLY = ("corners", "start")  # need --spread size
+
+
+def unmet_need(key: str, sampler: str | None, spread: str | None, families: int) -> str | None:
+    """What the setting `key` lacks in a study of `families` families searched by `sampler`
+    with `spread`: "families" (it needs several), "grid" (it needs an Optuna sampler), "spread"
+    (it needs --spread size), or None when nothing is missing."""
+    if key in SEVERAL_FAMILIES and families < 2:
+        return "families"
+    if key in MODEL_SAMPLERS_ONLY and sampler == "grid":
+        return "grid"
+    if key in SPREAD_SIZE_ONLY and spread != "size":
+        return "spread"
+    return None
 
 
 def search_settings(spec: "RunSpec") -> dict[str, Any]:
@@ -49,11 +64,7 @@ def search_settings(spec: "RunSpec") -> dict[str, Any]:
 def applies(key: str, settings: Mapping[str, Any], families: int) -> bool:
     """Whether the setting `key` means something in a study of `families` families searched
     with `settings`."""
-    if key in SEVERAL_FAMILIES and families < 2:
-        return False
-    if key in MODEL_SAMPLERS_ONLY and settings.get("sampler") == "grid":
-        return False
-    if key in SPREAD_SIZE_ONLY and settings.get("spread") != "size":
+    if unmet_need(key, settings.get("sampler"), settings.get("spread"), families) is not None:
         return False
     if key == "prune_grace":  # the pruner's own grace unless given
         return settings.get("pruner") not in (None, "none") and settings.get("prune_grace") is not None

@@ -2,7 +2,16 @@
 flags a resumed study was created otherwise with."""
 import pytest
 
-from search.engine.search_flags import FLAGS, changed_flags, format_flags, search_flags, search_settings
+from core.errors import UserError
+from search.engine.search_flags import (
+    FLAGS,
+    applies,
+    changed_flags,
+    format_flags,
+    search_flags,
+    search_settings,
+    unmet_need,
+)
 from search.engine.specs import RunSpec
 
 
@@ -56,3 +65,24 @@ def test_changed_flags_are_those_created_otherwise(created, expected):
 def test_a_value_not_set_reads_unset():
     running = search_settings(spec(prune_grace=0.3))
     assert format_flags(changed_flags({"prune_grace": None}, running, 1)) == "--prune-grace unset"
+
+
+@pytest.mark.parametrize("key, sampler, spread, families, need", [
+    ("scope", "gp", "size", 1, "families"), ("scope", "gp", "size", 2, None),
+    ("corners", "grid", "size", 1, "grid"), ("corners", "gp", "none", 1, "spread"), ("corners", "tpe", "size", 2, None),
+    ("start", "gp", "none", 2, "spread"), ("revisit", "grid", "none", 1, "grid"), ("revisit", "gp", "none", 1, None),
+    ("pruner", "grid", "none", 1, None),
+])
+def test_unmet_need_is_the_one_rule_of_what_each_setting_needs(key, sampler, spread, families, need):
+    assert unmet_need(key, sampler, spread, families) == need
+
+
+def test_a_setting_run_refuses_for_an_unmet_need_is_one_the_summary_leaves_out():
+    """The refusals of `RunSpec` and the summary line read one table: every model-only
+    setting that `search run` refuses with the grid is one `applies` drops for the grid."""
+    refusals = {"corners": "last", "start": "ramp", "revisit": "train", "shape_draw": "modelled", "size_scale": "linear"}
+    for key, value in refusals.items():
+        with pytest.raises(UserError):
+            RunSpec(spaces=("hourglass",), task="digits-denoise", budget=60_000, sampler="grid", **{key: value})
+        assert not applies(key, {"sampler": "grid", "spread": "size", key: value}, 1)
+        assert applies(key, {"sampler": "gp", "spread": "size", key: value}, 1)
