@@ -65,6 +65,10 @@ SETTINGS = {s.name: s for s in (
             ("hourglass", "conventional"), (2e4, 3e4, 5e4, 7e4, 1e5), tuple(range(FIRST_SEED, FIRST_SEED + 8))),
     Setting("dn", ("--space", "hourglass,fcnet", "--task", "digits-denoise", "--budget", "60K"),
             ("hourglass", "fcnet"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(FIRST_SEED, FIRST_SEED + 8))),
+    # classification, whose front is at the cheap end (issue 25: where `--pruner checked-rungs
+    # --start ramp` is the better search for its compute, docs/benchmarks.md §14)
+    Setting("cls", ("--space", "han,sw-mlp", "--task", "digits-classify", "--budget", "100K"),
+            ("han", "sw-mlp"), (1e3, 3e3, 1e4, 3e4, 1e5), tuple(range(FIRST_SEED, FIRST_SEED + 8))),
     # synthetic searches whose truth is known (`synthetic`): family "a" 2 dB above "b" at every size
     Setting("syn", (), ("a", "b"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(FIRST_SEED, FIRST_SEED + 12))),
 )}

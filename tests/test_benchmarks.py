@@ -387,3 +387,30 @@ def test_pruned_seconds_sets_the_pruners_saving_in_seconds_beside_parameter_epoc
     other = run_benchmark("pruned_seconds.py", "--pair", tmp_path / "pareto.db", tmp_path / "none.db",
                           "--study", "x", cwd=tmp_path)
     assert other.returncode == 2 and "holds no study named x" in other.stderr
+
+
+def test_start_draws_compares_the_two_shape_draws_first_trials(tmp_path):
+    """benchmarks/start_draws.py: untrained proposals of both draws, KS-tested per column, and
+    the first trained trials' hypervolume paired by seed (read back from --storage)."""
+    out, db = tmp_path / "draws.json", f"sqlite:///{tmp_path}/draws.db"
+    args = ("start_draws.py", "--setting", "hourglass", "--first", "3", "--proposals", "2", "--trained", "2",
+            "--search-flags", "--start ramp --corners last", "--storage", db, "--json", out)
+    done = run_benchmark(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    cols = {(r["family"], r["column"]) for r in report["proposals"]}
+    assert {("hourglass", c) for c in ("params", "L", "d_z", "d_h", "lr")} <= cols
+    assert all(r["n"] == [6, 6] and 0 <= r["ks_p"] <= 1 for r in report["proposals"])  # 2 seeds x 3 trials a draw
+    fr = report["trained"]["fractions"]
+    assert set(fr) == {"modelled", "random"} and all(len(v) == 2 and all(0 < x <= 1 + 1e-9 for x in v)
+                                                   for v in fr.values())
+    assert max(max(v) for v in fr.values()) <= 1 + 1e-9 and sum(report["trained"]["ahead"].values()) == 2
+    again = run_benchmark(*args[:6], "0", *args[7:], cwd=tmp_path)  # --proposals 0: the trained studies read back
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads(out.read_text())["trained"]["fractions"] == fr
+    for bad, why in ((("--setting", "nope"), "unknown --setting"), (("--first", "0"), "--first must be between"),
+                     (("--trained", "1"), "at least 2 seeds"), (("--search-flags=--start",), "flag-value pairs"),
+                     (("--search-flags", "--epochs 3"), "--search-flags knows"),
+                     (("--search-flags", "--start sideways"), "unknown --start")):
+        r = run_benchmark("start_draws.py", "--proposals", "1", *bad, cwd=tmp_path, timeout=120)
+        assert r.returncode == 2 and why in r.stderr and r.stderr.count("\n") == 1, (bad, r.stderr)
