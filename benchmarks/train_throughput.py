@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--compile", nargs="?", const="default", default=None, metavar="MODE",
                    help="also time ours with the model under torch.compile(mode=MODE) (default, reduce-overhead "
-                        "for CUDA graphs, ...; a what-if: the trainer does not compile)")
+                        "for CUDA graphs, ...; what `search run --compile MODE` gives a trial)")
     p.add_argument("--config", type=parse_config, default=None, metavar="D_Z,D_H,L",
                    help=f"the hourglass to train (default {CONFIG['d_z']},{CONFIG['d_h']},{CONFIG['L']})")
     args = p.parse_args(argv)
