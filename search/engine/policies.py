@@ -199,3 +199,24 @@ def uncertain_turn(turns: dict[str, int], hits: dict[str, list[bool]], window: i
         return fewest
     rate = {f: sum(hits[f][-window:]) for f in families}
     return max(families, key=lambda f: (rate[f], -turns[f], -families.index(f)))
+
+
+# What a search setting (keyed as search/engine/search_flags.py FLAGS) needs to mean
+# something: one table for `search run`'s summary line (search_flags.applies) and its
+# refusals (search/engine/specs.py RunSpec), via `unmet_need`.
+SEVERAL_FAMILIES = ("scope", "share")  # say something only in a study of several families
+MODEL_SAMPLERS_ONLY = ("spread", "size_scale", "shape_draw", "corners", "start", "revisit")  # not for the grid
+SPREAD_SIZE_ONLY = ("corners", "start")  # need --spread size
+
+
+def unmet_need(key: str, sampler: str | None, spread: str | None, families: int) -> str | None:
+    """What the setting `key` lacks in a study of `families` families searched by `sampler`
+    with `spread`: "families" (it needs several), "grid" (it needs an Optuna sampler), "spread"
+    (it needs --spread size), or None when nothing is missing."""
+    if key in SEVERAL_FAMILIES and families < 2:
+        return "families"
+    if key in MODEL_SAMPLERS_ONLY and sampler == "grid":
+        return "grid"
+    if key in SPREAD_SIZE_ONLY and spread != "size":
+        return "spread"
+    return None

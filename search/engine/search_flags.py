@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from search.engine.policies import unmet_need
+
 if TYPE_CHECKING:
     from search.engine.specs import RunSpec
 
@@ -33,26 +35,6 @@ FLAGS: dict[str, str] = {
     "pruner": "--pruner",
     "prune_grace": "--prune-grace",
 }
-# what a setting needs to mean something, one table for `search run`'s summary (`applies`)
-# and its refusals (search/engine/specs.py `RunSpec`, via `unmet_need`)
-SEVERAL_FAMILIES = ("scope", "share")  # say something only in a study of several families
-MODEL_SAMPLERS_ONLY = ("spread", "size_scale", "shape_draw", "corners", "start", "revisit")  # not for the grid
-SPREAD_SIZE_ONLY = ("corners", "start")  # need --spread size
-
-
-def unmet_need(key: str, sampler: str | None, spread: str | None, families: int) -> str | None:
-    """What the setting `key` lacks in a study of `families` families searched by `sampler`
-    with `spread`: "families" (it needs several), "grid" (it needs an Optuna sampler), "spread"
-    (it needs --spread size), or None when nothing is missing."""
-    if key in SEVERAL_FAMILIES and families < 2:
-        return "families"
-    if key in MODEL_SAMPLERS_ONLY and sampler == "grid":
-        return "grid"
-    if key in SPREAD_SIZE_ONLY and spread != "size":
-        return "spread"
-    return None
-
-
 def search_settings(spec: "RunSpec") -> dict[str, Any]:
     """A `RunSpec`'s search settings, keyed as `FLAGS` (every value resolved: the sampler,
     its scope and the shape draw as the spec's defaults chose them)."""

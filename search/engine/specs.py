@@ -31,10 +31,10 @@ from search.engine.policies import (
     sampler_for,
     scope_for,
     shape_draw_for,
+    unmet_need,
 )
 from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.samplers import SAMPLERS
-from search.engine.search_flags import unmet_need
 
 # What a budget may count (`--budget-of`): every family's own parameter convention, or
 # the connections per layer of the Mixer and SW-MLP families (models.Family.count_as).
@@ -156,7 +156,7 @@ class RunSpec:
             raise UserError("--artifacts names where weights are kept, but --keep none keeps none")
 
     def _unmet(self, key: str) -> str | None:
-        """What the search setting `key` lacks in this study (search_flags.unmet_need: the one
+        """What the search setting `key` lacks in this study (policies.unmet_need: the one
         table of what each setting needs, which `search run`'s summary line reads too)."""
         return unmet_need(key, self.sampler, self.spread, len(self.spaces))
 

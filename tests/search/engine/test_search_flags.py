@@ -10,8 +10,8 @@ from search.engine.search_flags import (
     format_flags,
     search_flags,
     search_settings,
-    unmet_need,
 )
+from search.engine.policies import unmet_need
 from search.engine.specs import RunSpec
 
 
