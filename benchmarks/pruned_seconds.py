@@ -29,7 +29,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 from bench_util import fail  # noqa: E402
+from search_efficiency import study_frame, trial_work  # noqa: E402
 
 from reports.efficiency import union_hypervolume, union_reference  # noqa: E402
 from storage import Store  # noqa: E402
@@ -48,10 +50,10 @@ def least_squares(y: np.ndarray, columns: list[np.ndarray]) -> tuple[float, list
 
 
 def study_rows(store: Store, study: str):
-    """The study's trials with epochs trained, work (params x epochs) and seconds."""
-    frame = store.trials_frame(study)
-    frame["epochs_trained"] = [len(store.epochs(study, int(n))) for n in frame["number"]]
-    frame["work"] = frame["params"].astype(float) * frame["epochs_trained"]
+    """The study's trials as the efficiency benchmark reads them (`study_frame`: epochs
+    trained), with work (`trial_work`: params x epochs) and seconds."""
+    frame = study_frame(store, study)
+    frame["work"] = frame["number"].astype(int).map(trial_work(frame))
     frame["seconds"] = frame["duration_s"].astype(float).fillna(0.0)
     return frame
 
@@ -104,7 +106,6 @@ def main(argv: list[str] | None = None) -> None:
             trained.append(f.iloc[1:])  # the first trial carries the device's start
     every = [f for f in trained if len(f)]
     if every and "L" in every[0]:
-        import pandas as pd
         pool = pd.concat(every)
         pool = pool[pool["L"].notna()]
         y = (pool["seconds"] / pool["epochs_trained"]).to_numpy(dtype=float)

@@ -34,8 +34,9 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 from bench_util import fail  # noqa: E402
-from search_efficiency import SETTINGS, SHARED_DATA  # noqa: E402
+from search_efficiency import SETTINGS, SHARED_DATA, Quiet  # noqa: E402
 
 from core.trials import EpochRecord, RunResult, TrainSettings, TrialResult  # noqa: E402
 from reports.efficiency import union_hypervolume, union_reference  # noqa: E402
@@ -73,11 +74,6 @@ def stopping(base: type, first: int, instant: bool) -> type:
             return TrialResult(spec.number, "complete", runs, 0.0, "cpu")
 
     return Stopping
-
-
-class Quiet:
-    def __getattr__(self, name):
-        return lambda *a, **k: None
 
 
 def parse_flags(text: str) -> dict:
@@ -157,8 +153,6 @@ def main(argv: list[str] | None = None) -> None:
         print(f"proposals of the first {a.first} trials, {a.proposals} seeds per draw (modelled / random):")
         print("| family | column | median | mean | KS p |\n|---|---|---|---|---:|")
         rows = []
-        import pandas as pd
-
         both = {d: pd.concat(f) for d, f in pooled.items()}
         for fam in setting.families:
             for col in COLUMNS:
@@ -184,10 +178,10 @@ def main(argv: list[str] | None = None) -> None:
                 if name not in have:
                     one(store, setting, name, seed, draw, a.trials, "trained-first", flags, a.data_dir)
                 frames[name] = first_trials(store, name, a.first)
-        task = store.get_study(f"{DRAWS[0]}-0")
-        ref = union_reference(list(frames.values()), task.metric, task.direction)
-        best = union_hypervolume(list(frames.values()), task.metric, task.direction, ref)
-        fr = {d: [union_hypervolume([frames[f"{d}-{s}"]], task.metric, task.direction, ref) / best
+        rec = store.get_study(f"{DRAWS[0]}-0")
+        ref = union_reference(list(frames.values()), rec.metric, rec.direction)
+        best = union_hypervolume(list(frames.values()), rec.metric, rec.direction, ref)
+        fr = {d: [union_hypervolume([frames[f"{d}-{s}"]], rec.metric, rec.direction, ref) / best
                   for s in range(a.trained)] for d in DRAWS}
         diff = np.array(fr["random"]) - np.array(fr["modelled"])
         nz = diff[diff != 0]

@@ -111,12 +111,12 @@ class RunSpec:
                             "it needs --share equal or uncertain, not free")
         if self.corners not in CORNERS:
             raise UserError(f"unknown --corners {self.corners!r}; known: {', '.join(CORNERS)}")
-        if self.corners != DEFAULT_CORNERS and self._unmet("corners") in ("grid", "spread"):
+        if self.corners != DEFAULT_CORNERS and self._unmet("corners") is not None:
             raise UserError("--corners sets the sizes an Optuna sampler visits first; it needs --spread size and "
                             "a sampler other than grid")
         if self.start not in STARTS:
             raise UserError(f"unknown --start {self.start!r}; known: {', '.join(STARTS)}")
-        if self.start != DEFAULT_START and self._unmet("start") in ("grid", "spread"):
+        if self.start != DEFAULT_START and self._unmet("start") is not None:
             raise UserError("--start sets the target sizes of an Optuna sampler's random start; it needs --spread size "
                             "and a sampler other than grid")
         if self.start != DEFAULT_START and len(self.spaces) > 1 and not has_turns(self.share):
@@ -127,17 +127,17 @@ class RunSpec:
                             "families it needs --share equal or uncertain, not free")
         if self.revisit not in REVISITS:
             raise UserError(f"unknown --revisit {self.revisit!r}; known: {', '.join(REVISITS)}")
-        if self.revisit != DEFAULT_REVISIT and self._unmet("revisit") == "grid":
+        if self.revisit != DEFAULT_REVISIT and self._unmet("revisit") is not None:
             raise UserError("--revisit is for an Optuna sampler's proposals; the grid never proposes a point twice")
         if self.shape_draw is not None and self.shape_draw not in SHAPE_DRAWS:
             raise UserError(f"unknown --shape-draw {self.shape_draw!r}; known: {', '.join(SHAPE_DRAWS)}")
-        if self.shape_draw == "modelled" and self._unmet("shape_draw") == "grid":
+        if self.shape_draw == "modelled" and self._unmet("shape_draw") is not None:
             raise UserError("--shape-draw sets how an Optuna sampler draws widths and depth; the grid has no draw")
         object.__setattr__(self, "shape_draw", shape_draw_for(self.shape_draw, self.sampler, self.trials,
                                                               len(self.spaces)))
         if self.size_scale not in SIZE_SCALES:
             raise UserError(f"unknown --size-scale {self.size_scale!r}; known: {', '.join(SIZE_SCALES)}")
-        if self.size_scale != DEFAULT_SIZE_SCALE and self._unmet("size_scale") == "grid":
+        if self.size_scale != DEFAULT_SIZE_SCALE and self._unmet("size_scale") is not None:
             raise UserError("--size-scale sets how an Optuna sampler sees the parameter count; the grid has no model")
         for name in ("epochs", "batch_size", "max_train_samples", "tokens"):
             v = getattr(self.train, name)
