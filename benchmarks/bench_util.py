@@ -39,6 +39,14 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+class Quiet:
+    """A study's progress (search.engine.study.Progress) that prints nothing: a benchmark
+    running many studies reports its own figures instead."""
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        return lambda *a, **k: None
+
+
 def fail(message: str) -> None:
     """Bad input to a benchmark script: one line on stderr naming the script, exit status 2
     (the CLI's convention)."""

@@ -18,6 +18,7 @@ import time
 
 import torch
 
+from bench_util import Quiet
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from search.executors import EXECUTORS, LocalExecutor
 from search.engine.specs import RunSpec
@@ -36,11 +37,6 @@ class InstantExecutor(LocalExecutor):
         runs = [RunResult(s, "complete", {"psnr": psnr, "ssim": 0.9, "val_psnr": psnr, "val_ssim": 0.9}, 3, epochs, 0.0)
                 for s in spec.seeds]
         return TrialResult(spec.number, "complete", runs, 0.0, "cpu")
-
-
-class Quiet:
-    def __getattr__(self, name):
-        return lambda *a, **k: None
 
 
 def one(sampler: str, spread: str, trials: int) -> float:

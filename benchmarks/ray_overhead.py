@@ -17,6 +17,7 @@ import time
 import cloudpickle
 import ray
 
+from bench_util import Quiet
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from search.executors import EXECUTORS, LocalExecutor
 from search.executors.ray import RayExecutor
@@ -46,11 +47,6 @@ class SleepRay(RayExecutor):
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self._remote = ray.remote(one_second_trial).options(num_cpus=1, max_retries=0)
-
-
-class Quiet:
-    def __getattr__(self, name):
-        return lambda *a, **k: None
 
 
 def timed(executor: str, trials: int, db: str) -> float:

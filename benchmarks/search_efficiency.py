@@ -55,7 +55,7 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 import peers  # noqa: E402
-from bench_util import cpu_name, fail  # noqa: E402
+from bench_util import Quiet, cpu_name, fail  # noqa: E402
 
 from core.errors import RejectedInARow, UserError  # noqa: E402
 from core.statuses import CURVE_STATUSES, FINISHED_STATUSES  # noqa: E402
@@ -107,11 +107,6 @@ SETTINGS = {
     "genclass-hourglass-conventional": Setting("genclass-hourglass-conventional", "digits-genclass",
                                                ("hourglass", "conventional"), 100_000),
 }
-
-
-class Quiet:
-    def __getattr__(self, name):
-        return lambda *a, **k: None
 
 
 class Search(NamedTuple):

@@ -35,8 +35,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from bench_util import fail  # noqa: E402
-from search_efficiency import SETTINGS, SHARED_DATA, Quiet  # noqa: E402
+from bench_util import Quiet, fail  # noqa: E402
+from search_efficiency import SETTINGS, SHARED_DATA  # noqa: E402
 
 from core.trials import EpochRecord, RunResult, TrainSettings, TrialResult  # noqa: E402
 from reports.efficiency import union_hypervolume, union_reference  # noqa: E402
