@@ -1,6 +1,6 @@
 """The Pareto pruner replayed on unpruned studies: false stops per family and grace (issue 11).
 
-    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs [GRACES]] [--checked MIN[:KEEP],...] [--json OUT]
+    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs [GRACES]] [--checked MIN[:KEEP],...] [--orders study,smallest-first,budget-last] [--json OUT]
 
 For every study of the database whose name starts with --prefix and that ran unpruned
 (`--pruner none`), each trial's stored first-seed validation curve is replayed through the
@@ -12,7 +12,10 @@ rung) beside them (issue 25), `--checked` the self-checking `--pruner checked-ru
 each least number of trials trained to the end and share of their front a rung must
 keep, and every row also gives the family's front work: the least work any rule could
 keep and still keep the whole front (its trials trained to the end, every other trial
-stopped after one epoch).
+stopped after one epoch). `--orders` replays every rule also with the same trials in
+another order (`smallest-first`: every possible judge of a trial trains before it;
+`budget-last`: each family's budget corner last): how much of what a rule leaves is the
+order the trials came in (docs/benchmarks.md §14, "What the order costs the pruner").
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench_util import fail, write_json  # noqa: E402
-from search.integrations.pruner_replay import ReplayTrial, replay_stops, summarise  # noqa: E402
+from search.integrations.pruner_replay import ORDERS, ReplayTrial, replay_order, replay_stops, summarise  # noqa: E402
 from search.engine.pruners import DEFAULT_KEEP, CheckedRungPruner, make_pruner  # noqa: E402
 from search.engine.study import first_seed_curve  # noqa: E402
 from storage import Store  # noqa: E402
@@ -71,6 +74,9 @@ def main() -> None:
                     help="also replay --pruner checked-rungs (issue 25) with each least number of trials trained "
                          "to the end before a rung judges and share of their front hypervolume a rung must keep "
                          f"(comma list, e.g. 3,5:0.995; KEEP default {DEFAULT_KEEP})")
+    ap.add_argument("--orders", default="study",
+                    help=f"comma list of trial orders to replay each rule in ({', '.join(ORDERS)}; default study: "
+                         "as trained); rows of another order are labelled 'RULE, ORDER'")
     ap.add_argument("--json", help="also write every study's summaries here")
     a = ap.parse_args()
     try:
@@ -96,6 +102,9 @@ def main() -> None:
             ap.error(f"--checked takes a comma list of MIN[:KEEP] such as 3,5:0.995, got {a.checked!r}")
         if not all(m >= 1 and 0 <= k <= 1 for m, k in checked):
             ap.error(f"--checked needs MIN at least 1 and KEEP in [0, 1], got {a.checked!r}")
+    orders = a.orders.split(",")
+    if not orders or any(o not in ORDERS for o in orders):
+        ap.error(f"--orders takes a comma list of {', '.join(ORDERS)}, got {a.orders!r}")
     store = Store(a.storage)
     names = [s.name for s in store.list_studies() if s.name.startswith(a.prefix) and s.n_pruned == 0
              and (store.get_study(s.name).settings or {}).get("pruner") == "none"]
@@ -105,11 +114,14 @@ def main() -> None:
     for name in names:
         trials, direction, epochs = study_trials(store, name)
         report[name] = {}
-        for key, pruner in rules(graces, rung_graces, direction, epochs, checked):
-            stops = replay_stops(trials, pruner)
-            report[name][key] = {f: vars(s) for f, s in summarise(trials, stops, direction).items()}
+        for order in orders:
+            ordered = [trials[i] for i in replay_order(trials, order)]
+            for key, pruner in rules(graces, rung_graces, direction, epochs, checked):
+                stops = replay_stops(ordered, pruner)
+                label = key if order == "study" else f"{key}, {order}"
+                report[name][label] = {f: vars(s) for f, s in summarise(ordered, stops, direction).items()}
     print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}"
-          f"{' and with rungs' if rung_graces else ''}\n")
+          f"{' and with rungs' if rung_graces else ''}{f' in the orders {a.orders}' if orders != ['study'] else ''}\n")
     print("| grace | family | stopped (median of trials) | work kept (median) | false stops: front trials stopped "
           "(total over studies) | front hypervolume kept: median (min) | front work (median) |"
           "\n|---|---|---|---|---|---|---|")

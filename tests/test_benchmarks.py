@@ -149,6 +149,13 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
         assert bad.returncode == 2 and why in bad.stderr, bad.stderr
     at = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3", "--rungs", "0.5", cwd=tmp_path)
     assert at.returncode == 0 and "| rungs 0.5 | hourglass |" in at.stdout
+    orders = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3", "--orders",
+                           "study,smallest-first,budget-last", "--json", out, cwd=tmp_path)
+    assert orders.returncode == 0, orders.stderr[-3000:]
+    assert set(json.loads(out.read_text())["plain"]) == {"0.333", "0.333, smallest-first", "0.333, budget-last"}
+    assert "| 0.333, smallest-first | hourglass |" in orders.stdout
+    bad = run_benchmark("pruner_replay.py", "--storage", db, "--orders", "study,largest", cwd=tmp_path)
+    assert bad.returncode == 2 and "--orders takes a comma list of study, smallest-first, budget-last" in bad.stderr
     none = run_benchmark("pruner_replay.py", "--storage", db, "--prefix", "nope", cwd=tmp_path)
     assert none.returncode == 2 and "no unpruned study named nope*" in none.stderr
 

@@ -15,7 +15,13 @@ Pure functions; shapes:
     trials: sequence of ReplayTrial in trial order
     replay_stops(trials, pruner) -> list[int | None]   (stop epoch, 1-based, or None)
     summarise(trials, stops, direction) -> dict[family, ReplaySummary]
+    replay_order(trials, order) -> list[int]   (indices into trials, in the order replayed)
 Any rule, not only the Pareto pruner: `replay_stops` takes a `Pruner` (`pareto`, `rungs`).
+
+`replay_order` asks what the trial order costs: the same trials replayed smallest first
+(every trial that could judge one, having no more parameters, trains before it) or with
+each family's budget corner moved to the end (what `--corners last` changes, the
+sampler's other proposals aside).
 """
 from __future__ import annotations
 
@@ -48,6 +54,30 @@ def replay_stops(trials: Sequence[ReplayTrial], pruner: Pruner) -> list[int | No
         pruner.observe(t.params, t.curve[:stop] if stop else t.curve, t.family)
         stops.append(stop)
     return stops
+
+
+ORDERS = ("study", "smallest-first", "budget-last")
+
+
+def replay_order(trials: Sequence[ReplayTrial], order: str) -> list[int]:
+    """The indices of `trials` (in study order) in the order `order` replays them:
+    `study`: as they trained; `smallest-first`: by parameters, ties in study order, so every
+    trial that could judge a trial (a finished one of its family with no more parameters)
+    has trained before it; `budget-last`: each family's budget corner, the larger of its
+    first two trials (`--corners both` enqueues a family's smallest model, then its model at
+    the budget), moved after every other trial, in study order."""
+    if order == "study":
+        return list(range(len(trials)))
+    if order == "smallest-first":
+        return sorted(range(len(trials)), key=lambda i: trials[i].params)
+    if order == "budget-last":
+        firsts: dict[str, list[int]] = {}
+        for i, t in enumerate(trials):
+            if len(firsts.setdefault(t.family, [])) < 2:
+                firsts[t.family].append(i)
+        corners = sorted(max(ix, key=lambda i: trials[i].params) for ix in firsts.values() if len(ix) == 2)
+        return [i for i in range(len(trials)) if i not in corners] + corners
+    raise ValueError(f"unknown replay order {order!r}; known: {', '.join(ORDERS)}")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from reports.pareto import hypervolume_2d
-from search.integrations.pruner_replay import ReplayTrial, replay_stops, summarise
+from search.integrations.pruner_replay import ReplayTrial, replay_order, replay_stops, summarise
 from search.engine.pruners import ParetoPruner
 
 
@@ -79,3 +79,23 @@ def test_minimise_and_bad_input():
     assert summarise(seq, stops, "minimize")["f"].front_stopped == 0  # the larger, worse one is off the front
     with pytest.raises(ValueError, match="2 trials but 1 stops"):
         summarise(seq, [None], "minimize")
+
+
+def test_replay_orders_put_the_judges_first_or_the_budget_corners_last():
+    ts = trials()  # f: 10, 20, 5, 15, 25 parameters (indices 0, 1, 2, 4, 5); g: 30 (index 3)
+    assert replay_order(ts, "study") == [0, 1, 2, 3, 4, 5]
+    assert replay_order(ts, "smallest-first") == [2, 0, 4, 1, 5, 3]
+    # f's first two trials are 10 and 20: its budget corner is the 20 (index 1); g has one trial only
+    assert replay_order(ts, "budget-last") == [0, 2, 3, 4, 5, 1]
+    with pytest.raises(ValueError, match="unknown replay order 'x'"):
+        replay_order(ts, "x")
+
+
+def test_smallest_first_lets_every_judge_finish_first():
+    """In study order the large, worse trial comes before the small trial that beats it and
+    trains to the end; smallest first, it is stopped at the grace epoch."""
+    seq = [T("f", 100, [0.2, 0.3, 0.4, 0.5]), T("f", 10, [0.5, 0.6, 0.7, 0.8])]
+    pruner = lambda: ParetoPruner("maximize", epochs=4, grace=2)  # noqa: E731
+    assert replay_stops(seq, pruner()) == [None, None]
+    ordered = [seq[i] for i in replay_order(seq, "smallest-first")]
+    assert [t.params for t in ordered] == [10, 100] and replay_stops(ordered, pruner()) == [None, 2]
