@@ -111,15 +111,18 @@ def main() -> None:
     if not names:
         fail(f"no unpruned study named {a.prefix}* in {a.storage}")
     report: dict[str, dict] = {}
+    whole: dict[str, dict[str, float]] = {}  # study -> rule -> work kept over all its families
     for name in names:
         trials, direction, epochs = study_trials(store, name)
-        report[name] = {}
+        report[name], whole[name] = {}, {}
         for order in orders:
             ordered = [trials[i] for i in replay_order(trials, order)]
             for key, pruner in rules(graces, rung_graces, direction, epochs, checked):
                 stops = replay_stops(ordered, pruner)
                 label = key if order == "study" else f"{key}, {order}"
                 report[name][label] = {f: vars(s) for f, s in summarise(ordered, stops, direction).items()}
+                whole[name][label] = (sum(t.params * (s or len(t.curve)) for t, s in zip(ordered, stops))
+                                      / max(1, sum(t.params * len(t.curve) for t in ordered)))
     print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}"
           f"{' and with rungs' if rung_graces else ''}{f' in the orders {a.orders}' if orders != ['study'] else ''}\n")
     print("| grace | family | stopped (median of trials) | work kept (median) | false stops: front trials stopped "
@@ -136,8 +139,12 @@ def main() -> None:
                   f"{sum(r['front_stopped'] for r in rows)} of {sum(r['front'] for r in rows)} | "
                   f"{statistics.median(hv):.3f} ({min(hv):.3f}) | "
                   f"{statistics.median(r.get('front_work', 1.0) for r in rows):.2f} |")
+    print("\n| rule | work kept by the whole study (all families): median (range) |\n|---|---|")
+    for key in report[names[0]]:
+        kept = [whole[n][key] for n in names]
+        print(f"| {key} | {statistics.median(kept):.2f} ({min(kept):.2f}-{max(kept):.2f}) |")
     if a.json:
-        write_json(a.json, report)
+        write_json(a.json, {n: report[n] | {"study work kept": whole[n]} for n in names})
         print(f"\nper study: {a.json}")
     store.close()
 

@@ -132,8 +132,11 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
                          "--json", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
-    assert list(report) == ["plain"] and set(report["plain"]) == {"0.333", "0.1", "rungs", "checked-rungs 1:0.5"}
-    for by_family in report["plain"].values():
+    assert list(report) == ["plain"]
+    assert set(report["plain"]) == {"0.333", "0.1", "rungs", "checked-rungs 1:0.5", "study work kept"}
+    for key, by_family in report["plain"].items():
+        if key == "study work kept":
+            continue
         assert set(by_family) == {"hourglass", "conventional"}
         for s in by_family.values():
             assert s["trials"] == 2 and 0 < s["work_kept"] <= 1 and 0 <= s["front_stopped"] <= s["front"] >= 1
@@ -152,7 +155,11 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     orders = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3", "--orders",
                            "study,smallest-first,budget-last", "--json", out, cwd=tmp_path)
     assert orders.returncode == 0, orders.stderr[-3000:]
-    assert set(json.loads(out.read_text())["plain"]) == {"0.333", "0.333, smallest-first", "0.333, budget-last"}
+    got = json.loads(out.read_text())["plain"]
+    assert set(got) == {"0.333", "0.333, smallest-first", "0.333, budget-last", "study work kept"}
+    assert set(got["study work kept"]) == {"0.333", "0.333, smallest-first", "0.333, budget-last"}
+    assert all(0 < v <= 1 for v in got["study work kept"].values())
+    assert "| 0.333, budget-last | " in orders.stdout.split("work kept by the whole study")[1]
     assert "| 0.333, smallest-first | hourglass |" in orders.stdout
     bad = run_benchmark("pruner_replay.py", "--storage", db, "--orders", "study,largest", cwd=tmp_path)
     assert bad.returncode == 2 and "--orders takes a comma list of study, smallest-first, budget-last" in bad.stderr
