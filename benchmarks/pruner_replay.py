@@ -29,7 +29,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench_util import fail, write_json  # noqa: E402
-from search.integrations.pruner_replay import ORDERS, ReplayTrial, replay_order, replay_stops, summarise  # noqa: E402
+from search.integrations.pruner_replay import (  # noqa: E402
+    ORDERS, ReplayTrial, budget_corners, replay_order, replay_stops, summarise)
 from search.engine.pruners import DEFAULT_KEEP, CheckedRungPruner, make_pruner  # noqa: E402
 from search.engine.study import first_seed_curve  # noqa: E402
 from storage import Store  # noqa: E402
@@ -112,9 +113,12 @@ def main() -> None:
         fail(f"no unpruned study named {a.prefix}* in {a.storage}")
     report: dict[str, dict] = {}
     whole: dict[str, dict[str, float]] = {}  # study -> rule -> work kept over all its families
+    corner_share: dict[str, float] = {}  # study -> its budget corners' share of its work (issue 25)
     for name in names:
         trials, direction, epochs = study_trials(store, name)
         report[name], whole[name] = {}, {}
+        full = max(1, sum(t.params * len(t.curve) for t in trials))
+        corner_share[name] = sum(trials[i].params * len(trials[i].curve) for i in budget_corners(trials)) / full
         for order in orders:
             ordered = [trials[i] for i in replay_order(trials, order)]
             for key, pruner in rules(graces, rung_graces, direction, epochs, checked):
@@ -143,8 +147,12 @@ def main() -> None:
     for key in report[names[0]]:
         kept = [whole[n][key] for n in names]
         print(f"| {key} | {statistics.median(kept):.2f} ({min(kept):.2f}-{max(kept):.2f}) |")
+    shares = list(corner_share.values())
+    print(f"\nthe budget corners (each family's larger of its first two trials) hold {statistics.median(shares):.2f} "
+          f"({min(shares):.2f}-{max(shares):.2f}) of a study's work")
     if a.json:
-        write_json(a.json, {n: report[n] | {"study work kept": whole[n]} for n in names})
+        write_json(a.json, {n: report[n] | {"study work kept": whole[n], "budget corners' work": corner_share[n]}
+                            for n in names})
         print(f"\nper study: {a.json}")
     store.close()
 

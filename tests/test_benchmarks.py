@@ -133,9 +133,10 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     assert list(report) == ["plain"]
-    assert set(report["plain"]) == {"0.333", "0.1", "rungs", "checked-rungs 1:0.5", "study work kept"}
+    assert set(report["plain"]) == {"0.333", "0.1", "rungs", "checked-rungs 1:0.5", "study work kept",
+                                    "budget corners' work"}
     for key, by_family in report["plain"].items():
-        if key == "study work kept":
+        if key in ("study work kept", "budget corners' work"):
             continue
         assert set(by_family) == {"hourglass", "conventional"}
         for s in by_family.values():
@@ -156,7 +157,8 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
                            "study,smallest-first,budget-last", "--json", out, cwd=tmp_path)
     assert orders.returncode == 0, orders.stderr[-3000:]
     got = json.loads(out.read_text())["plain"]
-    assert set(got) == {"0.333", "0.333, smallest-first", "0.333, budget-last", "study work kept"}
+    assert set(got) == {"0.333", "0.333, smallest-first", "0.333, budget-last", "study work kept", "budget corners' work"}
+    assert 0 < got["budget corners' work"] < 1 and "the budget corners" in orders.stdout
     assert set(got["study work kept"]) == {"0.333", "0.333, smallest-first", "0.333, budget-last"}
     assert all(0 < v <= 1 for v in got["study work kept"].values())
     assert "| 0.333, budget-last | " in orders.stdout.split("work kept by the whole study")[1]

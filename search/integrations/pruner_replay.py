@@ -59,6 +59,17 @@ def replay_stops(trials: Sequence[ReplayTrial], pruner: Pruner) -> list[int | No
 ORDERS = ("study", "smallest-first", "budget-last")
 
 
+def budget_corners(trials: Sequence[ReplayTrial]) -> list[int]:
+    """The indices of each family's budget corner in a study of `--corners both`: the larger
+    of the family's first two trials (a new study enqueues each family's smallest model,
+    then its model at the budget), in study order; none for a family with one trial."""
+    firsts: dict[str, list[int]] = {}
+    for i, t in enumerate(trials):
+        if len(firsts.setdefault(t.family, [])) < 2:
+            firsts[t.family].append(i)
+    return sorted(max(ix, key=lambda i: trials[i].params) for ix in firsts.values() if len(ix) == 2)
+
+
 def replay_order(trials: Sequence[ReplayTrial], order: str) -> list[int]:
     """The indices of `trials` (in study order) in the order `order` replays them:
     `study`: as they trained; `smallest-first`: by parameters, ties in study order, so every
@@ -71,11 +82,7 @@ def replay_order(trials: Sequence[ReplayTrial], order: str) -> list[int]:
     if order == "smallest-first":
         return sorted(range(len(trials)), key=lambda i: trials[i].params)
     if order == "budget-last":
-        firsts: dict[str, list[int]] = {}
-        for i, t in enumerate(trials):
-            if len(firsts.setdefault(t.family, [])) < 2:
-                firsts[t.family].append(i)
-        corners = sorted(max(ix, key=lambda i: trials[i].params) for ix in firsts.values() if len(ix) == 2)
+        corners = budget_corners(trials)
         return [i for i in range(len(trials)) if i not in corners] + corners
     raise ValueError(f"unknown replay order {order!r}; known: {', '.join(ORDERS)}")
 

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from reports.pareto import hypervolume_2d
-from search.integrations.pruner_replay import ReplayTrial, replay_order, replay_stops, summarise
+from search.integrations.pruner_replay import ReplayTrial, budget_corners, replay_order, replay_stops, summarise
 from search.engine.pruners import ParetoPruner
 
 
@@ -86,6 +86,8 @@ def test_replay_orders_put_the_judges_first_or_the_budget_corners_last():
     assert replay_order(ts, "study") == [0, 1, 2, 3, 4, 5]
     assert replay_order(ts, "smallest-first") == [2, 0, 4, 1, 5, 3]
     # f's first two trials are 10 and 20: its budget corner is the 20 (index 1); g has one trial only
+    assert budget_corners(ts) == [1]
+    assert budget_corners(ts + [T("g", 3, [0.1, 0.1, 0.1, 0.1])]) == [1, 3]
     assert replay_order(ts, "budget-last") == [0, 2, 3, 4, 5, 1]
     with pytest.raises(ValueError, match="unknown replay order 'x'"):
         replay_order(ts, "x")
