@@ -20,6 +20,7 @@ order the trials came in (docs/benchmarks.md §14, "What the order costs the pru
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 from fractions import Fraction
@@ -30,8 +31,8 @@ sys.path.insert(0, str(REPO))
 
 from bench_util import fail, write_json  # noqa: E402
 from search.integrations.pruner_replay import (  # noqa: E402
-    ORDERS, ReplayTrial, budget_corners, replay_order, replay_stops, summarise)
-from search.engine.pruners import DEFAULT_KEEP, CheckedRungPruner, make_pruner  # noqa: E402
+    ORDERS, ReplayTrial, budget_corners, rank_agreement, replay_order, replay_stops, summarise)
+from search.engine.pruners import DEFAULT_KEEP, CheckedRungPruner, grace_epochs, make_pruner, rung_epochs  # noqa: E402
 from search.engine.study import first_seed_curve  # noqa: E402
 from storage import Store  # noqa: E402
 from storage.frames import metric_column  # noqa: E402
@@ -61,6 +62,12 @@ def rules(graces: list[float], rung_graces: list[float | None], direction: str, 
             for g in rung_graces]
     return out + [(f"checked-rungs {m}:{k:g}", CheckedRungPruner(direction, epochs, min_complete=m, keep=k))
                   for m, k in checked]
+
+
+def rank_epochs(epochs: int, graces: list[float]) -> list[int]:
+    """The epochs whose ranking of the trials the replay reports: the rungs of `rungs`
+    (1, 3, 9, 27 of 30) and each grace's first judged epoch, below the last epoch."""
+    return sorted({e for e in (*rung_epochs(epochs), *(grace_epochs(epochs, g) for g in graces)) if e < epochs})
 
 
 def main() -> None:
@@ -114,10 +121,12 @@ def main() -> None:
     report: dict[str, dict] = {}
     whole: dict[str, dict[str, float]] = {}  # study -> rule -> work kept over all its families
     corner_share: dict[str, float] = {}  # study -> its budget corners' share of its work (issue 25)
+    ranks: dict[str, dict[int, dict[str, float]]] = {}  # study -> epoch -> family -> Spearman's rho with the end
     for name in names:
         trials, direction, epochs = study_trials(store, name)
         report[name], whole[name] = {}, {}
         full = max(1, sum(t.params * len(t.curve) for t in trials))
+        ranks[name] = {e: rank_agreement(trials, e) for e in rank_epochs(epochs, graces)}
         corner_share[name] = sum(trials[i].params * len(trials[i].curve) for i in budget_corners(trials)) / full
         for order in orders:
             ordered = [trials[i] for i in replay_order(trials, order)]
@@ -147,11 +156,23 @@ def main() -> None:
     for key in report[names[0]]:
         kept = [whole[n][key] for n in names]
         print(f"| {key} | {statistics.median(kept):.2f} ({min(kept):.2f}-{max(kept):.2f}) |")
+    families = list(dict.fromkeys(f for n in names for e in ranks[n] for f in ranks[n][e]))
+    epochs_seen = sorted({e for n in names for e in ranks[n]})
+    print("\nhow well an epoch ranks a family's trials (Spearman's rho of its values there and at the end, "
+          "median (min-max) over the studies):\n| family | " + " | ".join(f"epoch {e}" for e in epochs_seen) + " |\n|---|"
+          + "---|" * len(epochs_seen))
+    for f in families:
+        cells = []
+        for e in epochs_seen:
+            rho = [r for n in names if f in ranks[n].get(e, {}) and not math.isnan(r := ranks[n][e][f])]
+            cells.append(f"{statistics.median(rho):.2f} ({min(rho):.2f}-{max(rho):.2f})" if rho else "-")
+        print(f"| {f} | " + " | ".join(cells) + " |")
     shares = list(corner_share.values())
     print(f"\nthe budget corners (each family's larger of its first two trials) hold {statistics.median(shares):.2f} "
           f"({min(shares):.2f}-{max(shares):.2f}) of a study's work")
     if a.json:
-        write_json(a.json, {n: report[n] | {"study work kept": whole[n], "budget corners' work": corner_share[n]}
+        write_json(a.json, {n: report[n] | {"study work kept": whole[n], "budget corners' work": corner_share[n],
+                                            "rank agreement": {str(e): r for e, r in ranks[n].items()}}
                             for n in names})
         print(f"\nper study: {a.json}")
     store.close()

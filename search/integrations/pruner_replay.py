@@ -16,6 +16,7 @@ Pure functions; shapes:
     replay_stops(trials, pruner) -> list[int | None]   (stop epoch, 1-based, or None)
     summarise(trials, stops, direction) -> dict[family, ReplaySummary]
     replay_order(trials, order) -> list[int]   (indices into trials, in the order replayed)
+    rank_agreement(trials, epoch) -> dict[family, float]   (Spearman's rho, epoch against the end)
 Any rule, not only the Pareto pruner: `replay_stops` takes a `Pruner` (`pareto`, `rungs`).
 
 `replay_order` asks what the trial order costs: the same trials replayed smallest first
@@ -127,4 +128,23 @@ def summarise(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direct
             work_kept=kept / full if full else 1.0, front=int(on_front.sum()),
             front_stopped=int((on_front & ~survived).sum()), hypervolume_kept=float(hv_kept),
             front_work=floor / full if full else 1.0)
+    return out
+
+
+def rank_agreement(trials: Sequence[ReplayTrial], epoch: int) -> dict[str, float]:
+    """Per family, Spearman's rank correlation between its trials' validation values at
+    `epoch` (1-based) and at their last epoch: how well that epoch ranks the trials a rule
+    judges there (1: the same order). Only trials that trained past `epoch` with finite
+    values at both count; nan for a family with fewer than three of them or with a
+    constant column."""
+    from scipy.stats import spearmanr
+
+    out: dict[str, float] = {}
+    for family in dict.fromkeys(t.family for t in trials):
+        pairs = [(t.curve[epoch - 1], t.curve[-1]) for t in trials if t.family == family
+                 and len(t.curve) > epoch and math.isfinite(t.curve[epoch - 1]) and math.isfinite(t.curve[-1])]
+        if len(pairs) < 3 or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
+            out[family] = math.nan
+            continue
+        out[family] = float(spearmanr([a for a, _ in pairs], [b for _, b in pairs]).statistic)
     return out

@@ -6,7 +6,8 @@ import math
 import pytest
 
 from reports.pareto import hypervolume_2d
-from search.integrations.pruner_replay import ReplayTrial, budget_corners, replay_order, replay_stops, summarise
+from search.integrations.pruner_replay import (
+    ReplayTrial, budget_corners, rank_agreement, replay_order, replay_stops, summarise)
 from search.engine.pruners import ParetoPruner
 
 
@@ -101,3 +102,14 @@ def test_smallest_first_lets_every_judge_finish_first():
     assert replay_stops(seq, pruner()) == [None, None]
     ordered = [seq[i] for i in replay_order(seq, "smallest-first")]
     assert [t.params for t in ordered] == [10, 100] and replay_stops(ordered, pruner()) == [None, 2]
+
+
+def test_rank_agreement_is_spearman_between_an_epoch_and_the_end():
+    same = [T("f", 10, [0.1, 0.5]), T("f", 20, [0.2, 0.6]), T("f", 30, [0.3, 0.9])]
+    flipped = [T("g", 10, [0.3, 0.5]), T("g", 20, [0.2, 0.6]), T("g", 30, [0.1, 0.9])]
+    got = rank_agreement(same + flipped, 1)
+    assert got["f"] == pytest.approx(1.0) and got["g"] == pytest.approx(-1.0)
+    # the last epoch itself is not a judged epoch; too few trials or a constant column: nan
+    assert math.isnan(rank_agreement(same, 2)["f"])
+    assert math.isnan(rank_agreement(same[:2], 1)["f"])
+    assert math.isnan(rank_agreement([T("f", n, [0.5, v]) for n, v in ((1, 0.1), (2, 0.2), (3, 0.3))], 1)["f"])
