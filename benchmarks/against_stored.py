@@ -23,7 +23,8 @@ search's hypervolume and work against that search's, seed by seed (issue 25's ta
 least 0.97 of the unpruned default's hypervolume with at most half its training;
 docs/benchmarks.md §14, "Checked rungs after a cheap start"), and the two at equal
 compute: the fraction the base search had reached when it had spent this search's whole
-work (`reports.efficiency.fraction_at_work`). `--base-tag TAG` reads the base from
+work (`reports.efficiency.fraction_at_work`), and the target read the other way round: the
+fraction this search had reached at half the base's work, as a share of the base's. `--base-tag TAG` reads the base from
 another run of the same storage (e.g. 40 trials of the default against 60 of an option).
 """
 from __future__ import annotations
@@ -122,17 +123,22 @@ def main() -> None:
         out["base"] = a.base
         base = out["searches"][a.base]
         print(f"\n| search | hypervolume ratio to {a.base}, by seed | median | worst | work ratio by seed | median | "
-              f"{a.base} with this search's work: fraction median (worst); this search minus it, by seed |"
-              "\n|---|---|---|---|---|---|---|")
+              f"{a.base} with this search's work: fraction median (worst); this search minus it, by seed | "
+              f"this search at half {a.base}'s work, share of {a.base}'s hypervolume: median (worst) |"
+              "\n|---|---|---|---|---|---|---|---|")
         for search, got in out["searches"].items():
             hv, wr = seed_ratios(got["fractions"], base["fractions"]), seed_ratios(got["work"], base["work"])
             # equal compute: what the base had reached when it had spent this search's whole work
             same = [fraction_at_work(c, w, spent) for (c, w), spent in zip(paths[a.base], got["work"])]
-            got["hv_ratio"], got["work_ratio"], got["base_at_same_work"] = hv, wr, same
+            # issue 25's first target read the other way: this search stopped at half the base's work
+            half = seed_ratios([fraction_at_work(c, w, bw / 2) for (c, w), bw in zip(paths[search], base["work"])],
+                               base["fractions"])
+            got["hv_ratio"], got["work_ratio"], got["base_at_same_work"], got["at_half_base_work"] = hv, wr, same, half
             print(f"| {search} | {' / '.join(f'{v:.3f}' for v in hv)} | {statistics.median(hv):.3f} | {min(hv):.3f} | "
                   f"{' / '.join(f'{v:.2f}' for v in wr)} | {statistics.median(wr):.2f} | "
                   f"{statistics.median(same):.3f} ({min(same):.3f}); "
-                  f"{' / '.join(f'{f - b:+.3f}' for f, b in zip(got['fractions'], same))} |")
+                  f"{' / '.join(f'{f - b:+.3f}' for f, b in zip(got['fractions'], same))} | "
+                  f"{statistics.median(half):.3f} ({min(half):.3f}) |")
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=1))
 

@@ -39,6 +39,13 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
     for same, f, w, bw in zip(tpe["base_at_same_work"], rnd["fractions"], tpe["work"], rnd["parameter_epochs"]):
         assert (same == f) if w >= bw else (0.0 <= same <= f)
     assert "random with this search's work" in read.stdout
+    # the target the other way round: the base stopped at half its own work holds at most its
+    # final front; a search that spent at most half the base's work holds its own final
+    assert all(0.0 <= v <= 1.0 for v in got["searches"]["random"]["at_half_base_work"])
+    for half, f, b, w, bw in zip(tpe["at_half_base_work"], summary["tpe"]["fractions"], rnd["fractions"], tpe["work"],
+                                 rnd["parameter_epochs"]):
+        assert half == f / b if w <= bw / 2 else 0.0 <= half <= f / b
+    assert "this search at half random's work" in read.stdout
     # --base-tag: the base read from a run it names (here the same one), not one of --searches
     other = args[:args.index("--searches")] + ["--searches", "tpe", "--peer", "random", "--base", "random",
                                                 "--base-tag", "t1", "--json", tmp_path / "b.json"]
