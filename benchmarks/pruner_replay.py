@@ -15,7 +15,10 @@ keep and still keep the whole front (its trials trained to the end, every other 
 stopped after one epoch). `--orders` replays every rule also with the same trials in
 another order (`smallest-first`: every possible judge of a trial trains before it;
 `budget-last`: each family's budget corner last): how much of what a rule leaves is the
-order the trials came in (docs/benchmarks.md §14, "What the order costs the pruner").
+order the trials came in (docs/benchmarks.md §14, "What the trial order and the budget
+corners cost the pruners"). Every run also prints the work each rule keeps over the whole
+study, the budget corners' share of a study's work, and how well each judged epoch ranks a
+family's trials (Spearman's rho against the last epoch).
 """
 from __future__ import annotations
 
@@ -134,8 +137,7 @@ def main() -> None:
                 stops = replay_stops(ordered, pruner)
                 label = key if order == "study" else f"{key}, {order}"
                 report[name][label] = {f: vars(s) for f, s in summarise(ordered, stops, direction).items()}
-                whole[name][label] = (sum(t.params * (s or len(t.curve)) for t, s in zip(ordered, stops))
-                                      / max(1, sum(t.params * len(t.curve) for t in ordered)))
+                whole[name][label] = sum(t.params * (s or len(t.curve)) for t, s in zip(ordered, stops)) / full
     print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}"
           f"{' and with rungs' if rung_graces else ''}{f' in the orders {a.orders}' if orders != ['study'] else ''}\n")
     print("| grace | family | stopped (median of trials) | work kept (median) | false stops: front trials stopped "

@@ -75,9 +75,8 @@ def replay_order(trials: Sequence[ReplayTrial], order: str) -> list[int]:
     """The indices of `trials` (in study order) in the order `order` replays them:
     `study`: as they trained; `smallest-first`: by parameters, ties in study order, so every
     trial that could judge a trial (a finished one of its family with no more parameters)
-    has trained before it; `budget-last`: each family's budget corner, the larger of its
-    first two trials (`--corners both` enqueues a family's smallest model, then its model at
-    the budget), moved after every other trial, in study order."""
+    has trained before it; `budget-last`: each family's budget corner (`budget_corners`)
+    moved after every other trial, in study order."""
     if order == "study":
         return list(range(len(trials)))
     if order == "smallest-first":
