@@ -1,6 +1,6 @@
 """The Pareto pruner replayed on unpruned studies: false stops per family and grace (issue 11).
 
-    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs [GRACES]] [--checked MIN[:KEEP],...] [--orders study,smallest-first,budget-last] [--json OUT]
+    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs [GRACES]] [--checked MIN[:KEEP],...] [--orders study,smallest-first,budget-last] [--best-so-far] [--false-stops] [--trust-first N] [--json OUT]
 
 For every study of the database whose name starts with --prefix and that ran unpruned
 (`--pruner none`), each trial's stored first-seed validation curve is replayed through the
@@ -19,6 +19,14 @@ order the trials came in (docs/benchmarks.md §14, "What the trial order and the
 corners cost the pruners"). Every run also prints the work each rule keeps over the whole
 study, the budget corners' share of a study's work, and how well each judged epoch ranks a
 family's trials (Spearman's rho against the last epoch).
+
+Why a rule stops front trials (docs/benchmarks.md §14, "Why the rules stop front trials on
+generative classification"): `--false-stops` lists every front trial each rule stops, with
+its judge (the best earlier trial of its family with no more parameters at that epoch)
+and how both curves ended; `--best-so-far` replays every rule also on each curve's best
+value so far (rows 'RULE, best so far': an epoch's dip forgiven); with `--rungs` or
+`--checked`, a table gives what the checked rungs' trust test reads of each rung on a
+family's first `--trust-first` trials (default 12) and on all of them.
 """
 from __future__ import annotations
 
@@ -34,7 +42,8 @@ sys.path.insert(0, str(REPO))
 
 from bench_util import fail, write_json  # noqa: E402
 from search.integrations.pruner_replay import (  # noqa: E402
-    ORDERS, ReplayTrial, budget_corners, rank_agreement, replay_order, replay_stops, summarise)
+    ORDERS, ReplayTrial, best_so_far, budget_corners, false_stops, rank_agreement, replay_order, replay_stops,
+    rung_trust, summarise)
 from search.engine.pruners import DEFAULT_KEEP, CheckedRungPruner, grace_epochs, make_pruner, rung_epochs  # noqa: E402
 from search.engine.study import first_seed_curve  # noqa: E402
 from storage import Store  # noqa: E402
@@ -88,6 +97,13 @@ def main() -> None:
     ap.add_argument("--orders", default="study",
                     help=f"comma list of trial orders to replay each rule in ({', '.join(ORDERS)}; default study: "
                          "as trained); rows of another order are labelled 'RULE, ORDER'")
+    ap.add_argument("--best-so-far", action="store_true",
+                    help="also replay every rule on each curve's best value so far (rows 'RULE, best so far')")
+    ap.add_argument("--false-stops", action="store_true",
+                    help="list every front trial each rule stops (study order), with its judge")
+    ap.add_argument("--trust-first", type=int, default=12, metavar="N",
+                    help="with --rungs or --checked: the trust test's reading of each rung on a family's first N "
+                         "trials, beside all of them (default 12)")
     ap.add_argument("--json", help="also write every study's summaries here")
     a = ap.parse_args()
     try:
@@ -113,6 +129,8 @@ def main() -> None:
             ap.error(f"--checked takes a comma list of MIN[:KEEP] such as 3,5:0.995, got {a.checked!r}")
         if not all(m >= 1 and 0 <= k <= 1 for m, k in checked):
             ap.error(f"--checked needs MIN at least 1 and KEEP in [0, 1], got {a.checked!r}")
+    if a.trust_first < 1:
+        ap.error(f"--trust-first must be at least 1, got {a.trust_first}")
     orders = a.orders.split(",")
     if not orders or any(o not in ORDERS for o in orders):
         ap.error(f"--orders takes a comma list of {', '.join(ORDERS)}, got {a.orders!r}")
@@ -125,19 +143,29 @@ def main() -> None:
     whole: dict[str, dict[str, float]] = {}  # study -> rule -> work kept over all its families
     corner_share: dict[str, float] = {}  # study -> its budget corners' share of its work (issue 25)
     ranks: dict[str, dict[int, dict[str, float]]] = {}  # study -> epoch -> family -> Spearman's rho with the end
+    wrong: dict[str, dict[str, list]] = {}  # study -> rule -> its false stops (study order)
+    trust: dict[str, dict[int, dict[str, tuple]]] = {}  # study -> rung -> family -> (first N, all)
     for name in names:
         trials, direction, epochs = study_trials(store, name)
         report[name], whole[name] = {}, {}
         full = max(1, sum(t.params * len(t.curve) for t in trials))
         ranks[name] = {e: rank_agreement(trials, e) for e in rank_epochs(epochs, graces)}
         corner_share[name] = sum(trials[i].params * len(trials[i].curve) for i in budget_corners(trials)) / full
-        for order in orders:
+        wrong[name] = {}
+        if rung_graces or checked:
+            trust[name] = {r: {f: (rung_trust(trials, r, direction, a.trust_first)[f], v)
+                               for f, v in rung_trust(trials, r, direction).items()} for r in rung_epochs(epochs)}
+        kinds = [(order, False) for order in orders] + ([("study", True)] if a.best_so_far else [])
+        for order, best in kinds:
             ordered = [trials[i] for i in replay_order(trials, order)]
+            judged = best_so_far(ordered, direction) if best else ordered
             for key, pruner in rules(graces, rung_graces, direction, epochs, checked):
-                stops = replay_stops(ordered, pruner)
-                label = key if order == "study" else f"{key}, {order}"
+                stops = replay_stops(judged, pruner)
+                label = key + ("" if order == "study" else f", {order}") + (", best so far" if best else "")
                 report[name][label] = {f: vars(s) for f, s in summarise(ordered, stops, direction).items()}
                 whole[name][label] = sum(t.params * (s or len(t.curve)) for t, s in zip(ordered, stops)) / full
+                if order == "study" and not best:
+                    wrong[name][label] = false_stops(ordered, stops, direction)
     print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}"
           f"{' and with rungs' if rung_graces else ''}{f' in the orders {a.orders}' if orders != ['study'] else ''}\n")
     print("| grace | family | stopped (median of trials) | work kept (median) | false stops: front trials stopped "
@@ -169,12 +197,42 @@ def main() -> None:
             rho = [r for n in names if f in ranks[n].get(e, {}) and not math.isnan(r := ranks[n][e][f])]
             cells.append(f"{statistics.median(rho):.2f} ({min(rho):.2f}-{max(rho):.2f})" if rho else "-")
         print(f"| {f} | " + " | ".join(cells) + " |")
+    if trust:
+        rungs_seen = sorted({r for n in trust for r in trust[n]})
+        print(f"\nwhat the checked rungs' trust test reads of each rung (`rung_keeps`: the share of the front kept), "
+              f"on a family's first {a.trust_first} trials / on all of them, median (min) over the studies:\n"
+              "| family | " + " | ".join(f"rung {r}" for r in rungs_seen) + " |\n|---|" + "---|" * len(rungs_seen))
+        for f in dict.fromkeys(f for n in trust for r in trust[n] for f in trust[n][r]):
+            cells = []
+            for r in rungs_seen:
+                pairs = [trust[n][r][f] for n in trust if f in trust[n].get(r, {})]
+                first = [x for x, _ in pairs if x is not None]
+                every = [y for _, y in pairs if y is not None]
+                cells.append(" / ".join(f"{statistics.median(v):.3f} ({min(v):.3f})" if v else "-" for v in (first, every)))
+            print(f"| {f} | " + " | ".join(cells) + " |")
+    if a.false_stops:
+        print("\nfalse stops: front trials each rule stops (first-seed validation at the stop and at the end; "
+              "the judge: the best earlier trial of the family with no more parameters there)")
+        for key in wrong[names[0]]:
+            print(f"\n{key}:\n| study | trial | family | params | stopped at | its value there | its end | judge: trial, "
+                  "params | judge's value there | judge's end |\n|---|---|---|---|---|---|---|---|---|---|")
+            for n in names:
+                for w in wrong[n][key]:
+                    judge = ("none | - | - | -" if w.judge is None else
+                             f"{w.judge}, {w.judge_params:,} | {w.judge_at_stop:.4g} | {w.judge_end:.4g}")
+                    print(f"| {n} | {w.index} | {w.family} | {w.params:,} | {w.stop} | {w.at_stop:.4g} | {w.end:.4g} "
+                          f"| {judge} |")
     shares = list(corner_share.values())
     print(f"\nthe budget corners (each family's larger of its first two trials) hold {statistics.median(shares):.2f} "
           f"({min(shares):.2f}-{max(shares):.2f}) of a study's work")
     if a.json:
         write_json(a.json, {n: report[n] | {"study work kept": whole[n], "budget corners' work": corner_share[n],
                                             "rank agreement": {str(e): r for e, r in ranks[n].items()}}
+                            | ({"false stops": {k: [vars(w) for w in v] for k, v in wrong[n].items()}}
+                               if a.false_stops else {})
+                            | ({"rung trust": {str(r): {f: {f"first {a.trust_first}": x, "all": y}
+                                                          for f, (x, y) in by.items()} for r, by in trust[n].items()}}
+                               if n in trust else {})
                             for n in names})
         print(f"\nper study: {a.json}")
     store.close()

@@ -134,9 +134,9 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     report = json.loads(out.read_text())
     assert list(report) == ["plain"]
     assert set(report["plain"]) == {"0.333", "0.1", "rungs", "checked-rungs 1:0.5", "study work kept",
-                                    "budget corners' work", "rank agreement"}
+                                    "budget corners' work", "rank agreement", "rung trust"}
     for key, by_family in report["plain"].items():
-        if key in ("study work kept", "budget corners' work", "rank agreement"):
+        if key in ("study work kept", "budget corners' work", "rank agreement", "rung trust"):
             continue
         assert set(by_family) == {"hourglass", "conventional"}
         for s in by_family.values():
@@ -166,6 +166,21 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     assert all(0 < v <= 1 for v in got["study work kept"].values())
     assert "| 0.333, budget-last | " in orders.stdout.split("work kept by the whole study")[1]
     assert "| 0.333, smallest-first | hourglass |" in orders.stdout
+    why = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3", "--checked", "1:0.5", "--best-so-far",
+                        "--false-stops", "--trust-first", "1", "--json", out, cwd=tmp_path)
+    assert why.returncode == 0, why.stderr[-3000:]
+    got = json.loads(out.read_text())["plain"]
+    assert {"0.333, best so far", "checked-rungs 1:0.5, best so far"} <= set(got)
+    assert set(got["false stops"]) == {"0.333", "checked-rungs 1:0.5"}  # the study order's rules only
+    for listed in got["false stops"].values():
+        assert all(w["family"] in ("hourglass", "conventional") and w["stop"] >= 1 for w in listed)
+    assert set(got["rung trust"]) == {"1"}  # 3 epochs: one rung, at epoch 1
+    for by_family in got["rung trust"].values():
+        assert set(by_family) == {"hourglass", "conventional"}
+        assert all(set(v) == {"first 1", "all"} for v in by_family.values())
+    assert "false stops: front trials each rule stops" in why.stdout and "on a family's first 1 trials" in why.stdout
+    bad = run_benchmark("pruner_replay.py", "--storage", db, "--trust-first", "0", cwd=tmp_path)
+    assert bad.returncode == 2 and "--trust-first must be at least 1" in bad.stderr
     bad = run_benchmark("pruner_replay.py", "--storage", db, "--orders", "study,largest", cwd=tmp_path)
     assert bad.returncode == 2 and "--orders takes a comma list of study, smallest-first, budget-last" in bad.stderr
     none = run_benchmark("pruner_replay.py", "--storage", db, "--prefix", "nope", cwd=tmp_path)

@@ -17,7 +17,16 @@ Pure functions; shapes:
     summarise(trials, stops, direction) -> dict[family, ReplaySummary]
     replay_order(trials, order) -> list[int]   (indices into trials, in the order replayed)
     rank_agreement(trials, epoch) -> dict[family, float]   (Spearman's rho, epoch against the end)
+    false_stops(trials, stops, direction) -> list[FalseStop]   (each stopped front trial and its judge)
+    best_so_far(trials, direction) -> list[ReplayTrial]   (each curve as its running best)
+    rung_trust(trials, rung, direction, first=None) -> dict[family, float | None]   (`rung_keeps` per family)
 Any rule, not only the Pareto pruner: `replay_stops` takes a `Pruner` (`pareto`, `rungs`).
+
+`false_stops`, `best_so_far` and `rung_trust` ask why a rule stops front trials
+(docs/benchmarks.md §14, "Why the rules stop front trials on generative classification"):
+which trial judged each false stop and how the two curves went on; whether judging each
+curve's best value so far (an epoch's dip forgiven) stops fewer; and what the checked
+rungs' trust test says of a rung on a family's first trials against all of them.
 
 `replay_order` asks what the trial order costs: the same trials replayed smallest first
 (every trial that could judge one, having no more parameters, trains before it) or with
@@ -34,7 +43,7 @@ import numpy as np
 
 from core.directions import check_direction
 from reports.pareto import hypervolume_share, pareto_mask
-from search.engine.pruners import Pruner
+from search.engine.pruners import Pruner, rung_keeps
 
 
 @dataclass(frozen=True)
@@ -146,4 +155,84 @@ def rank_agreement(trials: Sequence[ReplayTrial], epoch: int) -> dict[str, float
             out[family] = math.nan
             continue
         out[family] = float(spearmanr([a for a, _ in pairs], [b for _, b in pairs]).statistic)
+    return out
+
+
+@dataclass(frozen=True)
+class FalseStop:
+    """A trial on its family's front that a rule stopped, and its judge: the best trial
+    before it in the replay, of its family, with no more parameters, at the stop epoch
+    (the trial `dominated_at` and `rung_verdict` name). Indices are into the replayed
+    sequence; values are first-seed validation values (`value`: the reported metric)."""
+    index: int
+    family: str
+    params: int
+    stop: int
+    at_stop: float
+    end: float  # its own last epoch, had it not been stopped
+    value: float
+    judge: int | None  # None: no earlier trial of the family with no more parameters reached the epoch
+    judge_params: int = 0
+    judge_at_stop: float = math.nan
+    judge_end: float = math.nan  # the judge's curve at its last trained epoch
+
+
+def false_stops(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direction: str) -> list[FalseStop]:
+    """Each trial on its family's front (as `summarise` draws it) that `stops` stops, in
+    replay order, with its judge."""
+    check_direction(direction)
+    if len(trials) != len(stops):
+        raise ValueError(f"{len(trials)} trials but {len(stops)} stops")
+    sign = 1.0 if direction == "maximize" else -1.0
+    out: list[FalseStop] = []
+    for family in dict.fromkeys(t.family for t in trials):
+        ok = [i for i, t in enumerate(trials) if t.family == family and math.isfinite(t.value) and t.params > 0]
+        if not ok:
+            continue
+        pts = np.array([[math.log10(trials[i].params), trials[i].value] for i in ok])
+        for i, on in zip(ok, pareto_mask(pts, ["minimize", direction])):
+            s = stops[i]
+            if not on or s is None:
+                continue
+            t = trials[i]
+            # a judge trained to the epoch: its curve up to its own stop
+            judges = [j for j in range(i) if trials[j].family == family and trials[j].params <= t.params
+                      and len(trials[j].curve) >= s and (stops[j] is None or stops[j] >= s)
+                      and math.isfinite(trials[j].curve[s - 1])]
+            j = max(judges, key=lambda k: sign * trials[k].curve[s - 1], default=None)
+            judge = {} if j is None else dict(
+                judge_params=trials[j].params, judge_at_stop=trials[j].curve[s - 1],
+                judge_end=trials[j].curve[(stops[j] or len(trials[j].curve)) - 1])
+            out.append(FalseStop(i, family, t.params, s, t.curve[s - 1], t.curve[-1], t.value, j, **judge))
+    return sorted(out, key=lambda f: f.index)
+
+
+def best_so_far(trials: Sequence[ReplayTrial], direction: str) -> list[ReplayTrial]:
+    """The trials with each curve replaced by its best value so far (running max or min
+    in `direction`; a non-finite value keeps the best before it), the reported value
+    unchanged: replayed, a rule judges each trial's best epoch so far against its judges'
+    best, so one epoch's dip stops nothing."""
+    check_direction(direction)
+    better = max if direction == "maximize" else min
+    out = []
+    for t in trials:
+        run: list[float] = []
+        for v in t.curve:
+            last = run[-1] if run else math.nan
+            run.append(v if math.isnan(last) else (better(last, v) if math.isfinite(v) else last))
+        out.append(ReplayTrial(t.family, t.params, tuple(run), t.value))
+    return out
+
+
+def rung_trust(trials: Sequence[ReplayTrial], rung: int, direction: str, first: int | None = None) -> dict[str, float | None]:
+    """Per family, what `checked-rungs`' trust test (`rung_keeps`) says the rung at epoch
+    `rung` keeps of the front, judged on the family's first `first` trials (all of them:
+    None), every one trained to the end as in an unpruned study. A test that opens a rung
+    on a few trials far apart in size may read 1.0 where all the family's trials, crowded
+    near its front, read less."""
+    epochs = max((len(t.curve) for t in trials), default=0)
+    out: dict[str, float | None] = {}
+    for family in dict.fromkeys(t.family for t in trials):
+        mine = [(t.params, t.curve) for t in trials if t.family == family]
+        out[family] = rung_keeps(rung, mine[:first] if first else mine, epochs, direction)
     return out

@@ -7,7 +7,8 @@ import pytest
 
 from reports.pareto import hypervolume_2d
 from search.integrations.pruner_replay import (
-    ReplayTrial, budget_corners, rank_agreement, replay_order, replay_stops, summarise)
+    ReplayTrial, best_so_far, budget_corners, false_stops, rank_agreement, replay_order, replay_stops, rung_trust,
+    summarise)
 from search.engine.pruners import ParetoPruner
 
 
@@ -113,3 +114,51 @@ def test_rank_agreement_is_spearman_between_an_epoch_and_the_end():
     assert math.isnan(rank_agreement(same, 2)["f"])
     assert math.isnan(rank_agreement(same[:2], 1)["f"])
     assert math.isnan(rank_agreement([T("f", n, [0.5, v]) for n, v in ((1, 0.1), (2, 0.2), (3, 0.3))], 1)["f"])
+
+
+def test_false_stops_name_each_stopped_front_trial_and_its_judge():
+    ts = trials()
+    stops = replay_stops(ts, ParetoPruner("maximize", epochs=4, grace=2))
+    got = false_stops(ts, stops, "maximize")
+    # f's front: C, A, E; only E (index 4, 15 params) is stopped, at epoch 2, by A (0.6 against its 0.59)
+    assert len(got) == 1
+    w = got[0]
+    assert (w.index, w.family, w.params, w.stop, w.at_stop, w.end, w.value) == (4, "f", 15, 2, 0.59, 0.9, 0.9)
+    assert (w.judge, w.judge_params, w.judge_at_stop, w.judge_end) == (0, 10, 0.6, 0.8)
+    # nothing stopped, nothing listed
+    assert false_stops(ts, [None] * len(ts), "maximize") == []
+    with pytest.raises(ValueError, match="6 trials but 1 stops"):
+        false_stops(ts, [None], "maximize")
+
+
+def test_a_false_stops_judge_is_one_that_trained_to_the_epoch():
+    seq = [T("f", 10, [0.9, 0.9, 0.9]), T("f", 12, [0.5, 0.95, 0.99]), T("f", 20, [0.6, 0.7, 1.0])]
+    # trial 1 stopped at epoch 1 (its curve up to there is all a later trial sees): trial 2's
+    # stop at epoch 2 has only trial 0 (0.9 there) as its judge
+    got = false_stops(seq, [None, 1, 2], "maximize")
+    assert [(w.index, w.judge) for w in got] == [(1, 0), (2, 0)]
+    assert got[1].judge_at_stop == 0.9 and got[0].judge_end == 0.9
+
+
+def test_best_so_far_forgives_a_dip():
+    dip = [T("f", 10, [0.5, 0.8, 0.8, 0.9]), T("f", 20, [0.5, 0.85, 0.6, 0.95])]
+    # its dip at epoch 3 (0.6 against 0.8) stops the larger trial; judged on its best so far (0.85) it goes on
+    assert replay_stops(dip, ParetoPruner("maximize", epochs=4, grace=2)) == [None, 3]
+    best = best_so_far(dip, "maximize")
+    assert best[1].curve == (0.5, 0.85, 0.85, 0.95) and best[1].value == 0.95
+    assert replay_stops(best, ParetoPruner("maximize", epochs=4, grace=2)) == [None, None]
+    low = best_so_far([T("f", 1, [3.0, 1.0, float("nan"), 2.0])], "minimize")[0]
+    assert low.curve == (3.0, 1.0, 1.0, 1.0)
+    assert math.isnan(best_so_far([T("f", 1, [float("nan"), 2.0])], "maximize")[0].curve[0])
+
+
+def test_rung_trust_on_the_first_trials_and_on_all():
+    # a family whose first three trials, far apart in size, rank the same at epoch 1 as at
+    # the end; the two later ones, near the front, swap: the larger is behind at epoch 1
+    # and ends best
+    seq = [T("f", 10, [0.1, 0.2, 0.3]), T("f", 100, [0.5, 0.6, 0.7]), T("f", 1000, [0.7, 0.8, 0.9]),
+           T("f", 120, [0.55, 0.6, 0.72]), T("f", 130, [0.52, 0.7, 0.8])]
+    first = rung_trust(seq, 1, "maximize", first=3)["f"]
+    every = rung_trust(seq, 1, "maximize")["f"]
+    assert first == 1.0 and every < 1.0
+    assert rung_trust(seq, 1, "maximize", first=5) == {"f": every}
