@@ -17,8 +17,9 @@ another order (`smallest-first`: every possible judge of a trial trains before i
 `budget-last`: each family's budget corner last): how much of what a rule leaves is the
 order the trials came in (docs/benchmarks.md §14, "What the trial order and the budget
 corners cost the pruners"). Every run also prints the work each rule keeps over the whole
-study, the budget corners' share of a study's work, and how well each judged epoch ranks a
-family's trials (Spearman's rho against the last epoch).
+study beside the fronts' own work over the whole study (the least any rule that keeps every
+family's whole front can keep), the budget corners' share of a study's work, and how well
+each judged epoch ranks a family's trials (Spearman's rho against the last epoch).
 
 Why a rule stops front trials (docs/benchmarks.md §14, "Why the rules stop front trials on
 generative classification"): `--false-stops` lists every front trial each rule stops, with
@@ -142,6 +143,7 @@ def main() -> None:
     report: dict[str, dict] = {}
     whole: dict[str, dict[str, float]] = {}  # study -> rule -> work kept over all its families
     corner_share: dict[str, float] = {}  # study -> its budget corners' share of its work (issue 25)
+    floor: dict[str, float] = {}  # study -> its fronts' own work: the least any rule keeping every front can keep
     ranks: dict[str, dict[int, dict[str, float]]] = {}  # study -> epoch -> family -> Spearman's rho with the end
     wrong: dict[str, dict[str, list]] = {}  # study -> rule -> its false stops (study order)
     trust: dict[str, dict[int, dict[str, tuple]]] = {}  # study -> rung -> family -> (first N, all)
@@ -151,6 +153,9 @@ def main() -> None:
         full = max(1, sum(t.params * len(t.curve) for t in trials))
         ranks[name] = {e: rank_agreement(trials, e) for e in rank_epochs(epochs, graces)}
         corner_share[name] = sum(trials[i].params * len(trials[i].curve) for i in budget_corners(trials)) / full
+        unpruned = summarise(trials, [None] * len(trials), direction)
+        floor[name] = sum(s.front_work * sum(t.params * len(t.curve) for t in trials if t.family == f)
+                          for f, s in unpruned.items()) / full
         wrong[name] = {}
         if rung_graces or checked:
             trust[name] = {r: {f: (rung_trust(trials, r, direction, a.trust_first)[f], v)
@@ -186,6 +191,9 @@ def main() -> None:
     for key in report[names[0]]:
         kept = [whole[n][key] for n in names]
         print(f"| {key} | {statistics.median(kept):.2f} ({min(kept):.2f}-{max(kept):.2f}) |")
+    fl = list(floor.values())
+    print(f"| the fronts' own work (every front trial to the end, every other trial one epoch: the least a rule "
+          f"keeping every family's whole front can keep) | {statistics.median(fl):.2f} ({min(fl):.2f}-{max(fl):.2f}) |")
     families = list(dict.fromkeys(f for n in names for e in ranks[n] for f in ranks[n][e]))
     epochs_seen = sorted({e for n in names for e in ranks[n]})
     print("\nhow well an epoch ranks a family's trials (Spearman's rho of its values there and at the end, "
@@ -227,6 +235,7 @@ def main() -> None:
           f"({min(shares):.2f}-{max(shares):.2f}) of a study's work")
     if a.json:
         write_json(a.json, {n: report[n] | {"study work kept": whole[n], "budget corners' work": corner_share[n],
+                                            "fronts' own work": floor[n],
                                             "rank agreement": {str(e): r for e, r in ranks[n].items()}}
                             | ({"false stops": {k: [vars(w) for w in v] for k, v in wrong[n].items()}}
                                if a.false_stops else {})

@@ -134,9 +134,10 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     report = json.loads(out.read_text())
     assert list(report) == ["plain"]
     assert set(report["plain"]) == {"0.333", "0.1", "rungs", "checked-rungs 1:0.5", "study work kept",
-                                    "budget corners' work", "rank agreement", "rung trust"}
+                                    "budget corners' work", "rank agreement", "rung trust", "fronts' own work"}
+    assert 0 < report["plain"]["fronts' own work"] <= 1
     for key, by_family in report["plain"].items():
-        if key in ("study work kept", "budget corners' work", "rank agreement", "rung trust"):
+        if key in ("study work kept", "budget corners' work", "rank agreement", "rung trust", "fronts' own work"):
             continue
         assert set(by_family) == {"hourglass", "conventional"}
         for s in by_family.values():
@@ -158,7 +159,7 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     assert orders.returncode == 0, orders.stderr[-3000:]
     got = json.loads(out.read_text())["plain"]
     assert set(got) == {"0.333", "0.333, smallest-first", "0.333, budget-last", "study work kept", "budget corners' work",
-                        "rank agreement"}
+                        "rank agreement", "fronts' own work"}
     assert set(got["rank agreement"]) == {"1"}  # 3 epochs: the rung at 1 and grace 1/3's first epoch, 1
     assert "| hourglass | " in orders.stdout.split("how well an epoch ranks")[1]
     assert 0 < got["budget corners' work"] < 1 and "the budget corners" in orders.stdout
