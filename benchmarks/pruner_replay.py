@@ -158,8 +158,10 @@ def main() -> None:
                           for f, s in unpruned.items()) / full
         wrong[name] = {}
         if rung_graces or checked:
-            trust[name] = {r: {f: (rung_trust(trials, r, direction, a.trust_first)[f], v)
-                               for f, v in rung_trust(trials, r, direction).items()} for r in rung_epochs(epochs)}
+            trust[name] = {}
+            for r in rung_epochs(epochs):
+                first, every = rung_trust(trials, r, direction, a.trust_first), rung_trust(trials, r, direction)
+                trust[name][r] = {f: (first[f], every[f]) for f in every}
         kinds = [(order, False) for order in orders] + ([("study", True)] if a.best_so_far else [])
         for order, best in kinds:
             ordered = [trials[i] for i in replay_order(trials, order)]
@@ -219,8 +221,8 @@ def main() -> None:
                 cells.append(" / ".join(f"{statistics.median(v):.3f} ({min(v):.3f})" if v else "-" for v in (first, every)))
             print(f"| {f} | " + " | ".join(cells) + " |")
     if a.false_stops:
-        print("\nfalse stops: front trials each rule stops (first-seed validation at the stop and at the end; "
-              "the judge: the best earlier trial of the family with no more parameters there)")
+        print("\nfalse stops: front trials each rule stops (first-seed validation at the stop and at the last epoch, "
+              "both as stored unpruned; the judge: the best earlier trial of the family with no more parameters there)")
         for key in wrong[names[0]]:
             print(f"\n{key}:\n| study | trial | family | params | stopped at | its value there | its end | judge: trial, "
                   "params | judge's value there | judge's end |\n|---|---|---|---|---|---|---|---|---|---|")

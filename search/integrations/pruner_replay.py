@@ -174,7 +174,7 @@ class FalseStop:
     judge: int | None  # None: no earlier trial of the family with no more parameters reached the epoch
     judge_params: int = 0
     judge_at_stop: float = math.nan
-    judge_end: float = math.nan  # the judge's curve at its last trained epoch
+    judge_end: float = math.nan  # the judge's own last epoch, had it not been stopped either
 
 
 def false_stops(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direction: str) -> list[FalseStop]:
@@ -202,7 +202,7 @@ def false_stops(trials: Sequence[ReplayTrial], stops: Sequence[int | None], dire
             j = max(judges, key=lambda k: sign * trials[k].curve[s - 1], default=None)
             judge = {} if j is None else dict(
                 judge_params=trials[j].params, judge_at_stop=trials[j].curve[s - 1],
-                judge_end=trials[j].curve[(stops[j] or len(trials[j].curve)) - 1])
+                judge_end=trials[j].curve[-1])
             out.append(FalseStop(i, family, t.params, s, t.curve[s - 1], t.curve[-1], t.value, j, **judge))
     return sorted(out, key=lambda f: f.index)
 
