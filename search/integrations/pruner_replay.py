@@ -110,6 +110,15 @@ class ReplaySummary:
     front_work: float = 1.0
 
 
+def _family_front(trials: Sequence[ReplayTrial], family: str, direction: str) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """(indices of `family`'s trials with a finite value and parameters, their points in
+    (log10 params, value), which of them are on the family's front): the front `summarise`
+    and `false_stops` both draw."""
+    ok = [i for i, t in enumerate(trials) if t.family == family and math.isfinite(t.value) and t.params > 0]
+    pts = np.array([[math.log10(trials[i].params), trials[i].value] for i in ok]).reshape(-1, 2)
+    return ok, pts, pareto_mask(pts, ["minimize", direction]) if ok else np.zeros(0, dtype=bool)
+
+
 def summarise(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direction: str) -> dict[str, ReplaySummary]:
     """Per family: what the stops save and what they cost its front. The front and the
     hypervolume are in (log10 params minimised, value in `direction`), against the
@@ -124,11 +133,9 @@ def summarise(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direct
         mine = [(t, s) for t, s in zip(trials, stops) if t.family == family]
         full = sum(t.params * len(t.curve) for t, _ in mine)
         kept = sum(t.params * (s if s else len(t.curve)) for t, s in mine)
-        ok = [(t, s) for t, s in mine if math.isfinite(t.value) and t.params > 0]
-        pts = np.array([[math.log10(t.params), t.value] for t, _ in ok]).reshape(-1, 2)
-        on_front = pareto_mask(pts, dirs) if len(ok) else np.zeros(0, dtype=bool)
-        survived = np.array([s is None for _, s in ok], dtype=bool)
-        front_params = {id(t) for (t, _), on in zip(ok, on_front) if on}
+        ok, pts, on_front = _family_front(trials, family, direction)
+        survived = np.array([stops[i] is None for i in ok], dtype=bool)
+        front_params = {id(trials[i]) for i, on in zip(ok, on_front) if on}
         floor = sum(t.params * (len(t.curve) if id(t) in front_params else min(1, len(t.curve))) for t, _ in mine)
         hv_kept = hypervolume_share(pts, survived, dirs) if len(ok) else 1.0
         out[family] = ReplaySummary(
@@ -186,11 +193,8 @@ def false_stops(trials: Sequence[ReplayTrial], stops: Sequence[int | None], dire
     sign = 1.0 if direction == "maximize" else -1.0
     out: list[FalseStop] = []
     for family in dict.fromkeys(t.family for t in trials):
-        ok = [i for i, t in enumerate(trials) if t.family == family and math.isfinite(t.value) and t.params > 0]
-        if not ok:
-            continue
-        pts = np.array([[math.log10(trials[i].params), trials[i].value] for i in ok])
-        for i, on in zip(ok, pareto_mask(pts, ["minimize", direction])):
+        ok, _, on_front = _family_front(trials, family, direction)
+        for i, on in zip(ok, on_front):
             s = stops[i]
             if not on or s is None:
                 continue
