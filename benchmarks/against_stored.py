@@ -18,6 +18,18 @@ The peer is the stored peer (benchmarks/peers.py) with the best median fraction,
 `--peer NAME` (any search of the stored run). A study's fraction can pass 1 where it
 found more than the stored run's union front.
 
+Held-out seeds: a run of `--seeds 5-9` (search_efficiency.py) beside a stored run of seeds
+0-4 is read with `--seeds 0-9` (or `5-9`); the peer's figures on a seed the stored JSON does
+not hold come from the peer's own studies of that seed in `--storage`, named by
+`--peer-tag` (the same run: `--samplers "...,ax"`), read against the stored reference and
+best hypervolume as the searches are. The peer is still the stored run's best (chosen on
+its seeds before the held-out ones ran):
+
+    python benchmarks/search_efficiency.py --settings hourglass --seeds 5-9 --grid-trials 0 \
+        --samplers "gp+pareto,ax" --storage sqlite:///h.db --tag h10 --out h.json
+    python benchmarks/against_stored.py --stored docs/data/efficiency-peers5-hourglass.json \
+        --setting hourglass --storage sqlite:///h.db --tag h10 --searches gp+pareto --seeds 5-9 --peer-tag h10
+
 `--base NAME` (one of `--searches`, e.g. `gp`: the unpruned default) also prints each
 search's hypervolume and work against that search's, seed by seed (issue 25's target: at
 least 0.97 of the unpruned default's hypervolume with at most half its training;
@@ -40,7 +52,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench_util import fail  # noqa: E402
-from search_efficiency import best_peer, seed_ratios, study_frame, trial_work  # noqa: E402
+from search_efficiency import best_peer, seed_list, seed_ratios, study_frame, trial_work  # noqa: E402
+
+from core.errors import UserError  # noqa: E402
 
 from reports.efficiency import fraction_at, fraction_at_work, fraction_curve, work_to_reach  # noqa: E402
 from storage import Store  # noqa: E402
@@ -57,12 +71,14 @@ def main() -> None:
     ap.add_argument("--storage", required=True, help="the SQLAlchemy URL of the run to read")
     ap.add_argument("--tag", required=True, help="that run's --tag")
     ap.add_argument("--searches", required=True, help="comma list of that run's --samplers entries")
-    ap.add_argument("--seeds", type=int, help="seeds to read (default: the stored run's)")
+    ap.add_argument("--seeds", help="seeds to read: N (0 .. N-1) or A-B (default: the stored run's)")
     ap.add_argument("--peer", help="the stored search to reach (default: the stored peer with the best median)")
     ap.add_argument("--base", help="one of --searches (or of --base-tag's run): each search's hypervolume and work "
                                    "as a share of its, by seed, and its fraction at each search's work")
     ap.add_argument("--base-tag", help="the --tag of the run holding --base, when another run of the same storage "
                                        "(e.g. one with another --trials; default: --tag)")
+    ap.add_argument("--peer-tag", help="the --tag under which --storage holds the peer's studies of the seeds "
+                                       "the stored JSON does not hold (held-out seeds)")
     ap.add_argument("--json", help="write the figures here")
     a = ap.parse_args()
     if a.base_tag is not None and a.base is None:
@@ -80,24 +96,51 @@ def main() -> None:
     peer = a.peer or best_peer(summary, list(summary))
     if peer is None or "fractions" not in summary.get(peer, {}):
         fail(f"no peer to reach in {a.stored}: give --peer, one of {', '.join(k for k in summary if 'fractions' in summary[k])}")
-    seeds = a.seeds or report.get("seeds") or len(summary[peer]["fractions"])
-    goals, peer_work = summary[peer]["fractions"][:seeds], summary[peer]["parameter_epochs"][:seeds]
+    try:
+        seeds = seed_list(a.seeds) if a.seeds else list(report.get("seed_ids") or range(
+            report.get("seeds") or len(summary[peer]["fractions"])))
+    except UserError as e:
+        fail(str(e))
+    stored_ids = report.get("seed_ids") or list(range(len(summary[peer]["fractions"])))
     if a.storage.startswith("sqlite:///") and not Path(a.storage[len("sqlite:///"):]).is_file():
         fail(f"--storage {a.storage}: no such database")  # Store would create an empty one
     store = Store(a.storage)
-    names = {s: [f"eff-{a.tag}-{a.setting}-{s}-{seed}" for seed in range(seeds)] for s in a.searches.split(",")}
+    names = {s: [f"eff-{a.tag}-{a.setting}-{s}-{seed}" for seed in seeds] for s in a.searches.split(",")}
     if a.base_tag is not None:  # the base from another run: read first, under its own name
-        names = {a.base: [f"eff-{a.base_tag}-{a.setting}-{a.base}-{seed}" for seed in range(seeds)]} | {
+        names = {a.base: [f"eff-{a.base_tag}-{a.setting}-{a.base}-{seed}" for seed in seeds]} | {
             s: v for s, v in names.items() if s != a.base or a.base_tag == a.tag}
     held = {s.name for s in store.list_studies()}
-    missing = [n for ns in names.values() for n in ns if n not in held]
+    # the peer's own studies of the seeds the stored JSON does not hold (held-out seeds)
+    peer_names = {seed: f"eff-{a.peer_tag}-{a.setting}-{peer}-{seed}" for seed in seeds
+                  if seed not in stored_ids} if a.peer_tag else {}
+    missing = [n for ns in [*names.values(), peer_names.values()] for n in ns if n not in held]
     if missing:
-        fail(f"{a.storage} holds no study {missing[0]} ({len(missing)} missing); check --tag, --setting, --searches")
+        fail(f"{a.storage} holds no study {missing[0]} ({len(missing)} missing); check --tag, --peer-tag, "
+             "--setting, --searches")
+    lacking = [seed for seed in seeds if seed not in stored_ids and seed not in peer_names]
+    if lacking:
+        fail(f"--stored {a.stored} holds no seed {lacking[0]} of {peer} (it holds {', '.join(map(str, stored_ids))}); "
+             "give --peer-tag, the tag under which --storage holds the peer's studies of the other seeds")
     ref, best = stored["reference"], stored["best_hypervolume"]
-    out = {"stored": a.stored, "setting": a.setting, "peer": peer, "peer_fractions": goals, "peer_work": peer_work,
-           "searches": {}}
+    goals, peer_work = [], []
+    for seed in seeds:  # the peer's fraction and work on each seed: stored, or read as the searches are
+        if seed in peer_names:
+            record, frame = store.get_study(peer_names[seed]), study_frame(store, peer_names[seed])
+            curve = fraction_curve(frame, record.metric, record.direction, ref, best)
+            goals.append(float(curve["fraction"].iloc[-1]))
+            peer_work.append(sum(trial_work(frame).values()))
+        else:
+            i = stored_ids.index(seed)
+            goals.append(summary[peer]["fractions"][i])
+            peer_work.append(summary[peer]["parameter_epochs"][i])
+    out = {"stored": a.stored, "setting": a.setting, "peer": peer, "seeds": seeds, "peer_fractions": goals,
+           "peer_work": peer_work, "peer_read": sorted(peer_names), "searches": {}}
     print(f"## {a.setting}, read against {a.stored}: best peer {peer}, median {statistics.median(goals):.3f}, "
-          f"work {statistics.median(peer_work) / 1e6:.1f}M parameter-epochs")
+          f"work {statistics.median(peer_work) / 1e6:.1f}M parameter-epochs; seeds {', '.join(map(str, seeds))}"
+          + (f" ({', '.join(map(str, sorted(peer_names)))}: the peer's own studies of tag {a.peer_tag})"
+             if peer_names else ""))
+    print(f"{peer} by seed: {' / '.join(f'{g:.3f}' for g in goals)}; work (M) "
+          f"{' / '.join(f'{w / 1e6:.1f}' for w in peer_work)}")
     print("| search | fraction by seed | median | worst | @10 trials | work (M parameter-epochs) | work to reach "
           f"{peer}'s fraction, share of its work: by seed (median) |\n|---|---|---|---|---|---|---|")
     paths = {}  # search -> [(curve, work by trial number)] by seed

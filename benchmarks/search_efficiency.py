@@ -235,6 +235,22 @@ def trial_work(frame) -> dict[int, float]:
     return {int(n): float(w) for n, w in zip(frame["number"], (frame["params"] * frame["epochs_trained"]).fillna(0.0))}
 
 
+def seed_list(text: str) -> list[int]:
+    """--seeds: N (seeds 0 .. N-1) or A-B (seeds A .. B, both included: held-out seeds of a
+    run whose first seeds are stored, e.g. 5-9 beside a stored 5-seed run). UserError for
+    anything else, before anything trains."""
+    try:
+        if "-" in text:
+            lo, hi = (int(x) for x in text.split("-", 1))
+            if 0 <= lo <= hi:
+                return list(range(lo, hi + 1))
+        elif int(text) >= 1:
+            return list(range(int(text)))
+    except ValueError:
+        pass
+    raise UserError(f"--seeds {text!r}: a count N (seeds 0 .. N-1) or a range A-B with 0 <= A <= B (e.g. 5-9)")
+
+
 def seed_ratios(values: list[float], base: list[float]) -> list[float]:
     """values[i] / base[i], seed by seed: a search's figures against its base search's
     (a seed whose base figure is not positive has no ratio)."""
@@ -323,7 +339,8 @@ def main() -> None:
                          f"peers: {', '.join(peers.PEERS)}); NAME/none runs NAME with --spread none, "
                          "NAME+pareto with --pruner pareto (NAME+pareto:0.1 with --prune-grace 0.1), "
                          "NAME@free with --share free, NAME^none with --corners none, NAME%%log with --size-scale log, NAME=ramp with --start ramp, NAME~family with --sampler-scope family, NAME#answer with --revisit answer, NAME&modelled with --shape-draw modelled")
-    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--seeds", help="N: seeds 0 .. N-1 (default 5; --quick: 1); A-B: seeds A .. B (e.g. 5-9: "
+                                                 "held-out seeds beside a stored run of seeds 0-4)")
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")
     ap.add_argument("--grid-orders", type=int, default=1000,
@@ -342,13 +359,16 @@ def main() -> None:
                                   "the rest (hours of peers across sessions)")
     a = ap.parse_args()
     if a.quick:  # an explicit --samplers (e.g. the peers) is kept
-        a.settings, a.seeds, a.trials, a.grid_trials = "hourglass-conventional", 1, 4, 8
+        a.settings, a.trials, a.grid_trials = "hourglass-conventional", 4, 8
+        a.seeds = a.seeds or "1"  # an explicit --seeds is kept (held-out seeds, tested in seconds)
         a.samplers = a.samplers or "gp+pareto,tpe,tpe/none,tpe@free,tpe+pareto,tpe+rungs,grid"
         a.epochs, a.max_train_samples = a.epochs or 1, a.max_train_samples or 256
     a.samplers = a.samplers or "gp+pareto,tpe,tpe/none,random,nsga2,grid"
+    a.seeds = a.seeds or "5"
     peers.register()
     try:
         check_searches(a.samplers.split(","))
+        seeds = seed_list(a.seeds)
         unknown = [k for k in a.settings.split(",") if k not in SETTINGS]
         if unknown:
             raise UserError(f"unknown setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
@@ -380,14 +400,14 @@ def main() -> None:
             fail(f"--tag {a.tag}: {a.storage} holds {len(tagged)} studies of this tag (e.g. {tagged[0]}) but there "
                  f"is no {ledger.path}; give the --out of the run that made them, or another --tag")
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}, {a.threads} thread(s)")
-    report = {"settings": {}, "trials": a.trials, "seeds": a.seeds, "epochs": a.epochs}
+    report = {"settings": {}, "trials": a.trials, "seeds": len(seeds), "seed_ids": seeds, "epochs": a.epochs}
     for key in a.settings.split(","):
         setting = SETTINGS[key]
         prep = prepare(RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget,
                                task_options=setting.task_options))
         spaces, io, count = prep.spaces, prep.io, prep.count
         runs = []  # (sampler, seed, record, frame, wall_s, why it stopped early or None)
-        for seed in range(a.seeds):  # seed-major: every search sees the same drift of a shared machine
+        for seed in seeds:  # seed-major: every search sees the same drift of a shared machine
             for sampler in a.samplers.split(","):
                 study = f"eff-{tag}-{key}-{sampler}-{seed}"
                 runs.append((sampler, seed, *run_or_read(store, ledger, study, setting, sampler, seed, a.trials,

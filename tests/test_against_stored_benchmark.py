@@ -69,3 +69,38 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
     alone = args[:at] + args[at + 2:] + ["--base-tag", "t1"]
     r = run_benchmark("against_stored.py", *alone, cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--base-tag needs --base" in r.stderr, r.stderr
+
+
+def test_held_out_seeds_read_the_peer_from_storage_against_the_stored_reference(tmp_path):
+    """A run of seed 1 (`--seeds 1-1`) beside a stored run of seed 0: the searches' studies
+    are named by their seed, and the peer's figures on seed 1, which the stored JSON does
+    not hold, are the peer's own study of that seed read against the stored reference
+    (exactly what reading it as a search gives); without --peer-tag that seed is refused."""
+    db, out, held = f"sqlite:///{tmp_path}/eff.db", tmp_path / "eff.json", tmp_path / "held.json"
+    first = run_benchmark("search_efficiency.py", "--quick", "--samplers", "tpe,random", "--storage", db,
+                          "--out", out, "--tag", "t1", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    second = run_benchmark("search_efficiency.py", "--quick", "--seeds", "1-1", "--samplers", "tpe,random",
+                           "--storage", db, "--out", held, "--tag", "t2", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr[-3000:]
+    report = json.loads(held.read_text())
+    assert report["seed_ids"] == [1] and "eff-t2-hourglass-conventional-tpe-1: 4 finished trials" in second.stdout
+    args = ["--stored", out, "--setting", SETTING, "--storage", db, "--tag", "t2", "--searches", "tpe,random",
+            "--peer", "random", "--seeds", "1-1", "--peer-tag", "t2", "--json", tmp_path / "a.json"]
+    read = run_benchmark("against_stored.py", *args, cwd=tmp_path)
+    assert read.returncode == 0, read.stderr[-3000:]
+    got = json.loads((tmp_path / "a.json").read_text())
+    assert got["seeds"] == [1] and got["peer_read"] == [1]
+    assert got["peer_fractions"] == got["searches"]["random"]["fractions"]  # the same study, the same reference
+    assert got["peer_work"] == report["settings"][SETTING]["summary"]["random"]["parameter_epochs"]
+    assert got["searches"]["random"]["reach"][0] is not None and 0 < got["searches"]["random"]["reach"][0] <= 1 + 1e-12
+    assert "1: the peer's own studies of tag t2" in read.stdout
+    for bad, says in [(["--peer-tag", "t9"], "holds no study eff-t9-hourglass-conventional-random-1"),
+                      (["--seeds", "3-1"], "a count N"),
+                      (["--seeds", "0-1"], "holds no study eff-t2-hourglass-conventional-tpe-0")]:
+        flag = args.index(bad[0])
+        r = run_benchmark("against_stored.py", *args[:flag], *bad, *args[flag + 2:], cwd=tmp_path, timeout=120)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, (bad, r.stderr)
+    at = args.index("--peer-tag")
+    r = run_benchmark("against_stored.py", *args[:at], *args[at + 2:], cwd=tmp_path, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "holds no seed 1 of random" in r.stderr, r.stderr

@@ -84,6 +84,9 @@ def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--tag needs --storage" in bad.stderr
     bad = run_benchmark("search_efficiency.py", "--quick", "--grid-orders", "-1", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--grid-orders must be at least 0" in bad.stderr
+    for seeds in ("0", "x", "5-3", "-1", "2-x"):  # --seeds: N >= 1 or A-B with 0 <= A <= B, refused before training
+        bad = run_benchmark("search_efficiency.py", "--quick", "--seeds", seeds, cwd=tmp_path, timeout=120)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "a count N" in bad.stderr, (seeds, bad.stderr)
     bad = run_benchmark(*args[:-1], "a b", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and "letters, digits" in bad.stderr
     other = f"sqlite:///{tmp_path}/other.db"  # the ledger of one run, the storage of another
