@@ -34,6 +34,10 @@ that file is refused):
 
     python benchmarks/search_efficiency.py --settings classify-han-swmlp --samplers gp+pareto,ax \
         --storage sqlite:///eff.db --out eff.json --tag peers   # again: the same command
+
+`--seeds 5-9` runs seeds 5 to 9 only (studies are named by their seed): held-out seeds
+beside a stored run of seeds 0-4, read together by benchmarks/against_stored.py
+(`--seeds 0-9 --peer-tag TAG`; docs/benchmarks.md §19, "The compute target on ten seeds").
 """
 from __future__ import annotations
 
