@@ -64,6 +64,14 @@ def _fmt(v: float) -> str:
     return "never" if math.isinf(v) else f"{v:.2f}"
 
 
+def _read(store: Store, name: str, ref, best: float):
+    """A study's fraction curve against the stored reference point and best hypervolume,
+    and its work by trial number: how every study here is read, the searches' and the
+    peer's held-out seeds alike."""
+    record, frame = store.get_study(name), study_frame(store, name)
+    return fraction_curve(frame, record.metric, record.direction, ref, best), trial_work(frame)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stored", required=True, help="a search_efficiency JSON (--out) holding the setting")
@@ -96,12 +104,11 @@ def main() -> None:
     peer = a.peer or best_peer(summary, list(summary))
     if peer is None or "fractions" not in summary.get(peer, {}):
         fail(f"no peer to reach in {a.stored}: give --peer, one of {', '.join(k for k in summary if 'fractions' in summary[k])}")
+    stored_ids = report.get("seed_ids") or list(range(len(summary[peer]["fractions"])))
     try:
-        seeds = seed_list(a.seeds) if a.seeds else list(report.get("seed_ids") or range(
-            report.get("seeds") or len(summary[peer]["fractions"])))
+        seeds = seed_list(a.seeds) if a.seeds else stored_ids
     except UserError as e:
         fail(str(e))
-    stored_ids = report.get("seed_ids") or list(range(len(summary[peer]["fractions"])))
     if a.storage.startswith("sqlite:///") and not Path(a.storage[len("sqlite:///"):]).is_file():
         fail(f"--storage {a.storage}: no such database")  # Store would create an empty one
     store = Store(a.storage)
@@ -125,10 +132,9 @@ def main() -> None:
     goals, peer_work = [], []
     for seed in seeds:  # the peer's fraction and work on each seed: stored, or read as the searches are
         if seed in peer_names:
-            record, frame = store.get_study(peer_names[seed]), study_frame(store, peer_names[seed])
-            curve = fraction_curve(frame, record.metric, record.direction, ref, best)
+            curve, w = _read(store, peer_names[seed], ref, best)
             goals.append(float(curve["fraction"].iloc[-1]))
-            peer_work.append(sum(trial_work(frame).values()))
+            peer_work.append(sum(w.values()))
         else:
             i = stored_ids.index(seed)
             goals.append(summary[peer]["fractions"][i])
@@ -148,9 +154,7 @@ def main() -> None:
         fractions, at10, work, reach = [], [], [], []
         paths[search] = []
         for name, goal, pw in zip(studies, goals, peer_work):
-            record, frame = store.get_study(name), study_frame(store, name)
-            curve = fraction_curve(frame, record.metric, record.direction, ref, best)
-            w = trial_work(frame)
+            curve, w = _read(store, name, ref, best)
             paths[search].append((curve, w))
             fractions.append(float(curve["fraction"].iloc[-1]))
             at10.append(fraction_at(curve, trials=10))
