@@ -25,6 +25,19 @@ def metric_direction(name: str) -> Direction | None:
     return METRIC_DIRECTIONS.get(name.removeprefix(VALIDATION_PREFIX))
 
 
+def declare_direction(name: str, direction: str, owner: str) -> None:
+    """A user's task declares metric `name` with `direction` (search/plugins/tasks.py):
+    added to METRIC_DIRECTIONS, so `search compare --metric NAME` knows it; UserError
+    when the table already holds the name with the other direction."""
+    from core.errors import UserError
+
+    known = METRIC_DIRECTIONS.get(name)
+    if known is not None and known != direction:
+        raise UserError(f"{owner}: metric {name!r} is {direction}d here but {known}d everywhere else "
+                        f"(core/directions.py); give it another name")
+    METRIC_DIRECTIONS[name] = check_direction(direction)  # type: ignore[assignment]
+
+
 def check_direction(direction: str) -> str:
     """`direction` itself, or ValueError naming the two allowed values."""
     if direction not in DIRECTIONS:

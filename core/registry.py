@@ -1,6 +1,16 @@
-"""A tiny name -> object registry (timm's register_model / create_model pattern)."""
+"""A tiny name -> object registry (timm's register_model / create_model pattern), which
+remembers where each name came from.
+
+Every registration goes through `Registry.add`: the project's own modules (families,
+tasks, spaces, trainers) and a user's plugins alike. A name's origin is "built-in" for
+the project's packages, the plugin being loaded (`registering_from`, set by
+search/plugins/discovery.py around an import), or the registering module otherwise
+(a script or notebook: "module __main__").
+"""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import pkgutil
 from typing import Callable, Generic, Iterator, TypeVar
@@ -9,13 +19,43 @@ from core.errors import UserError
 
 T = TypeVar("T")
 
+BUILT_IN = "built-in"
+# The project's own top-level packages: what they register is built in.
+PROJECT_PACKAGES = ("core", "models", "tasks", "storage", "reports", "search")
+_LOADING: contextvars.ContextVar[str | None] = contextvars.ContextVar("registering_from", default=None)
+
+
+@contextlib.contextmanager
+def registering_from(origin: str) -> Iterator[None]:
+    """What is registered inside this block comes from `origin` (e.g. "plugin
+    examples/own_family.py"): the plugin loader wraps a plugin's import in it."""
+    token = _LOADING.set(origin)
+    try:
+        yield
+    finally:
+        _LOADING.reset(token)
+
+
+def origin_of(obj: object) -> str:
+    """Where an object being registered comes from: the plugin being loaded, "built-in"
+    for the project's packages, else "module NAME" of the object."""
+    loading = _LOADING.get()
+    if loading is not None:
+        return loading
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    if module.split(".")[0] in PROJECT_PACKAGES:
+        return BUILT_IN
+    return f"module {module}"
+
 
 class Registry(Generic[T]):
-    """Maps names to objects; `get` fails with the list of known names."""
+    """Maps names to objects; `get` fails with the list of known names; `origin(name)`
+    says where a name was registered from."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._items: dict[str, T] = {}
+        self._origins: dict[str, str] = {}
 
     def register(self, name: str) -> Callable[[T], T]:
         def deco(obj: T) -> T:
@@ -24,11 +64,29 @@ class Registry(Generic[T]):
 
         return deco
 
-    def add(self, name: str, obj: T) -> T:
+    def add(self, name: str, obj: T, origin: str | None = None) -> T:
+        """Register `obj` as `name`. A name taken by another origin (a built-in one
+        shadowed, two plugins of one name) is a UserError naming both; the same origin
+        registering it again (a notebook cell run twice) replaces it, except built-ins."""
+        origin = origin or origin_of(obj)
         if name in self._items:
-            raise ValueError(f"{self.kind} {name!r} is registered twice")
+            before = self._origins[name]
+            if before != origin or origin == BUILT_IN:
+                where = "" if origin == BUILT_IN else f"{origin}: "
+                raise UserError(f"{where}{self.kind} {name!r} is already registered ({before})")
         self._items[name] = obj
+        self._origins[name] = origin
         return obj
+
+    def remove(self, name: str) -> None:
+        """Forget `name` (a test's or a notebook's own registration)."""
+        self._items.pop(name, None)
+        self._origins.pop(name, None)
+
+    def origin(self, name: str) -> str:
+        """Where `name` was registered from ("built-in", "plugin ...", "module ...")."""
+        self.get(name)
+        return self._origins[name]
 
     def get(self, name: str) -> T:
         try:

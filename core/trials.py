@@ -96,16 +96,21 @@ class TrialSpec:
     # The artifact store (a folder, s3://bucket/prefix or gs://bucket/prefix) the process that trains writes
     # each complete run's weights to (search/artifacts/); None: no weights are kept.
     weights: str | None = None
+    # The plugins (module names, absolute .py paths) a worker loads before it builds the
+    # family and the task (search/plugins/discovery.py: `worker_sources`); () for built-ins.
+    plugins: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["seeds"] = list(self.seeds)
+        d["plugins"] = list(self.plugins)
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrialSpec":
         d = dict(d)
         d["seeds"] = tuple(d["seeds"])
+        d["plugins"] = tuple(d.get("plugins") or ())
         d["train"] = TrainSettings.from_dict(d.get("train") or {})
         return cls(**d)
 

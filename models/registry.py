@@ -7,7 +7,7 @@ from typing import TypeVar
 from core.registry import Registry
 from models.base import Family
 
-FAMILIES: Registry[Family] = Registry("space")
+FAMILIES: Registry[Family] = Registry("family")
 F = TypeVar("F", bound=type[Family])
 
 

@@ -7,7 +7,7 @@
 and inside `search`, its sub-packages in this order (each may import those named in
 `SEARCH_ALLOWED`, and every project package below `search`):
 
-    recipes, spaces, artifacts <- executors <- engine <- integrations, tune <- cli
+    recipes, spaces, artifacts, plugins <- executors <- engine <- integrations, tune <- api <- cli
 
 No two modules import each other. Every import statement counts, including those inside
 functions (a lazy import is still a dependency). Tests and benchmarks may import anything.
@@ -36,11 +36,13 @@ SEARCH_ALLOWED: dict[str, set[str]] = {
     "recipes": set(),
     "spaces": set(),
     "artifacts": set(),
-    "executors": {"artifacts"},
-    "engine": {"spaces", "executors", "artifacts"},
+    "plugins": {"spaces"},  # a user's own families and tasks, and where they are loaded from
+    "executors": {"artifacts", "plugins"},
+    "engine": {"spaces", "executors", "artifacts", "plugins"},
     "integrations": {"engine", "spaces"},
-    "tune": {"engine", "executors", "spaces", "artifacts"},  # Ray Tune drives a study (search/tune/)
-    "cli": {"recipes", "spaces", "artifacts", "executors", "engine", "integrations", "tune"},
+    "tune": {"engine", "executors", "spaces", "artifacts", "plugins"},  # Ray Tune drives a study (search/tune/)
+    "api": {"recipes", "spaces", "artifacts", "plugins", "executors", "engine", "integrations", "tune"},
+    "cli": {"recipes", "spaces", "artifacts", "plugins", "executors", "engine", "integrations", "tune", "api"},
 }
 
 

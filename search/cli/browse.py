@@ -141,7 +141,7 @@ def cmd_trials(a: argparse.Namespace) -> int:
         out["seeds"] = out["seeds"].map(json.dumps)
         print_frame(out, "csv")
         return 0
-    from search.cli.progress import format_config
+    from search.api.progress import format_config
 
     cols = {"number": df["number"], "status": df["status"], "family": df["family"],
             "config": df["config"].map(format_config), "params": df["params"]}

@@ -64,8 +64,8 @@ def cmd_spaces(a: argparse.Namespace) -> int:
         return _show_space(a.family, a.task)
     for name, fam in FAMILIES.items():
         fits = [t for t in TASKS.names() if fam.fits(get_task(t).io())]
-        print(f"{name:<14} {fam.description}; default task {fam.default_task}; "
-              f"keys {', '.join(fam.key_dims)}; tasks: {', '.join(fits)}")
+        print(f"{name:<14} {fam.description}; default task {fam.default_task or 'none'}; "
+              f"keys {', '.join(fam.key_dims)}; tasks: {', '.join(fits)}; from: {FAMILIES.origin(name)}")
     return 0
 
 
@@ -74,7 +74,7 @@ def cmd_tasks(a: argparse.Namespace) -> int:
 
     for name in TASKS.names():
         t = get_task(name)
-        print(f"{name:<20} {t.description} [{t.metric}, {t.direction}]")
+        print(f"{name:<20} {t.description} [{t.metric}, {t.direction}]; from: {TASKS.origin(name)}")
     return 0
 
 

@@ -28,12 +28,34 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (run.add_parser, browse.add_parsers, compare.add_parser, predict.add_parser, export.add_parser,
                 model.add_parser, train.add_parser, catalog.add_parsers, data.add_parser):
         add(sub)
+    for command in sub.choices.values():
+        command.add_argument("--plugin", action="append", metavar="MODULE_OR_FILE",
+                             help="import a module or .py file that registers your own families and tasks "
+                                  "before the command runs (repeatable; also $SEARCH_PLUGINS, a ':' list)")
     return p
+
+
+# Commands that read the family and task registries: they load every plugin (entry points,
+# $SEARCH_PLUGINS, --plugin); the others only what --plugin or $SEARCH_PLUGINS name.
+REGISTRY_COMMANDS = ("run", "params", "spaces", "tasks", "model", "train", "predict", "data")
+
+
+def load_plugins(args: argparse.Namespace) -> None:
+    """The plugins a command needs, loaded before it runs (never for --help)."""
+    import os
+
+    from search.plugins import ENV
+
+    if args.command in REGISTRY_COMMANDS or getattr(args, "plugin", None) or os.environ.get(ENV):
+        from search.plugins import load_plugins as load
+
+        load(getattr(args, "plugin", None) or ())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        load_plugins(args)
         return args.func(args)
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)

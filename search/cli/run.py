@@ -7,7 +7,7 @@ from pathlib import Path
 
 from core.errors import UserError
 from search.artifacts.location import DEFAULT_KEEP, KEEP
-from search.cli.common import open_store, print_frame, storage_arg, task_options
+from search.cli.common import storage_arg
 from search.engine.policies import (
     CORNERS,
     DEFAULT_CORNERS,
@@ -31,7 +31,7 @@ from search.engine.policies import (
 from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.samplers import SAMPLERS
 
-DEFAULT_REPORT_DIR = "search-reports"
+from search.api.options import DEFAULT_REPORT_DIR  # noqa: E402  (re-exported: browse.py)
 
 
 def add_parser(sub) -> None:
@@ -155,150 +155,14 @@ def add_parser(sub) -> None:
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from search.cli.progress import ConsoleProgress
-    from search.engine.specs import replicate_specs
-    from search.engine.search_flags import search_settings
-    from search.engine.study import prepare, run_study
-    from search.tune import run_tune_study
-    from reports.savings import early_stopping_savings, savings_line
-    from tasks import load_data
+    from search.api.run import execute
 
-    spec = run_spec(a)
-    specs = replicate_specs(spec, a.search_repeats)
-    prep = prepare(spec)  # every name, range and the budget checked before the database is touched
-    if a.data_dir is not None and not Path(a.data_dir).is_dir():
-        raise UserError(f"data directory {a.data_dir!r} does not exist")
-    load_data(prep.task, spec.data_dir, spec.train.device)  # missing data fails here, before any write
-    weights = check_weights_store(spec)  # and a store the weights cannot go to
-    store = open_store(a.storage)
-    done = []
-    for k, one in enumerate(specs, 1):
-        if len(specs) > 1:
-            print(f"search {k} of {len(specs)}: study {one.study_name!r}, seed {one.seed}", flush=True)
-        run = run_tune_study if one.executor == "tune" else run_study
-        out = run(one, store, ConsoleProgress(search=search_settings(one)), prepare(one) if one is not spec else prep)
-        df = store.trials_frame(one.study_name)
-        print(f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
-              + (f" ({out.retried} retries)" if out.retried else "") +
-              f", {out.rejected} proposal(s) rejected over budget or shape"
-              + (" (grid exhausted)" if out.exhausted else "")
-              + (f", {out.answered} proposal(s) of a trained configuration answered from its result"
-                 if out.answered else ""))
-        savings = early_stopping_savings(df)
-        if savings is not None:
-            print(savings_line(savings))
-        print_pareto(df, out.study.metric, out.study.direction, prep.convention)
-        if one.executor == "tune":
-            from search.tune import experiment_dir
-
-            print(f"Tune experiment: {experiment_dir(one, store.url)} (tensorboard --logdir it)")
-        if weights is not None:
-            print(f"weights ({'the fronts' if spec.keep == 'pareto' else 'every complete trial'}): {weights}; "
-                  f"search model {one.study_name} TRIAL --out DIR")
-        done.append((out.study, df))
-    if len(specs) > 1:
-        print(f"{len(specs)} replicate searches; which family wins, pooled over them: "
-              f"search compare {spec.study_name}")
-    if not a.no_report:
-        from reports import write_site
-        from reports.kept import store_kept
-
-        index = write_site(done, a.out, samples_for(store), kept=store_kept(store))
-        page = Path(a.out) / study_page_name(done[0][0].name)
-        print(f"report: {page if page.exists() and len(done) == 1 else index}")
+    execute(a)
     return 0
 
 
 def run_spec(a: argparse.Namespace):
-    """The `RunSpec` of the flags: `--smoke`'s values, then a recipe's for flags not given,
-    then the defaults. The spec validates itself."""
-    from core.budget import parse_budget
-    from core.trials import TrainSettings
-    from search.engine.specs import RunSpec
-    from search.engine.study import default_task
+    """The `RunSpec` of the flags (search/api/run.py: `run_spec`)."""
+    from search.api.run import run_spec as spec_of
 
-    if a.smoke:  # as if given on the command line: they win over a recipe's values
-        a.trials = 2 if a.trials is None else a.trials
-        a.epochs = 1 if a.epochs is None else a.epochs
-        a.max_train_samples = 512 if a.max_train_samples is None else a.max_train_samples
-    warmup_given = a.ema_warmup is not None  # on the command line, before a recipe fills it
-    recipe = _apply_recipe(a)
-    if a.space is None or a.budget is None:
-        raise UserError("search run needs --space and --budget (or a --recipe that sets them)")
-    spaces = tuple(s.strip() for s in str(a.space).split(",") if s.strip())
-    executor_options = {k: v for k, v in (
-        ("address", a.ray_address), ("gpus_per_trial", a.gpus_per_trial), ("cpus_per_trial", a.cpus_per_trial),
-        ("max_concurrent", a.max_concurrent), ("trial_timeout", a.trial_timeout), ("tune_dir", a.tune_dir))
-        if v is not None}
-    if a.tune_dir is not None and _or(a.executor, "local") != "tune":
-        raise UserError("--tune-dir is for --executor tune")
-    train = TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
-                          max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer,
-                          ema=_or(a.ema, 0.0), compile=a.compile,
-                          # `--ema 0` turns a recipe's EMA off, its warm-up with it
-                          ema_warmup=bool(a.ema_warmup) and (warmup_given or _or(a.ema, 0.0) > 0))
-    return RunSpec(
-        spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
-        trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=a.sampler,
-        spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
-        scope=a.sampler_scope, corners=_or(a.corners, DEFAULT_CORNERS),
-        size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE), start=_or(a.start, DEFAULT_START),
-        revisit=_or(a.revisit, DEFAULT_REVISIT), shape_draw=a.shape_draw,
-        budget_of=_or(a.budget_of, "params"),
-        pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
-        storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
-        space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),
-        retries=_or(a.retries, 1), oom_retry=a.oom_retry, recipe=recipe.name if recipe else None,
-        executor_options=executor_options, keep=_or(a.keep, DEFAULT_KEEP), artifacts=a.artifacts,
-    )
-
-
-def check_weights_store(spec) -> str | None:
-    """The store `--keep` and `--artifacts` name (None: none kept), reachable (a folder
-    made if missing), before the database is opened: UserError (one line) otherwise."""
-    from search.artifacts.location import open_location, weights_location
-    from storage.engine import default_url, normalize_url
-
-    target = weights_location(spec.keep, spec.artifacts, normalize_url(spec.storage or default_url()))
-    if target is not None:
-        open_location(target, create=True)
-    return target
-
-
-def samples_for(store):
-    """The report's source of sample grids: the "samples" artifacts of a trial's runs."""
-    return lambda study, number: store.artifacts(study, number, "samples")
-
-
-def _or(value, default):
-    return default if value is None else value
-
-
-def _apply_recipe(a: argparse.Namespace):
-    """Fill the flags not given on the command line from `--recipe` (None without one)."""
-    if not a.recipe:
-        return None
-    from search.recipes import load_recipe
-
-    recipe = load_recipe(a.recipe)
-    for key, value in recipe.run.items():
-        if getattr(a, key, None) is None:
-            setattr(a, key, value)
-    return recipe
-
-
-def study_page_name(name: str) -> str:
-    from reports.site import study_filename
-
-    return study_filename(name)
-
-
-def print_pareto(df, metric: str, direction: str, convention: str = "parameters") -> None:
-    from reports.tables import pareto_table
-
-    table = pareto_table(df, metric, direction, formatted=True)
-    if table.empty:
-        print("no complete trials yet, so no Pareto front")
-        return
-    print(f"Pareto-optimal configurations ({metric} vs. {convention}, per family):")
-    print_frame(table, "table")
+    return spec_of(a)

@@ -30,7 +30,7 @@ def cmd_train(a: argparse.Namespace) -> int:
     from pathlib import Path
 
     from core.errors import UserError
-    from search.cli.progress import ConsoleProgress
+    from search.api.progress import ConsoleProgress
     from search.engine.retrain import RECIPE_TRAIN_KEYS, RetrainRequest, plan_retraining, run_retraining
 
     if a.data_dir is not None and not Path(a.data_dir).is_dir():

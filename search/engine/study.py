@@ -38,7 +38,10 @@ from search.spaces import Space, build_spaces, min_params
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
 from storage.records import StudyRecord
-from tasks import get_task
+from core.registry import BUILT_IN
+from search.plugins import worker_sources
+from search.plugins.checks import check_own
+from tasks import TASKS, get_task
 from tasks.base import Task
 
 MAX_REJECTIONS_IN_A_ROW = 1000
@@ -51,6 +54,7 @@ class Prepared:
     io: IOSpec
     families: dict[str, Family]
     spaces: dict[str, Space]
+    plugins: tuple[str, ...] = ()  # what a worker imports to know the user's families and task
 
     def count(self, family: str, config: dict[str, Any]) -> int:
         """The config's size in the study's budget measure (`--budget-of`; default its
@@ -80,6 +84,8 @@ def prepare(spec: RunSpec) -> Prepared:
         raise UserError(f"--ema is for supervised tasks; {spec.task!r} trains with its own recipe")
     io = task.io()
     families = {name: get_family(name) for name in spec.spaces}
+    origins = [FAMILIES.origin(n) for n in families] + [TASKS.origin(spec.task)]
+    plugins = worker_sources(origins, other_processes=spec.executor != "local")
     if spec.budget_of != "params":
         lacking = [n for n, f in families.items() if spec.budget_of not in f.budget_measures]
         if lacking:
@@ -89,25 +95,36 @@ def prepare(spec: RunSpec) -> Prepared:
     for name, fam in families.items():
         if not fam.fits(io):
             shape = io.input_shape or (io.d_in,)
-            raise UserError(f"space {name!r} does not fit task {spec.task!r} ({io.output} output, input shape "
+            raise UserError(f"family {name!r}{_from(name)} does not fit task {spec.task!r} ({io.output} output, input shape "
                             f"{tuple(shape)}); 'search spaces' lists the tasks each family fits")
     spaces = build_spaces(list(families), io, spec.space_file, task.search_lrs)
-    prep = Prepared(spec, task, io, families, spaces)
+    prep = Prepared(spec, task, io, families, spaces, plugins)
     for name, space in spaces.items():
         smallest = min_params(space, io, lambda c, n=name: prep.count(n, c))
         if math.isinf(smallest):
-            raise UserError(f"space {name!r} allows no configuration on {spec.task!r}: check its ranges")
+            raise UserError(f"family {name!r}{_from(name)}: its space allows no configuration on {spec.task!r}: "
+                            f"check its ranges")
         if smallest > spec.budget:
             raise UserError(
-                f"budget {format_count(spec.budget)} is below the smallest {name} model on "
+                f"budget {format_count(spec.budget)} is below the smallest {name} model{_from(name)} on "
                 f"{spec.task} ({smallest:,} {prep.convention})"
             )
+    check_own(prep)  # a user's counts, data shapes and training function, before any write
     return prep
 
 
+def _from(family: str) -> str:
+    """' (ORIGIN)' for a family that is not built in: messages name the plugin."""
+    origin = FAMILIES.origin(family)
+    return "" if origin == BUILT_IN else f" ({origin})"
+
+
 def default_task(spaces: tuple[str, ...]) -> str:
-    """The first family's paper task."""
-    return get_family(spaces[0]).default_task
+    """The first family's paper task (a user's family without one: UserError)."""
+    task = get_family(spaces[0]).default_task
+    if not task:
+        raise UserError(f"family {spaces[0]!r}{_from(spaces[0])} has no default task: give one (--task, task=)")
+    return task
 
 
 def run_seeds(study_seed: int, family: str, config: dict[str, Any], repeats: int) -> tuple[int, ...]:
@@ -271,7 +288,7 @@ class StudyLoop:
                                       seeds=list(seeds), optuna=p.optuna, note=p.note, owner=self.owner,
                                       attempt=job.attempt, retry_of=job.retry_of)
         tspec = TrialSpec(self.name, number, p.family, p.config, spec.task, seeds, job.train, spec.data_dir,
-                          spec.task_options, weights=self.weights)
+                          spec.task_options, weights=self.weights, plugins=self.prep.plugins)
         self.pending[number] = job
         self.executor.submit(tspec)
         self.progress.trial_started(tspec, p.params, p.note)

@@ -53,6 +53,9 @@ def run_guarded(spec: TrialSpec, on_epoch=None) -> TrialResult:
     t0 = time.monotonic()
     try:
         inject(spec)
+        from search.plugins import load_plugins
+
+        load_plugins(spec.plugins)  # a worker learns the user's families and tasks (no-op where known)
         from tasks import (
             run_trial,  # imported lazily: torch start-up stays off the CLI's fast paths
         )

@@ -105,7 +105,11 @@ def test_studies_sql_report(cli, study_db, tmp_path):
 
 
 @pytest.mark.parametrize("args,match", [
-    (("run", "--space", "resnet", "--budget", "1M"), "unknown space 'resnet'"),
+    (("run", "--space", "resnet", "--budget", "1M"), "unknown family 'resnet'"),
+    (("run", "--plugin", "no/such_plugin.py", "--space", "hourglass", "--budget", "1M"),
+     "plugin 'no/such_plugin.py': no such file"),
+    (("run", "--plugin", "no_such_plugin_module", "--space", "hourglass", "--budget", "1M"),
+     "plugin 'no_such_plugin_module': no module of that name"),
     (("run", "--space", "hourglass", "--task", "cifar", "--budget", "1M"), "unknown task 'cifar'"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "80Q"), "bad budget '80Q'"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1K"), "below the smallest hourglass"),
@@ -230,7 +234,7 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     (("run", "--recipe", "chen-denoise-small", "--sampler", "cmaes"), "unknown sampler"),
     (("run", "--task", "digits-denoise"), "needs --space and --budget"),
     (("recipes", "nope"), "unknown recipe 'nope'"),
-    (("spaces", "nope"), "unknown space 'nope'"),
+    (("spaces", "nope"), "unknown family 'nope'"),
     (("run", "--space", "hourglass", "--task", "digits-sr", "--budget", "60K", "--task-option", "flips=3"),
      "flips must be true or false"),
     (("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--pruner", "asha"),

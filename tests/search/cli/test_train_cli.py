@@ -86,7 +86,7 @@ def test_a_trial_that_is_not_complete_is_refused_and_nothing_is_written(cli, stu
 
 
 def test_ctrl_c_during_a_retraining_records_nothing_and_deletes_its_files(cli, study, tmp_path, monkeypatch):
-    from search.cli.progress import ConsoleProgress
+    from search.api.progress import ConsoleProgress
 
     db, number, _ = study
     folder = tmp_path / "search-artifacts"

@@ -6,7 +6,7 @@ import torch
 
 from core.trials import TrainSettings
 from search.executors.ray import worker_threads
-from search.cli.progress import ConsoleProgress
+from search.api.progress import ConsoleProgress
 from search.engine.specs import RunSpec
 from search.engine.study import run_study
 from storage import Store

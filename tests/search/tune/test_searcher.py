@@ -10,7 +10,7 @@ from ray.tune.search import Searcher
 
 from core.errors import UserError
 from core.trials import EpochRecord, TrainSettings, TrialSpec
-from search.cli.progress import ConsoleProgress
+from search.api.progress import ConsoleProgress
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare
 from search.executors import EXECUTORS, TuneExecutor, check_executor

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from core.trials import TrainSettings
-from search.cli.progress import ConsoleProgress
+from search.api.progress import ConsoleProgress
 from search.engine.specs import RunSpec
 from search.engine.study import run_study
 from search.tune import run_tune_study

@@ -1,7 +1,7 @@
 import io
 
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
-from search.cli.progress import ConsoleProgress, format_duration
+from search.api.progress import ConsoleProgress, format_duration
 from storage.records import StudyRecord
 
 STUDY = StudyRecord("s", "digits-denoise", ["hourglass"], "psnr", "maximize", 100_000)
