@@ -78,7 +78,7 @@ def main(storage: str = "own-family.db", trials: int = 8, epochs: int | None = N
     x, y = (torch.as_tensor(a) for a in read_splits()["test"])
     with torch.no_grad():
         accuracy = (model(x).argmax(1) == y).float().mean().item()
-    print(f"winner: trial {best['trial']} {best['config']} ({best['params']:,} parameters), "
+    print(f"winner: trial {best['trial']} {best['config']} ({int(best['params']):,} parameters), "
           f"test accuracy {accuracy:.3f} reloaded")
 
 

@@ -169,5 +169,5 @@ def test_the_sub_package_checker_can_fail(tmp_path):
     (tmp_path / "search" / "cli" / "b.py").write_text("def f():\n    from search.engine.a import x\n")
     (tmp_path / "search" / "loose.py").write_text("")
     assert search_violations(tmp_path) == ["search.engine.a imports search.cli.b", "search.loose is in no sub-package "
-                                           "of search (recipes, spaces, artifacts, executors, engine, integrations, tune, cli)"]
+                                           "of search (recipes, spaces, artifacts, plugins, executors, engine, integrations, tune, api, cli)"]
     assert mutual_imports(import_graph(tmp_path)) == [("search.cli.b", "search.engine.a")]

@@ -140,8 +140,11 @@ def load_plugins(sources: Iterable[str] = ()) -> list[str]:
 def worker_sources(origins: Iterable[str], other_processes: bool = True) -> tuple[str, ...]:
     """What a worker process imports to know the registrations of `origins`: plugin files
     by absolute path, modules by name; entry points and built-ins need nothing (a worker
-    loads entry points itself). With `other_processes` (a Ray executor), UserError for a
-    registration made in `__main__`, which no other process can import."""
+    loads entry points itself). Without `other_processes` (the local executor trains in
+    this process) nothing. UserError for a registration made where no other process can
+    import it (`__main__`, a file run by path)."""
+    if not other_processes:
+        return ()
     out: list[str] = []
     for origin in origins:
         if origin == BUILT_IN or origin.startswith("entry point "):
@@ -150,10 +153,8 @@ def worker_sources(origins: Iterable[str], other_processes: bool = True) -> tupl
             source = resolve(origin.removeprefix("plugin "))
         elif origin.startswith("module "):
             source = origin.removeprefix("module ")
-            if source == "__main__":
-                if not other_processes:
-                    continue
-                raise UserError("a family or task registered in __main__ (a script or notebook) cannot reach other "
+            if source == "__main__" or not _importable(source):
+                raise UserError(f"a family or task registered in {source} (a script or notebook) cannot reach other "
                                 "processes: put it in a .py file and pass it as a plugin (plugins=[FILE], "
                                 "--plugin FILE) to run it with --executor ray or tune")
         else:
@@ -161,3 +162,10 @@ def worker_sources(origins: Iterable[str], other_processes: bool = True) -> tupl
         if source not in out:
             out.append(source)
     return tuple(out)
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

@@ -1,0 +1,44 @@
+"""The examples run, at small sizes, from the command line (`--plugin FILE`) and from
+Python (their `main`), each in a child process as a user would start them."""
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def child(args, cwd, **env):
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", **env))
+
+
+def test_own_family_from_the_command_line_and_from_python(tmp_path):
+    data = str(tmp_path / "digits.npz")
+    plugin = str(REPO / "examples" / "own_family.py")
+    out = child([sys.executable, "-m", "search.cli", "run", "--plugin", plugin, "--space", "small-cnn",
+                 "--budget", "20K", "--trials", "3", "--epochs", "1", "--no-report"], tmp_path, OWN_FAMILY_DATA=data)
+    assert out.returncode == 0, out.stderr
+    assert "study 'digits-npz-small-cnn': 3 finished trial(s)" in out.stdout and Path(data).is_file()
+    n, = sqlite3.connect(tmp_path / "search.db").execute("SELECT count(*) FROM trials WHERE params <= 20000").fetchone()
+    assert n == 3
+    code = "import runpy; runpy.run_path(%r)['main'](storage='api.db', trials=3, epochs=2)" % plugin
+    out = child([sys.executable, "-c", code], tmp_path, OWN_FAMILY_DATA=data)
+    assert out.returncode == 0, out.stderr
+    assert "winner: trial" in out.stdout and "test accuracy" in out.stdout
+
+
+def test_own_training_function_from_the_command_line_and_from_python(tmp_path):
+    plugin = str(REPO / "examples" / "own_training.py")
+    out = child([sys.executable, "-m", "search.cli", "run", "--plugin", plugin, "--space", "wave-mlp",
+                 "--budget", "5K", "--trials", "3", "--epochs", "3", "--no-report"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "study 'wave-wave-mlp': 3 finished trial(s)" in out.stdout
+    code = "import runpy; runpy.run_path(%r)['main'](storage='api.db', trials=3, epochs=3)" % plugin
+    out = child([sys.executable, "-c", code], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "wave-mlp" in out.stdout
