@@ -1,0 +1,43 @@
+"""A plugin's family and task on Ray workers (issue 60, item 5): the trial's spec carries
+the plugin's path and each worker loads it before it builds the model; a family
+registered in __main__, which no worker can import, is refused before any write."""
+import pytest
+
+from core.errors import UserError
+from core.trials import TrainSettings
+from search.api.progress import ConsoleProgress
+from search.engine.specs import RunSpec
+from search.engine.study import prepare, run_study
+from search.plugins import load_plugins
+from storage import Store
+from tests.search.plugins.sources import GOOD, PRELUDE, write
+
+pytestmark = pytest.mark.slow
+
+
+def spec(executor, **kw):
+    base = dict(spaces=("tiny-mlp",), task="tiny-data", budget=2_000, trials=4, executor=executor, study=executor,
+                train=TrainSettings(epochs=2), pruner="none")
+    if executor == "ray":
+        base["executor_options"] = {"num_cpus": 2, "max_concurrent": 2}
+    return RunSpec(**{**base, **kw})
+
+
+def test_ray_workers_load_the_plugin_and_train_its_trials(tmp_path):
+    plugin = write(tmp_path, "ray_plugin", GOOD)
+    load_plugins([str(plugin)])
+    assert prepare(spec("ray")).plugins == (str(plugin.resolve()),)
+    assert prepare(spec("local")).plugins == ()  # the local executor trains in this process
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    out = run_study(spec("ray"), store, ConsoleProgress(live=False))
+    df = store.trials_frame("ray")
+    assert out.finished == 4 and (df.status == "complete").all(), df[["status", "error"]]
+    assert (df.params <= 2000).all() and df.accuracy.between(0, 1).all()
+
+
+def test_a_family_registered_in_main_is_refused_for_ray(tmp_path):
+    namespace = {"__name__": "__main__"}
+    exec(compile(PRELUDE + GOOD.removeprefix(PRELUDE), "<notebook>", "exec"), namespace)
+    with pytest.raises(UserError, match="cannot reach other processes"):
+        prepare(spec("ray"))
+    assert prepare(spec("local")).plugins == ()
