@@ -42,3 +42,19 @@ def test_own_training_function_from_the_command_line_and_from_python(tmp_path):
     out = child([sys.executable, "-c", code], tmp_path)
     assert out.returncode == 0, out.stderr
     assert "wave-mlp" in out.stdout
+
+
+def test_the_readmes_own_model_example_runs_as_a_script_and_as_a_plugin(tmp_path):
+    import re
+
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## Your own model and data"):]
+    (tmp_path / "my_search.py").write_text(re.search(r"```python\n(.*?)```", section, re.S).group(1))
+    out = child([sys.executable, "my_search.py"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "study 'my-data-my-mlp': 12 finished trial(s)" in out.stdout
+    command = re.search(r"`(search run --plugin my_search\.py[^`]*)`", section.replace("\n", " ")).group(1).split()
+    out = child([sys.executable, "-m", "search.cli", *command[1:], "--study", "cli", "--trials", "3", "--no-report"],
+                tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "study 'cli': 3 finished trial(s)" in out.stdout
