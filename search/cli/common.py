@@ -1,7 +1,6 @@
 """What the sub-commands share: opening the store, printing frames, key=value options."""
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from core.errors import UserError

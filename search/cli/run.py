@@ -3,9 +3,7 @@ its Pareto table and write its report page."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from core.errors import UserError
 from search.artifacts.location import DEFAULT_KEEP, KEEP
 from search.cli.common import storage_arg
 from search.engine.policies import (

@@ -111,7 +111,7 @@ def check_run(fam: Any, task: Any, space: Any, io: Any, data: Any, spec: Any) ->
     it must report, only declared metrics, and return the task's metric."""
     import torch
 
-    from core.trials import TrialSpec, TrainSettings
+    from core.trials import TrialSpec
     from tasks.loading import resolve_device
     from tasks.own import PluginError, run_function
     from tasks.train import Hyper, RunLog

@@ -98,28 +98,29 @@ def _named(e: UserError, origin: str) -> UserError:
 
 
 def load_entry_points() -> None:
-    """Load the installed packages' families and tasks (once per process)."""
+    """Load the installed packages' families and tasks (once per process, once all of
+    them loaded: after an error, the next call tries again and fails again)."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
-    _entry_points_loaded = True
     for group, registry in _registries().items():
         for ep in metadata.entry_points(group=group):
             dist = getattr(getattr(ep, "dist", None), "name", None)
-            origin = f"entry point {ep.name} = {ep.value}" + (f" (package {dist})" if dist else "")
+            # the module's origin, not the entry's name: one module may register several names
+            origin = f"entry point {ep.value}" + (f" (package {dist})" if dist else "")
             if ep.name in registry and registry.origin(ep.name) == BUILT_IN:
                 raise UserError(f"{origin}: {registry.kind} {ep.name!r} is already registered ({BUILT_IN})")
             with registering_from(origin):
                 try:
                     ep.load()
                 except UserError as e:
-                    _entry_points_loaded = False
                     raise _named(e, origin) from None
                 except BaseException as e:
-                    _entry_points_loaded = False
                     raise UserError(f"{origin} failed to import: {one_line(e, with_type=True)}") from None
             if ep.name not in registry:
-                raise UserError(f"{origin} registered no {registry.kind} named {ep.name!r}")
+                raise UserError(f"{origin} registered no {registry.kind} named {ep.name!r} (its entry point "
+                                f"in {group})")
+    _entry_points_loaded = True
 
 
 def env_sources() -> list[str]:

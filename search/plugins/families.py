@@ -108,14 +108,21 @@ class OwnFamily(Family):
         return trainable_params(model) if isinstance(model, nn.Module) else 0
 
     def _stated(self, config: dict[str, Any], io: IOSpec) -> int:
-        try:
-            n = self.stated(dict(config), io)  # type: ignore[misc]
-        except Exception as e:
-            raise UserError(f"{self.owner}: count({config}) raised {one_line(e, with_type=True)}") from None
-        n = n.item() if hasattr(n, "item") else n
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-            raise UserError(f"{self.owner}: count({config}) must return an integer >= 0, got {n!r}")
-        return int(n)
+        return user_count(lambda: self.stated(dict(config), io), f"{self.owner}: count({config})")  # type: ignore[misc]
+
+
+def user_count(call: Callable[[], Any], what: str) -> int:
+    """A user's count function's answer as an int >= 0; UserError '<what> raised ...' or
+    '<what> must return a count >= 0' otherwise. The one rule for a user's stated counts
+    (here and search/tune/user_family.py)."""
+    try:
+        n = call()
+    except Exception as e:
+        raise UserError(f"{what} raised {one_line(e, with_type=True)}") from None
+    n = n.item() if hasattr(n, "item") else n
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise UserError(f"{what} must return a count >= 0, got {n!r}")
+    return int(n)
 
 
 def space_of(name: str, spec: SpaceSpec, rules: tuple[Constraint, ...], io: IOSpec) -> Space:

@@ -6,15 +6,15 @@ such families and a dict's overrides of the product's spaces."""
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from core.budget import format_count
-from core.errors import UserError, one_line
+from core.errors import UserError
 from core.io import IOSpec
 from models import Family
 from search.engine.specs import RunSpec
+from search.plugins.families import user_count
 from search.engine.study import Prepared, prepare
 from search.executors import check_executor
 from search.spaces import CONSTRAINTS_KEY, Space, min_params, parse_constraint, parse_dim
@@ -47,14 +47,7 @@ class CountedFamily(Family):
         raise UserError(f"{self.name!r} is the user's own family: the user's trainable builds it")
 
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
-        try:
-            n = self._count(dict(config))
-        except Exception as e:
-            raise UserError(f"count_params({config}) of {self.name!r} raised {one_line(e, with_type=True)}") from None
-        n = n.item() if hasattr(n, "item") else n
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-            raise UserError(f"count_params({config}) of {self.name!r} must return a count >= 0, got {n!r}")
-        return int(n)
+        return user_count(lambda: self._count(dict(config)), f"count_params({config}) of {self.name!r}")
 
 
 def prepare_with_own(spec: RunSpec, space: Any, own: dict[str, CountParams]) -> Prepared:
@@ -95,7 +88,7 @@ def prepare_with_own(spec: RunSpec, space: Any, own: dict[str, CountParams]) -> 
             continue  # prepare checked it
         smallest = min_params(prep.spaces[name], io, lambda c, n=name: prep.count(n, c))
         if math.isinf(smallest):
-            raise TuneInputError(f"space {name!r} allows no configuration on {spec.task!r}: check its ranges")
+            raise TuneInputError(f"family {name!r}: its space allows no configuration on {spec.task!r}: check its ranges")
         if smallest > spec.budget:
             raise TuneInputError(f"budget {format_count(spec.budget)} is below the smallest {name} model on "
                                  f"{spec.task} ({smallest:,} {prep.convention})")

@@ -110,3 +110,32 @@ def test_bad_plugin_input_one_line_exit_2_database_unchanged(cli, good, tmp_path
     assert "Traceback" not in err
     assert "plugin " in err  # the message names the plugin
     assert db_dump(tmp_path / "search.db") == before
+
+
+TWO = GOOD + '''
+search.family("tiny-wide", space={"width": {"low": 4, "high": 64, "log": True}, "depth": {"low": 1, "high": 1}},
+              build=mlp, default_task="tiny-data")
+'''
+
+
+def test_every_reading_command_works_on_a_plugins_study(cli, tmp_path):
+    """Replicate searches of two plugin families, then compare (pooled), predict, report,
+    train (a retraining of a trial) and export-optuna, as for built-in families."""
+    two = str(write(tmp_path, "two_plugin", TWO))
+    code, out, err = cli("run", "--plugin", two, "--space", "tiny-mlp,tiny-wide", "--budget", "4K", "--trials", "8",
+                         "--search-repeats", "2", "--epochs", "2", "--no-report", "--study", "two")
+    assert code == 0, err
+    code, out, err = cli("compare", "two", "--format", "json")
+    assert code == 0 and json.loads(out)["interval"].endswith("(2 searches)"), err
+    code, out, err = cli("predict", "two-r1", "--at", "40K", "--plugin", two, "--format", "json")
+    assert code in (0, 2), err  # a fit needs enough front points; when it has too few it says so in one line
+    assert (code == 0 and json.loads(out)["targets"]) or "too few complete trials" in err
+    code, out, err = cli("report", "two-r1", "two-r2", "--out", str(tmp_path / "site"))
+    assert code == 0 and (tmp_path / "site" / "index.html").exists(), err
+    trial = sqlite3.connect(tmp_path / "search.db").execute(
+        "SELECT t.number FROM trials t JOIN studies s ON s.id = t.study_id WHERE s.name = 'two-r1' "
+        "AND t.status = 'complete' ORDER BY t.number LIMIT 1").fetchone()[0]
+    code, out, err = cli("train", "two-r1", str(trial), "--epochs", "1", "--plugin", two)
+    assert code == 0, err
+    code, out, err = cli("export-optuna", "two-r1", "--to", f"sqlite:///{tmp_path / 'optuna.db'}")
+    assert code == 0, err

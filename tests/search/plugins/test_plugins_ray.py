@@ -41,3 +41,23 @@ def test_a_family_registered_in_main_is_refused_for_ray(tmp_path):
     with pytest.raises(UserError, match="cannot reach other processes"):
         prepare(spec("ray"))
     assert prepare(spec("local")).plugins == ()
+
+
+def test_tune_workers_load_the_plugin_and_train_its_trials(tmp_path):
+    import ray
+
+    from search.tune import run_tune_study
+
+    plugin = write(tmp_path, "tune_plugin", GOOD)
+    load_plugins([str(plugin)])
+    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, configure_logging=False,
+             runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    try:
+        store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+        out = run_tune_study(spec("tune", trials=3, executor_options={"max_concurrent": 2}), store,
+                             ConsoleProgress(live=False))
+    finally:
+        ray.shutdown()
+    df = store.trials_frame("tune")
+    assert out.finished == 3 and (df.status == "complete").all(), df[["status", "error"]]
+    assert (df.params <= 2000).all()

@@ -81,7 +81,7 @@ BAD = [
     (dict(space={"my-mlp": {"width": {"low": 4, "high": 1024}}, "constraints": []}, count_params={"my-mlp": count}),
      "space 'constraints': expected a dict of keys, got list"),
     (dict(space={"hourglass": {"d_z": {"low": 8, "high": 32}}}, count_params=None, budget="100K"),
-     "space 'hourglass' allows no configuration on 'digits-denoise': check its ranges"),
+     "family 'hourglass': its space allows no configuration on 'digits-denoise': check its ranges"),
     (dict(space="hourglass", count_params=None, budget=100), "budget 100 is below the smallest hourglass model"),
     (dict(task="nope"), "unknown task 'nope'; known: "),
     (dict(space="hourglas", count_params=None), "unknown family 'hourglas'; known: "),
