@@ -72,10 +72,10 @@ def test_spaces_lists_the_tasks_each_family_fits(cli):
     assert code == 0
     lines = {line.split()[0]: line for line in out.splitlines()}
     for fam in ("mixer", "s-mixer", "rp-mixer", "han-mixer"):
-        fits = lines[fam].split("tasks: ")[1].split(", ")
+        fits = lines[fam].split("tasks: ")[1].split("; from: ")[0].split(", ")
         assert set(fits) == {"mnist-classify", "digits-classify", "cifar10-classify"}
     for fam in ("han", "sw-mlp", "hourglass", "conventional"):
-        assert {"checkerboard", "sines", "digits-classify"} <= set(lines[fam].split("tasks: ")[1].split(", "))
+        assert {"checkerboard", "sines", "digits-classify"} <= set(lines[fam].split("tasks: ")[1].split("; from: ")[0].split(", "))
 
 
 def test_a_family_that_does_not_fit_is_refused(cli):
