@@ -61,3 +61,41 @@ def test_tune_workers_load_the_plugin_and_train_its_trials(tmp_path):
     df = store.trials_frame("tune")
     assert out.finished == 3 and (df.status == "complete").all(), df[["status", "error"]]
     assert (df.params <= 2000).all()
+
+
+DRIVER = '''
+import ray
+import search
+
+import os
+import sys
+
+ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, configure_logging=False,
+         runtime_env={"working_dir": ".", "env_vars": {"OMP_NUM_THREADS": "1"}})
+search.load_plugins(["my_shapes"])  # this process knows the family and the task
+os.replace("my_shapes.py", sys.argv[1])  # from now on only the shipped copy can reach a worker
+study = search.run(space="tiny-mlp", budget="2K", trials=3, epochs=1, executor="ray", plugins=["my_shapes"],
+                   storage="sqlite:///db.sqlite", report=False, max_concurrent=2)
+df = study.trials()
+print("complete:", int((df.status == "complete").sum()))
+'''
+
+
+def test_a_plugin_module_reaches_ray_workers_through_the_runtime_environments_working_dir(tmp_path):
+    """The documented route for a cluster without the plugin installed: the user's own
+    `ray.init(runtime_env={"working_dir": "."})` ships the folder, the plugin is named as a
+    module (`plugins=["my_shapes"]`), and each worker imports it from its copy: the file is
+    moved out of the folder after `ray.init`, so no worker finds it on this disk."""
+    import os
+    import subprocess
+    import sys
+
+    project = tmp_path / "project"
+    project.mkdir()
+    write(project, "my_shapes", GOOD)
+    (project / "drive.py").write_text(DRIVER)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SEARCH_PLUGINS")}
+    out = subprocess.run([sys.executable, "drive.py", str(tmp_path / "moved.py")], cwd=project, capture_output=True, text=True, timeout=600,
+                         env={**env, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "complete: 3" in out.stdout, out.stderr[-3000:]
