@@ -69,14 +69,24 @@ class Registry(Generic[T]):
         shadowed, two plugins of one name) is a UserError naming both; the same origin
         registering it again (a notebook cell run twice) replaces it, except built-ins."""
         origin = origin or origin_of(obj)
+        self.check_free(name, origin)
+        self._items[name] = obj
+        self._origins[name] = origin
+        return obj
+
+    def check_free(self, name: str, origin: str) -> None:
+        """UserError when `origin` may not register `name`: another origin holds it (or a
+        built-in registers a name twice)."""
         if name in self._items:
             before = self._origins[name]
             if before != origin or origin == BUILT_IN:
                 where = "" if origin == BUILT_IN else f"{origin}: "
                 raise UserError(f"{where}{self.kind} {name!r} is already registered ({before})")
-        self._items[name] = obj
-        self._origins[name] = origin
-        return obj
+
+    def origin_note(self, name: str) -> str:
+        """' (ORIGIN)' for a name that is not built in, else '': messages name the plugin."""
+        origin = self.origin(name)
+        return "" if origin == BUILT_IN else f" ({origin})"
 
     def remove(self, name: str) -> None:
         """Forget `name` (a test's or a notebook's own registration)."""

@@ -38,7 +38,6 @@ from search.spaces import Space, build_spaces, min_params
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
 from storage.records import StudyRecord
-from core.registry import BUILT_IN
 from search.plugins import worker_sources
 from search.plugins.checks import check_own
 from tasks import TASKS, get_task
@@ -115,8 +114,7 @@ def prepare(spec: RunSpec) -> Prepared:
 
 def _from(family: str) -> str:
     """' (ORIGIN)' for a family that is not built in: messages name the plugin."""
-    origin = FAMILIES.origin(family)
-    return "" if origin == BUILT_IN else f" ({origin})"
+    return FAMILIES.origin_note(family)
 
 
 def default_task(spaces: tuple[str, ...]) -> str:

@@ -95,15 +95,12 @@ def check_fit(fam: Any, task: Any, space: Any, io: Any, data: Any) -> None:
 
 def _where(task: Any, fam: Any) -> str:
     """'task T and family F (ORIGIN)': a message's subject, naming the plugin(s)."""
-    from core.registry import BUILT_IN
     from models import FAMILIES
     from tasks import TASKS
 
-    t, f = TASKS.origin(task.name), FAMILIES.origin(fam.name)
-    if t == f:
-        return f"task {task.name!r} and family {fam.name!r} ({t})"
-    return " and ".join(f"{kind} {name!r}" + ("" if origin == BUILT_IN else f" ({origin})")
-                        for kind, name, origin in (("task", task.name, t), ("family", fam.name, f)))
+    if TASKS.origin(task.name) == FAMILIES.origin(fam.name):
+        return f"task {task.name!r} and family {fam.name!r} ({TASKS.origin(task.name)})"
+    return f"task {task.name!r}{TASKS.origin_note(task.name)} and family {fam.name!r}{FAMILIES.origin_note(fam.name)}"
 
 
 def check_run(fam: Any, task: Any, space: Any, io: Any, data: Any, spec: Any) -> None:

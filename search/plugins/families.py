@@ -185,10 +185,8 @@ def family(name: str, *, space: SpaceSpec, build: Builder | None = None, count: 
             d.name for d in (probe.dims if probe else ()) if d.kind != "choice" and d.name not in TRAINING_KEYS)
         fam = OwnFamily(name, builder, count, constraints, tuple(keys),
                         description or f"{name}: the user's own family", default_task, outputs, origin)
-        if name in FAMILIES and FAMILIES.origin(name) != origin:
-            FAMILIES.add(name, fam, origin)  # raises: the name is taken by another origin
-        if name in SPACES and SPACES.origin(name) != origin:
-            SPACES.add(name, space_of, origin)  # raises likewise
+        FAMILIES.check_free(name, origin)  # both checked first: neither is registered without the other
+        SPACES.check_free(name, origin)
         FAMILIES.add(name, fam, origin)
         SPACES.add(name, lambda io: space_of(name, space, constraints, io), origin)
         return fam
