@@ -50,6 +50,9 @@ class TrainSettings:
     # graphs) is what pays for small models, whose steps are kernel launches (docs/benchmarks.md,
     # GPU figures).
     compile: str | None = None
+    # `--fuse on|off`: a trial's seeds (`--repeats`) train as one batched program where the
+    # family fuses (tasks/fused_train.py); off: one seed after another.
+    fuse: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Hashable
 
 from torch import nn
 
 from core.errors import UserError
 from core.io import IOSpec
 from core.shape_rules import Constraint, first_violation
+
+if TYPE_CHECKING:
+    from models.fused import FusedModel
 
 
 
@@ -84,4 +87,14 @@ class Family(ABC):
 
     def fits(self, io: IOSpec) -> bool:
         return io.output in self.outputs
+
+    # Fused training (models/fused.py, tasks/fused_train.py): members whose keys are equal
+    # train as one batched program; None (the default) trains the model alone.
+    def fusion_key(self, config: dict[str, Any], io: IOSpec) -> Hashable | None:
+        """What members must share to fuse with `config`, or None if it cannot fuse."""
+        return None
+
+    def fuse(self, members: list[nn.Module], configs: list[dict[str, Any]], io: IOSpec) -> "FusedModel":
+        """The fused model of `members` (built by `build` from `configs`, equal keys)."""
+        raise NotImplementedError(f"{self.name} does not fuse")
 

@@ -23,6 +23,7 @@ from torch import nn
 from core.errors import UserError
 from core.io import IOSpec
 from models.base import Family, model_keys
+from models.residual_mlp_fused import FusedResidualMLP
 
 
 @dataclass(frozen=True)
@@ -115,3 +116,12 @@ class ResidualMLPFamily(Family):
 
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
         return count_residual_mlp(self.parse(config, io), io)
+
+    def fusion_key(self, config: dict[str, Any], io: IOSpec) -> tuple[str, bool, bool]:
+        """Any widths and depths fuse (padding is exact, models/residual_mlp_fused.py);
+        the input projection's kind must match."""
+        cfg = self.parse(config, io)
+        return ("residual-mlp", cfg.fixed_w_in, cfg.no_w_in)
+
+    def fuse(self, members: list[nn.Module], configs: list[dict[str, Any]], io: IOSpec) -> nn.Module:
+        return FusedResidualMLP(members, [self.parse(c, io) for c in configs])

@@ -3,6 +3,7 @@
     get_task(name, options) -> Task          (TASKS: the registry of Task classes)
     load_data(task, data_dir, device)         the task's data on a device, cached per process
     run_trial(spec, on_epoch=...) -> TrialResult   (dispatches to TRAINERS[task.trainer])
+    run_trials(specs, on_epoch=...) -> [TrialResult]   (in packs where they fuse: tasks/fused_train.py)
 
 Every module of this package is imported here, so a module that registers tasks or a
 trainer needs no central list.
@@ -12,7 +13,7 @@ from core.registry import import_submodules
 from tasks.base import Task, TrainDefaults
 from tasks.loading import clear_data_cache, device_label, load_data, resolve_device
 from tasks.registry import TASKS, TRAINERS, get_task
-from tasks.train import run_trial
+from tasks.trial import run_trial, run_trials
 
 import_submodules("tasks")
 
@@ -28,4 +29,5 @@ __all__ = [
     "load_data",
     "resolve_device",
     "run_trial",
+    "run_trials",
 ]

@@ -15,6 +15,7 @@ learning rate, the weight decay, the run's total steps and its warm-up steps.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -37,23 +38,33 @@ def make_adamw(params: list[nn.Parameter], lr: float, weight_decay: float,
         return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=betas, foreach=True)
 
 
-def linear_decay(
-    optimizer: torch.optim.Optimizer, total_steps: int, warmup_steps: int = 0
-) -> torch.optim.lr_scheduler.LambdaLR:
-    """lr * (1 - step / total_steps), stepped once per optimiser step: 0 after the last;
-    with warmup_steps > 0 also times (step + 1) / warmup_steps during the first steps."""
+def linear_decay_factor(total_steps: int, warmup_steps: int = 0) -> Callable[[int], float]:
+    """The multiplier of step s (0-based): (1 - s / total_steps), times (s + 1) /
+    warmup_steps during the first warmup_steps."""
 
     def factor(s: int) -> float:
         ramp = min(1.0, (s + 1) / warmup_steps) if warmup_steps > 0 else 1.0
         return ramp * max(0.0, 1.0 - s / total_steps)
 
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    return factor
+
+
+def warmup_constant_factor(warmup_steps: int) -> Callable[[int], float]:
+    """The multiplier of step s: (s + 1) / warmup_steps during the warm-up, then 1."""
+    return lambda s: min(1.0, (s + 1) / warmup_steps) if warmup_steps > 0 else 1.0
+
+
+def linear_decay(
+    optimizer: torch.optim.Optimizer, total_steps: int, warmup_steps: int = 0
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """lr * (1 - step / total_steps), stepped once per optimiser step: 0 after the last;
+    with warmup_steps > 0 also times (step + 1) / warmup_steps during the first steps."""
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, linear_decay_factor(total_steps, warmup_steps))
 
 
 def warmup_constant(optimizer: torch.optim.Optimizer, warmup_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
     """lr * (step + 1) / warmup_steps during the warm-up, then lr."""
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min(1.0, (s + 1) / warmup_steps) if warmup_steps > 0 else 1.0)
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_constant_factor(warmup_steps))
 
 
 def step_decay(optimizer: torch.optim.Optimizer, total_steps: int,
@@ -82,3 +93,71 @@ UVIT_BETAS = (0.9, 0.9)  # Hu & Rostami, Table 5
 def _adamw_uvit(params, lr, weight_decay, total_steps, warmup_steps) -> Built:
     optimizer = make_adamw(params, lr, weight_decay, betas=UVIT_BETAS)
     return optimizer, warmup_constant(optimizer, warmup_steps)
+
+
+# -- fused training (tasks/fused_train.py) ----------------------------------------------
+@dataclass(frozen=True)
+class FusedRule:
+    """An optimiser the fused trainer runs on stacked tensors: AdamW's betas and the
+    schedule's multiplier of step s, from (total_steps, warmup_steps)."""
+
+    betas: tuple[float, float]
+    schedule: Callable[[int, int], Callable[[int], float]]
+
+
+# The optimisers of OPTIMIZERS a pack can train with; a run with another trains alone.
+FUSED_OPTIMIZERS: dict[str, FusedRule] = {
+    "adamw": FusedRule((0.9, 0.999), linear_decay_factor),
+    "adamw-uvit": FusedRule(UVIT_BETAS, lambda total, warmup: warmup_constant_factor(warmup)),
+}
+
+
+class StackedAdamW:
+    """AdamW on stacked tensors (K, ...) with a learning rate and a weight decay per member
+    (dim 0): torch.optim.AdamW's update (its single-tensor form, eps 1e-8), member by member,
+
+        p <- p (1 - lr_k wd_k);  m <- b1 m + (1 - b1) g;  v <- b2 v + (1 - b2) g^2
+        p <- p - lr_k / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+
+    A member whose rate is 0 (a stopped run) does not move."""
+
+    def __init__(self, params: list[torch.Tensor], lr: torch.Tensor, weight_decay: torch.Tensor,
+                 betas: tuple[float, float], eps: float = 1e-8) -> None:
+        self.params, self.betas, self.eps, self.t = list(params), betas, eps, 0
+        self.lr, self.weight_decay = lr, weight_decay
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self, scale: torch.Tensor) -> None:
+        """One update with member k's rate lr_k * scale_k (scale: the schedule's factor,
+        0 for a stopped member). Every stacked tensor has its member axis first; the
+        updates run as torch._foreach kernels over all of them."""
+        live = [i for i, p in enumerate(self.params) if p.grad is not None]
+        if not live:
+            return
+        self.t += 1
+        b1, b2 = self.betas
+        c1, c2 = 1 - b1**self.t, (1 - b2**self.t) ** 0.5
+        params = [self.params[i] for i in live]
+        grads = [self.params[i].grad for i in live]
+        m, v = [self.m[i] for i in live], [self.v[i] for i in live]
+        rate = self.lr * scale
+
+        def per_member(values: torch.Tensor) -> list[torch.Tensor]:  # (K,) -> broadcast along dim 0
+            return [values.view((-1,) + (1,) * (p.dim() - 1)) for p in params]
+
+        torch._foreach_mul_(params, per_member(1 - rate * self.weight_decay))
+        torch._foreach_lerp_(m, grads, 1 - b1)
+        torch._foreach_mul_(v, b2)
+        torch._foreach_addcmul_(v, grads, grads, value=1 - b2)
+        denom = torch._foreach_sqrt(v)
+        torch._foreach_div_(denom, c2)
+        torch._foreach_add_(denom, self.eps)
+        step = torch._foreach_div(m, denom)
+        torch._foreach_mul_(step, per_member(rate / c1))
+        torch._foreach_sub_(params, step)

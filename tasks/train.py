@@ -48,16 +48,14 @@ from core.errors import UserError, one_line
 from core.trials import (
     EpochRecord,
     RunResult,
-    TrialResult,
     TrialSpec,
     TrialStopped,
     check_ema,
 )
 from tasks.base import Task
-from tasks.loading import device_label, load_data, resolve_device
 from tasks.optimizers import OPTIMIZERS, linear_decay  # noqa: F401  (linear_decay: re-exported)
 from tasks.optimizers import make_adamw as make_optimizer  # noqa: F401  (re-exported)
-from tasks.registry import TRAINERS, get_task
+from tasks.registry import TRAINERS
 
 OnEpoch = Callable[[int, EpochRecord], None]
 # Where a complete run's kept state goes (`run_trial(keep=...)`): (spec, run, state) -> the
@@ -376,56 +374,3 @@ def _run(
         run.epochs.append(record)
         best.observe(judged, record, index, on_epoch)
     return best.finish(judged, data, run.result, "epoch", seed)
-
-
-def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None, keep: Keep | None = None) -> TrialResult:
-    """Train spec.config on spec.task once per seed; on_epoch(repeat_index, record) after
-    every epoch of every run (raising TrialStopped there prunes the trial). DataError/UserError from loading the data propagate (check
-    the data first with tasks.load_data); errors during runs become failed runs.
-
-    `keep(spec, run, state)` gets the state of every complete run as soon as the run ends
-    (the state its metrics come from) and returns the record of the file it wrote, kept
-    as the run's "weights" artifact; an exception there makes the run failed (no record
-    of a file that may be half written). The state itself never leaves this function."""
-    t0 = time.perf_counter()
-    task = get_task(spec.task, spec.task_options)
-    device = resolve_device(spec.train.device)
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    data = load_data(task, spec.data_dir, device)
-    trainer = TRAINERS.get(task.trainer)
-
-    runs: list[RunResult] = []
-    tb: str | None = None
-    for index, seed in enumerate(spec.seeds):
-        try:
-            run, run_tb = trainer(spec, task, data, int(seed), index, on_epoch)
-        except _CallbackError as e:
-            raise e.original from None
-        state, run.best_state = run.best_state, None
-        if keep is not None and run.status == "complete" and state is not None:
-            try:
-                run.artifacts = {**run.artifacts, "weights": keep(spec, run, state)}
-            except Exception as e:
-                run.status, run.error = "failed", f"weights not written: {one_line(e, with_type=True)}"
-                run_tb = traceback.format_exc()
-        del state
-        runs.append(run)
-        tb = tb or run_tb
-        if run.status == "pruned":
-            break
-
-    problems = [r for r in runs if r.status != "complete"]
-    status, error = ("complete", None) if runs and not problems else ("failed", "trial has no seeds")
-    if problems:
-        status, error = problems[0].status, problems[0].error
-    return TrialResult(
-        number=spec.number,
-        status=status,
-        runs=runs,
-        duration_s=time.perf_counter() - t0,
-        device=device_label(device),
-        error=error,
-        traceback=tb,
-        peak_gpu_mib=torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None,
-    )

@@ -20,10 +20,10 @@ RUN_OPTIONS: dict[str, Any] = {
     "sampler": None, "spread": None, "share": None, "sampler_scope": None, "corners": None, "start": None,
     "revisit": None, "shape_draw": None, "size_scale": None, "pruner": None, "prune_grace": None,
     "epochs": None, "batch_size": None, "optimizer": None, "lr": None, "ema": None, "ema_warmup": None,
-    "compile": None, "device": "auto", "max_train_samples": None, "tokens": None, "data": None,
+    "compile": None, "fuse": None, "device": "auto", "max_train_samples": None, "tokens": None, "data": None,
     "data_dir": None, "task_option": None, "executor": None, "retries": None, "oom_retry": False,
     "ray_address": None, "gpus_per_trial": None, "cpus_per_trial": None, "max_concurrent": None,
-    "trial_timeout": None, "tune_dir": None, "storage": None, "keep": None, "artifacts": None,
+    "trial_timeout": None, "tune_dir": None, "pack": None, "storage": None, "keep": None, "artifacts": None,
     "out": DEFAULT_REPORT_DIR, "no_report": False, "plugin": None,
 }
 
@@ -44,6 +44,8 @@ def run_namespace(options: Mapping[str, Any]) -> SimpleNamespace:
     opts = values["task_option"]
     if isinstance(opts, Mapping):
         values["task_option"] = [f"{k}={v}" for k, v in opts.items()]
+    if isinstance(values["fuse"], bool):
+        values["fuse"] = "on" if values["fuse"] else "off"
     plugins = values["plugin"]
     if isinstance(plugins, str):
         values["plugin"] = [plugins]

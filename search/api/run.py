@@ -18,6 +18,7 @@ from search.engine.policies import (
     DEFAULT_START,
 )
 from search.engine.pruners import DEFAULT_PRUNER
+from search.executors.packs import check_pack
 
 
 def open_store(url: str | None):
@@ -133,11 +134,17 @@ def run_spec(a: Any):
         ("address", a.ray_address), ("gpus_per_trial", a.gpus_per_trial), ("cpus_per_trial", a.cpus_per_trial),
         ("max_concurrent", a.max_concurrent), ("trial_timeout", a.trial_timeout), ("tune_dir", a.tune_dir))
         if v is not None}
+    if a.fuse not in (None, "on", "off"):
+        raise UserError(f"--fuse must be on or off, got {a.fuse!r}")
+    if a.pack is not None:
+        if _or(a.executor, "local") != "local":
+            raise UserError("--pack is for the local executor (Ray and Tune workers train one trial at a time)")
+        executor_options["pack"] = check_pack(a.pack)
     if a.tune_dir is not None and _or(a.executor, "local") != "tune":
         raise UserError("--tune-dir is for --executor tune")
     train = TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
                           max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer,
-                          ema=_or(a.ema, 0.0), compile=a.compile,
+                          ema=_or(a.ema, 0.0), compile=a.compile, fuse=_or(a.fuse, "on") == "on",
                           # `--ema 0` turns a recipe's EMA off, its warm-up with it
                           ema_warmup=bool(a.ema_warmup) and (warmup_given or _or(a.ema, 0.0) > 0))
     return RunSpec(

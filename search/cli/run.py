@@ -121,6 +121,10 @@ def add_parser(sub) -> None:
     train.add_argument("--compile", metavar="MODE",
                        help="train through torch.compile(mode=MODE): default, reduce-overhead (CUDA graphs: what "
                             "pays for small models on a GPU), max-autotune, max-autotune-no-cudagraphs (default: eager)")
+    train.add_argument("--fuse", choices=("on", "off"),
+                       help="on (the default): a trial's seeds (--repeats) train as one batched program where its "
+                            "family fuses (hourglass, conventional: about 2-3x fewer seconds per seed on a CPU); "
+                            "off: one seed after another")
     train.add_argument("--device", default="auto", help="auto (cuda when available), cpu, cuda, cuda:1, ...")
     train.add_argument("--max-train-samples", type=int, help="cap the training set (quick looks)")
     train.add_argument("--tokens", type=int, help="training tokens per run (language-model tasks)")
@@ -129,6 +133,11 @@ def add_parser(sub) -> None:
     train.add_argument("--task-option", action="append", metavar="KEY=VALUE", help="task option, e.g. noise=0.5 (repeatable)")
     where = r.add_argument_group("where trials run")
     where.add_argument("--executor", help="where trials run (default: local, in this process)")
+    where.add_argument("--pack", metavar="K",
+                       help="with the local executor: train up to K trials at once as one batched program where "
+                            "their family fuses (hourglass, conventional), each recorded as if trained alone; "
+                            "auto (the default) chooses by device (1 on a CPU, where packs of different shapes "
+                            "gain little: docs/benchmarks.md)")
     where.add_argument("--retries", type=int, help="re-runs of a failed or interrupted trial (default 1)")
     where.add_argument("--oom-retry", action="store_true", help="re-run an out-of-memory trial once with half the batch")
     where.add_argument("--ray-address", help="with --executor ray or tune: 'auto' or HOST:PORT of a cluster (default: a local Ray)")

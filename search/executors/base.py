@@ -69,3 +69,44 @@ def run_guarded(spec: TrialSpec, on_epoch=None) -> TrialResult:
     except Exception as e:
         return TrialResult(spec.number, "failed", [], time.monotonic() - t0, "unknown", error=one_line(e, with_type=True),
                            traceback=traceback.format_exc())
+
+
+def run_guarded_pack(specs: list[TrialSpec], on_epoch: EpochCallback | None = None) -> list[TrialResult]:
+    """Several trials in this process, as `run_guarded` runs one: where they fuse they train
+    as one pack (`tasks.run_trials`, `--pack K`). A trial that fails before training (a
+    fault injected into it, say) fails alone; an exception outside the runs fails every
+    trial still in the call with its message, as `run_guarded` fails its one."""
+    if len(specs) == 1:
+        return [run_guarded(specs[0], None if on_epoch is None else lambda i, r: on_epoch(specs[0], i, r))]
+    import time
+    import traceback
+
+    from search.executors.faults import inject
+
+    t0 = time.monotonic()
+
+    def failed(spec: TrialSpec, e: Exception) -> TrialResult:
+        return TrialResult(spec.number, "failed", [], time.monotonic() - t0, "unknown", error=one_line(e, with_type=True),
+                           traceback=traceback.format_exc())
+
+    results: dict[int, TrialResult] = {}
+    for i, spec in enumerate(specs):
+        try:
+            inject(spec)
+        except Exception as e:
+            results[i] = failed(spec, e)
+    rest = [i for i in range(len(specs)) if i not in results]
+    try:
+        from search.plugins import load_plugins
+
+        for i in rest:
+            load_plugins(specs[i].plugins)
+        from search.artifacts.weights import weights_sink
+        from tasks import run_trials
+
+        trained = run_trials([specs[i] for i in rest], on_epoch=on_epoch,
+                             keep=lambda spec: weights_sink(spec.weights) if spec.weights is not None else None)
+        results |= dict(zip(rest, trained))
+    except Exception as e:
+        results |= {i: failed(specs[i], e) for i in rest}
+    return [results[i] for i in range(len(specs))]

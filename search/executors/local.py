@@ -1,11 +1,13 @@
-"""The default executor: trials run one after another in this process."""
+"""The default executor: trials run in this process, one after another, or `--pack K` at
+a time as one batched program where they fuse (tasks/fused_train.py)."""
 from __future__ import annotations
 
 from typing import Any
 
 from core.errors import UserError
 from core.trials import TrialResult, TrialSpec
-from search.executors.base import EpochCallback, Executor, run_guarded
+from search.executors.base import EpochCallback, Executor, run_guarded_pack
+from search.executors.packs import check_pack, resolve_pack
 
 
 class LocalExecutor(Executor):
@@ -13,12 +15,16 @@ class LocalExecutor(Executor):
 
     @classmethod
     def check_options(cls, options: dict[str, Any]) -> None:
-        if options:
-            raise UserError(f"the local executor takes no {', '.join(sorted(options))} (use --executor ray)")
+        other = sorted(set(options) - {"pack"})
+        if other:
+            raise UserError(f"the local executor takes no {', '.join(other)} (use --executor ray)")
+        if "pack" in options:
+            check_pack(options["pack"])
 
     def __init__(self, on_epoch: EpochCallback | None = None, **options) -> None:
         self.check_options(options)
         self.on_epoch = on_epoch
+        self.capacity = resolve_pack(options.get("pack", "auto"))
         self._queue: list[TrialSpec] = []
 
     def submit(self, spec: TrialSpec) -> None:
@@ -29,9 +35,5 @@ class LocalExecutor(Executor):
         return len(self._queue)
 
     def wait(self) -> list[tuple[TrialSpec, TrialResult]]:
-        spec = self._queue.pop(0)
-        return [(spec, self.run(spec))]
-
-    def run(self, spec: TrialSpec) -> TrialResult:
-        cb = (lambda i, rec: self.on_epoch(spec, i, rec)) if self.on_epoch else None
-        return run_guarded(spec, on_epoch=cb)
+        specs, self._queue = self._queue, []
+        return list(zip(specs, run_guarded_pack(specs, on_epoch=self.on_epoch)))

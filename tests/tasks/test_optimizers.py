@@ -65,3 +65,42 @@ def test_adamw_uvit_is_hu_and_rostamis_table_5_warm_up_then_constant():
         opt.step()
         sched.step()
     assert rates == pytest.approx([0.5e-4, 1e-4, 1.5e-4, 2e-4] + [2e-4] * 6)
+
+
+@pytest.mark.parametrize("name", ["adamw", "adamw-uvit"])
+def test_stacked_adamw_moves_each_member_as_torch_adamw_with_its_own_rate(name):
+    """StackedAdamW on (K, ...) tensors, with a learning rate and weight decay per member
+    and the schedule of FUSED_OPTIMIZERS, equals the named optimiser stepping each member
+    alone; a member whose scale is 0 does not move."""
+    from tasks.optimizers import FUSED_OPTIMIZERS, StackedAdamW
+
+    torch.manual_seed(0)
+    lrs_, wds, total, warmup = [1e-2, 3e-3, 1e-3], [0.0, 0.1, 0.05], 6, 2
+    start = [torch.randn(3, 4, 5), torch.randn(3, 2)]
+    grads = [[torch.randn_like(t) for t in start] for _ in range(total)]
+    alone = []
+    for k in range(3):
+        params = [torch.nn.Parameter(t[k].clone()) for t in start]
+        opt, sched = OPTIMIZERS.get(name)(params, lrs_[k], wds[k], total, warmup)
+        for g in grads:
+            for p, gt in zip(params, g):
+                p.grad = gt[k].clone()
+            opt.step()
+            sched.step()
+        alone.append([p.detach() for p in params])
+    rule = FUSED_OPTIMIZERS[name]
+    stacked = [t.clone().requires_grad_() for t in start]
+    fused = StackedAdamW(stacked, torch.tensor(lrs_), torch.tensor(wds), rule.betas)
+    factor = rule.schedule(total, warmup)
+    for s, g in enumerate(grads):
+        for p, gt in zip(stacked, g):
+            p.grad = gt.clone()
+        fused.step(torch.full((3,), factor(s)))
+    for k in range(3):
+        for got, want in zip(stacked, alone[k]):
+            torch.testing.assert_close(got[k].detach(), want, rtol=1e-5, atol=1e-6)
+    before = [p.detach().clone() for p in stacked]
+    for p in stacked:
+        p.grad = torch.ones_like(p)
+    fused.step(torch.tensor([0.0, 1.0, 1.0]))
+    assert all(torch.equal(p[0], b[0]) and not torch.equal(p[1], b[1]) for p, b in zip(stacked, before))

@@ -1,0 +1,36 @@
+"""`--pack K|auto`: how many trials the local executor trains at once as one batched
+program (tasks/fused_train.py; a trial's own seeds fuse whatever K is). `auto` is chosen
+per device by measurement (docs/benchmarks.md, "Fused trials"): AUTO_PACK."""
+from __future__ import annotations
+
+from typing import Any
+
+from core.errors import UserError
+
+# device type -> trials per pack under `--pack auto`
+AUTO_PACK: dict[str, int] = {"cpu": 1, "cuda": 1}
+
+
+def check_pack(value: Any) -> int | str:
+    """`--pack`'s value: a positive whole number or "auto"; UserError (one line) otherwise."""
+    if value == "auto":
+        return value
+    try:
+        k = int(value)
+    except (TypeError, ValueError):
+        k = 0
+    if isinstance(value, bool) or k < 1 or str(k) != str(value).strip():
+        raise UserError(f"--pack must be a whole number of trials of at least 1, or auto, got {value!r}")
+    return k
+
+
+def resolve_pack(value: Any, device: str = "auto") -> int:
+    """Trials per pack: `value`, or for "auto" AUTO_PACK of the device the trials train on."""
+    value = check_pack(value)
+    if value != "auto":
+        return int(value)
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return AUTO_PACK.get(str(device).split(":")[0], 1)

@@ -1,0 +1,217 @@
+"""Train a pack of supervised runs in lock-step, as one batched program (issue 62).
+
+A run is one seed of one trial. Runs whose `pack_key`s are equal (one family fusion key,
+task, epochs, batch size, training samples, optimiser, device) train together: their
+models are built exactly as alone (`torch.manual_seed(seed)`, then `family.build`), then
+stacked by the family (`Family.fuse`, models/fused.py). Each run keeps what makes it
+itself:
+    its initialisation, its data order and noise (its own generator, drawn in the same
+    order as alone), its learning rate and weight decay (per-member AdamW,
+    tasks/optimizers.py: StackedAdamW), its own loss (the pack's loss is the sum of the
+    members' losses, so each member's gradient is its own), its non-finite check, its
+    evaluations, its test-at-best-validation state (BestValidation, on the member module
+    the family built) and its stopping: a diverged, pruned or failed run leaves the pack
+    (its rate becomes 0 and its result is final) while the others go on.
+A fused run's metrics equal those of the same run trained alone up to floating-point
+rounding (batched matrix products sum in another order); tests/tasks/test_fused_train.py
+states the tolerance per family.
+
+The pack shares one clock: a run's `duration_s` and epoch times are the pack's.
+
+`train_runs` splits a pack that does not fit: on a CUDA out-of-memory error it says so on
+stderr, halves the pack and trains each half.
+"""
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any, Hashable
+
+import torch
+
+import models
+from core.errors import one_line
+from core.trials import EpochRecord, RunResult, TrialSpec, TrialStopped
+from tasks.base import Task
+from tasks.optimizers import FUSED_OPTIMIZERS, StackedAdamW
+from tasks.train import (
+    GPU_CHECK_EVERY,
+    BestValidation,
+    Hyper,
+    OnEpoch,
+    RunLog,
+    _CallbackError,
+    batch_bounds,
+    evaluate,
+)
+
+Outcome = tuple["RunResult | None", "str | None"]  # a run's result (None: dropped) and traceback
+
+
+@dataclass
+class PackRun:
+    """One run of a pack: `on_epoch(index, record)` after each of its epochs; runs of one
+    `group` (a trial's seeds) stop together when one of them is pruned, as a trial trained
+    alone stops at its pruned seed and never trains the later ones."""
+
+    spec: TrialSpec
+    seed: int
+    index: int
+    on_epoch: OnEpoch | None = None
+    group: Hashable = None
+
+
+def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
+    """What runs must share to train as one pack, or None when this run trains alone: the
+    supervised trainer, no --ema or --compile, an optimiser of FUSED_OPTIMIZERS, and a
+    family that fuses (`Family.fusion_key`); None also for a config the family refuses, so
+    that the run fails alone with its own message."""
+    if task.trainer != "supervised" or spec.train.ema or spec.train.compile:
+        return None
+    try:
+        hyper = Hyper.resolve(spec, task)
+        family = models.get_family(spec.family).fusion_key(spec.config, task.io())
+    except Exception:  # a bad config or setting: the run trains alone and fails with its message
+        return None
+    if family is None or hyper.optimizer not in FUSED_OPTIMIZERS:
+        return None
+    return (spec.family, family, spec.task, repr(sorted(spec.task_options.items())), spec.data_dir,
+            spec.train.device, hyper.epochs, hyper.batch_size, hyper.max_train_samples, hyper.optimizer)
+
+
+class _Pack:
+    """The state of a pack in training: members, generators, optimiser, results."""
+
+    def __init__(self, runs: list[PackRun], task: Task, data: Any) -> None:
+        self.runs, self.task, self.data = runs, task, data
+        self.device = data.device
+        self.hypers = [Hyper.resolve(r.spec, task) for r in runs]
+        self.logs = [RunLog(r.seed) for r in runs]
+        self.outcomes: list[Outcome | None] = [None] * len(runs)  # set when a run ends
+        family, io = models.get_family(runs[0].spec.family), task.io()
+        self.members = []
+        for r in runs:
+            torch.manual_seed(r.seed)
+            self.members.append(family.build(r.spec.config, io, seed=r.seed).to(self.device))
+        self.generators = [torch.Generator(device=self.device).manual_seed(r.seed) for r in runs]
+        self.fused = family.fuse(self.members, [r.spec.config for r in runs], io).to(self.device)
+        h = self.hypers[0]
+        self.n_train = min(data.n_train, h.max_train_samples or data.n_train)
+        self.bounds = batch_bounds(self.n_train, h.batch_size)
+        total = len(self.bounds) * h.epochs
+        rule = FUSED_OPTIMIZERS[h.optimizer]
+        self.schedule = rule.schedule(total, round(task.defaults.warmup * total))
+        as_tensor = lambda values: torch.tensor(values, dtype=torch.float32, device=self.device)  # noqa: E731
+        self.optimizer = StackedAdamW(self.fused.stacked(), as_tensor([x.lr for x in self.hypers]),
+                                      as_tensor([x.weight_decay for x in self.hypers]), rule.betas)
+        self.best = [BestValidation(task) for _ in runs]
+        self.check_every = 1 if self.device.type == "cpu" else GPU_CHECK_EVERY
+
+    def active(self) -> list[int]:
+        return [k for k, o in enumerate(self.outcomes) if o is None]
+
+    def end(self, k: int, result: RunResult | None, tb: str | None = None) -> None:
+        self.outcomes[k] = (result, tb)
+
+    def epoch(self, epoch: int) -> list[torch.Tensor | None]:
+        """One epoch of every active member in lock-step; each member's per-step losses
+        (None for a member that ended during the epoch)."""
+        live = self.active()
+        perms = {k: torch.randperm(self.n_train, generator=self.generators[k], device=self.device) for k in live}
+        losses = torch.empty(len(self.runs), len(self.bounds), device=self.device)
+        step0 = (epoch - 1) * len(self.bounds)
+        checked = 0
+        self.fused.train()
+        for step, (start, stop) in enumerate(self.bounds):
+            batches = {k: self.data.train_batch(perms[k][start:stop], self.generators[k]) for k in live}
+            x0, y0 = batches[live[0]]
+            inputs = torch.stack([batches[k][0] if k in batches else torch.zeros_like(x0) for k in range(len(self.runs))])
+            pred = self.fused(inputs)
+            member_losses = [self.task.loss(pred[k], batches[k][1]) for k in live]
+            self.optimizer.zero_grad()
+            torch.stack(member_losses).sum().backward()
+            scale = torch.zeros(len(self.runs), device=self.device)
+            scale[live] = self.schedule(step0 + step)
+            self.optimizer.step(scale)
+            losses[live, step] = torch.stack(member_losses).detach()
+            if (step + 1) % self.check_every == 0 or step + 1 == len(self.bounds):
+                finite = torch.isfinite(losses[live, checked : step + 1])
+                if not bool(finite.all()):
+                    for row, k in enumerate(list(live)):
+                        bad = (~finite[row]).nonzero()
+                        if len(bad):
+                            where = f"non-finite loss at epoch {epoch} step {checked + int(bad[0, 0]) + 1}"
+                            self.end(k, self.logs[k].result("diverged", where))
+                    live = self.active()
+                    if not live:
+                        break
+                checked = step + 1
+        sizes = torch.tensor([b - a for a, b in self.bounds], device=self.device, dtype=losses.dtype)
+        means = (losses * sizes).sum(dim=1) / sizes.sum()
+        return [means[k] if self.outcomes[k] is None else None for k in range(len(self.runs))]
+
+    def observe(self, epoch: int, means: list[torch.Tensor | None]) -> None:
+        """After an epoch: each active member's evaluation, best state and on_epoch."""
+        self.fused.write_members()
+        for k in self.active():
+            if self.outcomes[k] is not None:  # dropped by a pruned run of its group above
+                continue
+            run, log = self.runs[k], self.logs[k]
+            record = EpochRecord(epoch, float(means[k]), evaluate(self.members[k], self.data, "val"), log.elapsed())
+            log.epochs.append(record)
+            try:
+                self.best[k].observe(self.members[k], record, run.index, run.on_epoch)
+            except _CallbackError as e:
+                if not isinstance(e.original, TrialStopped):
+                    raise
+                self.end(k, log.result("pruned", str(e.original)))
+                for j in self.active():  # the trial's later seeds are never trained alone
+                    if self.runs[j].group == run.group:
+                        self.end(j, None)
+
+    def finish(self) -> None:
+        for k in self.active():
+            self.end(k, self.best[k].finish(self.members[k], self.data, self.logs[k].result, "epoch",
+                                            self.runs[k].seed))
+
+
+def train_pack(runs: list[PackRun], task: Task, data: Any) -> list[Outcome]:
+    """Train `runs` (equal `pack_key`s) as one pack; each run's (result or None, traceback).
+    Exceptions raised by a caller's on_epoch (other than TrialStopped) leave as
+    `_CallbackError`; a CUDA out-of-memory error leaves as is (see `train_runs`); any other
+    error fails every run still training, with its one-line message."""
+    pack: _Pack | None = None
+    try:
+        pack = _Pack(runs, task, data)
+        epochs = pack.hypers[0].epochs
+        for epoch in range(1, epochs + 1):
+            means = pack.epoch(epoch)
+            if not pack.active():
+                break
+            pack.observe(epoch, means)
+        pack.finish()
+        return [o if o is not None else (None, None) for o in pack.outcomes]
+    except (_CallbackError, torch.cuda.OutOfMemoryError):
+        raise
+    except Exception as e:
+        message, tb = one_line(e, with_type=True), traceback.format_exc()
+        if pack is None:
+            return [(RunLog(r.seed).result("failed", message), tb) for r in runs]
+        for k in pack.active():
+            pack.end(k, pack.logs[k].result("failed", message), tb)
+        return [o if o is not None else (None, None) for o in pack.outcomes]
+
+
+def train_runs(runs: list[PackRun], task: Task, data: Any) -> list[Outcome]:
+    """`train_pack`, halving a pack that runs out of device memory (said on stderr)."""
+    try:
+        return train_pack(runs, task, data)
+    except torch.cuda.OutOfMemoryError:
+        if len(runs) == 1:
+            raise
+        torch.cuda.empty_cache()
+        half = len(runs) // 2
+        print(f"pack of {len(runs)} runs out of device memory: training it as {half} + {len(runs) - half}",
+              file=sys.stderr, flush=True)
+        return train_runs(runs[:half], task, data) + train_runs(runs[half:], task, data)

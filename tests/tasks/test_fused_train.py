@@ -1,0 +1,163 @@
+"""The fused trainer (tasks/fused_train.py): a trial's seeds, or several trials, trained as
+one pack give each run the result it gets alone, up to rounding; each run stops on its own.
+
+Tolerance: over 3 epochs of the tiny digits models here, a fused run's test metrics and
+validation curve equal its alone run's to a relative 1e-5 (measured: about 1e-8 on
+psnr; batched products sum in another order, and rounding differences grow with depth
+and epochs: 1e-3 on a 40-block model after 3 epochs)."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+import tasks
+from core.trials import TrainSettings, TrialSpec, TrialStopped
+from tasks.fused_train import PackRun, pack_key, train_pack, train_runs
+
+REL = 1e-5
+FAMILY_CASES = [
+    ("hourglass", "digits-denoise", {"d_z": 96, "d_h": 8, "L": 2}),
+    ("hourglass", "digits-sr", {"d_z": 80, "d_h": 4, "L": 3, "fixed_w_in": True}),
+    ("conventional", "digits-classify", {"d_z": 16, "d_h": 48, "L": 2}),
+    ("conventional-noproj", "digits-genclass", {"d_z": 64, "d_h": 80, "L": 1}),
+    ("conventional-narrow", "digits-denoise", {"d_z": 12, "d_h": 40, "L": 2}),
+]
+
+
+def spec(family="hourglass", task="digits-denoise", config=None, seeds=(0, 1, 2), number=3, **train) -> TrialSpec:
+    train = {"epochs": 3, "device": "cpu", **train}
+    return TrialSpec("fused", number, family, dict(config or {"d_z": 96, "d_h": 8, "L": 2}), task, tuple(seeds),
+                     TrainSettings(**train))
+
+
+def assert_same_run(fused, alone):
+    assert (fused.seed, fused.status, fused.best_epoch) == (alone.seed, alone.status, alone.best_epoch)
+    assert set(fused.metrics) == set(alone.metrics)
+    for name, value in alone.metrics.items():
+        assert fused.metrics[name] == pytest.approx(value, rel=REL, abs=1e-9), name
+    assert len(fused.epochs) == len(alone.epochs)
+    for a, b in zip(fused.epochs, alone.epochs):
+        assert a.train_loss == pytest.approx(b.train_loss, rel=REL)
+        assert a.metrics == pytest.approx(b.metrics, rel=REL)
+
+
+@pytest.mark.parametrize("family,task,config", FAMILY_CASES)
+def test_a_trials_seeds_fused_equal_the_seeds_trained_alone(family, task, config):
+    seen = []
+    fused = tasks.run_trial(spec(family, task, config), on_epoch=lambda i, r: seen.append((i, r.epoch)))
+    alone = tasks.run_trial(spec(family, task, config, fuse=False))
+    assert pack_key(spec(family, task, config), tasks.get_task(task)) is not None
+    assert fused.status == alone.status == "complete" and [r.seed for r in fused.runs] == [0, 1, 2]
+    for f, a in zip(fused.runs, alone.runs):
+        assert_same_run(f, a)
+    assert seen == [(i, e) for e in (1, 2, 3) for i in (0, 1, 2)]  # in lock-step, each seed every epoch
+
+
+def test_a_pack_of_different_trials_keeps_each_ones_shape_learning_rate_and_seed():
+    """Three trials of different widths, depths and learning rates in one pack."""
+    task = tasks.get_task("digits-denoise")
+    data = tasks.load_data(task, None, "cpu")
+    specs = [spec(config={"d_z": 96, "d_h": 8, "L": 2, "lr": 1e-2}, seeds=(0,), number=1),
+             spec(config={"d_z": 72, "d_h": 12, "L": 4, "lr": 3e-3}, seeds=(5,), number=2),
+             spec(config={"d_z": 120, "d_h": 4, "L": 1, "lr": 1e-3, "weight_decay": 0.1}, seeds=(9,), number=3)]
+    assert len({pack_key(s, task) for s in specs}) == 1
+    out = train_pack([PackRun(s, s.seeds[0], 0, None, s.number) for s in specs], task, data)
+    for s, (run, tb) in zip(specs, out):
+        assert tb is None
+        assert_same_run(run, tasks.run_trial(s).runs[0])
+
+
+def test_a_diverged_run_leaves_the_pack_and_the_others_go_on():
+    task = tasks.get_task("digits-denoise")
+    data = tasks.load_data(task, None, "cpu")
+    good = spec(config={"d_z": 96, "d_h": 8, "L": 2, "lr": 1e-2}, seeds=(0,), number=1)
+    bad = spec(config={"d_z": 96, "d_h": 8, "L": 2, "lr": 1e30}, seeds=(1,), number=2)
+    out = train_pack([PackRun(good, 0, 0, None, 1), PackRun(bad, 1, 0, None, 2)], task, data)
+    alone_bad = tasks.run_trial(bad).runs[0]
+    assert out[1][0].status == alone_bad.status == "diverged"
+    assert out[1][0].error == alone_bad.error  # the same epoch and step
+    assert_same_run(out[0][0], tasks.run_trial(good).runs[0])
+
+
+def test_a_pruned_first_seed_stops_its_trial_as_alone():
+    """The pruner judges a trial on its first seed: stopped there, the trial is one pruned
+    run, as alone (where the later seeds never start); another trial in the pack goes on."""
+    task = tasks.get_task("digits-denoise")
+    data = tasks.load_data(task, None, "cpu")
+
+    def stop_at_two(index, record):
+        if record.epoch == 2:
+            raise TrialStopped("dominated at epoch 2")
+
+    pruned, other = spec(number=1), spec(seeds=(7,), number=2)
+    runs = [PackRun(pruned, s, i, stop_at_two, 1) for i, s in enumerate(pruned.seeds)] + [PackRun(other, 7, 0, None, 2)]
+    out = train_pack(runs, task, data)
+    assert out[0][0].status == "pruned" and out[0][0].error == "dominated at epoch 2" and len(out[0][0].epochs) == 2
+    assert out[1] == (None, None) and out[2] == (None, None)
+    assert out[3][0].status == "complete" and len(out[3][0].epochs) == 3
+    result = tasks.run_trial(pruned, on_epoch=stop_at_two)
+    alone = tasks.run_trial(dataclasses.replace(pruned, train=dataclasses.replace(pruned.train, fuse=False)),
+                            on_epoch=stop_at_two)
+    assert [r.status for r in result.runs] == [r.status for r in alone.runs] == ["pruned"]
+    assert result.status == alone.status == "pruned"
+
+
+def test_an_error_in_on_epoch_leaves_run_trial():
+    def boom(index, record):
+        raise RuntimeError("the caller's own bug")
+
+    with pytest.raises(RuntimeError, match="the caller's own bug"):
+        tasks.run_trial(spec(), on_epoch=boom)
+
+
+def test_kept_weights_are_each_seeds_own_best_state():
+    kept = {}
+
+    def keep(s, run, state):
+        kept[run.seed] = state
+        return {"key": f"seed-{run.seed}"}
+
+    fused = tasks.run_trial(spec(), keep=keep)
+    alone_kept = {}
+    tasks.run_trial(spec(fuse=False), keep=lambda s, run, state: alone_kept.setdefault(run.seed, state) and {})
+    assert [r.artifacts["weights"]["key"] for r in fused.runs] == ["seed-0", "seed-1", "seed-2"]
+    for seed in (0, 1, 2):
+        assert kept[seed].keys() == alone_kept[seed].keys()
+        for name, value in alone_kept[seed].items():
+            torch.testing.assert_close(kept[seed][name], value, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("change", [
+    {"family": "mixer", "config": {"patch": 2, "d_c": 8, "d_s": 8, "L": 1}},  # a family that does not fuse
+    {"train": {"optimizer": "sgd-step"}},
+    {"train": {"ema": 0.9}},
+    {"train": {"fuse": False}},
+])
+def test_who_trains_alone(change):
+    s = spec(change.get("family", "hourglass"), config=change.get("config"), **change.get("train", {}))
+    task = tasks.get_task(s.task)
+    assert pack_key(s, task) is None or not s.train.fuse
+
+
+def test_out_of_memory_halves_the_pack_and_says_so(monkeypatch, capsys):
+    """A pack that does not fit trains as two halves (here: a pack over 2 runs 'does not fit')."""
+    import tasks.fused_train as ft
+
+    real = ft.train_pack
+
+    def small_memory(runs, task, data):
+        if len(runs) > 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(runs, task, data)
+
+    monkeypatch.setattr(ft, "train_pack", small_memory)
+    task = tasks.get_task("digits-denoise")
+    s = spec(seeds=(0, 1, 2, 3, 4))
+    out = train_runs([PackRun(s, seed, i, None, 3) for i, seed in enumerate(s.seeds)], task,
+                     tasks.load_data(task, None, "cpu"))
+    assert [run.seed for run, _ in out] == [0, 1, 2, 3, 4] and all(run.status == "complete" for run, _ in out)
+    err = capsys.readouterr().err
+    assert "pack of 5 runs out of device memory: training it as 2 + 3" in err
+    assert "pack of 3 runs out of device memory: training it as 1 + 2" in err
