@@ -102,13 +102,14 @@ class FusedResidualMLP(FusedModel):
             z = x
         else:
             z = torch.bmm(x, self.w_in if self.w_in is not None else self.w_in_fixed)
+        w1, w2 = list(self.w1), list(self.w2)  # (plain lists: no module look-ups per block)
+        means, variances = self.running_mean.view(self.L, -1), self.running_var.view(self.L, -1)
+        if self.training:
+            self.batches += 1
         for i in range(self.L):
             flat = z.transpose(0, 1).reshape(B, K * self.D)  # channels: (member, coordinate)
-            normed = F.batch_norm(flat, self.running_mean[i].view(-1), self.running_var[i].view(-1),
-                                  training=self.training, momentum=self.momentum, eps=self.eps)
-            if self.training:
-                self.batches[i] += 1
-            normed = normed.view(B, K, self.D).transpose(0, 1)
-            z = z + torch.bmm(torch.relu(torch.bmm(normed, self.w1[i].transpose(1, 2))), self.w2[i])
+            normed = F.batch_norm(flat, means[i], variances[i], training=self.training, momentum=self.momentum,
+                                  eps=self.eps).view(B, K, self.D).transpose(0, 1)
+            z = torch.baddbmm(z, torch.relu(torch.bmm(normed, w1[i].transpose(1, 2))), w2[i])  # z + h W2^T
         y = torch.bmm(z, self.w_out)
         return torch.sigmoid(y) if self.sigmoid_out else y

@@ -119,14 +119,25 @@ class StackedAdamW:
         p <- p (1 - lr_k wd_k);  m <- b1 m + (1 - b1) g;  v <- b2 v + (1 - b2) g^2
         p <- p - lr_k / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 
-    A member whose rate is 0 (a stopped run) does not move."""
+    A member whose rate is 0 (a stopped run) does not move. The tensors are moved into
+    one (K, P) buffer (each becomes a view of its columns), so that a step is a handful
+    of operations on that buffer, whatever the number of tensors: the gradients are
+    gathered into it with one `torch.cat`."""
 
     def __init__(self, params: list[torch.Tensor], lr: torch.Tensor, weight_decay: torch.Tensor,
                  betas: tuple[float, float], eps: float = 1e-8) -> None:
         self.params, self.betas, self.eps, self.t = list(params), betas, eps, 0
-        self.lr, self.weight_decay = lr, weight_decay
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
+        k = self.params[0].shape[0]
+        self.lr, self.weight_decay = lr.view(k, 1), weight_decay.view(k, 1)
+        with torch.no_grad():
+            self.flat = torch.cat([p.detach().reshape(k, -1) for p in self.params], dim=1)
+            start = 0
+            for p in self.params:
+                n = p[0].numel()
+                p.data = self.flat[:, start:start + n].view(p.shape)
+                start += n
+        self.m = torch.zeros_like(self.flat)
+        self.v = torch.zeros_like(self.flat)
 
     def zero_grad(self) -> None:
         for p in self.params:
@@ -134,30 +145,17 @@ class StackedAdamW:
 
     @torch.no_grad()
     def step(self, scale: torch.Tensor) -> None:
-        """One update with member k's rate lr_k * scale_k (scale: the schedule's factor,
-        0 for a stopped member). Every stacked tensor has its member axis first; the
-        updates run as torch._foreach kernels over all of them."""
-        live = [i for i, p in enumerate(self.params) if p.grad is not None]
-        if not live:
-            return
+        """One update with member k's rate lr_k * scale_k (scale: (K,), the schedule's
+        factor, 0 for a stopped member)."""
+        k = self.flat.shape[0]
+        grad = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(k, -1)
+                          for p in self.params], dim=1)
         self.t += 1
         b1, b2 = self.betas
         c1, c2 = 1 - b1**self.t, (1 - b2**self.t) ** 0.5
-        params = [self.params[i] for i in live]
-        grads = [self.params[i].grad for i in live]
-        m, v = [self.m[i] for i in live], [self.v[i] for i in live]
-        rate = self.lr * scale
-
-        def per_member(values: torch.Tensor) -> list[torch.Tensor]:  # (K,) -> broadcast along dim 0
-            return [values.view((-1,) + (1,) * (p.dim() - 1)) for p in params]
-
-        torch._foreach_mul_(params, per_member(1 - rate * self.weight_decay))
-        torch._foreach_lerp_(m, grads, 1 - b1)
-        torch._foreach_mul_(v, b2)
-        torch._foreach_addcmul_(v, grads, grads, value=1 - b2)
-        denom = torch._foreach_sqrt(v)
-        torch._foreach_div_(denom, c2)
-        torch._foreach_add_(denom, self.eps)
-        step = torch._foreach_div(m, denom)
-        torch._foreach_mul_(step, per_member(rate / c1))
-        torch._foreach_sub_(params, step)
+        rate = self.lr * scale.view(k, 1)
+        self.flat.mul_(1 - rate * self.weight_decay)
+        self.m.lerp_(grad, 1 - b1)
+        self.v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+        denom = self.v.sqrt().div_(c2).add_(self.eps)
+        self.flat.addcdiv_(self.m * (rate / c1), denom, value=-1.0)
