@@ -89,6 +89,17 @@ class Task(ABC):
 
         return F.mse_loss(pred, target)
 
+    def member_losses(self, pred: Any, target: Any) -> Any:
+        """Each member's training loss in a pack (tasks/fused_train.py): `pred` and `target`
+        with a leading member axis (K, B, ...) -> (K,), member k's `loss(pred[k],
+        target[k])`. The default mean squared error in one pass; another loss member by
+        member, unless the task gives its own batched form."""
+        import torch
+
+        if type(self).loss is Task.loss:
+            return (pred - target).square().flatten(1).mean(1)
+        return torch.stack([self.loss(p, t) for p, t in zip(pred, target)])
+
     def after_run(self, model: Any, data: Any, seed: int) -> tuple[dict[str, float], dict[str, Any]]:
         """Extra measurements of a finished run's kept (best-validation) model, in eval
         mode: (test metrics by name, artifacts by name -> {"media_type", "data" (base64)}).

@@ -124,17 +124,15 @@ class _Pack:
         checked = 0
         self.fused.train()
         for step, (start, stop) in enumerate(self.bounds):
-            batches = {k: self.data.train_batch(perms[k][start:stop], self.generators[k]) for k in live}
-            x0, y0 = batches[live[0]]
-            inputs = torch.stack([batches[k][0] if k in batches else torch.zeros_like(x0) for k in range(len(self.runs))])
+            inputs, targets = self._batches([perms[k][start:stop] for k in live], live)
             pred = self.fused(inputs)
-            member_losses = [self.task.loss(pred[k], batches[k][1]) for k in live]
+            member_losses = self.task.member_losses(pred if len(live) == len(self.runs) else pred[live], targets)
             self.optimizer.zero_grad()
-            torch.stack(member_losses).sum().backward()
+            member_losses.sum().backward()
             scale = torch.zeros(len(self.runs), device=self.device)
             scale[live] = self.schedule(step0 + step)
             self.optimizer.step(scale)
-            losses[live, step] = torch.stack(member_losses).detach()
+            losses[live, step] = member_losses.detach()
             if (step + 1) % self.check_every == 0 or step + 1 == len(self.bounds):
                 finite = torch.isfinite(losses[live, checked : step + 1])
                 if not bool(finite.all()):
@@ -150,6 +148,21 @@ class _Pack:
         sizes = torch.tensor([b - a for a, b in self.bounds], device=self.device, dtype=losses.dtype)
         means = (losses * sizes).sum(dim=1) / sizes.sum()
         return [means[k] if self.outcomes[k] is None else None for k in range(len(self.runs))]
+
+    def _batches(self, idxs: list[torch.Tensor], live: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The live members' batches: inputs for every member (zeros for one that ended:
+        its rate is 0, so it does not move), targets of the live ones, member axis first."""
+        generators = [self.generators[k] for k in live]
+        if hasattr(self.data, "train_batches"):  # all members in one pass (tasks/images.py)
+            x, y = self.data.train_batches(idxs, generators)
+        else:
+            pairs = [self.data.train_batch(i, g) for i, g in zip(idxs, generators)]
+            x, y = torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
+        if len(live) == len(self.runs):
+            return x, y
+        inputs = x.new_zeros((len(self.runs), *x.shape[1:]))
+        inputs[live] = x
+        return inputs, y
 
     def observe(self, epoch: int, means: list[torch.Tensor | None]) -> None:
         """After an epoch: each active member's evaluation, best state and on_epoch."""

@@ -78,6 +78,30 @@ class ImageData:
         """Inputs and targets of training examples `idx` (fresh noise from `generator`).
         With 4 copies, example i is image i mod N flipped by i div N: 0 as is, 1
         horizontally, 2 vertically, 3 both."""
+        x, idx = self._examples(idx)
+        noise = None
+        if self.task.uses_noise:
+            noise = torch.randn(x.shape, generator=generator, device=self.device, dtype=x.dtype)
+        return self.task.inputs(x, noise), self.task.targets(x, self.y["train"][idx], self.prototypes)
+
+    def train_batches(self, idxs: list[torch.Tensor], generators: list[torch.Generator]
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`train_batch` of the members of a pack at once (tasks/fused_train.py), each with
+        its own examples and its own noise, drawn from its generator as `train_batch`
+        draws it: inputs and targets with a leading member axis (K, B, ...)."""
+        k, b = len(idxs), len(idxs[0])
+        x, idx = self._examples(torch.cat(idxs))
+        noise = None
+        if self.task.uses_noise:
+            noise = torch.cat([torch.randn((b, *x.shape[1:]), generator=g, device=self.device, dtype=x.dtype)
+                               for g in generators])
+        inputs = self.task.inputs(x, noise)
+        targets = self.task.targets(x, self.y["train"][idx], self.prototypes)
+        return inputs.view(k, b, *inputs.shape[1:]), targets.view(k, b, *targets.shape[1:])
+
+    def _examples(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The images of training examples `idx` (flipped copies resolved) and their indices
+        into the stored images."""
         n = len(self.x["train"])
         x = as_float(self.x["train"][idx % n])
         if self.task.train_copies() > 1:
@@ -85,10 +109,7 @@ class ImageData:
             x = torch.where((kind % 2) == 1, x.flip(-1), x)
             x = torch.where(kind >= 2, x.flip(-2), x)
             idx = idx % n
-        noise = None
-        if self.task.uses_noise:
-            noise = torch.randn(x.shape, generator=generator, device=self.device, dtype=x.dtype)
-        return self.task.inputs(x, noise), self.task.targets(x, self.y["train"][idx], self.prototypes)
+        return x, idx
 
     def eval_batches(
         self, split: str, batch_size: int = EVAL_BATCH
@@ -303,6 +324,10 @@ class ClassifyTask(ImageTask):
 
     def loss(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(pred, target)
+
+    def member_losses(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:  # (K, B, C), (K, B) -> (K,)
+        k, b = target.shape
+        return F.cross_entropy(pred.reshape(k * b, -1), target.reshape(-1), reduction="none").view(k, b).mean(1)
 
     def batch_metrics(self, pred, targets, labels, prototypes, shape):
         correct = (pred.argmax(1) == labels).float()

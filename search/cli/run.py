@@ -134,10 +134,10 @@ def add_parser(sub) -> None:
     where = r.add_argument_group("where trials run")
     where.add_argument("--executor", help="where trials run (default: local, in this process)")
     where.add_argument("--pack", metavar="K",
-                       help="with the local executor: train up to K trials at once as one batched program where "
-                            "their family fuses (hourglass, conventional), each recorded as if trained alone; "
-                            "auto (the default) chooses by device (1 on a CPU, where packs of different shapes "
-                            "gain little: docs/benchmarks.md)")
+                       help="train up to K trials at once (in this process, or in each Ray task with --executor "
+                            "ray) as one batched program where their family fuses (hourglass, conventional), each "
+                            "recorded as if trained alone; auto (the default) chooses by device: 1 until a pack is "
+                            "measured to pay (on a CPU, packs of different shapes gain little: docs/benchmarks.md)")
     where.add_argument("--retries", type=int, help="re-runs of a failed or interrupted trial (default 1)")
     where.add_argument("--oom-retry", action="store_true", help="re-run an out-of-memory trial once with half the batch")
     where.add_argument("--ray-address", help="with --executor ray or tune: 'auto' or HOST:PORT of a cluster (default: a local Ray)")

@@ -34,7 +34,8 @@ from typing import Any
 
 from core.errors import MAX_ERROR_CHARS, UserError, one_line
 from core.trials import TrialResult, TrialSpec
-from search.executors.base import EpochCallback, Executor, run_guarded
+from search.executors.base import EpochCallback, Executor, run_guarded_pack
+from search.executors.packs import check_pack, resolve_pack
 from search.executors.faults import ENV as FAULT_ENV
 
 
@@ -43,11 +44,13 @@ def worker_threads(cpus_per_trial: float) -> int:
     return max(1, int(math.floor(cpus_per_trial + 1e-9)))
 
 
-def _run_remote(spec_dict: dict[str, Any], threads: int, board: Any = None, stream: bool = True) -> dict[str, Any]:
-    """Runs inside a Ray worker: one trial with `threads` torch threads, returned as plain
-    data. With an epoch `board` (an EpochBoard actor), the trial's start is posted to it and,
-    with `stream`, every epoch, and a stop the driver put there ends the trial as pruned
-    (core.trials.TrialStopped)."""
+def _run_remote(spec_dicts: list[dict[str, Any]], threads: int, board: Any = None,
+                stream: bool = True) -> list[dict[str, Any]]:
+    """Runs inside a Ray worker: one trial, or a pack of trials (`--pack K`: trained as one
+    batched program where they fuse, `run_guarded_pack`), with `threads` torch threads,
+    returned as plain data. With an epoch `board` (an EpochBoard actor), each trial's start
+    is posted to it and, with `stream`, every epoch, and a stop the driver put there ends
+    that trial as pruned (core.trials.TrialStopped)."""
     import dataclasses
 
     import ray
@@ -56,16 +59,17 @@ def _run_remote(spec_dict: dict[str, Any], threads: int, board: Any = None, stre
     from core.trials import TrialStopped
 
     torch.set_num_threads(threads)
-    spec = TrialSpec.from_dict(spec_dict)
+    specs = [TrialSpec.from_dict(d) for d in spec_dicts]
     on_epoch = None
     if board is not None:
-        board.begin.remote(spec.number)  # the trial's timeout counts from here
+        for spec in specs:
+            board.begin.remote(spec.number)  # the timeout counts from here
     if board is not None and stream:
-        def on_epoch(index, record):
+        def on_epoch(spec, index, record):
             reason = ray.get(board.post.remote(spec.number, index, dataclasses.asdict(record)))
             if reason is not None:
                 raise TrialStopped(reason)
-    return run_guarded(spec, on_epoch=on_epoch).to_dict()
+    return [r.to_dict() for r in run_guarded_pack(specs, on_epoch=on_epoch)]
 
 
 class EpochBoard:
@@ -105,7 +109,7 @@ def _failed(spec: TrialSpec, error: str, started: float, device: str = "ray") ->
 # Options of `--executor ray` (RayExecutor's keywords that the CLI passes): name -> flag.
 FLAGS = {"address": "--ray-address", "gpus_per_trial": "--gpus-per-trial", "cpus_per_trial": "--cpus-per-trial",
          "max_concurrent": "--max-concurrent", "trial_timeout": "--trial-timeout", "num_cpus": "num_cpus",
-         "num_gpus": "num_gpus", "poll_s": "poll_s"}
+         "num_gpus": "num_gpus", "poll_s": "poll_s", "pack": "--pack"}
 
 
 def check_address(address: str | None, timeout_s: float = 5.0) -> None:
@@ -143,7 +147,9 @@ class RayExecutor(Executor):
         unknown = sorted(set(options) - set(FLAGS))
         if unknown:
             raise UserError(f"the ray executor takes no {', '.join(unknown)}")
-        number = {k: v for k, v in options.items() if k != "address" and v is not None}
+        if options.get("pack") is not None:
+            check_pack(options["pack"])
+        number = {k: v for k, v in options.items() if k not in ("address", "pack") and v is not None}
         for k, v in number.items():
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise UserError(f"{FLAGS[k]} must be a number, got {v!r}")
@@ -160,10 +166,10 @@ class RayExecutor(Executor):
     def __init__(self, on_epoch: EpochCallback | None = None, *, address: str | None = None,
                  gpus_per_trial: float = 0.0, cpus_per_trial: float = 1.0, max_concurrent: int | None = None,
                  trial_timeout: float | None = None, num_cpus: int | None = None, num_gpus: int | None = None,
-                 poll_s: float = 1.0) -> None:
+                 poll_s: float = 1.0, pack: int | str = 1) -> None:
         self.check_options(dict(address=address, gpus_per_trial=gpus_per_trial, cpus_per_trial=cpus_per_trial,
                                 max_concurrent=max_concurrent, trial_timeout=trial_timeout, num_cpus=num_cpus,
-                                num_gpus=num_gpus, poll_s=poll_s))
+                                num_gpus=num_gpus, poll_s=poll_s, pack=pack))
         try:
             import ray
         except ImportError:  # pragma: no cover - ray is a dependency
@@ -174,13 +180,16 @@ class RayExecutor(Executor):
         if self._owns_ray:
             _join_ray(ray, address, num_cpus, num_gpus)
         self.startup_s = time.monotonic() - t0
-        self.capacity = max_concurrent or self._fitting(cpus_per_trial, gpus_per_trial)
+        # `--pack K`: each Ray task trains up to K trials as one pack; the slots hold packs
+        self.pack = resolve_pack(pack, "cuda" if gpus_per_trial > 0 else "cpu")
+        self.capacity = (max_concurrent or self._fitting(cpus_per_trial, gpus_per_trial)) * self.pack
         self.trial_timeout = trial_timeout
         self.poll_s = poll_s
         self._remote = ray.remote(_run_remote).options(num_cpus=cpus_per_trial, num_gpus=gpus_per_trial,
                                                        max_retries=0)
         self.threads = worker_threads(cpus_per_trial)
-        self._refs: dict[Any, tuple[TrialSpec, float]] = {}
+        self._refs: dict[Any, tuple[list[TrialSpec], float]] = {}  # a Ray task -> its trials, when submitted
+        self._forming: list[TrialSpec] = []  # trials submitted, waiting for their pack to fill
         self._running_since: dict[int, float] = {}  # trial number -> when its worker began (driver's clock)
         self.on_epoch = on_epoch  # with one, workers stream epochs through an EpochBoard actor
         # the board also tells when a trial begins in its worker (its timeout counts from then)
@@ -210,12 +219,19 @@ class RayExecutor(Executor):
 
     @property
     def in_flight(self) -> int:
-        return len(self._refs)
+        return sum(len(specs) for specs, _ in self._refs.values()) + len(self._forming)
 
     def submit(self, spec: TrialSpec) -> None:
+        self._forming.append(spec)
+        if len(self._forming) >= self.pack:
+            self._dispatch()
+
+    def _dispatch(self) -> None:
+        """The forming pack (or one trial) becomes a Ray task."""
+        specs, self._forming = self._forming, []
         # device "auto" is resolved by the worker: cuda when Ray gave it a GPU
-        ref = self._remote.remote(spec.to_dict(), self.threads, self._board, self.on_epoch is not None)
-        self._refs[ref] = (spec, time.monotonic())
+        ref = self._remote.remote([s.to_dict() for s in specs], self.threads, self._board, self.on_epoch is not None)
+        self._refs[ref] = (specs, time.monotonic())
 
     def _relay_epochs(self) -> None:
         """Hand the epochs the workers posted to the study's on_epoch; a TrialStopped it
@@ -226,7 +242,7 @@ class RayExecutor(Executor):
 
         if self._board is None or self.on_epoch is None:
             return
-        specs = {spec.number: spec for spec, _ in self._refs.values()}
+        specs = {spec.number: spec for pack, _ in self._refs.values() for spec in pack}
         for number, index, record in self.ray.get(self._board.drain.remote()):
             if number not in specs:
                 continue
@@ -236,33 +252,42 @@ class RayExecutor(Executor):
                 self._board.stop.remote(number, str(stop))
 
     def wait(self) -> list[tuple[TrialSpec, TrialResult]]:
+        """Results as their Ray tasks finish (a pack's all at once). A worker that dies, or
+        an exception outside the trials' guard, fails every trial of its task; with
+        `trial_timeout`, a task running longer since its worker began (a pack: since the
+        first of its trials began) is cancelled and its trials fail as timed out."""
         ray = self.ray
+        if self._forming:
+            self._dispatch()
         while True:
             ready, _ = ray.wait(list(self._refs), num_returns=1, timeout=self.poll_s)
             self._relay_epochs()
             done: list[tuple[TrialSpec, TrialResult]] = []
             for ref in ready:
-                spec, started = self._refs.pop(ref)
-                self._running_since.pop(spec.number, None)
+                specs, started = self._refs.pop(ref)
+                for spec in specs:
+                    self._running_since.pop(spec.number, None)
                 try:
-                    done.append((spec, TrialResult.from_dict(ray.get(ref))))
+                    done.extend(zip(specs, (TrialResult.from_dict(r) for r in ray.get(ref))))
                 except ray.exceptions.RayTaskError as e:  # an exception outside our guard, e.g. at import
                     cause = e.cause if getattr(e, "cause", None) is not None else e
-                    done.append((spec, _failed(spec, f"error in worker: {one_line(cause, with_type=True)}", started)))
+                    done.extend((s, _failed(s, f"error in worker: {one_line(cause, with_type=True)}", started))
+                                for s in specs)
                 except ray.exceptions.RayError as e:  # the worker process or its node died
-                    done.append((spec, _failed(spec, f"worker died: {one_line(e, with_type=True)}", started)))
+                    done.extend((s, _failed(s, f"worker died: {one_line(e, with_type=True)}", started)) for s in specs)
             if self.trial_timeout is not None:
                 now = time.monotonic()
                 for number in ray.get(self._board.drain_begun.remote()):
                     self._running_since.setdefault(number, now)
-                for ref, (spec, started) in list(self._refs.items()):
-                    began = self._running_since.get(spec.number)
-                    if began is not None and now - began > self.trial_timeout:
+                for ref, (specs, started) in list(self._refs.items()):
+                    began = [self._running_since[s.number] for s in specs if s.number in self._running_since]
+                    if began and now - min(began) > self.trial_timeout:
                         ray.cancel(ref, force=True)
                         del self._refs[ref]
-                        self._running_since.pop(spec.number, None)
-                        done.append((spec, _failed(spec, f"timed out after {self.trial_timeout:g} s (hung worker)",
-                                                   started)))
+                        for spec in specs:
+                            self._running_since.pop(spec.number, None)
+                            done.append((spec, _failed(spec, f"timed out after {self.trial_timeout:g} s (hung worker)",
+                                                       started)))
             if done:
                 return done
 

@@ -161,3 +161,20 @@ def test_out_of_memory_halves_the_pack_and_says_so(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "pack of 5 runs out of device memory: training it as 2 + 3" in err
     assert "pack of 3 runs out of device memory: training it as 1 + 2" in err
+
+
+@pytest.mark.parametrize("task", ["digits-denoise", "digits-sr", "digits-genclass", "digits-classify"])
+def test_a_packs_batches_and_losses_are_each_members_own(task):
+    """ImageData.train_batches gives each member what train_batch gives it (its examples,
+    flips and noise from its own generator), and Task.member_losses each member's loss."""
+    t = tasks.get_task(task)
+    data = tasks.load_data(t, None, "cpu")
+    idxs = [torch.randperm(data.n_train, generator=torch.Generator().manual_seed(s))[:17] for s in (1, 2, 3)]
+    x, y = data.train_batches(idxs, [torch.Generator().manual_seed(s) for s in (4, 5, 6)])
+    assert x.shape[:2] == (3, 17) and y.shape[:2] == (3, 17)
+    for k, s in enumerate((4, 5, 6)):
+        xk, yk = data.train_batch(idxs[k], torch.Generator().manual_seed(s))
+        assert torch.equal(x[k], xk) and torch.equal(y[k], yk)
+    pred = torch.randn(3, 17, t.io().d_out)
+    want = torch.stack([t.loss(pred[k], y[k]) for k in range(3)])
+    torch.testing.assert_close(t.member_losses(pred, y), want, rtol=1e-6, atol=1e-7)

@@ -145,3 +145,21 @@ def test_the_rung_pruner_stops_a_trial_on_ray(tmp_path, one_thread):
     assert stopped.error.startswith("stopped at epoch 1 of 40: at the rung of epoch 1, 1 of the 2 trials")
     assert 1 <= len(store.epochs("ray", 1)) < 40
     store.close()
+
+
+def test_ray_packs_train_several_trials_in_one_task_as_alone(tmp_path, one_thread):
+    """`--pack 2` on Ray: each task trains two trials as one pack, each recorded as the
+    local executor records it alone (same configs and seeds: equal numbers)."""
+    (tmp_path / "grid.toml").write_text("[hourglass]\nd_z = [72, 100]\nd_h = [7, 8]\nL = [1, 3]\nlr = [0.005]\n")
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    grid = dict(spaces=("hourglass",), sampler="grid", space_file=str(tmp_path / "grid.toml"), trials=8, repeats=2)
+    alone = run_study(spec(tmp_path, "local", **grid, train=TrainSettings(epochs=2, fuse=False)), store,
+                      ConsoleProgress(live=False))
+    packed = run_study(spec(tmp_path, "ray", **grid, executor_options={"num_cpus": 2, "max_concurrent": 2,
+                                                                       "pack": 2}), store, ConsoleProgress(live=False))
+    assert alone.finished == packed.finished == 8
+    a, b = store.trials_frame("local"), store.trials_frame("ray")
+    assert (b.status == "complete").all() and len(b) == 8
+    a["key"], b["key"] = a.config.astype(str), b.config.astype(str)
+    same = a.merge(b, on="key", suffixes=("_l", "_r"))
+    assert len(same) == 8 and ((same.psnr_l - same.psnr_r).abs() < 1e-4).all()
