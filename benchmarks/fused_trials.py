@@ -11,6 +11,8 @@ Three measurements, each against its baseline in the same command:
            --repeats 3 (fused, the default) and --repeats 3 --fuse off, each seed in turn
            (the three arms interleaved, in rotating order), wall time of the whole command;
            medians over seeds and the ratios to --repeats 1.
+  profile  where a fused step's time goes: torch.profiler's table of one pack of --k
+           members (the last of --k) of the small and the deep shape.
   pack     the same search with --pack K against --pack 1: wall time and the front's
            hypervolume (log10 parameters, metric) against the union of both arms' trials
            of that seed, medians over seeds.
@@ -18,6 +20,7 @@ Three measurements, each against its baseline in the same command:
     python benchmarks/fused_trials.py steps [--threads 1] [--k 1,2,3,4,8,16]
     python benchmarks/fused_trials.py repeats --seeds 3 [--setting denoise]
     python benchmarks/fused_trials.py pack --seeds 3 --k 4 [--setting denoise,sr]
+    python benchmarks/fused_trials.py profile --k 3
 
 Every command runs in a fresh process with OMP_NUM_THREADS=--threads (1 by default) and
 its own SQLite file; the JSON of each part goes to --out.
@@ -117,6 +120,40 @@ def step_times(ks: list[int], repeats: int, threads: int) -> list[dict]:
     return rows
 
 
+def profile(k: int, threads: int) -> dict:
+    import torch
+    from torch.profiler import profile as torch_profile
+
+    import models
+    from core.io import IOSpec
+    from tasks.optimizers import StackedAdamW
+
+    torch.set_num_threads(threads)
+    io = IOSpec(d_in=64, d_out=64, output="image")
+    family = models.get_family("hourglass")
+    out = {}
+    for name, config in {"small": {"d_z": 96, "d_h": 8, "L": 3}, "deep": {"d_z": 190, "d_h": 5, "L": 40}}.items():
+        fused = family.fuse([family.build(config, io, seed=i) for i in range(k)], [config] * k, io)
+        opt = StackedAdamW(fused.stacked(), torch.full((k,), 1e-3), torch.zeros(k), (0.9, 0.999))
+        x = torch.randn(k, 64, 64)
+
+        def step():
+            opt.zero_grad()
+            (fused(x) - x).square().flatten(1).mean(1).sum().backward()
+            opt.step(torch.ones(k))
+        for _ in range(3):
+            step()
+        with torch_profile() as prof:
+            for _ in range(10):
+                step()
+        table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10)
+        print(f"{name} shape {config}, pack of {k}:\n{table}", flush=True)
+        total = sum(e.self_cpu_time_total for e in prof.key_averages())
+        out[name] = {e.key: round(e.self_cpu_time_total / total, 3)
+                     for e in sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:10]}
+    return out
+
+
 # -- searches --------------------------------------------------------------------------------
 def run_search(args: list[str], threads: int, folder: Path) -> float:
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
@@ -194,7 +231,7 @@ def pack_part(setting: str, seeds: int, threads: int, k: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("part", choices=("steps", "repeats", "pack"))
+    ap.add_argument("part", choices=("steps", "repeats", "pack", "profile"))
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--k", default="1,2,3,4,8,16", help="steps: pack sizes; pack: the K of --pack K")
     ap.add_argument("--repeats", type=int, default=5, help="steps: timings per point (median)")
@@ -206,6 +243,8 @@ def main() -> None:
     result: dict = {"machine": machine(), "threads": a.threads, "date": time.strftime("%Y-%m-%d")}
     if a.part == "steps":
         result["steps"] = step_times(ks, a.repeats, a.threads)
+    elif a.part == "profile":
+        result["profile"] = profile(ks[-1], a.threads)
     elif a.part == "repeats":
         result["repeats"] = [repeats_part(s, a.seeds, a.threads) for s in a.setting.split(",")]
     else:
