@@ -27,7 +27,7 @@ Each trial's training runs in this process (the local executor), one torch threa
 --threads says otherwise; studies go to a temporary SQLite file (or --storage).
 
 A run longer than a sitting (the peers on classification: hours) takes a tag; the same
-command again, after a kill or in another session, reads back the studies it finished and
+command again, after a kill or on another day, reads back the studies it finished and
 runs the rest (a study killed midway starts again from its first trial). The finished
 studies are listed in OUT.studies.json: give the same --out (a tagged storage without
 that file is refused):
@@ -360,7 +360,7 @@ def main() -> None:
     ap.add_argument("--tag", help="name the studies by TAG, not by the clock; with --storage and --out, running "
                                   "the same command again reads back every study an earlier run of TAG finished "
                                   "(its trials from --storage, its wall seconds from OUT.studies.json) and runs "
-                                  "the rest (hours of peers across sessions)")
+                                  "the rest (hours of peers, over several runs)")
     a = ap.parse_args()
     if a.quick:  # an explicit --samplers (e.g. the peers) is kept
         a.settings, a.trials, a.grid_trials = "hourglass-conventional", 4, 8

@@ -89,7 +89,9 @@ class Family(ABC):
         return io.output in self.outputs
 
     # Fused training (models/fused.py, tasks/fused_train.py): members whose keys are equal
-    # train as one batched program; None (the default) trains the model alone.
+    # train as one batched program, whichever family they belong to, so a key names a
+    # structure that either family's `fuse` can hold (the residual MLPs share one); None
+    # (the default) trains the model alone.
     def fusion_key(self, config: dict[str, Any], io: IOSpec) -> Hashable | None:
         """What members must share to fuse with `config`, or None if it cannot fuse."""
         return None

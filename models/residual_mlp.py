@@ -118,10 +118,10 @@ class ResidualMLPFamily(Family):
         return count_residual_mlp(self.parse(config, io), io)
 
     def fusion_key(self, config: dict[str, Any], io: IOSpec) -> tuple[str, bool, bool]:
-        """Any widths and depths fuse (padding is exact, models/residual_mlp_fused.py);
-        the input projection's kind must match."""
+        """Any widths and depths fuse, across the residual families (padding is exact,
+        models/residual_mlp_fused.py); the input projection's kind must match."""
         cfg = self.parse(config, io)
         return ("residual-mlp", cfg.fixed_w_in, cfg.no_w_in)
 
     def fuse(self, members: list[nn.Module], configs: list[dict[str, Any]], io: IOSpec) -> nn.Module:
-        return FusedResidualMLP(members, [self.parse(c, io) for c in configs])
+        return FusedResidualMLP(members)

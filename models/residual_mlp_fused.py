@@ -28,7 +28,7 @@ the (B, K * D) matrix, whose channels are the members' coordinates.
 """
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -37,11 +37,26 @@ from torch import nn
 from models.fused import FusedModel
 
 
+@dataclass(frozen=True)
+class _Dims:
+    """A member's sizes, read from its module."""
+
+    d_z: int
+    d_h: int
+    L: int
+
+    @classmethod
+    def of(cls, m: nn.Module) -> "_Dims":
+        return cls(m.w_out.weight.shape[1], m.blocks[0].up.out_features if len(m.blocks) else 1, len(m.blocks))
+
+
 class FusedResidualMLP(FusedModel):
-    def __init__(self, members: list[nn.Module], configs: list[Any]) -> None:
-        """members: models/residual_mlp.py's ResidualMLPs; configs: their MLPConfigs."""
+    def __init__(self, members: list[nn.Module]) -> None:
+        """members: models/residual_mlp.py's ResidualMLPs, of any of the residual families
+        (their sizes are read from the modules, so hourglass and conventional members fuse)."""
         super().__init__(members)
-        self.configs = list(configs)
+        self.configs = [_Dims.of(m) for m in members]
+        configs = self.configs
         first = members[0]
         kind = lambda m: (m.sigmoid_out, m.identity_in, m.w_in is None)  # noqa: E731
         if any(kind(m) != kind(first) for m in members):

@@ -1,7 +1,7 @@
 """Train a pack of supervised runs in lock-step, as one batched program (issue 62).
 
-A run is one seed of one trial. Runs whose `pack_key`s are equal (one family fusion key,
-task, epochs, batch size, training samples, optimiser, device) train together: their
+A run is one seed of one trial. Runs whose `pack_key`s are equal (one fusion key, which
+families may share, e.g. hourglass and conventional; task, epochs, batch size, training samples, optimiser, device) train together: their
 models are built exactly as alone (`torch.manual_seed(seed)`, then `family.build`), then
 stacked by the family (`Family.fuse`, models/fused.py). Each run keeps what makes it
 itself:
@@ -76,7 +76,7 @@ def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
         return None
     if family is None or hyper.optimizer not in FUSED_OPTIMIZERS:
         return None
-    return (spec.family, family, spec.task, repr(sorted(spec.task_options.items())), spec.data_dir,
+    return (family, spec.task, repr(sorted(spec.task_options.items())), spec.data_dir,
             spec.train.device, hyper.epochs, hyper.batch_size, hyper.max_train_samples, hyper.optimizer)
 
 
@@ -89,11 +89,12 @@ class _Pack:
         self.hypers = [Hyper.resolve(r.spec, task) for r in runs]
         self.logs = [RunLog(r.seed) for r in runs]
         self.outcomes: list[Outcome | None] = [None] * len(runs)  # set when a run ends
-        family, io = models.get_family(runs[0].spec.family), task.io()
+        io = task.io()
         self.members = []
-        for r in runs:
+        for r in runs:  # each member built by its own family, exactly as alone
             torch.manual_seed(r.seed)
-            self.members.append(family.build(r.spec.config, io, seed=r.seed).to(self.device))
+            self.members.append(models.get_family(r.spec.family).build(r.spec.config, io, seed=r.seed).to(self.device))
+        family = models.get_family(runs[0].spec.family)
         self.generators = [torch.Generator(device=self.device).manual_seed(r.seed) for r in runs]
         self.fused = family.fuse(self.members, [r.spec.config for r in runs], io).to(self.device)
         h = self.hypers[0]

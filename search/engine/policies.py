@@ -80,7 +80,7 @@ CORNER_SIZES = {"both": ("smallest", "budget"), "smallest": ("smallest",), "none
 CORNERS = tuple(CORNER_SIZES)
 LAST_CORNERS = ("last",)  # corners whose budget models are the study's last trials
 REVISITS = ("answer", "train")  # what a proposal of a configuration already trained (or pruned) gets
-# "answer" since 2026-11-27 (sixth session): at 40 trials level or ahead on five settings
+# "answer" since 2026-11-27: at 40 trials level or ahead on five settings
 # in median and worst seed (super-resolution 0.963, worst 0.938, against 0.948 and 0.922;
 # 10 seeds), level at equal training, and §16's verdicts the same as the default's once its
 # recomputed copies are counted once (docs/benchmarks.md §19, "Answering revisits")
@@ -100,7 +100,7 @@ DEFAULT_SIZE_SCALE = "log"
 SHAPE_DRAWS = ("random", "modelled")
 DEFAULT_SHAPE_DRAW = "random"  # an OptunaProposer's own default; a study's is `shape_draw_for`'s
 # The default of a study (`shape_draw_for`): "modelled" for a `gp` study of several
-# families at any trial count (since 2026-11-27, eighth session), or of one family given at
+# families at any trial count (since 2026-11-27), or of one family given at
 # least MODELLED_FROM trials (since 2026-11-27). One family at 40 trials: ahead in median and
 # worst seed on every setting measured (hourglass denoising 0.991, worst 0.985, against 0.983
 # and 0.976; super-resolution), and two families at 80. Several families at 20 trials a family

@@ -47,6 +47,20 @@ def test_each_member_computes_its_own_network(family, configs, io, training):
                 torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
+def test_hourglass_and_conventional_members_fuse_in_one_pack():
+    configs = [{"d_z": 24, "d_h": 4, "L": 3}, {"d_z": 12, "d_h": 30, "L": 2}]
+    built = []
+    for seed, (name, c) in enumerate(zip(("hourglass", "conventional"), configs)):
+        torch.manual_seed(seed)
+        built.append(models.get_family(name).build(c, IO, seed=seed))
+    fused = models.get_family("hourglass").fuse(built, configs, IO)
+    assert (fused.D, fused.H, fused.L) == (24, 30, 3)
+    x = torch.randn(2, 7, 16)
+    y = fused(x)
+    for k, m in enumerate(built):
+        torch.testing.assert_close(y[k], m(x[k]), rtol=1e-5, atol=1e-6)
+
+
 def test_padded_weights_get_no_gradient_and_stay_zero():
     fam, built = members("hourglass", CONFIGS)
     fused = fam.fuse(built, CONFIGS, IO)
@@ -81,6 +95,10 @@ def test_families_that_fuse_and_those_that_do_not():
     assert hg.fusion_key({"d_z": 80, "d_h": 4, "L": 2}, io) == hg.fusion_key({"d_z": 99, "d_h": 9, "L": 7}, io)
     assert hg.fusion_key({"d_z": 80, "d_h": 4, "L": 2}, io) != hg.fusion_key({"d_z": 80, "d_h": 4, "L": 2,
                                                                                "fixed_w_in": True}, io)
+    conv = models.get_family("conventional")
+    assert conv.fusion_key({"d_z": 40, "d_h": 90, "L": 3}, io) == hg.fusion_key({"d_z": 80, "d_h": 4, "L": 2}, io)
+    noproj = models.get_family("conventional-noproj")
+    assert noproj.fusion_key({"d_z": 64, "d_h": 90, "L": 3}, io) != conv.fusion_key({"d_z": 64, "d_h": 90, "L": 3}, io)
     fusing = {name for name in models.FAMILIES.names()
               if models.get_family(name).fusion_key.__func__ is not models.base.Family.fusion_key}
     assert fusing == {"hourglass", "conventional", "conventional-noproj", "conventional-narrow"}
