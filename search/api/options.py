@@ -32,6 +32,10 @@ def run_namespace(options: Mapping[str, Any]) -> SimpleNamespace:
     """The options of a `search.run(...)` call as the namespace `search run` parses: unknown
     names refused (one line), Python values turned into what the flags hold (a list of
     families into 'a,b', a budget number into text, task options from a dict)."""
+    if "family" in options:  # the family by its own name, as `--family` on the command line
+        if options.get("space") is not None:
+            raise UserError("search.run() takes space= or family=, not both")
+        options = {**{k: v for k, v in options.items() if k != "family"}, "space": options["family"]}
     unknown = sorted(set(options) - set(RUN_OPTIONS))
     if unknown:
         raise UserError(f"search.run() got unknown option {unknown[0]!r}; options: {', '.join(RUN_OPTIONS)}")

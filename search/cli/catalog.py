@@ -15,7 +15,7 @@ def add_parsers(sub) -> None:
     rc.set_defaults(func=cmd_recipes)
 
     pa = sub.add_parser("params", help="exact parameter count of one configuration")
-    pa.add_argument("--space", required=True)
+    pa.add_argument("--space", "--family", dest="space", required=True, help="the family (--family: the same flag)")
     pa.add_argument("--task")
     pa.add_argument("config", nargs="*", metavar="key=value")
     pa.add_argument("--data", help="a data file the task reads")

@@ -38,7 +38,9 @@ def add_parser(sub) -> None:
     what = r.add_argument_group("what to search")
     what.add_argument("--recipe", help="a paper experiment by name ('search recipes') or a recipe .toml file; "
                                        "flags given here override its values")
-    what.add_argument("--space", help="family or comma list, e.g. hourglass,conventional (required without --recipe)")
+    what.add_argument("--space", "--family", dest="space",
+                      help="family or comma list, e.g. hourglass,conventional (required without --recipe); "
+                           "--family is the same flag")
     what.add_argument("--budget", help="max trainable parameters: 500K, 80M, 1.5B, 80000000 (required without --recipe)")
     what.add_argument("--task", help="task (default: the first family's paper task)")
     what.add_argument("--budget-of", help="what --budget counts: params (each family's parameter convention, the "

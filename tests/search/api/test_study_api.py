@@ -48,6 +48,14 @@ def test_run_refuses_bad_options_before_any_write(registered, tmp_path):
         search.run(space="api-mlp", budget="2K", bugdet=3, storage=str(db))
     with pytest.raises(UserError, match="budget 10 is below the smallest api-mlp model"):
         search.run(space="api-mlp", budget=10, storage=str(db))
+    with pytest.raises(UserError, match="budget 10 is below the smallest api-mlp model"):
+        search.run(family="api-mlp", budget=10, storage=str(db))  # family= is space= by its own name
+    with pytest.raises(UserError, match="takes space= or family=, not both"):
+        search.run(space="api-mlp", family="api-mlp", budget="2K", storage=str(db))
+    with pytest.raises(UserError, match="--pack must be a whole number of trials of at least 1"):
+        search.run(space="api-mlp", budget="2K", pack=0, storage=str(db))
+    with pytest.raises(UserError, match="--fuse must be on or off"):
+        search.run(space="api-mlp", budget="2K", fuse="maybe", storage=str(db))
     assert not db.exists()
 
 

@@ -93,6 +93,18 @@ def test_repeats_give_std(cli):
     assert all(r["n_runs"] == 2 and r["psnr_std"] is not None and len(r["seeds"]) == 2 for r in rows)
 
 
+def test_family_is_the_space_flag_by_its_name(cli):
+    """`--family` is `--space` under the name the code uses (search run, search params)."""
+    code, _, err = cli("run", "--family", "hourglass", "--task", "digits-denoise", "--budget", "20K", "--trials", "1",
+                       "--epochs", "1", "--no-report", "--study", "fam")
+    assert code == 0, err
+    rows = json.loads(cli("trials", "fam", "--format", "json")[1])
+    assert [r["family"] for r in rows] == ["hourglass"]
+    by_space = cli("params", "--space", "hourglass", "--task", "digits-denoise", "d_z=80", "d_h=8", "L=2", "--json")[1]
+    by_family = cli("params", "--family", "hourglass", "--task", "digits-denoise", "d_z=80", "d_h=8", "L=2", "--json")[1]
+    assert json.loads(by_space) == json.loads(by_family)
+
+
 def test_studies_sql_report(cli, study_db, tmp_path):
     code, out, _ = cli("studies")
     assert code == 0 and "digits-denoise-hourglass-conventional" in out and "hourglass,conventional" in out
