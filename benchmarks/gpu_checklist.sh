@@ -33,7 +33,7 @@ for step in $STEPS; do
       timeout 90 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --compile ${THROUGHPUT_COMPILE:-}
       timeout 70 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --config 785,16,2 --compile ${THROUGHPUT_COMPILE:-} ;;
     pack) log "4. trials sharing one GPU"
-      timeout 120 python3 benchmarks/gpu_pack.py --data-dir "$DATA" --k 1,2,4,8 --trials 12 --epochs 2 --json "$OUT/gpu-pack.json" ;;
+      timeout 200 python3 benchmarks/gpu_pack.py --data-dir "$DATA" --k 1,2,4,8 --packs 4,8,16 --trials 12 --epochs 2 --json "$OUT/gpu-pack.json" ;;
     compile) log "6. the trainer with --compile reduce-overhead against eager, same four trials"
       rm -rf /tmp/cmp && mkdir -p /tmp/cmp
       printf '[hourglass]\nd_z = [785, 1150]\nd_h = [16]\nL = [2, 10]\nlr = [0.001]\n' > /tmp/cmp/grid.toml

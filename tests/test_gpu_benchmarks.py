@@ -23,10 +23,10 @@ def test_lm_mfu_measures_the_trainers_steady_rate_on_the_cpu(tmp_path):
 
 def test_gpu_pack_runs_k_processes_on_one_study(tmp_path):
     out = tmp_path / "pack.json"
-    r = run_benchmark("gpu_pack.py", "--task", "digits-denoise", "--k", "1,2", "--trials", "2", "--epochs", "1",
-                      "--json", out, timeout=240)
+    r = run_benchmark("gpu_pack.py", "--task", "digits-denoise", "--k", "1,2", "--packs", "2", "--trials", "2",
+                      "--epochs", "1", "--json", out, timeout=240)
     assert r.returncode == 0, r.stderr
     rows = json.loads(out.read_text())["rows"]
-    assert [row["k"] for row in rows] == [1, 2]
+    assert [(row["k"], row["pack"]) for row in rows] == [(1, 1), (2, 1), (1, 2)]
     assert all(row["complete"] == 2 and row["exit_codes"] == [0] * row["k"] for row in rows)
     assert "| 2 |" in r.stdout
