@@ -234,6 +234,12 @@ def parameter_epochs(frame) -> float:
     return float(sum(trial_work(frame).values()))
 
 
+def trial_seconds(frame) -> dict[int, float]:
+    """Trial number -> the seconds its training took (`duration_s`; 0 for a trial never
+    trained): compute as it costs on this machine, beside `trial_work`."""
+    return {int(n): float(s) for n, s in zip(frame["number"], frame["duration_s"].fillna(0.0))}
+
+
 def trial_work(frame) -> dict[int, float]:
     """Trial number -> params x epochs trained (0 for a trial never trained)."""
     return {int(n): float(w) for n, w in zip(frame["number"], (frame["params"] * frame["epochs_trained"]).fillna(0.0))}
@@ -277,25 +283,33 @@ def work_table(searches: list[str], runs: list, summary: dict, curves: dict, fra
     when it first reached the best peer's 40-trial fraction on that seed, as a share of
     that peer study's work (issue 30's compute target: at most a quarter)."""
     dirs = ["minimize", record.direction]
-    pts, costs = [], []
+    pts, costs, seconds = [], [], []
     for df in frames:
-        cp, w = complete_points(df, record.metric), trial_work(df)
+        cp, w, sec = complete_points(df, record.metric), trial_work(df), trial_seconds(df)
         pts += list(zip(np.log10(cp["params"].to_numpy(dtype=float)), cp["value"].to_numpy(dtype=float)))
         costs += [w[int(n)] for n in cp["number"]]
+        seconds += [sec[int(n)] for n in cp["number"]]
     pts = np.asarray(pts, dtype=float).reshape(-1, 2)
     peer = best_peer(summary, searches)
-    head = "| search | median work (M parameter-epochs) | least work for its fraction with hindsight, share of its work: median (min .. max) |"
+    head = ("| search | median work (M parameter-epochs) | least work for its fraction with hindsight, share of its "
+            "work: median (min .. max) | the same in training seconds: median (min .. max) |")
     if peer:
         head += f" work to reach {peer}'s fraction (the best peer), share of {peer}'s work: by seed (median) |"
-    print("\n" + head + "\n|---|---|---|" + ("---|" if peer else ""))
+    print("\n" + head + "\n|---|---|---|---|" + ("---|" if peer else ""))
     for x in searches:
         mine = [r for r in runs if r[0] == x]
         own = summary[x]["parameter_epochs"]
         least = [least_work(pts, costs, dirs, ref, f * best) for f in summary[x]["fractions"]]
         share = [lw / w if w > 0 else math.nan for lw, w in zip(least, own)]
-        summary[x] |= {"least_work": least, "least_work_share": share}  # finite: each fraction is one the trials reached
+        # the same in seconds: a deep, narrow trial costs more per parameter than a shallow one (issue 62)
+        own_s = [sum(trial_seconds(r[3]).values()) for r in mine]
+        least_s = [least_work(pts, seconds, dirs, ref, f * best) for f in summary[x]["fractions"]]
+        share_s = [ls / s if s > 0 else math.nan for ls, s in zip(least_s, own_s)]
+        summary[x] |= {"least_work": least, "least_work_share": share,  # finite: each fraction is one the trials reached
+                       "least_seconds": least_s, "least_seconds_share": share_s}
         row = (f"| {x} | {statistics.median(own) / 1e6:.1f} | {statistics.median(share):.3f} "
-               f"({min(share):.3f} .. {max(share):.3f}) |")
+               f"({min(share):.3f} .. {max(share):.3f}) | {statistics.median(share_s):.3f} "
+               f"({min(share_s):.3f} .. {max(share_s):.3f}) |")
         if peer:
             reach = []
             for r, curve, goal, pw in zip(mine, curves[x], summary[peer]["fractions"], summary[peer]["parameter_epochs"]):

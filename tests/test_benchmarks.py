@@ -26,6 +26,8 @@ def test_search_efficiency_quick_mode(tmp_path):
         # each family's front against the full grid's front of that family (issue 25 item 2)
         assert set(summary[sampler]["family_vs_grid"]) == {"hourglass", "conventional"}
         assert all(v > 0 for v in summary[sampler]["worst_family_vs_grid"])
+        if sampler != "grid":  # compute in seconds beside parameter-epochs (issue 62)
+            assert all(0 < v <= 1 + 1e-9 for v in summary[sampler]["least_seconds_share"])
     # families take turns by default: the 4 trials are the two families' corners
     assert summary["tpe"]["family_trials"] == {"hourglass": [2], "conventional": [2]}
     assert summary["full grid"]["trials"] == 8 and "| tpe | 4 |" in done.stdout
