@@ -43,7 +43,6 @@ from tasks.train import (
     RunLog,
     _CallbackError,
     batch_bounds,
-    evaluate,
 )
 
 Outcome = tuple["RunResult | None", "str | None"]  # a run's result (None: dropped) and traceback
@@ -168,11 +167,12 @@ class _Pack:
     def observe(self, epoch: int, means: list[torch.Tensor | None]) -> None:
         """After an epoch: each active member's evaluation, best state and on_epoch."""
         self.fused.write_members()
+        metrics = self.evaluate_all("val")
         for k in self.active():
             if self.outcomes[k] is not None:  # dropped by a pruned run of its group above
                 continue
             run, log = self.runs[k], self.logs[k]
-            record = EpochRecord(epoch, float(means[k]), evaluate(self.members[k], self.data, "val"), log.elapsed())
+            record = EpochRecord(epoch, float(means[k]), metrics[k], log.elapsed())
             log.epochs.append(record)
             try:
                 self.best[k].observe(self.members[k], record, run.index, run.on_epoch)
@@ -184,10 +184,64 @@ class _Pack:
                     if self.runs[j].group == run.group:
                         self.end(j, None)
 
+    def evaluate_all(self, split: str) -> dict[int, dict[str, float]]:
+        """Each active member's metrics on a split, from one fused forward per evaluation
+        batch: the first member's evaluation runs the pack on each batch (every member
+        sees the same inputs) and keeps the outputs, up to EVAL_CACHE_ELEMENTS values;
+        the others' evaluations read theirs when their batch is the same (checked), and
+        run their own module otherwise (a data set whose evaluation draws new inputs)."""
+        live = self.active()
+        cache: list[tuple[torch.Tensor, torch.Tensor]] = []
+        kept = 0
+
+        def first(x: torch.Tensor) -> torch.Tensor:
+            nonlocal kept
+            y = self.fused(x.unsqueeze(0).expand(len(self.runs), *x.shape))
+            if kept + y.numel() <= EVAL_CACHE_ELEMENTS:
+                cache.append((x, y))
+                kept += y.numel()
+            return y[live[0]]
+
+        def other(k: int):
+            calls = iter(range(len(cache) + 10**9))
+
+            def predict(x: torch.Tensor) -> torch.Tensor:
+                i = next(calls)
+                if i < len(cache) and cache[i][0].shape == x.shape and torch.equal(cache[i][0], x):
+                    return cache[i][1][k]
+                return self.members[k](x)
+            return predict
+
+        was = self.fused.training
+        self.fused.eval()
+        try:
+            out = {live[0]: _evaluate_with(first, self.members[live[0]], self.data, split)}
+            for k in live[1:]:
+                out[k] = _evaluate_with(other(k), self.members[k], self.data, split)
+        finally:
+            self.fused.train(was)
+        return out
+
     def finish(self) -> None:
         for k in self.active():
             self.end(k, self.best[k].finish(self.members[k], self.data, self.logs[k].result, "epoch",
                                             self.runs[k].seed))
+
+
+# The most output values a pack's evaluation keeps for its other members (256 MB in fp32).
+EVAL_CACHE_ELEMENTS = 2**26
+
+
+def _evaluate_with(predict: Any, member: torch.nn.Module, data: Any, split: str) -> dict[str, float]:
+    """`data.evaluate(predict, split)` with the member in eval mode, under inference mode
+    (as tasks/train.py `evaluate` runs a module)."""
+    was = member.training
+    member.eval()
+    try:
+        with torch.inference_mode():
+            return data.evaluate(predict, split)
+    finally:
+        member.train(was)
 
 
 def train_pack(runs: list[PackRun], task: Task, data: Any) -> list[Outcome]:

@@ -178,3 +178,15 @@ def test_a_packs_batches_and_losses_are_each_members_own(task):
     pred = torch.randn(3, 17, t.io().d_out)
     want = torch.stack([t.loss(pred[k], y[k]) for k in range(3)])
     torch.testing.assert_close(t.member_losses(pred, y), want, rtol=1e-6, atol=1e-7)
+
+
+def test_evaluation_without_the_packs_outputs_falls_back_to_each_member(monkeypatch):
+    """With no room to keep the pack's outputs, each member evaluates with its own module:
+    the same numbers."""
+    import tasks.fused_train as ft
+
+    kept = tasks.run_trial(spec())
+    monkeypatch.setattr(ft, "EVAL_CACHE_ELEMENTS", 0)
+    own = tasks.run_trial(spec())
+    for a, b in zip(kept.runs, own.runs):
+        assert_same_run(a, b)
