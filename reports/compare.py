@@ -195,6 +195,7 @@ class Verdict:
     margin_low: float | None  # interval of that difference (None: unknown)
     margin_high: float | None
     status: str  # one of STATUSES
+    equivalence: float | None = None  # D of `--margin D`: "equivalent" when the interval lies inside (-D, D)
 
     @property
     def text(self) -> str:
@@ -210,10 +211,22 @@ class Verdict:
         ci = f"interval {self.margin_low:.4g} .. {self.margin_high:.4g}"
         if self.status == "better":
             return f"{self.winner} better by {self.margin:.4g} ({ci})"
+        if self.status == "equivalent":
+            return f"equivalent within ±{self.equivalence:.4g} ({gap}; {ci})"
         return f"not distinguishable ({gap}; {ci})"
 
 
-STATUSES = ("better", "not distinguishable", "too thin", "single run", "only one family", "no model")
+STATUSES = ("better", "equivalent", "not distinguishable", "too thin", "single run", "only one family", "no model")
+
+
+def settled(lo: float, hi: float, equivalence: float | None) -> str:
+    """The answer an interval [lo, hi] of winner minus runner-up (in the better direction)
+    gives: "equivalent" when it lies inside (-D, D) for `--margin D` (the two one-sided
+    tests at the interval's level: the difference is smaller than D, whichever leads),
+    else "better" when it excludes 0, else "not distinguishable"."""
+    if equivalence is not None and -equivalence < lo and hi < equivalence:
+        return "equivalent"
+    return "better" if lo > 0 else "not distinguishable"
 
 
 def thin_text(r: FamilyAtLevel) -> str:
@@ -232,7 +245,8 @@ def thin_text(r: FamilyAtLevel) -> str:
     return f"{has}: about {t.more_trials} more trial{'s' if t.more_trials != 1 else ''} of {r.family}"
 
 
-def _settle(budget: float, rows: list[FamilyAtLevel], diff_of, sign: float) -> Verdict:
+def _settle(budget: float, rows: list[FamilyAtLevel], diff_of, sign: float,
+            equivalence: float | None = None) -> Verdict:
     """The verdict at one budget from the families' rows; diff_of(a, b) gives the interval
     of a - b, in the better direction: None when the seed noise is unknown (single runs),
     "thin" when the resamples too often hold no model within the budget."""
@@ -251,18 +265,19 @@ def _settle(budget: float, rows: list[FamilyAtLevel], diff_of, sign: float) -> V
     if iv == "thin":
         return Verdict(budget, rows, win.family, second.family, margin, None, None, "too thin")
     lo, hi = iv
-    return Verdict(budget, rows, win.family, second.family, margin, lo, hi,
-                   "better" if lo > 0 else "not distinguishable")
+    return Verdict(budget, rows, win.family, second.family, margin, lo, hi, settled(lo, hi, equivalence),
+                   equivalence)
 
 
 def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: str, *,
                confidence: float = DEFAULT_CONFIDENCE, draws: int = DEFAULT_DRAWS, seed: int = 0,
                method: str = DEFAULT_METHOD, window: float = DEFAULT_WINDOW,
-               min_near: int = DEFAULT_MIN_NEAR) -> list[Verdict]:
+               min_near: int = DEFAULT_MIN_NEAR, equivalence: float | None = None) -> list[Verdict]:
     """Per budget: each family's best value with its interval, and the verdict. The
     interval's `method` is reports/uncertainty.py's; a family with fewer than `min_near`
     configurations within a factor `window` below a budget is "too thin" there (min_near
-    0: never)."""
+    0: never); `equivalence` D answers "equivalent" where the difference's interval lies
+    inside (-D, D) (`settled`)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     sign = _sign(direction)
@@ -296,7 +311,7 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
             iv = interval(sign * (boot[a][:, i] - boot[b][:, i]), confidence, centre)
             return "thin" if iv is None else iv
 
-        out.append(_settle(budget, rows, diff_of, sign))
+        out.append(_settle(budget, rows, diff_of, sign, equivalence))
     return out
 
 
@@ -324,7 +339,7 @@ class _LazyDraws(dict):
 
 def compare_replicates(replicates: list[dict[str, Candidates]], budgets: list[float], direction: str, *,
                        confidence: float = DEFAULT_CONFIDENCE, window: float = DEFAULT_WINDOW,
-                       min_near: int = DEFAULT_MIN_NEAR) -> list[Verdict]:
+                       min_near: int = DEFAULT_MIN_NEAR, equivalence: float | None = None) -> list[Verdict]:
     """Replicate searches of one question (the same families, each search its own
     candidates): per budget, each family's value is the mean over the searches of each
     one's best value, with the t interval of that mean from the spread between the
@@ -376,7 +391,7 @@ def compare_replicates(replicates: list[dict[str, Candidates]], budgets: list[fl
             t = t_interval(sign * (per[a] - per[b]), confidence)
             return "thin" if t is None else (t[1], t[2])
 
-        out.append(_settle(budget, rows, diff_of, sign))
+        out.append(_settle(budget, rows, diff_of, sign, equivalence))
     return out
 
 

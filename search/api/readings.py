@@ -98,7 +98,7 @@ class Comparison:
                                                                   "window": [r.thin.low, r.thin.budget]}})
             levels.append({"budget": v.budget, "families": fams, "winner": v.winner, "runner_up": v.runner_up,
                            "margin": v.margin, "margin_low": v.margin_low, "margin_high": v.margin_high,
-                           "status": v.status, "verdict": v.text})
+                           "status": v.status, "equivalence": v.equivalence, "verdict": v.text})
         d = self.difference
         return {"studies": [r.name for r in self.records], "task": self.records[0].task, "metric": self.metric,
                 "direction": self.direction,
@@ -113,7 +113,7 @@ class Comparison:
 def compare(store: Store | str | None, studies: Sequence[str], *, families: Sequence[str] | None = None,
             metric: str | None = None, budgets: Sequence[float | str] | None = None, levels: int | None = None,
             confidence: float = 0.95, interval: str = "trials", min_near: int = DEFAULT_MIN_NEAR,
-            replicates: bool = False) -> Comparison:
+            replicates: bool = False, margin: float | None = None) -> Comparison:
     """Which family wins at each budget, with intervals (`search compare`): a `Comparison`.
 
     `store`: a `storage.Store`, or a storage URL (None: $SEARCH_STORAGE or search.db)
@@ -130,10 +130,11 @@ def compare(store: Store | str | None, studies: Sequence[str], *, families: Sequ
     `interval`: what they carry, "trials" (bootstrap over which configurations a search
     finds and over seed noise) or "seed" (seed noise of the configurations found only).
     `min_near`: configurations a family needs within a factor 3 below a budget, else it is
-    "too thin to tell" there (0: never).
+    "too thin to tell" there (0: never). `margin` D (in the metric's units): a budget whose
+    difference's interval lies inside (-D, D) is answered "equivalent within ±D".
 
     Raises UserError (one line) for bad arguments (levels < 1, confidence outside (0, 1),
-    min_near < 0, an unknown interval, a bad budget, budgets and levels both given), an
+    min_near < 0, margin <= 0, an unknown interval, a bad budget, budgets and levels both given), an
     unknown family or metric, studies of different tasks, fewer than two replicate
     searches, or no complete trial; StorageError for a study that is not stored.
     """
@@ -157,6 +158,9 @@ def compare(store: Store | str | None, studies: Sequence[str], *, families: Sequ
         raise UserError(f"--confidence must be between 0 and 1, got {confidence:g}")
     if min_near < 0:
         raise UserError(f"--min-near must be at least 0, got {min_near}")
+    if margin is not None and not (isinstance(margin, (int, float)) and not isinstance(margin, bool)
+                                   and 0 < margin < float("inf")):
+        raise UserError(f"--margin must be a difference above 0 in the metric's units, got {margin!r}")
     if interval not in INTERVALS:
         raise UserError(f"unknown interval {interval!r}; known: {', '.join(INTERVALS)}")
     if isinstance(studies, str):
@@ -178,11 +182,13 @@ def compare(store: Store | str | None, studies: Sequence[str], *, families: Sequ
     at = [float(b) for b in at]
     if pooled:
         reps = [candidates(df[df["study"] == r.name], metric, fams) for r in records]
-        verdicts = compare_replicates(reps, at, direction, confidence=confidence, min_near=min_near)
+        verdicts = compare_replicates(reps, at, direction, confidence=confidence, min_near=min_near,
+                                      equivalence=margin)
         volumes, reference, difference = [], None, None
         text = f"{POOLED_TEXT} ({len(records)} searches)"
     else:
-        verdicts = compare_at(cands, at, direction, confidence=confidence, method=interval, min_near=min_near)
+        verdicts = compare_at(cands, at, direction, confidence=confidence, method=interval, min_near=min_near,
+                              equivalence=margin)
         volumes, reference = front_volumes(cands, direction, confidence=confidence, method=interval)
         difference = front_difference(volumes, confidence=confidence)
         text = METHOD_TEXT[interval]

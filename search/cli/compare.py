@@ -31,6 +31,9 @@ def add_parser(sub) -> None:
     cp.add_argument("--replicates", action="store_true",
                     help="the studies are replicate searches of one question: pool them (a name given to "
                          "'search run --search-repeats' does this by itself)")
+    cp.add_argument("--margin", type=float, metavar="D",
+                    help="a difference that does not matter, in the metric's units (e.g. 0.1 dB): a budget whose "
+                         "difference's interval lies inside ±D is answered 'equivalent within ±D'")
     cp.add_argument("--format", choices=("table", "csv", "json"), default="table")
     storage_arg(cp)
     cp.set_defaults(func=cmd_compare)
@@ -43,7 +46,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
     c = compare(a.storage, a.studies, families=_list(a.families), metric=a.metric,
                 budgets=[b for b in a.budgets.split(",") if b.strip()] if a.budgets else None, levels=a.levels,
-                confidence=a.confidence, interval=a.interval, min_near=a.min_near, replicates=a.replicates)
+                confidence=a.confidence, interval=a.interval, min_near=a.min_near, replicates=a.replicates,
+                margin=a.margin)
     if a.format == "json":
         print(json.dumps(c.to_dict(), indent=2))
         return 0

@@ -48,6 +48,26 @@ def test_two_identical_families_are_not_distinguishable():
         assert "not distinguishable" in v.text
 
 
+def test_equivalence_where_the_interval_lies_inside_the_margin():
+    """`--margin D`: the answer is "equivalent within ±D" where the difference's interval
+    lies inside (-D, D), whichever family leads; a difference beyond D stays "better", and
+    an interval wider than the margin stays "not distinguishable"."""
+    close = frame([(0, "a", 1000, 25.05, 0.1, 5), (1, "b", 1000, 25.0, 0.1, 5)])
+    v = verdicts(close, [1000])[0]
+    assert v.status == "not distinguishable"
+    (eq,) = verdicts(close, [1000], equivalence=0.5)
+    assert eq.status == "equivalent" and -0.5 < eq.margin_low and eq.margin_high < 0.5
+    assert "equivalent within ±0.5" in eq.text and "a ahead of b by 0.05" in eq.text
+    far = frame([(0, "a", 1000, 30.0, 0.1, 5), (1, "b", 1000, 25.0, 0.1, 5)])
+    assert verdicts(far, [1000], equivalence=0.5)[0].status == "better"
+    noisy = frame([(0, "a", 1000, 25.05, 3.0, 3), (1, "b", 1000, 25.0, 3.0, 3)])
+    assert verdicts(noisy, [1000], equivalence=0.5)[0].status == "not distinguishable"
+    # better by less than D: the difference does not matter at this margin
+    small = frame([(0, "a", 1000, 25.2, 0.01, 5), (1, "b", 1000, 25.0, 0.01, 5)])
+    assert verdicts(small, [1000])[0].status == "better"
+    assert verdicts(small, [1000], equivalence=0.5)[0].status == "equivalent"
+
+
 def test_crossing_fronts_change_the_winner_with_the_budget():
     df = frame([(0, "a", 1000, 20.0, 0.1, 4), (1, "a", 100_000, 22.0, 0.1, 4),
                 (2, "b", 3000, 15.0, 0.1, 4), (3, "b", 50_000, 30.0, 0.1, 4)])

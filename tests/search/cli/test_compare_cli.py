@@ -63,6 +63,22 @@ def test_compare_two_studies_as_json(cli, studies):
     assert d["low"] <= d["difference"] <= d["high"]
 
 
+def test_a_margin_answers_equivalent_where_the_difference_cannot_matter(cli, studies):
+    """`--margin 1` (dB): at 100K the two families' difference lies inside ±1, so the answer
+    is "equivalent within ±1"; at 20K hourglass is ahead by 5 dB, beyond the margin."""
+    url, n = studies
+    code, out, err = cli("compare", n["hg"], n["conv"], "--budgets", "20K,100K", "--format", "json",
+                         "--interval", "seed", "--min-near", "0", "--margin", "1", "--storage", url)
+    assert code == 0, err
+    small, large = json.loads(out)["levels"]
+    assert small["status"] == "better" and small["equivalence"] == 1.0
+    assert large["status"] == "equivalent" and -1 < large["margin_low"] and large["margin_high"] < 1
+    assert "equivalent within ±1" in large["verdict"]
+    code, out, _ = cli("compare", n["hg"], n["conv"], "--budgets", "100K", "--interval", "seed", "--min-near", "0",
+                       "--margin", "1", "--storage", url)
+    assert code == 0 and "equivalent within ±1" in out
+
+
 def test_compare_table_and_csv(cli, studies):
     url, n = studies
     code, out, _ = cli("compare", n["hg"], n["conv"], "--levels", "3", "--min-near", "0", "--interval", "seed",
@@ -177,6 +193,9 @@ def test_an_unknown_metric_is_one_line_exit_2_naming_the_studys_metrics(cli, dif
     (("{hg}", "--interval", "luck"), "argument --interval: invalid choice: 'luck'"),
     (("{hg}", "--replicates"), "replicate searches need at least two studies, got 1"),
     (("{hg}", "--levels", "3", "--budgets", "1K"), "not allowed with argument"),
+    (("{hg}", "--margin", "0"), "--margin must be a difference above 0 in the metric's units, got 0.0"),
+    (("{hg}", "--margin", "-0.5"), "--margin must be a difference above 0 in the metric's units, got -0.5"),
+    (("{hg}", "--margin", "nan"), "--margin must be a difference above 0 in the metric's units, got nan"),
 ])
 def test_bad_compare_input_is_one_line_exit_2(cli, studies, args, match):
     url, n = studies
