@@ -17,7 +17,10 @@ found by bisection, to the largest configuration whose exact count is within the
 A common factor keeps the front's width ratios (d_h / d_z, d_h / d_model), and depth stays
 where the front's trend puts it: depth changes a count by whole blocks, and Kaplan et al.
 (2020, Fig. 5) find the loss flat over a wide range of aspect ratios at a fixed count, so
-the front's trend is as good a guide to it as any.
+the front's trend is as good a guide to it as any. Only where even the narrowest widths
+at the trends' depths count above the target (a front whose depth rose while its widths
+sat at their smallest, read at a larger budget) are the depths scaled down too, by one
+common factor (`fit_depth`), and the notes say so.
 """
 from __future__ import annotations
 
@@ -117,6 +120,32 @@ def fit_budget(space: Space, io: IOSpec, count: ConfigCounter, values: dict[str,
     return best[0], int(best[1]), math.exp(a)
 
 
+def fit_depth(space: Space, io: IOSpec, count: ConfigCounter, values: dict[str, Any], target: float,
+              depth: frozenset[str] = DEPTH_KEYS) -> tuple[float, tuple[dict[str, Any], int, float] | None]:
+    """(depth factor, `fit_budget`'s fit): when even the narrowest widths at the trends'
+    depths count above `target` (a front whose depth rose while its widths sat at their
+    smallest), the largest common factor below 1 on the depth keys with which the
+    configuration fits (bisection on log factor: a shallower model counts less); the
+    fit is None when not even the shallowest fits."""
+    def fitted(log_g: float):
+        g = math.exp(log_g)
+        return fit_budget(space, io, count, {k: v * g if k in depth and v is not None else v
+                                             for k, v in values.items()}, target, depth)
+
+    a, b = math.log(FACTOR_RANGE[0]), 0.0
+    best = fitted(a)
+    if best is None:
+        return FACTOR_RANGE[0], None
+    for _ in range(BISECTION_STEPS):
+        mid = (a + b) / 2
+        got = fitted(mid)
+        if got is not None:
+            a, best = mid, got
+        else:
+            b = mid
+    return math.exp(a), best
+
+
 def propose_config(family: str, space: Space, io: IOSpec, count: ConfigCounter, params, configs: Sequence[dict],
                    target: float, depth: frozenset[str] = DEPTH_KEYS) -> Proposal:
     """The configuration to train at `target` from a family's front points (params (k,),
@@ -131,9 +160,15 @@ def propose_config(family: str, space: Space, io: IOSpec, count: ConfigCounter, 
     if lacking:
         notes = [f"the front's configurations lack {', '.join(lacking)} (keys of the {space.family} space)"]
         return Proposal(family, target, None, None, math.nan, len(params), tuple(trends.values()), tuple(notes))
-    fit = fit_budget(space, io, count, read_trends(trends, target), target, depth)
+    values = read_trends(trends, target)
+    fit = fit_budget(space, io, count, values, target, depth)
+    if fit is None and any(k in depth for k in numeric):
+        shallower, fit = fit_depth(space, io, count, values, target, depth)
+        if fit is not None:
+            notes.append(f"depths scaled by {shallower:.3g} from the trends' readings: at the trends' depths "
+                         "even the narrowest widths count above the target")
     if fit is None:
-        notes.append("no configuration of this depth fits the budget, even at the narrowest widths")
+        notes.append("no configuration fits the budget, even at the narrowest widths and the shallowest depths")
         return Proposal(family, target, None, None, math.nan, len(params), tuple(trends.values()), tuple(notes))
     config, n, factor = fit
     if abs(math.log(factor)) > math.log(1 + SCALED_NOTE):

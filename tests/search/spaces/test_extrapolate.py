@@ -81,9 +81,26 @@ def test_one_front_point_scales_its_widths_and_says_no_trend_was_fitted():
     assert "widths scaled by 12.6 from the trends' readings to count within the target" in p.notes
 
 
+def test_a_front_deepening_at_its_narrowest_widths_scales_its_depth_to_fit_a_larger_budget():
+    """A digits hourglass front at its narrowest widths (d_z 65, d_h 4) with the depth rising
+    along it: read at 60K, the depth trend (L ~ N^1.9) would count above 60K even at the
+    narrowest widths; the proposal scales the depth down to the deepest model that fits."""
+    io = IOSpec(64, 64)
+    fam, space = get_family("hourglass"), default_space("hourglass", io)
+    configs = [{"fixed_w_in": False, "L": L, "d_z": 65, "d_h": 4, "lr": 1e-3} for L in (10, 20, 30)]
+    params = [fam.count_params(c, io) for c in configs]
+    target = 60_000
+    p = propose_config("hourglass", space, io, lambda c: fam.count_params(c, io), params, configs, target)
+    assert p.config is not None and p.count == fam.count_params(p.config, io) <= target
+    assert (p.config["d_z"], p.config["d_h"]) == (65, 4) and p.config["L"] > 30
+    assert fam.count_params({**p.config, "L": p.config["L"] + 1}, io) > target  # the deepest that fits
+    assert any(n.startswith("depths scaled by") for n in p.notes)
+
+
 @pytest.mark.parametrize("params,configs,target,note", [
     ([10, 20, 40], [{"i": 1}, {"i": 2}, {"i": 3}], 1e6, "the front's configurations lack L, d"),
-    ([64 * 8, 64 * 8], [{"L": 8, "d": 8}, {"L": 8, "d": 8}], 10, "no configuration of this depth fits"),
+    ([64 * 8, 64 * 8], [{"L": 8, "d": 8}, {"L": 8, "d": 8}], 10, "no configuration fits the budget, even at the "
+                                                                  "narrowest widths and the shallowest depths"),
     ([], [], 1e6, "no complete trials"),
 ])
 def test_no_configuration_says_why(params, configs, target, note):
