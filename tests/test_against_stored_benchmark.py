@@ -1,11 +1,14 @@
 """benchmarks/against_stored.py: a run's studies read against a stored run's JSON."""
 import json
 
+import pytest
+
 from tests.bench_scripts import run_benchmark
 
 SETTING = "hourglass-conventional"
 
 
+@pytest.mark.slow
 def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path):
     """Read against the JSON of the run that made them, the studies' fractions are the
     JSON's own (same reference, same denominator); the work to reach a search's own
@@ -71,6 +74,7 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--base-tag needs --base" in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 def test_held_out_seeds_read_the_peer_from_storage_against_the_stored_reference(tmp_path):
     """A run of seed 1 (`--seeds 1-1`) beside a stored run of seed 0: the searches' studies
     are named by their seed, and the peer's figures on seed 1, which the stored JSON does

@@ -271,6 +271,7 @@ def _law_study(store, name: str, rng, gap: float = 0.0, noise: float = 0.003) ->
         store.finish_trial(name, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
 
 
+@pytest.mark.slow
 def test_predict_calibration_on_studies_with_known_laws(tmp_path):
     """benchmarks/predict_calibration.py on stored searches whose fronts follow the law:
     fitted on the smaller half of the log-parameter axis, the law's 90% intervals hold most
@@ -398,6 +399,7 @@ def test_search_efficiency_parses_every_policy_of_a_search_entry():
     assert Search.parse("gp+pareto#train").revisit == "train" and Search.parse("gp+pareto").revisit == ""
 
 
+@pytest.mark.slow
 def test_pruned_seconds_sets_the_pruners_saving_in_seconds_beside_parameter_epochs(tmp_path):
     """benchmarks/pruned_seconds.py reads a pruned and an unpruned study of one seed (what the
     GPU checklist's `prunework` step writes) and fits seconds per epoch on depth and size."""
@@ -429,6 +431,7 @@ def test_pruned_seconds_sets_the_pruners_saving_in_seconds_beside_parameter_epoc
     assert other.returncode == 2 and "holds no study named x" in other.stderr
 
 
+@pytest.mark.slow
 def test_start_draws_compares_the_two_shape_draws_first_trials(tmp_path):
     """benchmarks/start_draws.py: untrained proposals of both draws, KS-tested per column, and
     the first trained trials' hypervolume paired by seed (read back from --storage)."""

@@ -2,10 +2,13 @@
 tiny settings, real output."""
 import json
 
+import pytest
+
 from tests.bench_scripts import run_benchmark
 from tests.tasks.test_lm import SHARED_DATA, needs_shakespeare
 
 
+@pytest.mark.slow
 @needs_shakespeare
 def test_lm_mfu_measures_the_trainers_steady_rate_on_the_cpu(tmp_path):
     out = tmp_path / "mfu.json"
@@ -21,6 +24,7 @@ def test_lm_mfu_measures_the_trainers_steady_rate_on_the_cpu(tmp_path):
     assert data["peak_tflops"] is None  # no datasheet peak for a CPU: MFU is not made up
 
 
+@pytest.mark.slow
 def test_gpu_pack_runs_k_processes_on_one_study(tmp_path):
     out = tmp_path / "pack.json"
     r = run_benchmark("gpu_pack.py", "--task", "digits-denoise", "--k", "1,2", "--packs", "2", "--trials", "2",

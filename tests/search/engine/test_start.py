@@ -53,6 +53,7 @@ def test_startup_trials_and_ramp_target():
             ramp_target(**args)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", ["tpe", "gp"])
 def test_ramp_keeps_each_familys_start_under_its_rising_cap(prep, sampler):
     """Each family's k-th proposal of its random start (k counted in its family, its
