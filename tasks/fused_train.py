@@ -43,6 +43,7 @@ from tasks.train import (
     RunLog,
     _CallbackError,
     batch_bounds,
+    evaluate,
 )
 
 Outcome = tuple["RunResult | None", "str | None"]  # a run's result (None: dropped) and traceback
@@ -215,9 +216,9 @@ class _Pack:
         was = self.fused.training
         self.fused.eval()
         try:
-            out = {live[0]: _evaluate_with(first, self.members[live[0]], self.data, split)}
+            out = {live[0]: evaluate(self.members[live[0]], self.data, split, first)}
             for k in live[1:]:
-                out[k] = _evaluate_with(other(k), self.members[k], self.data, split)
+                out[k] = evaluate(self.members[k], self.data, split, other(k))
         finally:
             self.fused.train(was)
         return out
@@ -230,18 +231,6 @@ class _Pack:
 
 # The most output values a pack's evaluation keeps for its other members (256 MB in fp32).
 EVAL_CACHE_ELEMENTS = 2**26
-
-
-def _evaluate_with(predict: Any, member: torch.nn.Module, data: Any, split: str) -> dict[str, float]:
-    """`data.evaluate(predict, split)` with the member in eval mode, under inference mode
-    (as tasks/train.py `evaluate` runs a module)."""
-    was = member.training
-    member.eval()
-    try:
-        with torch.inference_mode():
-            return data.evaluate(predict, split)
-    finally:
-        member.train(was)
 
 
 def train_pack(runs: list[PackRun], task: Task, data: Any) -> list[Outcome]:

@@ -227,13 +227,15 @@ def train_epoch(
     return EpochOutcome(mean, len(bounds), None)
 
 
-def evaluate(model: nn.Module, data: Any, split: str) -> dict[str, float]:
-    """The data's metrics of the model on a split, in eval mode, under inference_mode."""
+def evaluate(model: nn.Module, data: Any, split: str,
+             predict: Callable[[Any], Any] | None = None) -> dict[str, float]:
+    """The data's metrics of the model on a split, in eval mode, under inference_mode;
+    `predict` (default: the model) gives the outputs, e.g. a pack's for one member."""
     was_training = model.training
     model.eval()
     try:
         with torch.inference_mode():
-            return data.evaluate(model, split)
+            return data.evaluate(predict or model, split)
     finally:
         model.train(was_training)
 
