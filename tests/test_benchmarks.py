@@ -457,3 +457,19 @@ def test_start_draws_compares_the_two_shape_draws_first_trials(tmp_path):
                      (("--search-flags", "--start sideways"), "unknown --start")):
         r = run_benchmark("start_draws.py", "--proposals", "1", *bad, cwd=tmp_path, timeout=120)
         assert r.returncode == 2 and why in r.stderr and r.stderr.count("\n") == 1, (bad, r.stderr)
+
+
+def test_fused_trials_steps_and_profile_measure_packs_against_alone(tmp_path):
+    """benchmarks/fused_trials.py on tiny settings: one step of a pack against its members
+    alone (identical and different shapes), and the profile's table."""
+    out = tmp_path / "steps.json"
+    r = run_benchmark("fused_trials.py", "steps", "--k", "1,2", "--repeats", "1", "--out", out, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = json.loads(out.read_text())["steps"]
+    assert {(row["pack"], row["k"]) for row in rows} >= {("identical", 1), ("identical", 2)}
+    assert all(row["fused_ms"] > 0 and row["alone_ms"] > 0 and row["speedup"] > 0 for row in rows)
+    assert any(row["pack"].startswith("different") for row in rows)
+    r = run_benchmark("fused_trials.py", "profile", "--k", "2", "--out", tmp_path / "profile.json", timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    shares = json.loads((tmp_path / "profile.json").read_text())["profile"]
+    assert set(shares) == {"small", "deep"} and all(0 < sum(v.values()) <= 1.0001 for v in shares.values())
