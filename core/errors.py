@@ -14,6 +14,12 @@ class StorageError(UserError):
     """A database problem we can explain (bad URL, refused write, schema mismatch)."""
 
 
+class StorageUnavailable(StorageError):
+    """The database could not be reached: the connection was refused, lost or reset, or
+    the server is shutting down or starting up (`storage.engine.is_unavailable`). A store
+    opened with a wait retries the call until the database is back (`--storage-wait`)."""
+
+
 class DataError(UserError):
     """A data set is missing, corrupt or malformed."""
 

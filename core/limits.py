@@ -2,3 +2,6 @@
 from __future__ import annotations
 
 SQL_TIMEOUT_S = 30.0  # `search sql` stops a query after this long (storage.sql enforces it)
+# `search run --storage-wait`: how long a search waits for a database that went away
+# (storage/waiting.py enforces it)
+DEFAULT_STORAGE_WAIT_S = 300.0

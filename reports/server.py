@@ -22,6 +22,11 @@ get the page kept before; before the first build, they wait for it). A study pag
 so an open tab costs one cheap request per 5 s until something changes. Trial and compare
 pages are built per request.
 
+While the database is unreachable (a restart, a failover), the kept study pages and index
+are still answered, at the versions read last; a page that must be built answers 503
+"Database unavailable" (with Retry-After), and each is served again once the database is
+back, without a restart.
+
 Only GET and HEAD are answered (405 otherwise), and the handlers call only the store's
 reading methods, so nothing served can change the database. The standard library's
 threading HTTP server is enough for a handful of researchers on one machine; it binds to
@@ -50,7 +55,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from plotly.offline import get_plotlyjs
 
-from core.errors import UserError, one_line
+from core.errors import StorageUnavailable, UserError, one_line
 from reports.html import PLOTLY_JS, esc, page
 from reports.kept import WEIGHTS_ARTIFACT, store_kept
 from reports.live import compare_page, trial_page
@@ -62,6 +67,7 @@ from storage.records import StudyVersion
 
 REFRESH_S = 5  # a page of a study with running trials asks whether it changed this often
 VERSION_TTL_S = 1.0  # the studies' versions are read at most this often (pages lag by as much)
+RETRY_AFTER_S = 5  # a 503 (database unavailable) asks the client to come back after this long
 _STUDY = re.compile(r"^/study-(?P<slug>[a-z0-9._-]+)\.html$")
 _TRIAL = re.compile(r"^/trial-(?P<slug>[a-z0-9._-]+)-(?P<number>\d+)\.html$")
 _WEIGHTS = re.compile(r"^/weights-(?P<slug>[a-z0-9._-]+)-(?P<number>\d+)-(?P<retraining>\d+)-(?P<repeat>\d+)"
@@ -96,6 +102,7 @@ class Pages:
         self._plotly: bytes | None = None
         self._versions: dict[str, StudyVersion] = {}
         self._versions_at = -float("inf")
+        self._versions_read = False
         self._versions_lock = threading.Lock()
 
     def plotly_js(self) -> bytes:
@@ -105,11 +112,19 @@ class Pages:
 
     def versions(self) -> dict[str, StudyVersion]:
         """Every study's version, read at most once per VERSION_TTL_S (the requests that
-        come while it is read wait for that one read)."""
+        come while it is read wait for that one read). While the database is unreachable,
+        the versions read last (so the kept pages answer as they were); before any was
+        read, `StorageUnavailable`."""
         with self._versions_lock:
             if time.monotonic() - self._versions_at >= VERSION_TTL_S:
-                self._versions = self.store.study_versions()
-                self._versions_at = time.monotonic()
+                try:
+                    self._versions = self.store.study_versions()
+                except StorageUnavailable:
+                    if not self._versions_read:
+                        raise
+                else:
+                    self._versions_at = time.monotonic()
+                    self._versions_read = True
             return self._versions
 
     def _study_named(self, slug: str) -> str:
@@ -192,6 +207,8 @@ class Pages:
                 rows = [a for r in self.store.retrainings(name, [number]) if r.number == retraining
                         for run in r.runs if run["repeat"] == repeat for a in run["artifacts"]
                         if a["name"] == WEIGHTS_ARTIFACT]
+        except StorageUnavailable:
+            raise
         except UserError as e:  # no such trial
             raise LookupError(str(e)) from None
         if not rows or not rows[0].get("store_key"):
@@ -334,6 +351,11 @@ class Handler(BaseHTTPRequestHandler):
             status, body, kind = HTTPStatus.NOT_FOUND, _message_page("Not found", str(e)), "text/html"
         except FileMismatch as e:
             status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _message_page("File differs", str(e)), "text/html"
+        except StorageUnavailable as e:  # before UserError, its base: the database is away, not the request wrong
+            page_ = _message_page("Database unavailable", f"the database cannot be reached now ({e}); the pages "
+                                  "already built are still served, and this one will be when it is back")
+            return self._send(HTTPStatus.SERVICE_UNAVAILABLE, page_, send_body=send_body,
+                              extra={"Retry-After": str(RETRY_AFTER_S)})
         except UserError as e:
             status, body, kind = HTTPStatus.BAD_REQUEST, _message_page("Cannot show this", str(e)), "text/html"
         self._send(status, body, kind, send_body=send_body)

@@ -3,7 +3,8 @@
 `Database` opens (and creates or migrates) the schema at a SQLAlchemy URL, and its
 `_session()` runs one transaction that commits or rolls back, mapping database errors to
 `StorageError` (`_Conflict` for a refused unique/foreign-key write, which callers may
-retry). The parts of `Store` (storage/studies.py, trial_writes.py, trial_reads.py, sql.py)
+retry; `StorageUnavailable` when the database could not be reached, which a store opened
+with `wait_s` retries: storage/waiting.py). The parts of `Store` (storage/studies.py, trial_writes.py, trial_reads.py, sql.py)
 build on it.
 """
 from __future__ import annotations
@@ -13,16 +14,17 @@ import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from core.errors import StorageError, one_line
+from core.errors import StorageError, StorageUnavailable, one_line
 from storage.migrate import ensure_schema
 from storage.schema import Study, Trial
+from storage.waiting import Outage, is_unavailable
 
 DEFAULT_URL = "sqlite:///search.db"
 SQLITE_BUSY_TIMEOUT_S = 5.0
@@ -46,6 +48,15 @@ def normalize_url(url: str) -> str:
 
 class _Conflict(StorageError):
     """A unique or foreign-key constraint refused a write (callers may retry)."""
+
+
+def _roll_back(session: Session) -> None:
+    """Roll back, quietly when the connection is already gone (its transaction went with
+    it)."""
+    try:
+        session.rollback()
+    except SQLAlchemyError:
+        pass
 
 
 def _sqlite_on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -81,9 +92,14 @@ def _waiting_for_locks(step: Any, wait_s: float) -> Any:
 class Database:
     """An open database: engine, sessions, and the lookups every part of `Store` uses."""
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, *, wait_s: float = 0.0, err: TextIO | None = None) -> None:
+        """Open (create or migrate) the database at `url`. With `wait_s` > 0, a call that
+        cannot reach the database later retries until it is back, for up to `wait_s`
+        seconds (storage/waiting.py), saying so on `err` (default stderr); opening it
+        does not wait."""
         self.url = normalize_url(url if url is not None else default_url())
         self._shown = self.url
+        self._outage: Outage | None = None
         try:
             parsed = make_url(self.url)
             self._shown = parsed.render_as_string(hide_password=True)
@@ -110,6 +126,17 @@ class Database:
         except (SQLAlchemyError, ValueError, OSError) as exc:
             raise StorageError(f"cannot open storage '{self._shown}': {one_line(exc)}") from exc
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
+        self._outage = Outage(self._shown, wait_s, err)
+
+    @property
+    def wait_s(self) -> float:
+        """Seconds a call waits for a database that went away (0: it fails at once)."""
+        return self._outage.wait_s if self._outage is not None else 0.0
+
+    @property
+    def outages(self) -> int:
+        """How many times this store found the database gone."""
+        return self._outage.gone if self._outage is not None else 0
 
     # -- life cycle ---------------------------------------------------------------
     def close(self) -> None:
@@ -132,14 +159,17 @@ class Database:
         try:
             yield session
             session.commit()
+            if self._outage is not None:
+                self._outage.back()  # this call reached the database (one that needs none proves nothing)
         except IntegrityError as exc:
             session.rollback()
             raise _Conflict(f"storage conflict in '{self._shown}': {one_line(exc)}") from exc
         except SQLAlchemyError as exc:
-            session.rollback()
-            raise StorageError(f"storage error in '{self._shown}': {one_line(exc)}") from exc
+            _roll_back(session)
+            kind = StorageUnavailable if is_unavailable(exc, self.dialect) else StorageError
+            raise kind(f"storage error in '{self._shown}': {one_line(exc)}") from exc
         except BaseException:
-            session.rollback()
+            _roll_back(session)
             raise
         finally:
             session.close()

@@ -26,16 +26,20 @@ from storage.records import RetrainingRecord
 from storage.schema import Epoch, Retraining, Run, RunArtifact, Trial
 from storage.trial_reads import epoch_rows
 from storage.trial_writes import add_runs
+from storage.waiting import new_token, waits
 
 _NUMBER_ATTEMPTS = 20
 _ARTIFACT_KEYS = ("name", "media_type", "data", "store", "store_key", "size", "sha256", "removed_at")
 
 
 class Retrainings(Database):
+    @waits(once={"token": new_token})
     def add_retraining(self, study: str, number: int, settings: dict[str, Any], result: TrialResult,
-                       started_at: datetime | None = None) -> int:
+                       started_at: datetime | None = None, token: str | None = None) -> int:
         """Store a retraining of trial `number` (its runs, epochs, artifacts and aggregated
-        metrics) in one transaction; returns its number (the trial's next, from 1)."""
+        metrics) in one transaction; returns its number (the trial's next, from 1). A call
+        whose `token` (one per call, made when not given) is stored already returns that
+        retraining's number: a retry never stores it twice."""
         if result.status not in TRIAL_STATUSES:
             raise StorageError(f"unknown retraining status {result.status!r}")
         metrics = {name: {"mean": finite(mean), "std": finite(std), "n": n}
@@ -45,12 +49,16 @@ class Retrainings(Database):
             try:
                 with self._session() as s:
                     trial = self._trial(s, self._study(s, study), number)
+                    if token is not None:  # stored by a try whose answer was lost
+                        done = s.scalar(select(Retraining.number).where(Retraining.token == token))
+                        if done is not None:
+                            return int(done)
                     top = s.scalar(select(func.max(Retraining.number)).where(Retraining.trial_id == trial.id))
                     k = 1 if top is None else top + 1
                     s.add(Retraining(trial_id=trial.id, number=k, status=result.status, settings=jsonable(settings),
                                      metrics=metrics, device=result.device, error=result.error,
                                      started_at=started_at, finished_at=now_utc(),
-                                     duration_s=finite(result.duration_s)))
+                                     duration_s=finite(result.duration_s), token=token))
                     s.flush()
                     add_runs(s, trial.id, result.runs, retraining=k)
                     return k
@@ -59,6 +67,7 @@ class Retrainings(Database):
                 time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
         raise StorageError(f"could not number a retraining of trial {number} of {study!r}: {last}")
 
+    @waits()
     def retrainings(self, study: str, numbers: Iterable[int] | None = None) -> list[RetrainingRecord]:
         """The retrainings of a study's trials (or only of the trials `numbers`), ordered by
         trial and retraining number, each with its runs and their artifacts."""
@@ -95,6 +104,7 @@ class Retrainings(Database):
                 runs=by_key.get((tid, r.number), []), device=r.device, error=r.error, started_at=r.started_at,
                 finished_at=r.finished_at, duration_s=r.duration_s) for tid, number, r in rows]
 
+    @waits()
     def retraining_epochs(self, study: str, number: int, retraining: int) -> list[dict[str, Any]]:
         """Per-epoch rows of the runs of one retraining, as `Store.epochs` gives the search's."""
         with self._session() as s:

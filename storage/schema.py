@@ -130,6 +130,8 @@ class Trial(Base):
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     attempt: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     retry_of: Mapped[int | None] = mapped_column(Integer)  # number of the trial this one retries
+    # 0009: the call that added the row, so that a retried write finds it (storage/waiting.py)
+    token: Mapped[str | None] = mapped_column(String(32), unique=True, index=True)
     objective: Mapped[float | None] = mapped_column(Float)
     seeds: Mapped[list[Any]] = mapped_column(JSONData)
     optuna: Mapped[dict[str, Any] | None] = mapped_column(JSONData)
@@ -235,3 +237,4 @@ class Retraining(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     duration_s: Mapped[float | None] = mapped_column(Float)
+    token: Mapped[str | None] = mapped_column(String(32), unique=True, index=True)  # 0009, as trials.token

@@ -14,9 +14,11 @@ from storage.convert import jsonable, now_utc, study_record
 from storage.engine import Database, _Conflict
 from storage.records import StudyRecord, StudySummary, StudyVersion
 from storage.schema import Epoch, Retraining, Run, Study, Trial, TrialMetric
+from storage.waiting import waits
 
 
 class Studies(Database):
+    @waits()
     def create_or_load_study(
         self,
         name: str,
@@ -81,11 +83,13 @@ class Studies(Database):
             study.settings = settings
             study.budget = budget
 
+    @waits()
     def get_study(self, name: str) -> StudyRecord:
         """The study named `name` (StorageError listing the known names when missing)."""
         with self._session() as s:
             return study_record(self._study(s, name))
 
+    @waits()
     def list_studies(self) -> list[StudySummary]:
         """Every study with trial counts by status and its best complete objective."""
         with self._session() as s:
@@ -122,6 +126,7 @@ class Studies(Database):
                 )
             return out
 
+    @waits()
     def study_versions(self, name: str | None = None) -> dict[str, StudyVersion]:
         """A version of every study (or only `name`: StorageError when missing), from one
         aggregate query over the trials and the study rows, without reading any trial.

@@ -14,6 +14,7 @@ from storage.convert import Metric, metric_tuple, trial_record
 from storage.engine import Database
 from storage.records import TrialRecord
 from storage.schema import DIM_COLUMNS, Epoch, Run, RunArtifact, Trial, TrialMetric
+from storage.waiting import waits
 
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for (CLI start-up)
     import pandas as pd
@@ -37,6 +38,7 @@ class TrialReads(Database):
             out.setdefault(tid, {})[name] = metric_tuple(mean, std, n)
         return out
 
+    @waits()
     def trials(self, study: str, statuses: Iterable[str] | None = None) -> list[TrialRecord]:
         """The trials of `study` (optionally only those statuses), ordered by number."""
         with self._session() as s:
@@ -48,6 +50,7 @@ class TrialReads(Database):
             metrics = self._metrics(s, study_id)
             return [trial_record(t, metrics.get(t.id, {})) for t in trials]
 
+    @waits()
     def epochs(self, study: str, number: int) -> list[dict[str, Any]]:
         """Per-epoch rows of every run of one trial: repeat, seed, epoch, train_loss,
         the validation metrics by name, elapsed_s. NULLs (non-finite values) are NaN."""
@@ -64,6 +67,7 @@ class TrialReads(Database):
             ).all()
         return epoch_rows(rows)
 
+    @waits()
     def epochs_of(self, study: str, statuses: Iterable[str], repeat: int | None = None) -> dict[int, list[dict[str, Any]]]:
         """`epochs` of every trial with one of `statuses` in one query (a resumed study's
         pruner reads them all; a query per trial was 1 s per 1,000 trials): trial number ->
@@ -85,6 +89,7 @@ class TrialReads(Database):
                 by_trial.setdefault(number, []).append(row)
         return {number: epoch_rows(rows) for number, rows in by_trial.items()}
 
+    @waits()
     def objectives(self, study: str, family: str, statuses: Iterable[str]) -> list[tuple[int, int, float]]:
         """(number, params, objective) of the trials of `family` with one of `statuses`, by
         number: the objective is the study metric's mean over the runs, NaN when missing
@@ -106,6 +111,7 @@ class TrialReads(Database):
                          RunArtifact.store, RunArtifact.store_key, RunArtifact.size, RunArtifact.sha256,
                          RunArtifact.removed_at)
 
+    @waits()
     def artifacts(self, study: str, number: int, name: str | None = None) -> list[dict[str, Any]]:
         """Files the runs of one trial produced (optionally only `name`), ordered by
         repeat: dicts with repeat, seed, name, media_type and data (base64 text), or for a
@@ -127,6 +133,7 @@ class TrialReads(Database):
     # Trial numbers per IN (...) list: below SQLite's oldest limit of 999 bound values.
     _IN_CHUNK = 900
 
+    @waits()
     def artifacts_of(self, study: str, numbers: Iterable[int], name: str | None = None) -> dict[int, list[dict[str, Any]]]:
         """`artifacts` of many trials at once (one query per 900 trials, not one per
         trial): trial number -> its artifacts (optionally only `name`), ordered by repeat
@@ -158,6 +165,7 @@ class TrialReads(Database):
                       "note", "error", "device", "started_at", "finished_at", "duration_s")
     _RAW_COLUMNS = ("config", "seeds", "started_at", "finished_at")
 
+    @waits()
     def trials_frame(self, study: str) -> pd.DataFrame:
         """One row per trial; the column contract is in `storage.frames`."""
         from storage.frames import build_frame, gc_paused

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -16,6 +17,7 @@ from storage.convert import dims, finite, jsonable, now_utc, trial_record
 from storage.engine import Database, _Conflict
 from storage.records import TrialRecord
 from storage.schema import Epoch, Run, RunArtifact, Study, Trial, TrialMetric
+from storage.waiting import new_token, waits
 
 INTERRUPTED_NOTE = "interrupted: the process running it stopped"
 # Columns of a stored artifact besides its name (`RunResult.artifacts` values): inline
@@ -25,6 +27,7 @@ _NUMBER_ATTEMPTS = 20
 
 
 class TrialWrites(Database):
+    @waits(once={"token": new_token})
     def add_trial(
         self,
         study: str,
@@ -39,6 +42,7 @@ class TrialWrites(Database):
         owner: str | None = None,
         attempt: int = 0,
         retry_of: int | None = None,
+        token: str | None = None,
     ) -> int:
         """Insert a trial with the study's next free number (0-based) and return it.
 
@@ -46,7 +50,9 @@ class TrialWrites(Database):
         and `attempt` link a retry to the trial it repeats.
 
         Safe across processes: the (study, number) unique constraint refuses a
-        duplicate and the insert is retried with a fresh number.
+        duplicate and the insert is retried with a fresh number. Safe to retry: the row
+        keeps `token` (one per call, made when not given), and a call whose token is
+        stored already returns that trial's number instead of adding another.
         """
         if status not in TRIAL_STATUSES:
             raise StorageError(
@@ -59,13 +65,17 @@ class TrialWrites(Database):
             optuna=jsonable(optuna) if optuna is not None else None,
             note=note, started_at=now if status == "running" else None,
             owner=owner, heartbeat_at=now if owner else None, attempt=int(attempt), retry_of=retry_of,
-            finished_at=now if status == "rejected" else None, **dims(config),
+            finished_at=now if status == "rejected" else None, token=token, **dims(config),
         )
         last: _Conflict | None = None
         for attempt in range(_NUMBER_ATTEMPTS):
             try:
                 with self._session() as s:
                     study_id = self._study_id(s, study)
+                    if token is not None:  # this call's row, committed by a try whose answer was lost
+                        done = s.scalar(select(Trial.number).where(Trial.study_id == study_id, Trial.token == token))
+                        if done is not None:
+                            return int(done)
                     top = s.scalar(
                         select(func.max(Trial.number)).where(Trial.study_id == study_id)
                     )
@@ -81,15 +91,17 @@ class TrialWrites(Database):
             f"after {_NUMBER_ATTEMPTS} tries: {last}"
         )
 
+    @waits(once={"token": new_token})
     def add_rejected(
-        self, study: str, *, family: str, config: dict[str, Any], params: int, reason: str
+        self, study: str, *, family: str, config: dict[str, Any], params: int, reason: str, token: str | None = None
     ) -> int:
         """Record a proposal that was never trained (e.g. over budget); returns its number."""
         return self.add_trial(
             study, family=family, config=config, params=params, seeds=[],
-            status="rejected", note=reason,
+            status="rejected", note=reason, token=token,
         )
 
+    @waits()
     def finish_trial(self, study: str, number: int, result: TrialResult) -> None:
         """Store a trial's result, its metrics, runs and epochs in one transaction.
 
@@ -125,25 +137,35 @@ class TrialWrites(Database):
             )
             add_runs(s, trial.id, result.runs)
 
-    def remove_artifacts(self, study: str, numbers: Iterable[int], name: str) -> list[dict[str, Any]]:
+    @waits(once={"at": now_utc})
+    def remove_artifacts(self, study: str, numbers: Iterable[int], name: str,
+                         at: datetime | None = None) -> list[dict[str, Any]]:
         """Mark the stored artifacts `name` of these trials removed (those not marked yet)
         and return what was marked: dicts with number, repeat, store, store_key. The caller
         deletes the files afterwards: a record never points at a file already gone. Of
-        processes marking the same rows at once, each row is returned to one only."""
+        processes marking the same rows at once, each row is returned to one only.
+
+        The rows are marked removed `at` (one time per call, made when not given): a retry
+        of a call whose first try committed returns the rows that try marked."""
         numbers = sorted({int(n) for n in numbers})
         if not numbers:
             return []
+        now = at or now_utc()
         with self._session() as s:
             study_id = self._study_id(s, study)
             rows = s.execute(
-                select(RunArtifact.id, Trial.number, Run.repeat, RunArtifact.store, RunArtifact.store_key)
+                select(RunArtifact.id, Trial.number, Run.repeat, RunArtifact.store, RunArtifact.store_key,
+                       RunArtifact.removed_at)
                 .join(Run, Run.id == RunArtifact.run_id).join(Trial, Trial.id == Run.trial_id)
                 .where(Trial.study_id == study_id, Trial.number.in_(numbers), RunArtifact.name == name,
-                       RunArtifact.store_key.is_not(None), RunArtifact.removed_at.is_(None),
-                       Run.retraining == 0)  # a retraining's files are kept: the user asked for them
+                       RunArtifact.store_key.is_not(None), Run.retraining == 0,  # a retraining's files stay
+                       RunArtifact.removed_at.is_(None) | (RunArtifact.removed_at == now))
             ).all()
-            out, now = [], now_utc()
-            for artifact_id, number, repeat, store, key in rows:
+            out = []
+            for artifact_id, number, repeat, store, key, removed_at in rows:
+                if removed_at is not None:  # marked by this call's first try
+                    out.append({"number": number, "repeat": repeat, "store": store, "store_key": key})
+                    continue
                 changed = s.execute(
                     update(RunArtifact).where(RunArtifact.id == artifact_id, RunArtifact.removed_at.is_(None))
                     .values(removed_at=now).execution_options(synchronize_session=False)
@@ -152,6 +174,7 @@ class TrialWrites(Database):
                     out.append({"number": number, "repeat": repeat, "store": store, "store_key": key})
             return out
 
+    @waits()
     def interrupt_running(
         self, study: str, orphan: Callable[[TrialRecord], bool] | None = None
     ) -> list[TrialRecord]:
@@ -182,10 +205,12 @@ class TrialWrites(Database):
                     hit.append(t)
             return [trial_record(t, {}) for t in hit]
 
+    @waits()
     def interrupt_trials(self, study: str, numbers: Iterable[int], note: str = INTERRUPTED_NOTE) -> None:
         """Mark these trials interrupted if they are still running (e.g. on Ctrl-C)."""
         self._update_running(study, numbers, {"status": "interrupted", "note": note})
 
+    @waits()
     def heartbeat(self, study: str, numbers: Iterable[int], owner: str) -> None:
         """Refresh the heartbeat of the running trials `owner` runs."""
         self._update_running(study, numbers, {"heartbeat_at": now_utc()}, owner=owner)
@@ -204,6 +229,7 @@ class TrialWrites(Database):
                 where.append(Trial.owner == owner)
             s.execute(update(Trial).where(*where).values(**values))
 
+    @waits()
     def retry_candidates(self, study: str, statuses: Iterable[str], max_attempt: int) -> list[TrialRecord]:
         """Trials with one of `statuses`, `attempt < max_attempt` and no retry yet."""
         with self._session() as s:
@@ -217,6 +243,7 @@ class TrialWrites(Database):
             ).all()
             return [trial_record(t, {}) for t in rows]
 
+    @waits()
     def progress(self, study: str) -> tuple[int, int]:
         """(final, running): finished trials (complete/failed/diverged) that no retry
         supersedes, and trials running now, over every process of the study."""

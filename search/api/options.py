@@ -23,7 +23,7 @@ RUN_OPTIONS: dict[str, Any] = {
     "compile": None, "fuse": None, "device": "auto", "max_train_samples": None, "tokens": None, "data": None,
     "data_dir": None, "task_option": None, "executor": None, "retries": None, "oom_retry": False,
     "ray_address": None, "gpus_per_trial": None, "cpus_per_trial": None, "max_concurrent": None,
-    "trial_timeout": None, "tune_dir": None, "pack": None, "storage": None, "keep": None, "artifacts": None,
+    "trial_timeout": None, "tune_dir": None, "pack": None, "storage": None, "storage_wait": None, "keep": None, "artifacts": None,
     "out": DEFAULT_REPORT_DIR, "no_report": False, "plugin": None,
 }
 

@@ -6,6 +6,7 @@ import argparse
 
 from search.artifacts.location import DEFAULT_KEEP, KEEP
 from search.cli.common import storage_arg
+from core.limits import DEFAULT_STORAGE_WAIT_S
 from search.engine.policies import (
     CORNERS,
     DEFAULT_CORNERS,
@@ -152,6 +153,10 @@ def add_parser(sub) -> None:
                                           "tensorboard --logdir DIR/STUDY shows the trials' curves")
     out = r.add_argument_group("results")
     storage_arg(out)
+    out.add_argument("--storage-wait", type=float, metavar="S",
+                     help="seconds to wait for a database that goes away during the search (a restart, a failover) "
+                          f"before stopping; trials in flight go on training and are recorded when it is back "
+                          f"(default {DEFAULT_STORAGE_WAIT_S:g}; 0: stop at once)")
     out.add_argument("--keep", help=f"whose trained weights are kept: {', '.join(KEEP)} (pareto: the trials on "
                                     f"their family's Pareto front; a trial that falls off it loses its file; "
                                     f"default {DEFAULT_KEEP})")

@@ -60,6 +60,7 @@ from typing import Any, Mapping
 
 from core.budget import parse_budget
 from core.errors import UserError, one_line
+from core.limits import DEFAULT_STORAGE_WAIT_S
 from core.trials import TrainSettings
 from models import FAMILIES
 from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD
@@ -99,6 +100,7 @@ def budgeted_searcher(
     device: str = "auto",
     keep: str = "none",
     artifacts: str | None = None,
+    storage_wait: float = DEFAULT_STORAGE_WAIT_S,
     progress: Any = None,
 ) -> BudgetedSearcher:
     """The product's budgeted searcher for a Tune `Tuner` (`TuneConfig(search_alg=...)`).
@@ -126,7 +128,8 @@ def budgeted_searcher(
       proposed again), `space_file`, `task_options`, `data_dir`, `max_train_samples`,
       `batch_size`, `device`, `keep` (whose weights the product's trainable keeps:
       `none`, the default here, or `pareto` or `all` as with `search run`, in a folder
-      beside a SQLite database) and `artifacts` (where, for another place).
+      beside a SQLite database), `artifacts` (where, for another place) and
+      `storage_wait` (seconds to wait for a database that went away before failing).
     - `progress`: a `search.engine.study.Progress` (default: silent; Tune shows trials).
 
     Everything is checked before the database is written to: TuneInputError (a
@@ -139,9 +142,10 @@ def budgeted_searcher(
                               batch_size, device, keep, artifacts)
         prep = prepare_with_own(spec, space, own)
         _check_weights_store(spec)
+        from search.api.run import storage_wait as checked_wait
         from storage import Store
 
-        store = Store(spec.storage)
+        store = Store(spec.storage, wait_s=checked_wait(storage_wait))
     except TuneInputError:
         raise
     except UserError as e:

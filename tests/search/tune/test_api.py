@@ -93,6 +93,7 @@ BAD = [
     (dict(sampler="nope"), "unknown sampler 'nope'"),
     (dict(trials=0), "--trials and --repeats must be at least 1"),
     (dict(space={"my-mlp": {"width": {"low": 4}}}), "width: a range needs low and high"),
+    (dict(storage_wait=-1), "--storage-wait must be a number of seconds, 0 or more, got -1"),
 ]
 
 
