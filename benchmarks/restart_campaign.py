@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -135,6 +136,7 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--out", help="write the result as JSON here")
     a = p.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill still stops the private server
     out = campaign(a.seeds, a.restarts, a.down, a.trials, a.epochs)
     text = json.dumps(out, indent=1)
     print(text)

@@ -31,7 +31,7 @@ from sqlalchemy.exc import DBAPIError
 from core.errors import StorageUnavailable, one_line
 
 FIRST_PAUSE_S = 0.25  # the first pause before a retry; it doubles up to MAX_PAUSE_S
-MAX_PAUSE_S = 5.0
+MAX_PAUSE_S = 1.0  # a database back is found within a second; a try a second costs it nothing
 # PostgreSQL's SQLSTATEs of a lost or refused connection besides class 08 (connection
 # exception): the server shut down by an administrator, crashed, or is starting up.
 UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})

@@ -46,29 +46,18 @@ def run_guarded(spec: TrialSpec, on_epoch=None) -> TrialResult:
     With `spec.weights`, this process writes each complete run's weights to that store
     (search/artifacts/weights.py) and only their records travel back in the result."""
     import time
-    import traceback
 
     from search.executors.faults import inject
 
     t0 = time.monotonic()
     try:
         inject(spec)
-        from search.plugins import load_plugins
+        _load_plugins([spec])
+        from tasks import run_trial  # imported lazily: torch start-up stays off the CLI's fast paths
 
-        load_plugins(spec.plugins)  # a worker learns the user's families and tasks (no-op where known)
-        from tasks import (
-            run_trial,  # imported lazily: torch start-up stays off the CLI's fast paths
-        )
-
-        keep = None
-        if spec.weights is not None:
-            from search.artifacts.weights import weights_sink
-
-            keep = weights_sink(spec.weights)
-        return run_trial(spec, on_epoch=on_epoch, keep=keep)
+        return run_trial(spec, on_epoch=on_epoch, keep=_weights_keep(spec))
     except Exception as e:
-        return TrialResult(spec.number, "failed", [], time.monotonic() - t0, "unknown", error=one_line(e, with_type=True),
-                           traceback=traceback.format_exc())
+        return _failed(spec, t0, e)
 
 
 def run_guarded_pack(specs: list[TrialSpec], on_epoch: EpochCallback | None = None) -> list[TrialResult]:
@@ -79,34 +68,50 @@ def run_guarded_pack(specs: list[TrialSpec], on_epoch: EpochCallback | None = No
     if len(specs) == 1:
         return [run_guarded(specs[0], None if on_epoch is None else lambda i, r: on_epoch(specs[0], i, r))]
     import time
-    import traceback
 
     from search.executors.faults import inject
 
     t0 = time.monotonic()
-
-    def failed(spec: TrialSpec, e: Exception) -> TrialResult:
-        return TrialResult(spec.number, "failed", [], time.monotonic() - t0, "unknown", error=one_line(e, with_type=True),
-                           traceback=traceback.format_exc())
-
     results: dict[int, TrialResult] = {}
     for i, spec in enumerate(specs):
         try:
             inject(spec)
         except Exception as e:
-            results[i] = failed(spec, e)
+            results[i] = _failed(spec, t0, e)
     rest = [i for i in range(len(specs)) if i not in results]
     try:
-        from search.plugins import load_plugins
-
-        for i in rest:
-            load_plugins(specs[i].plugins)
-        from search.artifacts.weights import weights_sink
+        _load_plugins([specs[i] for i in rest])
         from tasks import run_trials
 
-        trained = run_trials([specs[i] for i in rest], on_epoch=on_epoch,
-                             keep=lambda spec: weights_sink(spec.weights) if spec.weights is not None else None)
+        trained = run_trials([specs[i] for i in rest], on_epoch=on_epoch, keep=_weights_keep)
         results |= dict(zip(rest, trained))
     except Exception as e:
-        results |= {i: failed(specs[i], e) for i in rest}
+        results |= {i: _failed(specs[i], t0, e) for i in rest}
     return [results[i] for i in range(len(specs))]
+
+
+def _load_plugins(specs: list[TrialSpec]) -> None:
+    """A worker learns the user's families and tasks (a no-op where they are known)."""
+    from search.plugins import load_plugins
+
+    for spec in specs:
+        load_plugins(spec.plugins)
+
+
+def _weights_keep(spec: TrialSpec):
+    """Where this process writes the trial's weights (`spec.weights`), None for nowhere."""
+    if spec.weights is None:
+        return None
+    from search.artifacts.weights import weights_sink
+
+    return weights_sink(spec.weights)
+
+
+def _failed(spec: TrialSpec, t0: float, e: Exception) -> TrialResult:
+    """The `failed` result of a trial that raised `e` (call within its `except`: the
+    traceback is the one being handled)."""
+    import time
+    import traceback
+
+    return TrialResult(spec.number, "failed", [], time.monotonic() - t0, "unknown", error=one_line(e, with_type=True),
+                       traceback=traceback.format_exc())

@@ -119,13 +119,22 @@ def _cut_while_running(proc, proxy: CuttingProxy, every_s: float = 1.5, most: in
         cut += 1
 
 
-@pytest.mark.parametrize("executor", ["local", "ray"])
+EXECUTOR_FLAGS = {
+    "local": (),
+    "ray": ("--executor", "ray", "--cpus-per-trial", "1", "--max-concurrent", "2"),
+    "tune": ("--executor", "tune", "--cpus-per-trial", "1", "--max-concurrent", "2"),
+}
+
+
+@pytest.mark.parametrize("executor", list(EXECUTOR_FLAGS))
 def test_nothing_is_lost_or_recorded_twice_over_random_cuts(db, tmp_path, executor):
+    """The search's driver loses its connections again and again (the Ray and Tune workers
+    never touch the database: their trials go on); each write it retries lands once."""
     proxy = CuttingProxy(db.port, p_commit=0.3, max_cuts=20, seed=7).start()
     url = db.url.replace(f":{db.port}/", f":{proxy.port}/")
     study = f"cuts-{executor}-{uuid.uuid4().hex[:8]}"
     trials = 30
-    extra = ("--executor", "ray", "--cpus-per-trial", "1", "--max-concurrent", "2") if executor == "ray" else ()
+    extra = EXECUTOR_FLAGS[executor] + (("--tune-dir", str(tmp_path / "tune")) if executor == "tune" else ())
     try:
         proc = run_subprocess(search_args(url, study, trials, *extra), cwd=tmp_path)
         wait_for(lambda: finished(db.url, study) >= 1 or proc.poll() is not None, timeout=180)
