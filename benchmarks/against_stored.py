@@ -39,6 +39,7 @@ work (`reports.efficiency.fraction_at_work`), and the target read the other way 
 fraction this search had reached at half the base's work, as a share of the base's. `--base-tag TAG` reads the base from
 another run of the same storage (e.g. 40 trials of the default against 60 of an option).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,7 +56,6 @@ from bench_util import fail  # noqa: E402
 from search_efficiency import best_peer, seed_list, seed_ratios, study_frame, trial_work  # noqa: E402
 
 from core.errors import UserError  # noqa: E402
-
 from reports.efficiency import fraction_at, fraction_at_work, fraction_curve, work_to_reach  # noqa: E402
 from storage import Store  # noqa: E402
 
@@ -81,12 +81,21 @@ def main() -> None:
     ap.add_argument("--searches", required=True, help="comma list of that run's --samplers entries")
     ap.add_argument("--seeds", help="seeds to read: N (0 .. N-1) or A-B (default: the stored run's)")
     ap.add_argument("--peer", help="the stored search to reach (default: the stored peer with the best median)")
-    ap.add_argument("--base", help="one of --searches (or of --base-tag's run): each search's hypervolume and work "
-                                   "as a share of its, by seed, and its fraction at each search's work")
-    ap.add_argument("--base-tag", help="the --tag of the run holding --base, when another run of the same storage "
-                                       "(e.g. one with another --trials; default: --tag)")
-    ap.add_argument("--peer-tag", help="the --tag under which --storage holds the peer's studies of the seeds "
-                                       "the stored JSON does not hold (held-out seeds)")
+    ap.add_argument(
+        "--base",
+        help="one of --searches (or of --base-tag's run): each search's hypervolume and work "
+        "as a share of its, by seed, and its fraction at each search's work",
+    )
+    ap.add_argument(
+        "--base-tag",
+        help="the --tag of the run holding --base, when another run of the same storage "
+        "(e.g. one with another --trials; default: --tag)",
+    )
+    ap.add_argument(
+        "--peer-tag",
+        help="the --tag under which --storage holds the peer's studies of the seeds "
+        "the stored JSON does not hold (held-out seeds)",
+    )
     ap.add_argument("--json", help="write the figures here")
     a = ap.parse_args()
     if a.base_tag is not None and a.base is None:
@@ -103,31 +112,41 @@ def main() -> None:
     summary = stored["summary"]
     peer = a.peer or best_peer(summary, list(summary))
     if peer is None or "fractions" not in summary.get(peer, {}):
-        fail(f"no peer to reach in {a.stored}: give --peer, one of {', '.join(k for k in summary if 'fractions' in summary[k])}")
+        fail(
+            f"no peer to reach in {a.stored}: give --peer, one of {', '.join(k for k in summary if 'fractions' in summary[k])}"
+        )
     stored_ids = report.get("seed_ids") or list(range(len(summary[peer]["fractions"])))
     try:
         seeds = seed_list(a.seeds) if a.seeds else stored_ids
     except UserError as e:
         fail(str(e))
-    if a.storage.startswith("sqlite:///") and not Path(a.storage[len("sqlite:///"):]).is_file():
+    if a.storage.startswith("sqlite:///") and not Path(a.storage[len("sqlite:///") :]).is_file():
         fail(f"--storage {a.storage}: no such database")  # Store would create an empty one
     store = Store(a.storage)
     names = {s: [f"eff-{a.tag}-{a.setting}-{s}-{seed}" for seed in seeds] for s in a.searches.split(",")}
     if a.base_tag is not None:  # the base from another run: read first, under its own name
         names = {a.base: [f"eff-{a.base_tag}-{a.setting}-{a.base}-{seed}" for seed in seeds]} | {
-            s: v for s, v in names.items() if s != a.base or a.base_tag == a.tag}
+            s: v for s, v in names.items() if s != a.base or a.base_tag == a.tag
+        }
     held = {s.name for s in store.list_studies()}
     # the peer's own studies of the seeds the stored JSON does not hold (held-out seeds)
-    peer_names = {seed: f"eff-{a.peer_tag}-{a.setting}-{peer}-{seed}" for seed in seeds
-                  if seed not in stored_ids} if a.peer_tag else {}
+    peer_names = (
+        {seed: f"eff-{a.peer_tag}-{a.setting}-{peer}-{seed}" for seed in seeds if seed not in stored_ids}
+        if a.peer_tag
+        else {}
+    )
     missing = [n for ns in [*names.values(), peer_names.values()] for n in ns if n not in held]
     if missing:
-        fail(f"{a.storage} holds no study {missing[0]} ({len(missing)} missing); check --tag, --peer-tag, "
-             "--setting, --searches")
+        fail(
+            f"{a.storage} holds no study {missing[0]} ({len(missing)} missing); check --tag, --peer-tag, "
+            "--setting, --searches"
+        )
     lacking = [seed for seed in seeds if seed not in stored_ids and seed not in peer_names]
     if lacking:
-        fail(f"--stored {a.stored} holds no seed {lacking[0]} of {peer} (it holds {', '.join(map(str, stored_ids))}); "
-             "give --peer-tag, the tag under which --storage holds the peer's studies of the other seeds")
+        fail(
+            f"--stored {a.stored} holds no seed {lacking[0]} of {peer} (it holds {', '.join(map(str, stored_ids))}); "
+            "give --peer-tag, the tag under which --storage holds the peer's studies of the other seeds"
+        )
     ref, best = stored["reference"], stored["best_hypervolume"]
     goals, peer_work = [], []
     for seed in seeds:  # the peer's fraction and work on each seed: stored, or read as the searches are
@@ -139,16 +158,33 @@ def main() -> None:
             i = stored_ids.index(seed)
             goals.append(summary[peer]["fractions"][i])
             peer_work.append(summary[peer]["parameter_epochs"][i])
-    out = {"stored": a.stored, "setting": a.setting, "peer": peer, "seeds": seeds, "peer_fractions": goals,
-           "peer_work": peer_work, "peer_read": sorted(peer_names), "searches": {}}
-    print(f"## {a.setting}, read against {a.stored}: best peer {peer}, median {statistics.median(goals):.3f}, "
-          f"work {statistics.median(peer_work) / 1e6:.1f}M parameter-epochs; seeds {', '.join(map(str, seeds))}"
-          + (f" ({', '.join(map(str, sorted(peer_names)))}: the peer's own studies of tag {a.peer_tag})"
-             if peer_names else ""))
-    print(f"{peer} by seed: {' / '.join(f'{g:.3f}' for g in goals)}; work (M) "
-          f"{' / '.join(f'{w / 1e6:.1f}' for w in peer_work)}")
-    print("| search | fraction by seed | median | worst | @10 trials | work (M parameter-epochs) | work to reach "
-          f"{peer}'s fraction, share of its work: by seed (median) |\n|---|---|---|---|---|---|---|")
+    out = {
+        "stored": a.stored,
+        "setting": a.setting,
+        "peer": peer,
+        "seeds": seeds,
+        "peer_fractions": goals,
+        "peer_work": peer_work,
+        "peer_read": sorted(peer_names),
+        "searches": {},
+    }
+    print(
+        f"## {a.setting}, read against {a.stored}: best peer {peer}, median {statistics.median(goals):.3f}, "
+        f"work {statistics.median(peer_work) / 1e6:.1f}M parameter-epochs; seeds {', '.join(map(str, seeds))}"
+        + (
+            f" ({', '.join(map(str, sorted(peer_names)))}: the peer's own studies of tag {a.peer_tag})"
+            if peer_names
+            else ""
+        )
+    )
+    print(
+        f"{peer} by seed: {' / '.join(f'{g:.3f}' for g in goals)}; work (M) "
+        f"{' / '.join(f'{w / 1e6:.1f}' for w in peer_work)}"
+    )
+    print(
+        "| search | fraction by seed | median | worst | @10 trials | work (M parameter-epochs) | work to reach "
+        f"{peer}'s fraction, share of its work: by seed (median) |\n|---|---|---|---|---|---|---|"
+    )
     paths = {}  # search -> [(curve, work by trial number)] by seed
     for search, studies in names.items():
         fractions, at10, work, reach = [], [], [], []
@@ -160,32 +196,43 @@ def main() -> None:
             at10.append(fraction_at(curve, trials=10))
             work.append(sum(w.values()))
             reach.append(work_to_reach(curve, w, goal) / pw if pw > 0 else math.nan)
-        out["searches"][search] = {"fractions": fractions, "at10": at10, "work": work,
-                                   "reach": [None if math.isinf(v) else v for v in reach]}  # None: never
-        print(f"| {search} | {' / '.join(f'{f:.3f}' for f in fractions)} | {statistics.median(fractions):.3f} | "
-              f"{min(fractions):.3f} | {statistics.median(at10):.3f} | {statistics.median(work) / 1e6:.1f} | "
-              f"{' / '.join(_fmt(v) for v in reach)} ({_fmt(statistics.median(reach))}) |")
+        out["searches"][search] = {
+            "fractions": fractions,
+            "at10": at10,
+            "work": work,
+            "reach": [None if math.isinf(v) else v for v in reach],
+        }  # None: never
+        print(
+            f"| {search} | {' / '.join(f'{f:.3f}' for f in fractions)} | {statistics.median(fractions):.3f} | "
+            f"{min(fractions):.3f} | {statistics.median(at10):.3f} | {statistics.median(work) / 1e6:.1f} | "
+            f"{' / '.join(_fmt(v) for v in reach)} ({_fmt(statistics.median(reach))}) |"
+        )
     store.close()
     if a.base is not None:
         out["base"] = a.base
         base = out["searches"][a.base]
-        print(f"\n| search | hypervolume ratio to {a.base}, by seed | median | worst | work ratio by seed | median | "
-              f"{a.base} with this search's work: fraction median (worst); this search minus it, by seed | "
-              f"this search at half {a.base}'s work, share of {a.base}'s hypervolume: median (worst) |"
-              "\n|---|---|---|---|---|---|---|---|")
+        print(
+            f"\n| search | hypervolume ratio to {a.base}, by seed | median | worst | work ratio by seed | median | "
+            f"{a.base} with this search's work: fraction median (worst); this search minus it, by seed | "
+            f"this search at half {a.base}'s work, share of {a.base}'s hypervolume: median (worst) |"
+            "\n|---|---|---|---|---|---|---|---|"
+        )
         for search, got in out["searches"].items():
             hv, wr = seed_ratios(got["fractions"], base["fractions"]), seed_ratios(got["work"], base["work"])
             # equal compute: what the base had reached when it had spent this search's whole work
             same = [fraction_at_work(c, w, spent) for (c, w), spent in zip(paths[a.base], got["work"])]
             # issue 25's first target read the other way: this search stopped at half the base's work
-            half = seed_ratios([fraction_at_work(c, w, bw / 2) for (c, w), bw in zip(paths[search], base["work"])],
-                               base["fractions"])
+            half = seed_ratios(
+                [fraction_at_work(c, w, bw / 2) for (c, w), bw in zip(paths[search], base["work"])], base["fractions"]
+            )
             got["hv_ratio"], got["work_ratio"], got["base_at_same_work"], got["at_half_base_work"] = hv, wr, same, half
-            print(f"| {search} | {' / '.join(f'{v:.3f}' for v in hv)} | {statistics.median(hv):.3f} | {min(hv):.3f} | "
-                  f"{' / '.join(f'{v:.2f}' for v in wr)} | {statistics.median(wr):.2f} | "
-                  f"{statistics.median(same):.3f} ({min(same):.3f}); "
-                  f"{' / '.join(f'{f - b:+.3f}' for f, b in zip(got['fractions'], same))} | "
-                  f"{statistics.median(half):.3f} ({min(half):.3f}) |")
+            print(
+                f"| {search} | {' / '.join(f'{v:.3f}' for v in hv)} | {statistics.median(hv):.3f} | {min(hv):.3f} | "
+                f"{' / '.join(f'{v:.2f}' for v in wr)} | {statistics.median(wr):.2f} | "
+                f"{statistics.median(same):.3f} ({min(same):.3f}); "
+                f"{' / '.join(f'{f - b:+.3f}' for f, b in zip(got['fractions'], same))} | "
+                f"{statistics.median(half):.3f} ({min(half):.3f}) |"
+            )
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=1))
 

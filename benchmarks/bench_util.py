@@ -1,13 +1,14 @@
 """Small helpers shared by the benchmark scripts (run as `python benchmarks/NAME.py`, so
 this folder is on sys.path and they `import bench_util`)."""
+
 from __future__ import annotations
 
 import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 

@@ -22,6 +22,7 @@ are rejected and 2% of the trials fail. Then, per size:
 
 Run: OMP_NUM_THREADS=1 python benchmarks/big_studies.py [--sizes 1000,10000,100000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,8 +67,13 @@ def draw_config(family: str, rng: random.Random, io: Any) -> tuple[dict[str, Any
     while True:
         d_z = rng.randint(2, 4000)
         d_h = rng.randint(2, 1200) if family == "hourglass" else d_z + rng.randint(0, 400)
-        config = {"fixed_w_in": False, "L": rng.randint(1, 30), "d_z": d_z, "d_h": d_h,
-                  "lr": rng.choice([1e-4, 5e-4, 1e-3, 5e-3])}
+        config = {
+            "fixed_w_in": False,
+            "L": rng.randint(1, 30),
+            "d_z": d_z,
+            "d_h": d_h,
+            "lr": rng.choice([1e-4, 5e-4, 1e-3, 5e-3]),
+        }
         params = count(config, io)
         if params <= BUDGET:
             return config, params
@@ -96,8 +102,14 @@ def planned_trials(n: int, seed: int = 0, seeds: int = 1) -> list[tuple[str, dic
         if rng.random() < 0.03:
             out.append((family, config, params, None))
         elif rng.random() < 0.02:
-            out.append((family, config, params, TrialResult(number, "failed", [], 0.0, "cpu",
-                                                            error="RuntimeError: out of memory")))
+            out.append(
+                (
+                    family,
+                    config,
+                    params,
+                    TrialResult(number, "failed", [], 0.0, "cpu", error="RuntimeError: out of memory"),
+                )
+            )
         else:
             result = executor.run(TrialSpec(STUDY, number, family, config, TASK, tuple(range(seeds))))
             out.append((family, config, params, noisy(result, rng) if seeds > 1 else result))
@@ -105,8 +117,15 @@ def planned_trials(n: int, seed: int = 0, seeds: int = 1) -> list[tuple[str, dic
 
 
 def _create(store: Store, n: int) -> None:
-    store.create_or_load_study(STUDY, task=TASK, families=FAMILIES, metric="psnr", direction="maximize",
-                               budget=BUDGET, settings={"sampler": "tpe", "trials": n})
+    store.create_or_load_study(
+        STUDY,
+        task=TASK,
+        families=FAMILIES,
+        metric="psnr",
+        direction="maximize",
+        budget=BUDGET,
+        settings={"sampler": "tpe", "trials": n},
+    )
 
 
 def write_one_by_one(store: Store, trials: list) -> None:
@@ -116,8 +135,9 @@ def write_one_by_one(store: Store, trials: list) -> None:
         if result is None:
             store.add_rejected(STUDY, family=family, config=config, params=params, reason=REJECTED)
             continue
-        number = store.add_trial(STUDY, family=family, config=config, params=params,
-                                 seeds=[r.seed for r in result.runs] or [0])
+        number = store.add_trial(
+            STUDY, family=family, config=config, params=params, seeds=[r.seed for r in result.runs] or [0]
+        )
         store.finish_trial(STUDY, number, result)
 
 
@@ -134,29 +154,74 @@ def write_in_bulk(store: Store, trials: list, optuna: list[dict[str, Any] | None
         first_trial = (s.scalar(select(func.max(Trial.id))) or 0) + 1
         for number, (family, config, params, result) in enumerate(trials):
             tid = first_trial + number
-            trial = dict(id=tid, study_id=study_id, number=number, family=family, params=int(params),
-                         config=jsonable(config), seeds=[] if result is None else [r.seed for r in result.runs] or [0],
-                         optuna=None if optuna is None or result is None else optuna[number], owner=None,
-                         heartbeat_at=None, attempt=0, retry_of=None, **dims(config),
-                         status="rejected", note=REJECTED, started_at=None, finished_at=now, objective=None,
-                         error=None, traceback=None, device=None, duration_s=None)
+            trial = dict(
+                id=tid,
+                study_id=study_id,
+                number=number,
+                family=family,
+                params=int(params),
+                config=jsonable(config),
+                seeds=[] if result is None else [r.seed for r in result.runs] or [0],
+                optuna=None if optuna is None or result is None else optuna[number],
+                owner=None,
+                heartbeat_at=None,
+                attempt=0,
+                retry_of=None,
+                **dims(config),
+                status="rejected",
+                note=REJECTED,
+                started_at=None,
+                finished_at=now,
+                objective=None,
+                error=None,
+                traceback=None,
+                device=None,
+                duration_s=None,
+            )
             rows[Trial].append(trial)
             if result is None:
                 continue
             aggregate = result.aggregate()
             primary = aggregate.get("psnr")
-            trial.update(status=result.status, note=None, started_at=now, error=result.error,
-                         traceback=result.traceback, device=result.device, duration_s=finite(result.duration_s),
-                         objective=finite(primary[0]) if primary else None)
-            rows[TrialMetric] += [dict(trial_id=tid, name=name, mean=finite(mean), std=finite(std), n=k)
-                                  for name, (mean, std, k) in aggregate.items()]
+            trial.update(
+                status=result.status,
+                note=None,
+                started_at=now,
+                error=result.error,
+                traceback=result.traceback,
+                device=result.device,
+                duration_s=finite(result.duration_s),
+                objective=finite(primary[0]) if primary else None,
+            )
+            rows[TrialMetric] += [
+                dict(trial_id=tid, name=name, mean=finite(mean), std=finite(std), n=k)
+                for name, (mean, std, k) in aggregate.items()
+            ]
             for i, r in enumerate(result.runs):
                 rid = first_run + len(rows[Run])
-                rows[Run].append(dict(id=rid, trial_id=tid, repeat=i, seed=int(r.seed), status=r.status,
-                                      best_epoch=r.best_epoch, metrics=jsonable(r.metrics),
-                                      duration_s=finite(r.duration_s), error=r.error))
-                rows[Epoch] += [dict(run_id=rid, epoch=int(e.epoch), train_loss=finite(e.train_loss),
-                                     metrics=jsonable(e.metrics), elapsed_s=finite(e.elapsed_s)) for e in r.epochs]
+                rows[Run].append(
+                    dict(
+                        id=rid,
+                        trial_id=tid,
+                        repeat=i,
+                        seed=int(r.seed),
+                        status=r.status,
+                        best_epoch=r.best_epoch,
+                        metrics=jsonable(r.metrics),
+                        duration_s=finite(r.duration_s),
+                        error=r.error,
+                    )
+                )
+                rows[Epoch] += [
+                    dict(
+                        run_id=rid,
+                        epoch=int(e.epoch),
+                        train_loss=finite(e.train_loss),
+                        metrics=jsonable(e.metrics),
+                        elapsed_s=finite(e.elapsed_s),
+                    )
+                    for e in r.epochs
+                ]
         for table, values in rows.items():
             if values:
                 s.execute(table.__table__.insert(), values)
@@ -234,8 +299,14 @@ def start_server(db: str, tree: Path = REPO) -> tuple[subprocess.Popen, str]:
     """`search serve` of `db` in its own process, running the code of `tree` (a checkout;
     another one gives a baseline), its request log dropped; its address."""
     env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "search.cli", "serve", "--storage", f"sqlite:///{db}", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=tree)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "search.cli", "serve", "--storage", f"sqlite:///{db}", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=tree,
+    )
     line = proc.stdout.readline()
     m = re.search(r"at (http://\S+/) ", line)
     if m is None:
@@ -244,8 +315,9 @@ def start_server(db: str, tree: Path = REPO) -> tuple[subprocess.Popen, str]:
     return proc, m[1]
 
 
-def serve_figures(db: str, clients: list[int], requests: int, with_writer: bool,
-                  tree: Path = REPO) -> list[tuple[str, dict]]:
+def serve_figures(
+    db: str, clients: list[int], requests: int, with_writer: bool, tree: Path = REPO
+) -> list[tuple[str, dict]]:
     """Latencies of the study page under `clients` concurrent clients, each fetching it
     `requests` times back to back (no pause: the worst case of polling), against
     `search serve` in its own process; the clients are threads of this process."""
@@ -255,16 +327,19 @@ def serve_figures(db: str, clients: list[int], requests: int, with_writer: bool,
     url = base + study_filename(STUDY)
     try:
         t = time.perf_counter()
-        with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept-Encoding": "gzip"}),
-                                    timeout=600) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept-Encoding": "gzip"}), timeout=600) as r:
             r.read()
             etag = r.headers.get("ETag")
         first = 1000 * (time.perf_counter() - t)
         stop = threading.Event()
         if with_writer:
             threading.Thread(target=writer, args=(db, stop, 0.5), daemon=True).start()
-        out = [("first request (builds the page)", {"p50": first, "p95": first, "max": first, "rps": 1000 / first,
-                                                    "bad": 0})]
+        out = [
+            (
+                "first request (builds the page)",
+                {"p50": first, "p95": first, "max": first, "rps": 1000 / first, "bad": 0},
+            )
+        ]
         try:
             for c in clients:
                 out.append((f"{c} clients, plain GET", load(url, c, requests, None)))
@@ -285,12 +360,16 @@ def main() -> None:
     ap.add_argument("--clients", default="16,64")
     ap.add_argument("--requests", type=int, default=10, help="requests per client")
     ap.add_argument("--writer", action="store_true", help="add a trial every 0.5 s while serving")
-    ap.add_argument("--seeds", type=int, default=1,
-                    help="runs per trial, with seed noise (> 1: the verdicts' intervals are drawn)")
+    ap.add_argument(
+        "--seeds", type=int, default=1, help="runs per trial, with seed noise (> 1: the verdicts' intervals are drawn)"
+    )
     ap.add_argument("--no-serve", action="store_true")
     ap.add_argument("--dir", default=None, help="keep the databases here (default: a temporary folder)")
-    ap.add_argument("--server-tree", default=str(REPO),
-                    help="the checkout whose `search serve` is measured (default this one; another gives a baseline)")
+    ap.add_argument(
+        "--server-tree",
+        default=str(REPO),
+        help="the checkout whose `search serve` is measured (default this one; another gives a baseline)",
+    )
     args = ap.parse_args()
     try:
         sizes = [int(s) for s in args.sizes.split(",")]
@@ -299,15 +378,19 @@ def main() -> None:
         fail(f"--sizes and --clients take comma lists of whole numbers, got {args.sizes!r} and {args.clients!r}")
     if min(sizes) < 1 or min(clients) < 1 or args.repeats < 1 or args.requests < 1 or args.seeds < 1:
         fail("sizes, clients, --repeats, --requests and --seeds must be positive")
-    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} "
-          f"(1 min average at start), python {sys.version.split()[0]}, OMP_NUM_THREADS="
-          f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, {args.seeds} run(s) per trial")
+    print(
+        f"machine: {cpu_name()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} "
+        f"(1 min average at start), python {sys.version.split()[0]}, OMP_NUM_THREADS="
+        f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, {args.seeds} run(s) per trial"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.dir or tmp)
         folder.mkdir(parents=True, exist_ok=True)
         dbs: dict[int, str] = {}
-        print("\n| trials | study written (s) | page build (s, median of "
-              f"{args.repeats}) | page size (MB) |\n|---|---|---|---|")
+        print(
+            "\n| trials | study written (s) | page build (s, median of "
+            f"{args.repeats}) | page size (MB) |\n|---|---|---|---|"
+        )
         for n in sizes:
             db = str((folder / (f"big-{n}.db" if args.seeds == 1 else f"big-{n}-s{args.seeds}.db")).resolve())
             if not os.path.exists(db):
@@ -321,20 +404,27 @@ def main() -> None:
             runs = [page_build(store) for _ in range(args.repeats)]
             store.close()
             secs = statistics.median(s for s, _ in runs)
-            print(f"| {n:,} | {written} | {secs:.2f} ({' / '.join(f'{s:.2f}' for s, _ in runs)}) | "
-                  f"{runs[0][1] / 1e6:.2f} |", flush=True)
+            print(
+                f"| {n:,} | {written} | {secs:.2f} ({' / '.join(f'{s:.2f}' for s, _ in runs)}) | "
+                f"{runs[0][1] / 1e6:.2f} |",
+                flush=True,
+            )
         if args.no_serve:
             return
         size = args.serve_size or max(sizes)
         if size not in dbs:
             fail(f"--serve-size {size} is not one of --sizes {args.sizes}")
-        print(f"\n`search serve` of the {size:,}-trial study page, {args.requests} requests per client"
-              f"{', a trial added every 0.5 s' if args.writer else ', the study unchanged'}"
-              f"{'' if Path(args.server_tree) == REPO else f', server code of {args.server_tree}'}:\n")
+        print(
+            f"\n`search serve` of the {size:,}-trial study page, {args.requests} requests per client"
+            f"{', a trial added every 0.5 s' if args.writer else ', the study unchanged'}"
+            f"{'' if Path(args.server_tree) == REPO else f', server code of {args.server_tree}'}:\n"
+        )
         print("| clients | p50 (ms) | p95 (ms) | max (ms) | requests/s | errors |\n|---|---|---|---|---|---|")
         for name, r in serve_figures(dbs[size], clients, args.requests, args.writer, Path(args.server_tree)):
-            print(f"| {name} | {r['p50']:.0f} | {r['p95']:.0f} | {r['max']:.0f} | {r['rps']:.1f} | "
-                  f"{int(r['bad'])} |", flush=True)
+            print(
+                f"| {name} | {r['p50']:.0f} | {r['p95']:.0f} | {r['max']:.0f} | {r['rps']:.1f} | {int(r['bad'])} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

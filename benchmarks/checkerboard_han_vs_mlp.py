@@ -13,6 +13,7 @@ script again on it only re-prints the table (the searches resume with nothing to
     python benchmarks/checkerboard_han_vs_mlp.py [--budget 5K] [--trials 6] [--repeats 3]
         [--epochs 400] [--lrs 1e-3,5e-3] [--out bench-checkerboard]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,10 +31,33 @@ SEARCHES = {"HanNet": "han", "ReLU MLP": "hourglass,conventional"}
 
 def run_search(spaces: str, a: argparse.Namespace, out: Path) -> float:
     study = f"checkerboard-{spaces.replace(',', '-')}"
-    cmd = [sys.executable, "-m", "search.cli", "run", "--space", spaces, "--task", "checkerboard",
-           "--budget", a.budget, "--trials", str(a.trials), "--repeats", str(a.repeats), "--epochs", str(a.epochs),
-           "--space-file", str(out / f"lrs-{spaces.replace(',', '-')}.toml"), "--storage", f"sqlite:///{out / 'bench.db'}",
-           "--study", study, "--seed", str(a.seed), "--no-report"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "search.cli",
+        "run",
+        "--space",
+        spaces,
+        "--task",
+        "checkerboard",
+        "--budget",
+        a.budget,
+        "--trials",
+        str(a.trials),
+        "--repeats",
+        str(a.repeats),
+        "--epochs",
+        str(a.epochs),
+        "--space-file",
+        str(out / f"lrs-{spaces.replace(',', '-')}.toml"),
+        "--storage",
+        f"sqlite:///{out / 'bench.db'}",
+        "--study",
+        study,
+        "--seed",
+        str(a.seed),
+        "--no-report",
+    ]
     t = time.perf_counter()
     subprocess.run(cmd, check=True, cwd=out, env=dict(os.environ, PYTHONPATH=str(REPO)))
     return time.perf_counter() - t
@@ -60,16 +84,22 @@ def main() -> None:
 
     from storage import load_trials
 
-    print(f"\ncheckerboard (81x81 grid, 12x12 board, 25% train), budget {a.budget}, {a.trials} trials x "
-          f"{a.repeats} seeds, {a.epochs} epochs, lr in {{{a.lrs}}}; load at the end {os.getloadavg()[0]:.2f}")
-    print(f"{'search':<10} {'best (by val) config':<44} {'params':>7} {'test acc':>16} {'best test acc':>14} {'time':>7}")
+    print(
+        f"\ncheckerboard (81x81 grid, 12x12 board, 25% train), budget {a.budget}, {a.trials} trials x "
+        f"{a.repeats} seeds, {a.epochs} epochs, lr in {{{a.lrs}}}; load at the end {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        f"{'search':<10} {'best (by val) config':<44} {'params':>7} {'test acc':>16} {'best test acc':>14} {'time':>7}"
+    )
     for name, spaces in SEARCHES.items():
         df = load_trials(f"checkerboard-{spaces.replace(',', '-')}", f"sqlite:///{out / 'bench.db'}")
         done = df[df.status == "complete"]
         best = done.loc[done.val_accuracy.idxmax()]  # the search's objective: mean validation accuracy
         cfg = " ".join(f"{k}={v}" for k, v in best.config.items() if k != "fixed_w_in")
-        print(f"{name:<10} {best.family + ' ' + cfg:<44} {int(best.params):>7} "
-              f"{best.accuracy:>8.3f} ± {best.accuracy_std:.3f} {done.accuracy.max():>14.3f} {seconds[name]:>6.0f}s")
+        print(
+            f"{name:<10} {best.family + ' ' + cfg:<44} {int(best.params):>7} "
+            f"{best.accuracy:>8.3f} ± {best.accuracy_std:.3f} {done.accuracy.max():>14.3f} {seconds[name]:>6.0f}s"
+        )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ one process, so machine load hits all of them alike).
     python benchmarks/diffusion_backbones.py [--device cpu] [--batch 64] [--steps 5]
         [--repeats 5] [--samples 20] [--targets 0.5M,2M] [--depth 7] [--patch 4]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -78,8 +79,9 @@ def sample_time(model, n: int, device, sync) -> float:
     model.eval()
     sync()
     t0 = time.perf_counter()
-    ddim_sample(model, schedule, labels, (n, 1, 28, 28), steps=50, guidance=1.0, null_label=10,
-                generator=g, device=device)
+    ddim_sample(
+        model, schedule, labels, (n, 1, 28, 28), steps=50, guidance=1.0, null_label=10, generator=g, device=device
+    )
     sync()
     model.train()
     return time.perf_counter() - t0
@@ -100,14 +102,22 @@ def main() -> None:
     dev = torch.device(a.device)
     sync = device_sync(dev)
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
-    print(f"torch {torch.__version__}, device {dev} ({name}), threads {torch.get_num_threads()}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, load {os.getloadavg()[0]:.2f}, "
-          f"batch {a.batch}, depth {a.depth}, patch {a.patch}, mlp_ratio {a.mlp_ratio}")
-    print(f"{'target':>7} {'family':<12} {'D':>4} {'params':>9} {'step ms':>8} {'steps/s':>8} {'x uvit':>7} "
-          f"{'img/s':>7} {'x uvit':>7}")
+    print(
+        f"torch {torch.__version__}, device {dev} ({name}), threads {torch.get_num_threads()}, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, load {os.getloadavg()[0]:.2f}, "
+        f"batch {a.batch}, depth {a.depth}, patch {a.patch}, mlp_ratio {a.mlp_ratio}"
+    )
+    print(
+        f"{'target':>7} {'family':<12} {'D':>4} {'params':>9} {'step ms':>8} {'steps/s':>8} {'x uvit':>7} "
+        f"{'img/s':>7} {'x uvit':>7}"
+    )
     g = torch.Generator().manual_seed(0)
-    batch = (torch.randn(a.batch, 1, 28, 28, generator=g), torch.randint(0, 1000, (a.batch,), generator=g).float(),
-             torch.randint(0, 11, (a.batch,), generator=g), torch.randn(a.batch, 1, 28, 28, generator=g))
+    batch = (
+        torch.randn(a.batch, 1, 28, 28, generator=g),
+        torch.randint(0, 1000, (a.batch,), generator=g).float(),
+        torch.randint(0, 11, (a.batch,), generator=g),
+        torch.randn(a.batch, 1, 28, 28, generator=g),
+    )
     batch = tuple(b.to(dev) for b in batch)
     for target in [parse_budget(s) for s in a.targets.split(",")]:
         models, opts, counts, cfgs = {}, {}, {}, {}
@@ -126,9 +136,11 @@ def main() -> None:
         step = {f: statistics.median(v) for f, v in steps.items()}
         ips = {f: a.samples / statistics.median(v) for f, v in samples.items()}
         for f in FAMILIES:
-            print(f"{target / 1e6:>6.1f}M {f:<12} {cfgs[f]['D']:>4} "
-                  f"{counts[f]:>9} {step[f] * 1e3:>8.1f} {1 / step[f]:>8.2f} {step['uvit'] / step[f]:>7.2f} "
-                  f"{ips[f]:>7.1f} {ips[f] / ips['uvit']:>7.2f}")
+            print(
+                f"{target / 1e6:>6.1f}M {f:<12} {cfgs[f]['D']:>4} "
+                f"{counts[f]:>9} {step[f] * 1e3:>8.1f} {1 / step[f]:>8.2f} {step['uvit'] / step[f]:>7.2f} "
+                f"{ips[f]:>7.1f} {ips[f] / ips['uvit']:>7.2f}"
+            )
     print(f"load at the end {os.getloadavg()[0]:.2f}")
 
 

@@ -4,6 +4,7 @@ trials and against summed training seconds; the full grid as one curve.
 
     python benchmarks/efficiency_png.py RESULTS.json SETTING OUT.png
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,21 +43,49 @@ def main() -> None:
         for col, x in ((1, "trials"), (2, "compute_s")):
             top = max(max(c[x]) for c in curves if c[x])
             grid = np.linspace(0, top, 300) if x == "compute_s" else np.arange(1, int(top) + 1)
-            fig.add_trace(go.Scatter(x=grid, y=median_curve(curves, x, grid), mode="lines", name=name,
-                                     legendgroup=name, showlegend=col == 1, line=dict(color=color, dash=dash)),
-                          row=1, col=col)
+            fig.add_trace(
+                go.Scatter(
+                    x=grid,
+                    y=median_curve(curves, x, grid),
+                    mode="lines",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=col == 1,
+                    line=dict(color=color, dash=dash),
+                ),
+                row=1,
+                col=col,
+            )
     fig.update_yaxes(title_text="hypervolume fraction (median over seeds)", range=[0.5, 1.0], row=1, col=1)
     fig.update_yaxes(range=[0.5, 1.0], row=1, col=2)
     fig.update_xaxes(title_text="trials", type="log", row=1, col=1)
     fig.update_xaxes(title_text="summed training seconds", type="log", row=1, col=2)
-    fig.update_layout(width=1000, height=450, title=f"search efficiency: {a.setting}", template="plotly_white",
-                      margin=dict(l=60, r=20, t=60, b=50))
+    fig.update_layout(
+        width=1000,
+        height=450,
+        title=f"search efficiency: {a.setting}",
+        template="plotly_white",
+        margin=dict(l=60, r=20, t=60, b=50),
+    )
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "eff.html"
         fig.write_html(page, include_plotlyjs=True, full_html=True, config={"displayModeBar": False})
-        subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        "--window-size=1020,470", "--virtual-time-budget=8000", f"--screenshot={Path(a.out).resolve()}",
-                        page.as_uri()], check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                "chromium",
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--window-size=1020,470",
+                "--virtual-time-budget=8000",
+                f"--screenshot={Path(a.out).resolve()}",
+                page.as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
     print(a.out)
 
 

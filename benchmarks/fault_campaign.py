@@ -6,6 +6,7 @@ a trial that had completed). Targets: 0 and 0.
 
 Run: python benchmarks/fault_campaign.py [--kills 20] [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,9 +21,24 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-ARGS = ["run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "60K",
-        "--trials", "{trials}", "--epochs", "{epochs}", "--no-report", "--study", "campaign",
-        "--pruner", "none"]  # every trial runs out, so a complete count measures losses
+ARGS = [
+    "run",
+    "--space",
+    "hourglass,conventional",
+    "--task",
+    "digits-denoise",
+    "--budget",
+    "60K",
+    "--trials",
+    "{trials}",
+    "--epochs",
+    "{epochs}",
+    "--no-report",
+    "--study",
+    "campaign",
+    "--pruner",
+    "none",
+]  # every trial runs out, so a complete count measures losses
 
 
 def _complete(db: Path) -> dict[int, tuple]:
@@ -52,8 +68,9 @@ def _wait_for_running(db: Path, proc: subprocess.Popen, timeout: float) -> None:
         time.sleep(0.05)
 
 
-def campaign(workdir: Path, kills: int = 20, trials: int = 30, seed: int = 0, max_wait: float = 4.0,
-             epochs: int = 20) -> dict:
+def campaign(
+    workdir: Path, kills: int = 20, trials: int = 30, seed: int = 0, max_wait: float = 4.0, epochs: int = 20
+) -> dict:
     rng = random.Random(seed)
     db = workdir / "search.db"
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -62,8 +79,13 @@ def campaign(workdir: Path, kills: int = 20, trials: int = 30, seed: int = 0, ma
     killed = 0
     t0 = time.monotonic()
     for i in range(kills):
-        p = subprocess.Popen([sys.executable, "-m", "search.cli", *args], cwd=workdir, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "search.cli", *args],
+            cwd=workdir,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         if i % 2:  # every other kill lands while a trial is running, not during start-up
             _wait_for_running(db, p, timeout=60)
         time.sleep(rng.uniform(0.0 if i % 2 else 0.2, max_wait))
@@ -72,21 +94,30 @@ def campaign(workdir: Path, kills: int = 20, trials: int = 30, seed: int = 0, ma
             killed += 1
         p.wait()
         seen.update(_complete(db))
-    final = subprocess.run([sys.executable, "-m", "search.cli", *args], cwd=workdir, env=env,
-                           capture_output=True, text=True)
+    final = subprocess.run(
+        [sys.executable, "-m", "search.cli", *args], cwd=workdir, env=env, capture_output=True, text=True
+    )
     end = _complete(db)
     con = sqlite3.connect(db)
     numbers = [r[0] for r in con.execute("SELECT number FROM trials")]
     retried_complete = con.execute(
         "SELECT count(*) FROM trials r JOIN trials o ON o.number = r.retry_of AND o.study_id = r.study_id "
-        "WHERE o.status = 'complete'").fetchone()[0]
+        "WHERE o.status = 'complete'"
+    ).fetchone()[0]
     interrupted = con.execute("SELECT count(*) FROM trials WHERE status='interrupted'").fetchone()[0]
     con.close()
     lost = sum(1 for n, row in seen.items() if end.get(n) != row)
     duplicated = (len(numbers) - len(set(numbers))) + retried_complete
-    return {"kills": killed, "final_rc": final.returncode, "complete": len(end), "trials": trials,
-            "lost": lost, "duplicated": duplicated, "interrupted": interrupted,
-            "seconds": time.monotonic() - t0}
+    return {
+        "kills": killed,
+        "final_rc": final.returncode,
+        "complete": len(end),
+        "trials": trials,
+        "lost": lost,
+        "duplicated": duplicated,
+        "interrupted": interrupted,
+        "seconds": time.monotonic() - t0,
+    }
 
 
 def main() -> None:
@@ -100,8 +131,10 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     print("| runs killed | trials | complete at the end | interrupted (re-run) | lost | duplicated | wall s |")
     print("|---|---|---|---|---|---|---|")
-    print(f"| {r['kills']} | {r['trials']} | {r['complete']} | {r['interrupted']} | {r['lost']} | "
-          f"{r['duplicated']} | {r['seconds']:.0f} |")
+    print(
+        f"| {r['kills']} | {r['trials']} | {r['complete']} | {r['interrupted']} | {r['lost']} | "
+        f"{r['duplicated']} | {r['seconds']:.0f} |"
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 
     python benchmarks/front_png.py STUDY OUT.png [--storage URL] [--title TEXT]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,9 +35,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "front.html"
         fig.write_html(page, include_plotlyjs=True, full_html=True, config={"displayModeBar": False})
-        subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        "--window-size=920,520", "--virtual-time-budget=8000", f"--screenshot={Path(a.out).resolve()}",
-                        page.as_uri()], check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                "chromium",
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--window-size=920,520",
+                "--virtual-time-budget=8000",
+                f"--screenshot={Path(a.out).resolve()}",
+                page.as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
     print(a.out)
 
 

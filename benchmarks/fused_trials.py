@@ -25,6 +25,7 @@ Three measurements, each against its baseline in the same command:
 Every command runs in a fresh process with OMP_NUM_THREADS=--threads (1 by default) and
 its own SQLite file; the JSON of each part goes to --out.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -84,6 +85,7 @@ def step_times(ks: list[int], repeats: int, threads: int) -> list[dict]:
             opt.zero_grad(set_to_none=True)
             torch.nn.functional.mse_loss(model(x1), x1).backward()
             opt.step()
+
         return median_ms(step)
 
     def fused_ms(configs: list[dict]) -> float:
@@ -97,25 +99,43 @@ def step_times(ks: list[int], repeats: int, threads: int) -> list[dict]:
             out = fused(x)
             torch.stack([torch.nn.functional.mse_loss(out[j], x[j]) for j in range(k)]).sum().backward()
             opt.step(torch.ones(k))
+
         return median_ms(step)
 
     rng = random.Random(0)
     rows = []
-    shapes = {"small (d_z 96, d_h 8, L 3)": {"d_z": 96, "d_h": 8, "L": 3},
-              "deep (d_z 190, d_h 5, L 40)": {"d_z": 190, "d_h": 5, "L": 40}}
+    shapes = {
+        "small (d_z 96, d_h 8, L 3)": {"d_z": 96, "d_h": 8, "L": 3},
+        "deep (d_z 190, d_h 5, L 40)": {"d_z": 190, "d_h": 5, "L": 40},
+    }
     for name, config in shapes.items():
         one = alone_ms(config)
         for k in ks:
             fused = fused_ms([config] * k)
-            rows.append({"pack": "identical", "shape": name, "k": k, "alone_ms": round(one * k, 2),
-                         "fused_ms": round(fused, 2), "speedup": round(one * k / fused, 2)})
+            rows.append(
+                {
+                    "pack": "identical",
+                    "shape": name,
+                    "k": k,
+                    "alone_ms": round(one * k, 2),
+                    "fused_ms": round(fused, 2),
+                    "speedup": round(one * k / fused, 2),
+                }
+            )
             print(rows[-1], flush=True)
     for k in [k for k in ks if k > 1]:
         configs = [{"d_z": rng.randint(65, 190), "d_h": rng.randint(4, 12), "L": rng.randint(1, 40)} for _ in range(k)]
         alone = sum(alone_ms(c) for c in configs)
         fused = fused_ms(configs)
-        rows.append({"pack": "different (d_z 65-190, d_h 4-12, L 1-40)", "k": k, "alone_ms": round(alone, 2),
-                     "fused_ms": round(fused, 2), "speedup": round(alone / fused, 2)})
+        rows.append(
+            {
+                "pack": "different (d_z 65-190, d_h 4-12, L 1-40)",
+                "k": k,
+                "alone_ms": round(alone, 2),
+                "fused_ms": round(fused, 2),
+                "speedup": round(alone / fused, 2),
+            }
+        )
         print(rows[-1], flush=True)
     return rows
 
@@ -141,6 +161,7 @@ def profile(k: int, threads: int) -> dict:
             opt.zero_grad()
             (fused(x) - x).square().flatten(1).mean(1).sum().backward()
             opt.step(torch.ones(k))
+
         for _ in range(3):
             step()
         with torch_profile() as prof:
@@ -149,8 +170,10 @@ def profile(k: int, threads: int) -> dict:
         table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10)
         print(f"{name} shape {config}, pack of {k}:\n{table}", flush=True)
         total = sum(e.self_cpu_time_total for e in prof.key_averages())
-        out[name] = {e.key: round(e.self_cpu_time_total / total, 3)
-                     for e in sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:10]}
+        out[name] = {
+            e.key: round(e.self_cpu_time_total / total, 3)
+            for e in sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:10]
+        }
     return out
 
 
@@ -158,9 +181,24 @@ def profile(k: int, threads: int) -> dict:
 def run_search(args: list[str], threads: int, folder: Path) -> float:
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "search.cli", "run", *args, "--no-report", "--storage",
-                        f"sqlite:///{folder / 'search.db'}", "--artifacts", str(folder / "weights")],
-                       cwd=folder, env=env, capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "search.cli",
+            "run",
+            *args,
+            "--no-report",
+            "--storage",
+            f"sqlite:///{folder / 'search.db'}",
+            "--artifacts",
+            str(folder / "weights"),
+        ],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - t
     if p.returncode != 0:
         raise SystemExit(f"search run {' '.join(args)} failed: {p.stderr.strip()[-500:]}")
@@ -173,7 +211,7 @@ def arms_in_turn(arms: dict[str, list[str]], seeds: int, threads: int, base: lis
     names = list(arms)
     root = Path(tempfile.mkdtemp(prefix="fused-"))
     for seed in range(seeds):
-        order = names[seed % len(names):] + names[: seed % len(names)]
+        order = names[seed % len(names) :] + names[: seed % len(names)]
         for arm in order:
             folder = root / f"{arm}-{seed}"
             folder.mkdir()
@@ -184,14 +222,25 @@ def arms_in_turn(arms: dict[str, list[str]], seeds: int, threads: int, base: lis
 
 
 def repeats_part(setting: str, seeds: int, threads: int) -> dict:
-    arms = {"repeats 1": ["--repeats", "1"], "repeats 3 fused": ["--repeats", "3"],
-            "repeats 3 alone": ["--repeats", "3", "--fuse", "off"]}
+    arms = {
+        "repeats 1": ["--repeats", "1"],
+        "repeats 3 fused": ["--repeats", "3"],
+        "repeats 3 alone": ["--repeats", "3", "--fuse", "off"],
+    }
     runs = arms_in_turn(arms, seeds, threads, SETTINGS[setting])
     med = {a: statistics.median(r["seconds"] for r in rs) for a, rs in runs.items()}
-    ratios = {a: [round(r["seconds"] / base["seconds"], 3) for r, base in zip(rs, runs["repeats 1"])]
-              for a, rs in runs.items()}
-    return {"setting": setting, "command": SETTINGS[setting], "runs": runs, "median_s": med,
-            "ratio_to_repeats_1": {a: statistics.median(v) for a, v in ratios.items()}, "ratios": ratios}
+    ratios = {
+        a: [round(r["seconds"] / base["seconds"], 3) for r, base in zip(rs, runs["repeats 1"])]
+        for a, rs in runs.items()
+    }
+    return {
+        "setting": setting,
+        "command": SETTINGS[setting],
+        "runs": runs,
+        "median_s": med,
+        "ratio_to_repeats_1": {a: statistics.median(v) for a, v in ratios.items()},
+        "ratios": ratios,
+    }
 
 
 def front_hypervolume(db: str, reference, metric: str, direction: str) -> float:
@@ -218,15 +267,31 @@ def pack_part(setting: str, seeds: int, threads: int, k: int) -> dict:
     shares = []
     for seed in range(seeds):
         frames = [load_trials("s", f"sqlite:///{runs[a][seed]['db']}") for a in arms]
-        both = np.concatenate([np.column_stack([np.log10(f[f.status == "complete"].params.to_numpy(float)),
-                                                f[f.status == "complete"][metric].to_numpy(float)]) for f in frames])
+        both = np.concatenate(
+            [
+                np.column_stack(
+                    [
+                        np.log10(f[f.status == "complete"].params.to_numpy(float)),
+                        f[f.status == "complete"][metric].to_numpy(float),
+                    ]
+                )
+                for f in frames
+            ]
+        )
         reference = default_reference(both, ["minimize", direction])
         hv = {a: front_hypervolume(runs[a][seed]["db"], reference, metric, direction) for a in arms}
         shares.append(hv[f"pack {k}"] / hv["pack 1"])
     wall = [p["seconds"] / b["seconds"] for p, b in zip(runs[f"pack {k}"], runs["pack 1"])]
-    return {"setting": setting, "k": k, "command": SETTINGS[setting], "runs": runs,
-            "wall_ratio": [round(w, 3) for w in wall], "median_wall_ratio": statistics.median(wall),
-            "hypervolume_ratio": [round(s, 4) for s in shares], "median_hypervolume_ratio": statistics.median(shares)}
+    return {
+        "setting": setting,
+        "k": k,
+        "command": SETTINGS[setting],
+        "runs": runs,
+        "wall_ratio": [round(w, 3) for w in wall],
+        "median_wall_ratio": statistics.median(wall),
+        "hypervolume_ratio": [round(s, 4) for s in shares],
+        "median_hypervolume_ratio": statistics.median(shares),
+    }
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ milliseconds per iteration and the ratio Han / Linear (below 1: the Han layer is
 
 Run with OMP_NUM_THREADS set; the load average is printed so a disturbed run shows.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,10 @@ def main() -> None:
     a = p.parse_args()
     dev = torch.device(a.device)
     sync = device_sync(dev)
-    print(f"torch {torch.__version__}, device {dev}, threads {torch.get_num_threads()}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, load {os.getloadavg()[0]:.2f}, batch {a.batch}")
+    print(
+        f"torch {torch.__version__}, device {dev}, threads {torch.get_num_threads()}, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, load {os.getloadavg()[0]:.2f}, batch {a.batch}"
+    )
     print(f"{'d':>6} {'han ms':>9} {'linear ms':>10} {'han/linear':>11} {'han params':>11} {'linear params':>14}")
     torch.manual_seed(0)
     for d in (int(v) for v in a.dims.split(",")):

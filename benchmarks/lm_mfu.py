@@ -18,6 +18,7 @@ timed beside it as what the chip reaches here.
     python benchmarks/lm_mfu.py --device cuda [--data-dir ../shared/data] [--d-model 1024,2048]
         [--layers 4] [--context 512] [--batch 32] [--steps 20] [--repeats 2] [--compile off,on]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,13 @@ DATASHEET_PEAK_TFLOPS = {"H100": 989.4, "H200": 989.4}  # dense bf16, SXM
 
 def lm_config(d_model: int, layers: int) -> dict[str, int]:
     """Llama's shape: head size 128, d_h = 8/3 d_model rounded up to a multiple of 64."""
-    return {"d_model": d_model, "L": layers, "K": 1, "d_h": -(-8 * d_model // 3 // 64) * 64,
-            "n_heads": max(1, d_model // 128)}
+    return {
+        "d_model": d_model,
+        "L": layers,
+        "K": 1,
+        "d_h": -(-8 * d_model // 3 // 64) * 64,
+        "n_heads": max(1, d_model // 128),
+    }
 
 
 def flops_per_token(config: dict[str, int], io, context: int) -> tuple[float, int]:
@@ -54,9 +60,17 @@ def flops_per_token(config: dict[str, int], io, context: int) -> tuple[float, in
 
 def steady_rate(config, context, batch, steps, compiled, device, data_dir) -> float:
     """Tokens/s of one trial between its first and its fifth evaluation."""
-    spec = TrialSpec("mfu", 0, "transformer", {**config, "lr": 3e-4}, "lm-shakespeare", (0,),
-                     TrainSettings(epochs=5, batch_size=batch, tokens=5 * steps * batch * context, device=device),
-                     data_dir=data_dir, task_options={"context": context, "compile": compiled})
+    spec = TrialSpec(
+        "mfu",
+        0,
+        "transformer",
+        {**config, "lr": 3e-4},
+        "lm-shakespeare",
+        (0,),
+        TrainSettings(epochs=5, batch_size=batch, tokens=5 * steps * batch * context, device=device),
+        data_dir=data_dir,
+        task_options={"context": context, "compile": compiled},
+    )
     result = tasks.run_trial(spec)
     if result.status != "complete":
         raise SystemExit(f"trial {config} compile={compiled} {result.status}: {result.error}\n{result.traceback}")
@@ -93,9 +107,14 @@ def main(argv: list[str] | None = None) -> None:
     peak = args.peak_tflops or next((v for k, v in DATASHEET_PEAK_TFLOPS.items() if k in label), None)
     measured = matmul_tflops(device) if device.type == "cuda" else None
     io = tasks.get_task("lm-shakespeare", {"context": args.context}).io()
-    print(f"device {label}, torch {torch.__version__}; datasheet bf16 peak {peak} TFLOP/s"
-          + (f", 8192^3 bf16 matmul here {measured:.0f} TFLOP/s" if measured else ""), flush=True)
-    print("| d_model | L | params in matmuls | compile | tokens/s (median) | per repeat | model TFLOP/s | MFU (datasheet) | MFU (matmul here) |")
+    print(
+        f"device {label}, torch {torch.__version__}; datasheet bf16 peak {peak} TFLOP/s"
+        + (f", 8192^3 bf16 matmul here {measured:.0f} TFLOP/s" if measured else ""),
+        flush=True,
+    )
+    print(
+        "| d_model | L | params in matmuls | compile | tokens/s (median) | per repeat | model TFLOP/s | MFU (datasheet) | MFU (matmul here) |"
+    )
     print("|---:|---:|---:|---|---:|---|---:|---:|---:|", flush=True)
     rows = []
     for d in (int(v) for v in args.d_model.split(",")):
@@ -103,21 +122,46 @@ def main(argv: list[str] | None = None) -> None:
         fpt, n = flops_per_token(config, io, args.context)
         for mode in args.compile.split(","):
             compiled = mode == "on"
-            rates = [steady_rate(config, args.context, args.batch, args.steps, compiled, args.device, args.data_dir)
-                     for _ in range(args.repeats)]
+            rates = [
+                steady_rate(config, args.context, args.batch, args.steps, compiled, args.device, args.data_dir)
+                for _ in range(args.repeats)
+            ]
             rate = statistics.median(rates)
             tflops = rate * fpt / 1e12
             mfu = tflops / peak if peak else float("nan")
             mfu_here = tflops / measured if measured else float("nan")
-            rows.append({"d_model": d, "config": config, "params_in_matmuls": n, "compile": compiled,
-                         "tokens_per_s": rates, "median": rate, "model_tflops": tflops, "mfu": mfu,
-                         "mfu_vs_matmul": mfu_here})
-            print(f"| {d} | {args.layers} | {n / 1e6:.0f}M | {mode} | {rate:,.0f} | "
-                  f"{', '.join(f'{v:,.0f}' for v in rates)} | {tflops:.0f} | {mfu:.1%} | {mfu_here:.1%} |", flush=True)
+            rows.append(
+                {
+                    "d_model": d,
+                    "config": config,
+                    "params_in_matmuls": n,
+                    "compile": compiled,
+                    "tokens_per_s": rates,
+                    "median": rate,
+                    "model_tflops": tflops,
+                    "mfu": mfu,
+                    "mfu_vs_matmul": mfu_here,
+                }
+            )
+            print(
+                f"| {d} | {args.layers} | {n / 1e6:.0f}M | {mode} | {rate:,.0f} | "
+                f"{', '.join(f'{v:,.0f}' for v in rates)} | {tflops:.0f} | {mfu:.1%} | {mfu_here:.1%} |",
+                flush=True,
+            )
     if args.json:
-        write_json(args.json, {"device": label, "torch": torch.__version__, "peak_tflops": peak,
-                               "matmul_tflops": measured, "context": args.context, "batch": args.batch,
-                               "steps_between_evaluations": args.steps, "rows": rows})
+        write_json(
+            args.json,
+            {
+                "device": label,
+                "torch": torch.__version__,
+                "peak_tflops": peak,
+                "matmul_tflops": measured,
+                "context": args.context,
+                "batch": args.batch,
+                "steps_between_evaluations": args.steps,
+                "rows": rows,
+            },
+        )
 
 
 if __name__ == "__main__":

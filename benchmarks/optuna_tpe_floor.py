@@ -8,6 +8,7 @@ mean ms per trial is the floor that our orchestration overhead sits on.
 
     OMP_NUM_THREADS=1 python benchmarks/optuna_tpe_floor.py [--trials 200] [--rounds 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,8 +58,10 @@ def main() -> None:
     a = ap.parse_args()
     import optuna
 
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, python "
-          f"{platform.python_version()}, optuna {optuna.__version__}, load {os.getloadavg()[0]:.2f}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, python "
+        f"{platform.python_version()}, optuna {optuna.__version__}, load {os.getloadavg()[0]:.2f}"
+    )
     ms = {s: [1000 * one(s, a.trials, r) for r in range(a.rounds)] for s in a.samplers.split(",")}
     print("| sampler | trials | bare Optuna ms per trial (rounds) | median |\n|---|---|---|---|")
     for s, v in ms.items():

@@ -25,6 +25,7 @@ Rounds alternate ours and bare (a fresh copy of the past for each of ours); medi
 
     OMP_NUM_THREADS=1 python benchmarks/orchestration_at_size.py [--sizes 1000,10000] [--window 20] [--rounds 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,16 +58,25 @@ SEED = 0
 
 
 def spec_for(n: int) -> RunSpec:
-    return RunSpec(spaces=FAMILIES, task="mnist-denoise", budget=80_000_000, trials=n, sampler="tpe",
-                   executor="instant", study=STUDY, seed=SEED)
+    return RunSpec(
+        spaces=FAMILIES,
+        task="mnist-denoise",
+        budget=80_000_000,
+        trials=n,
+        sampler="tpe",
+        executor="instant",
+        study=STUDY,
+        seed=SEED,
+    )
 
 
 def past_trials(n: int) -> tuple[list, list[dict[str, Any] | None]]:
     """`n` proposals of the product's proposer (random sampler), with their instant results
     and sampler records: (family, config, params, result or None if rejected), records."""
     prep = prepare(spec_for(n))
-    proposer = make_proposer("random", prep.spaces, prep.io, prep.spec.budget, prep.count,
-                             direction=prep.task.direction, seed=SEED, trials=n)
+    proposer = make_proposer(
+        "random", prep.spaces, prep.io, prep.spec.budget, prep.count, direction=prep.task.direction, seed=SEED, trials=n
+    )
     executor = InstantExecutor()
     trials, records = [], []
     for number in range(n):
@@ -107,7 +117,10 @@ def ours(db: str, n: int, window: int) -> tuple[float, float]:
     t0 = time.perf_counter()
     out = run_study(spec_for(n + window), store, clock)
     store.close()
-    assert out.ran == window and len(clock.finished) == window and clock.started is not None, (out.ran, len(clock.finished))
+    assert out.ran == window and len(clock.finished) == window and clock.started is not None, (
+        out.ran,
+        len(clock.finished),
+    )
     return clock.started - t0, 1000 * (clock.finished[-1] - clock.started) / window
 
 
@@ -135,8 +148,7 @@ def widest(seen: dict[str, Any], dists: dict[str, Any]) -> dict[str, Any]:
 def bare(trials: list, records: list, window: int) -> tuple[float, float]:
     """(seconds to give Optuna the past, ms per trial over the window) of a bare Optuna study."""
     import optuna
-    from optuna.distributions import (CategoricalDistribution, FloatDistribution, IntDistribution,
-                                      json_to_distribution)
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution, json_to_distribution
     from optuna.trial import TrialState, create_trial
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -149,13 +161,19 @@ def bare(trials: list, records: list, window: int) -> tuple[float, float]:
         template[family] = widest(template.get(family, {}), dists)
         v = result.aggregate().get("val_psnr", (None,))[0] if result.status == "complete" else None
         ok = v is not None and math.isfinite(v)
-        past.append(create_trial(params=rec["params"], distributions=dists,
-                                 values=[float(params), v] if ok else None,
-                                 state=TrialState.COMPLETE if ok else TrialState.FAIL))
+        past.append(
+            create_trial(
+                params=rec["params"],
+                distributions=dists,
+                values=[float(params), v] if ok else None,
+                state=TrialState.COMPLETE if ok else TrialState.FAIL,
+            )
+        )
         if ok:
             values.append([float(params), v])
-    study = optuna.create_study(directions=["minimize", "maximize"],
-                                sampler=_tpe(SEED * 100_003 + len(past), len(past) + window))
+    study = optuna.create_study(
+        directions=["minimize", "maximize"], sampler=_tpe(SEED * 100_003 + len(past), len(past) + window)
+    )
     study.add_trials(past)
     start = time.perf_counter() - t0
     turns = {f: sum(t[0] == f for t in trials if t[3] is not None) for f in FAMILIES}
@@ -191,9 +209,11 @@ def main() -> None:
         fail("--sizes, --window and --rounds must be positive")
     if "instant" not in EXECUTORS:
         EXECUTORS.add("instant", InstantExecutor)
-    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} (1 min average at "
-          f"start), python {sys.version.split()[0]}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
-          f"window {args.window} trials, {args.rounds} alternating rounds")
+    print(
+        f"machine: {cpu_name()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} (1 min average at "
+        f"start), python {sys.version.split()[0]}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
+        f"window {args.window} trials, {args.rounds} alternating rounds"
+    )
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
@@ -211,17 +231,23 @@ def main() -> None:
                 o.append(ours(db, n, args.window))
                 b.append(bare(trials, records, args.window))
                 os.remove(db)
-                print(f"  size {n:,} round {r + 1}: ours {o[-1][1]:.1f} ms/trial (start {o[-1][0]:.2f} s), "
-                      f"bare {b[-1][1]:.1f} ms/trial (start {b[-1][0]:.2f} s), load {os.getloadavg()[0]:.2f}",
-                      flush=True)
+                print(
+                    f"  size {n:,} round {r + 1}: ours {o[-1][1]:.1f} ms/trial (start {o[-1][0]:.2f} s), "
+                    f"bare {b[-1][1]:.1f} ms/trial (start {b[-1][0]:.2f} s), load {os.getloadavg()[0]:.2f}",
+                    flush=True,
+                )
             rows.append((n, made, o, b))
-    print("\n| trials in the study | ours ms per trial (rounds) | bare Optuna ms per trial (rounds) | ours / bare "
-          "| ours start: load + replay (s) | bare: past given (s) |\n|---|---|---|---|---|---|")
+    print(
+        "\n| trials in the study | ours ms per trial (rounds) | bare Optuna ms per trial (rounds) | ours / bare "
+        "| ours start: load + replay (s) | bare: past given (s) |\n|---|---|---|---|---|---|"
+    )
     for n, _, o, b in rows:
         mo, mb = statistics.median(x[1] for x in o), statistics.median(x[1] for x in b)
-        print(f"| {n:,} | {mo:.1f} ({' / '.join(f'{x[1]:.1f}' for x in o)}) | "
-              f"{mb:.1f} ({' / '.join(f'{x[1]:.1f}' for x in b)}) | {mo / mb:.2f} | "
-              f"{statistics.median(x[0] for x in o):.2f} | {statistics.median(x[0] for x in b):.2f} |")
+        print(
+            f"| {n:,} | {mo:.1f} ({' / '.join(f'{x[1]:.1f}' for x in o)}) | "
+            f"{mb:.1f} ({' / '.join(f'{x[1]:.1f}' for x in b)}) | {mo / mb:.2f} | "
+            f"{statistics.median(x[0] for x in o):.2f} | {statistics.median(x[0] for x in b):.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ sampling), the exact parameter count, storing the trial as running, storing its 
 instant stand-in executor whose metric is a deterministic function of the config, so the
 figure is pure overhead. Run: python benchmarks/orchestration_overhead.py [--trials 200]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,12 +18,12 @@ import tempfile
 import time
 
 import torch
-
 from bench_util import Quiet
+
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
-from search.executors import EXECUTORS, LocalExecutor
 from search.engine.specs import RunSpec
 from search.engine.study import run_study
+from search.executors import EXECUTORS, LocalExecutor
 from storage import Store
 
 
@@ -34,8 +35,10 @@ class InstantExecutor(LocalExecutor):
         c = spec.config
         psnr = 10 + 3 * math.log(c["d_z"] * c["d_h"] * c["L"])
         epochs = [EpochRecord(e, 0.01 / e, {"psnr": psnr - 1 / e, "ssim": 0.9}, 0.001 * e) for e in range(1, 4)]
-        runs = [RunResult(s, "complete", {"psnr": psnr, "ssim": 0.9, "val_psnr": psnr, "val_ssim": 0.9}, 3, epochs, 0.0)
-                for s in spec.seeds]
+        runs = [
+            RunResult(s, "complete", {"psnr": psnr, "ssim": 0.9, "val_psnr": psnr, "val_ssim": 0.9}, 3, epochs, 0.0)
+            for s in spec.seeds
+        ]
         return TrialResult(spec.number, "complete", runs, 0.0, "cpu")
 
 
@@ -43,8 +46,16 @@ def one(sampler: str, spread: str, trials: int) -> float:
     """Seconds per trial of one study of `trials` instant trials."""
     with tempfile.TemporaryDirectory() as d:
         store = Store(f"sqlite:///{d}/bench.db")
-        spec = RunSpec(spaces=("hourglass", "conventional"), task="mnist-denoise", budget=80_000_000,
-                       trials=trials, sampler=sampler, spread=spread, executor="instant", study="bench")
+        spec = RunSpec(
+            spaces=("hourglass", "conventional"),
+            task="mnist-denoise",
+            budget=80_000_000,
+            trials=trials,
+            sampler=sampler,
+            spread=spread,
+            executor="instant",
+            study="bench",
+        )
         t0 = time.perf_counter()
         out = run_study(spec, store, Quiet())
         dt = time.perf_counter() - t0
@@ -62,8 +73,10 @@ def main() -> None:
     args = ap.parse_args()
     if "instant" not in EXECUTORS:
         EXECUTORS.add("instant", InstantExecutor)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"python {platform.python_version()}, torch {torch.__version__}, load {os.getloadavg()[0]:.2f}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"python {platform.python_version()}, torch {torch.__version__}, load {os.getloadavg()[0]:.2f}"
+    )
     samplers, spreads = args.samplers.split(","), args.spreads.split(",")
     ms: dict[tuple[str, str], list[float]] = {(a, b): [] for a in samplers for b in spreads}
     for _ in range(args.rounds):
@@ -72,8 +85,10 @@ def main() -> None:
                 ms[sampler, spread].append(1000 * one(sampler, spread, args.trials))
     print("| sampler | spread | trials | ms per trial (rounds) | median |\n|---|---|---|---|---|")
     for (sampler, spread), v in ms.items():
-        print(f"| {sampler} | {spread} | {args.trials} | {' / '.join(f'{x:.1f}' for x in v)} | "
-              f"{statistics.median(v):.1f} |")
+        print(
+            f"| {sampler} | {spread} | {args.trials} | {' / '.join(f'{x:.1f}' for x in v)} | "
+            f"{statistics.median(v):.1f} |"
+        )
     if len(spreads) > 1:
         for sampler in samplers:
             base = statistics.median(ms[sampler, spreads[-1]])

@@ -20,6 +20,7 @@ it without changing the ranges' scale. A trial that fails in training is marked 
 
 Ax is not a dependency of the product: `pip install -e '.[peers]'`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -28,8 +29,8 @@ import warnings
 
 from ax import ChoiceParameterConfig, Client, RangeParameterConfig
 from ax.utils.common.logger import set_stderr_log_level
-
 from peer_space import PeerSpace
+
 from search.engine.proposers import Proposal, Proposer, Rejection
 from search.spaces import Dim
 
@@ -40,11 +41,17 @@ def parameter(name: str, dim: Dim) -> RangeParameterConfig | ChoiceParameterConf
     """Ax's config of one searched dim: its range (log scale, step) or its choices."""
     if dim.kind == "choice":
         kind = {bool: "bool", int: "int", float: "float", str: "str"}[type(dim.choices[0])]
-        return ChoiceParameterConfig(name, values=list(dim.choices), parameter_type=kind,
-                                     is_ordered=kind in ("int", "float"))
+        return ChoiceParameterConfig(
+            name, values=list(dim.choices), parameter_type=kind, is_ordered=kind in ("int", "float")
+        )
     cast = int if dim.kind == "int" else float
-    return RangeParameterConfig(name, bounds=(cast(dim.low), cast(dim.high)), parameter_type=dim.kind,
-                                step_size=dim.step if dim.step > 1 else None, scaling="log" if dim.log else "linear")
+    return RangeParameterConfig(
+        name,
+        bounds=(cast(dim.low), cast(dim.high)),
+        parameter_type=dim.kind,
+        step_size=dim.step if dim.step > 1 else None,
+        scaling="log" if dim.log else "linear",
+    )
 
 
 def objective(direction: str) -> str:
@@ -55,8 +62,9 @@ def objective(direction: str) -> str:
 class AxPeer(Proposer):
     """One Ax experiment over a `PeerSpace`; proposals carry their Ax trial index."""
 
-    def __init__(self, space: PeerSpace, *, direction: str, seed: int,
-                 initialization_budget: int | None = None) -> None:
+    def __init__(
+        self, space: PeerSpace, *, direction: str, seed: int, initialization_budget: int | None = None
+    ) -> None:
         super().__init__(space.spaces, space.io, space.budget, space.count)
         self.space = space
         set_stderr_log_level(logging.ERROR)  # Ax logs every trial; errors only
@@ -64,15 +72,24 @@ class AxPeer(Proposer):
         fams = space.families
         params = [parameter(n, d) for f in fams for n, d in space.params(f)]
         if len(fams) > 1:
-            params.insert(0, ChoiceParameterConfig("family", values=fams, parameter_type="str", is_ordered=False,
-                                                   dependent_parameters={f: [n for n, _ in space.params(f)]
-                                                                         for f in fams}))
+            params.insert(
+                0,
+                ChoiceParameterConfig(
+                    "family",
+                    values=fams,
+                    parameter_type="str",
+                    is_ordered=False,
+                    dependent_parameters={f: [n for n, _ in space.params(f)] for f in fams},
+                ),
+            )
         self.client = Client(random_seed=seed)
         self.client.configure_experiment(parameters=params, name="peer")
-        self.client.configure_optimization(objective=objective(direction),
-                                           outcome_constraints=[f"params <= {space.budget}"])
-        self.client.configure_generation_strategy(initialization_budget=initialization_budget,
-                                                  initialization_random_seed=seed)
+        self.client.configure_optimization(
+            objective=objective(direction), outcome_constraints=[f"params <= {space.budget}"]
+        )
+        self.client.configure_generation_strategy(
+            initialization_budget=initialization_budget, initialization_random_seed=seed
+        )
 
     def ask(self) -> Proposal | Rejection:
         ((index, values),) = self.client.get_next_trials(max_trials=1).items()

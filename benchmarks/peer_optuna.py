@@ -21,6 +21,7 @@ independent sampler, which is random for both. That is how these samplers treat 
 conditional space; GP's warning about it is switched off (`warn_independent_sampling=False`),
 not the behaviour.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,8 @@ from typing import Any
 
 import optuna
 from optuna.trial import TrialState
-
 from peer_space import PeerSpace
+
 from search.engine.proposers import Proposal, Proposer, Rejection
 from search.spaces import Dim
 
@@ -53,8 +54,9 @@ def nsga2(seed: int, trials: int) -> optuna.samplers.BaseSampler:
 
 
 def gp(seed: int, trials: int) -> optuna.samplers.BaseSampler:
-    return optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup_trials(trials),
-                                     warn_independent_sampling=False)
+    return optuna.samplers.GPSampler(
+        seed=seed, n_startup_trials=startup_trials(trials), warn_independent_sampling=False
+    )
 
 
 SAMPLERS: dict[str, Callable[[int, int], optuna.samplers.BaseSampler]] = {"tpe": tpe, "nsga2": nsga2, "gp": gp}

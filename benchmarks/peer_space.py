@@ -20,6 +20,7 @@ drawn config is judged before any training (`PeerSpace.judge`): one that breaks 
 rule or the space's constraints, or whose exact count is over the budget, is a
 `Rejection` (recorded, never trained), like the grid's over-budget points.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -22,16 +22,17 @@ So this is plain Optuna's TPE behind Tune's wrapper, with the same start-up tria
 `optuna-tpe` at 40 trials (Optuna's default 10): the two peers draw the same
 configurations, which tests/test_peers_benchmark.py checks.
 """
+
 from __future__ import annotations
 
 import itertools
 import math
 from typing import Any
 
-from ray.tune.search.optuna import OptunaSearch
-
 from peer_optuna import draw
 from peer_space import PeerSpace
+from ray.tune.search.optuna import OptunaSearch
+
 from search.engine.proposers import Proposal, Proposer, Rejection
 
 
@@ -43,8 +44,12 @@ class TuneOptunaPeer(Proposer):
         self.space = space
         self._ids = (f"trial_{i:05d}" for i in itertools.count())
         self.broken: Rejection | None = None  # the last draw, where it broke a shape rule
-        self.searcher = OptunaSearch(space=self._define, metric=["params", "metric"],
-                                     mode=["min", "max" if direction == "maximize" else "min"], seed=seed)
+        self.searcher = OptunaSearch(
+            space=self._define,
+            metric=["params", "metric"],
+            mode=["min", "max" if direction == "maximize" else "min"],
+            seed=seed,
+        )
 
     def _define(self, trial) -> dict[str, Any]:
         """The define-by-run space a Tune user writes (peer_optuna.draw); returns the constants."""

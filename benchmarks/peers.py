@@ -13,13 +13,15 @@ the benchmark's process only, so that the product's study loop runs them: the sa
 trainer, task, training settings, store and trial accounting as the product's searches;
 only where the next configuration comes from differs. The product never registers them.
 """
+
 from __future__ import annotations
 
 import importlib.util
 from typing import Any
 
-from core.errors import UserError
 from peer_space import PeerSpace
+
+from core.errors import UserError
 from search.engine.proposers import Proposer
 from search.engine.samplers import SAMPLERS
 
@@ -50,8 +52,12 @@ def _ax_peer(spaces, io, budget, count, *, direction: str, seed: int, trials: in
     check_available("ax")
     from peer_ax import AxPeer
 
-    return AxPeer(PeerSpace(spaces, io, budget, count), direction=direction, seed=seed,
-                  initialization_budget=None if trials >= 40 else max(2, trials // 4))
+    return AxPeer(
+        PeerSpace(spaces, io, budget, count),
+        direction=direction,
+        seed=seed,
+        initialization_budget=None if trials >= 40 else max(2, trials // 4),
+    )
 
 
 def _tune_peer(spaces, io, budget, count, *, direction: str, seed: int, **_: Any) -> Proposer:

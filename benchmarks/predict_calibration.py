@@ -28,6 +28,7 @@ sqlite:///DIR/NAME.db`, as docs/reproductions.md runs them) or any studies:
 
 Every study of each file is one source; replicate searches stay separate sources.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,8 +87,19 @@ def family_rows(source: str, study: str, c, scale, sign: float, cut_fraction: fl
     targets = np.sort(c.params[front & ~below])
     if below.sum() < 2 or not len(targets):
         return []
-    p = predict_family(c.family, c.params[below], c.means[below], c.stds[below], c.runs[below], c.numbers[below],
-                       targets, scale, confidence=CONFIDENCE, draws=DRAWS, seed=seed)
+    p = predict_family(
+        c.family,
+        c.params[below],
+        c.means[below],
+        c.stds[below],
+        c.runs[below],
+        c.numbers[below],
+        targets,
+        scale,
+        confidence=CONFIDENCE,
+        draws=DRAWS,
+        seed=seed,
+    )
     if p.law is not None:
         values = scale.from_error(p.law(targets))
     else:
@@ -103,15 +115,29 @@ def family_rows(source: str, study: str, c, scale, sign: float, cut_fraction: fl
     for i, budget in enumerate(targets):
         measured = best_within(c, budget, sign)
         err = float(scale.to_error(measured))
-        rows.append(Row(source, study, c.family, cut, float(budget), measured, float(values[i]), float(low[i]),
-                        float(high[i]), flat, p.trust or "",
-                        abs(float(np.log(scale.to_error(values[i]) / err))) if np.isfinite(values[i]) else np.nan,
-                        abs(float(np.log(scale.to_error(flat) / err)))))
+        rows.append(
+            Row(
+                source,
+                study,
+                c.family,
+                cut,
+                float(budget),
+                measured,
+                float(values[i]),
+                float(low[i]),
+                float(high[i]),
+                flat,
+                p.trust or "",
+                abs(float(np.log(scale.to_error(values[i]) / err))) if np.isfinite(values[i]) else np.nan,
+                abs(float(np.log(scale.to_error(flat) / err))),
+            )
+        )
     return rows
 
 
-def winner_checks(source: str, study: str, cands: dict, scale, direction: str, cut_fraction: float,
-                  seed: int) -> list[dict]:
+def winner_checks(
+    source: str, study: str, cands: dict, scale, direction: str, cut_fraction: float, seed: int
+) -> list[dict]:
     """At a few budgets above every family's cut and within every family's range: the
     measured verdict (seed noise, 95%) against the predicted leader."""
     from reports.compare import compare_at
@@ -119,8 +145,10 @@ def winner_checks(source: str, study: str, cands: dict, scale, direction: str, c
 
     if len(cands) < 2:
         return []
-    cuts = {f: float(np.exp(np.log(c.params.min()) + cut_fraction * np.log(c.params.max() / c.params.min())))
-            for f, c in cands.items()}
+    cuts = {
+        f: float(np.exp(np.log(c.params.min()) + cut_fraction * np.log(c.params.max() / c.params.min())))
+        for f, c in cands.items()
+    }
     start, stop = max(cuts.values()), min(float(c.params.max()) for c in cands.values())
     if stop <= start * 1.05:
         return []
@@ -129,18 +157,42 @@ def winner_checks(source: str, study: str, cands: dict, scale, direction: str, c
     preds = []
     for f, c in cands.items():
         below = c.params <= cuts[f]
-        preds.append(predict_family(f, c.params[below], c.means[below], c.stds[below], c.runs[below],
-                                    c.numbers[below], budgets, scale, confidence=CONFIDENCE, draws=DRAWS, seed=seed))
+        preds.append(
+            predict_family(
+                f,
+                c.params[below],
+                c.means[below],
+                c.stds[below],
+                c.runs[below],
+                c.numbers[below],
+                budgets,
+                scale,
+                confidence=CONFIDENCE,
+                draws=DRAWS,
+                seed=seed,
+            )
+        )
     sign = 1.0 if direction == "maximize" else -1.0
     races = race(preds, budgets, sign, CONFIDENCE)
     out = []
     for i, (v, r) in enumerate(zip(measured, races)):
         laws = [p for p in preds if p.law is not None]
-        any_leader = max(laws, key=lambda p: sign * float(scale.from_error(p.law(np.array([budgets[i]])))[0])).family \
-            if len(laws) >= 2 else None
-        out.append({"source": source, "study": study, "budget": float(budgets[i]), "measured_status": v.status,
-                    "measured_winner": v.winner, "predicted_leader": r.leader if len(r.p_win) >= 2 else None,
-                    "any_fit_leader": any_leader})
+        any_leader = (
+            max(laws, key=lambda p: sign * float(scale.from_error(p.law(np.array([budgets[i]])))[0])).family
+            if len(laws) >= 2
+            else None
+        )
+        out.append(
+            {
+                "source": source,
+                "study": study,
+                "budget": float(budgets[i]),
+                "measured_status": v.status,
+                "measured_winner": v.winner,
+                "predicted_leader": r.leader if len(r.p_win) >= 2 else None,
+                "any_fit_leader": any_leader,
+            }
+        )
     return out
 
 
@@ -160,7 +212,9 @@ def calibrate(sources: dict[str, str], cut_fraction: float, seed: int = 0) -> tu
                 print(f"{label}/{rec.name}: no error scale for {rec.metric}, skipped", file=sys.stderr)
                 continue
             sign = 1.0 if rec.direction == "maximize" else -1.0
-            cands = {f: c for f, c in candidates(store.trials_frame(rec.name), rec.metric).items() if len(c.params) >= 2}
+            cands = {
+                f: c for f, c in candidates(store.trials_frame(rec.name), rec.metric).items() if len(c.params) >= 2
+            }
             for c in cands.values():
                 rows += family_rows(label, rec.name, c, scale, sign, cut_fraction, seed)
             winners += winner_checks(label, rec.name, cands, scale, rec.direction, cut_fraction, seed)
@@ -171,19 +225,25 @@ def calibrate(sources: dict[str, str], cut_fraction: float, seed: int = 0) -> tu
 def summary(rows: list[Row], winners: list[dict]) -> dict:
     def part(rs: list[Row]) -> dict:
         fitted = [r for r in rs if np.isfinite(r.predicted) and np.isfinite(r.low)]
-        return {"predictions": len(fitted),
-                "coverage": float(np.mean([r.covered for r in fitted])) if fitted else float("nan"),
-                "median_log_error": float(np.median([r.log_error for r in fitted])) if fitted else float("nan"),
-                "median_flat_log_error": float(np.median([r.flat_log_error for r in fitted])) if fitted else float("nan")}
+        return {
+            "predictions": len(fitted),
+            "coverage": float(np.mean([r.covered for r in fitted])) if fitted else float("nan"),
+            "median_log_error": float(np.median([r.log_error for r in fitted])) if fitted else float("nan"),
+            "median_flat_log_error": float(np.median([r.flat_log_error for r in fitted])) if fitted else float("nan"),
+        }
 
     clear = [w for w in winners if w["measured_status"] == "better"]
     shipped = [w for w in clear if w["predicted_leader"]]
     anyfit = [w for w in clear if w["any_fit_leader"]]
-    return {"rows": len(rows), "declined": float(np.mean([bool(r.trust) for r in rows])) if rows else float("nan"),
-            "shipped": part([r for r in rows if not r.trust]), "any_fit": part(rows),
-            "clear_budgets": len(clear),
-            "winner_right_shipped": [sum(w["predicted_leader"] == w["measured_winner"] for w in shipped), len(shipped)],
-            "winner_right_any_fit": [sum(w["any_fit_leader"] == w["measured_winner"] for w in anyfit), len(anyfit)]}
+    return {
+        "rows": len(rows),
+        "declined": float(np.mean([bool(r.trust) for r in rows])) if rows else float("nan"),
+        "shipped": part([r for r in rows if not r.trust]),
+        "any_fit": part(rows),
+        "clear_budgets": len(clear),
+        "winner_right_shipped": [sum(w["predicted_leader"] == w["measured_winner"] for w in shipped), len(shipped)],
+        "winner_right_any_fit": [sum(w["any_fit_leader"] == w["measured_winner"] for w in anyfit), len(anyfit)],
+    }
 
 
 def pct(x: float) -> str:
@@ -192,18 +252,22 @@ def pct(x: float) -> str:
 
 def table(rows: list[Row], winners: list[dict]) -> str:
     """Markdown: one line per source, then the total."""
-    head = ("| source | rows | declined | coverage (shipped) | coverage (any fit) | error law / flat (any fit) "
-            "| winner right (shipped / any fit) |")
+    head = (
+        "| source | rows | declined | coverage (shipped) | coverage (any fit) | error law / flat (any fit) "
+        "| winner right (shipped / any fit) |"
+    )
     lines = [head, "|---|---|---|---|---|---|---|"]
     for label in list(dict.fromkeys(r.source for r in rows)) + ["all"]:
         rs = rows if label == "all" else [r for r in rows if r.source == label]
         ws = winners if label == "all" else [w for w in winners if w["source"] == label]
         s = summary(rs, ws)
         a, sh = s["any_fit"], s["shipped"]
-        lines.append(f"| {label} | {s['rows']} | {pct(s['declined'])} | {pct(sh['coverage'])} ({sh['predictions']}) "
-                     f"| {pct(a['coverage'])} ({a['predictions']}) | {a['median_log_error']:.3f} / "
-                     f"{a['median_flat_log_error']:.3f} | {s['winner_right_shipped'][0]}/{s['winner_right_shipped'][1]}"
-                     f" / {s['winner_right_any_fit'][0]}/{s['winner_right_any_fit'][1]} |")
+        lines.append(
+            f"| {label} | {s['rows']} | {pct(s['declined'])} | {pct(sh['coverage'])} ({sh['predictions']}) "
+            f"| {pct(a['coverage'])} ({a['predictions']}) | {a['median_log_error']:.3f} / "
+            f"{a['median_flat_log_error']:.3f} | {s['winner_right_shipped'][0]}/{s['winner_right_shipped'][1]}"
+            f" / {s['winner_right_any_fit'][0]}/{s['winner_right_any_fit'][1]} |"
+        )
     return "\n".join(lines)
 
 
@@ -211,8 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", help="folder of recipe runs' SQLite files (NAME.db)")
     ap.add_argument("--recipes", default="", help="comma list of recipe names whose DIR/NAME.db to read")
-    ap.add_argument("--source", action="append", default=[], metavar="LABEL=PATH.db",
-                    help="any SQLite file of studies (repeatable)")
+    ap.add_argument(
+        "--source", action="append", default=[], metavar="LABEL=PATH.db", help="any SQLite file of studies (repeatable)"
+    )
     ap.add_argument("--cut", type=float, default=0.5, help="fraction of each family's log-parameter range fitted")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="write the rows, winner checks and summary here")
@@ -235,9 +300,19 @@ def main(argv: list[str] | None = None) -> int:
     rows, winners = calibrate(sources, a.cut, a.seed)
     print(table(rows, winners))
     if a.json:
-        Path(a.json).write_text(json.dumps({"cut": a.cut, "confidence": CONFIDENCE, "summary": summary(rows, winners),
-                                            "rows": [asdict(r) | {"covered": r.covered} for r in rows],
-                                            "winners": winners}, indent=1, default=float))
+        Path(a.json).write_text(
+            json.dumps(
+                {
+                    "cut": a.cut,
+                    "confidence": CONFIDENCE,
+                    "summary": summary(rows, winners),
+                    "rows": [asdict(r) | {"covered": r.covered} for r in rows],
+                    "winners": winners,
+                },
+                indent=1,
+                default=float,
+            )
+        )
     return 0
 
 

@@ -18,6 +18,7 @@ pair's union front. Then, over every trained trial of every study but each study
 by least squares on the depth L, on the parameter count, and on both: R^2 and
 coefficients, i.e. which of the two is the cost on this machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,8 +61,14 @@ def study_rows(store: Store, study: str):
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pair", nargs=2, action="append", required=True, metavar=("PRUNED", "UNPRUNED"),
-                    help="storage URLs (or SQLite paths) of a pruned and an unpruned study of one seed")
+    ap.add_argument(
+        "--pair",
+        nargs=2,
+        action="append",
+        required=True,
+        metavar=("PRUNED", "UNPRUNED"),
+        help="storage URLs (or SQLite paths) of a pruned and an unpruned study of one seed",
+    )
     ap.add_argument("--study", default="pw", help="the study's name in both storages (default pw)")
     ap.add_argument("--json", help="write the figures here")
     a = ap.parse_args(argv)
@@ -85,20 +92,34 @@ def main(argv: list[str] | None = None) -> None:
         ref = union_reference([pruned, plain], metric, direction)
         best = union_hypervolume([pruned, plain], metric, direction, ref)
         fr = [union_hypervolume([f], metric, direction, ref) / best for f in (pruned, plain)]
-        row = {"pruned_s": float(pruned["seconds"].sum()), "unpruned_s": float(plain["seconds"].sum()),
-               "pruned_work": float(pruned["work"].sum()), "unpruned_work": float(plain["work"].sum()),
-               "front": fr, "stopped": int((pruned["status"].astype(str) == "pruned").sum()),
-               "trials": len(pruned)}
+        row = {
+            "pruned_s": float(pruned["seconds"].sum()),
+            "unpruned_s": float(plain["seconds"].sum()),
+            "pruned_work": float(pruned["work"].sum()),
+            "unpruned_work": float(plain["work"].sum()),
+            "front": fr,
+            "stopped": int((pruned["status"].astype(str) == "pruned").sum()),
+            "trials": len(pruned),
+        }
         row["seconds_share"] = row["pruned_s"] / row["unpruned_s"]
         row["work_share"] = row["pruned_work"] / row["unpruned_work"]
-        row["rows"] = {name: f[["number", "status", "params", "L", "epochs_trained", "seconds"]].astype(
-            {"status": str}).to_dict("list") for name, f in (("pruned", pruned), ("unpruned", plain)) if "L" in f}
+        row["rows"] = {
+            name: f[["number", "status", "params", "L", "epochs_trained", "seconds"]]
+            .astype({"status": str})
+            .to_dict("list")
+            for name, f in (("pruned", pruned), ("unpruned", plain))
+            if "L" in f
+        }
         out["pairs"].append(row)
-        print(f"| {i} | {row['pruned_s']:.1f} | {row['unpruned_s']:.1f} | {row['seconds_share']:.3f} | "
-              f"{row['work_share']:.3f} | {fr[0]:.4f} / {fr[1]:.4f} |")
+        print(
+            f"| {i} | {row['pruned_s']:.1f} | {row['unpruned_s']:.1f} | {row['seconds_share']:.3f} | "
+            f"{row['work_share']:.3f} | {fr[0]:.4f} / {fr[1]:.4f} |"
+        )
     shares = [(r["seconds_share"], r["work_share"]) for r in out["pairs"]]
-    print(f"median share: seconds {statistics.median(s for s, _ in shares):.3f}, "
-          f"parameter-epochs {statistics.median(w for _, w in shares):.3f}")
+    print(
+        f"median share: seconds {statistics.median(s for s, _ in shares):.3f}, "
+        f"parameter-epochs {statistics.median(w for _, w in shares):.3f}"
+    )
     trained = []
     for pair in frames:
         for _, f in pair:
@@ -110,13 +131,18 @@ def main(argv: list[str] | None = None) -> None:
         pool = pool[pool["L"].notna()]
         y = (pool["seconds"] / pool["epochs_trained"]).to_numpy(dtype=float)
         depth, params = pool["L"].to_numpy(dtype=float), pool["params"].to_numpy(dtype=float)
-        fits = {"L": least_squares(y, [depth]), "params": least_squares(y, [params]),
-                "L+params": least_squares(y, [depth, params])}
+        fits = {
+            "L": least_squares(y, [depth]),
+            "params": least_squares(y, [params]),
+            "L+params": least_squares(y, [depth, params]),
+        }
         out["fit"] = {k: {"r2": r2, "coef": c, "n": len(y)} for k, (r2, c) in fits.items()}
         print(f"seconds per epoch over {len(y)} trained trials (each study's first left out):")
         print(f"  on L: R^2 {fits['L'][0]:.3f}, {fits['L'][1][0]:.3f} s + {fits['L'][1][1]:.4f} s per layer")
-        print(f"  on params: R^2 {fits['params'][0]:.3f}, {fits['params'][1][0]:.3f} s + "
-              f"{fits['params'][1][1] * 1e6:.4f} s per M parameters")
+        print(
+            f"  on params: R^2 {fits['params'][0]:.3f}, {fits['params'][1][0]:.3f} s + "
+            f"{fits['params'][1][1] * 1e6:.4f} s per M parameters"
+        )
         print(f"  on both: R^2 {fits['L+params'][0]:.3f}")
     if a.json:
         with open(a.json, "w") as fh:

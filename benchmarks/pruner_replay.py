@@ -29,6 +29,7 @@ value so far (rows 'RULE, best so far': an epoch's dip forgiven); with `--rungs`
 `--checked`, a table gives what the checked rungs' trust test reads of each rung on a
 family's first `--trust-first` trials (default 12) and on all of them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,11 +43,21 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench_util import fail, write_json  # noqa: E402
-from search.integrations.pruner_replay import (  # noqa: E402
-    ORDERS, ReplayTrial, best_so_far, budget_corners, false_stops, rank_agreement, replay_order, replay_stops,
-    rung_trust, summarise)
+
 from search.engine.pruners import DEFAULT_KEEP, CheckedRungPruner, grace_epochs, make_pruner, rung_epochs  # noqa: E402
 from search.engine.study import first_seed_curve  # noqa: E402
+from search.integrations.pruner_replay import (  # noqa: E402
+    ORDERS,
+    ReplayTrial,
+    best_so_far,
+    budget_corners,
+    false_stops,
+    rank_agreement,
+    replay_order,
+    replay_stops,
+    rung_trust,
+    summarise,
+)
 from storage import Store  # noqa: E402
 from storage.frames import metric_column  # noqa: E402
 
@@ -64,17 +75,25 @@ def study_trials(store: Store, name: str) -> tuple[list[ReplayTrial], str, int]:
     return out, record.direction, max((len(t.curve) for t in out), default=0)
 
 
-def rules(graces: list[float], rung_graces: list[float | None], direction: str, epochs: int,
-          checked: list[tuple[int, float]] = ()):
+def rules(
+    graces: list[float],
+    rung_graces: list[float | None],
+    direction: str,
+    epochs: int,
+    checked: list[tuple[int, float]] = (),
+):
     """(label, fresh pruner) of each rule replayed: `pareto` at each grace, then `rungs` at
     each of its graces (None: its own first rung, labelled "rungs"), then `checked-rungs`
     at each (least number of trials trained to the end, share of the front to keep)
     (`checked`)."""
     out = [(f"{g:.3g}", make_pruner("pareto", direction, epochs, grace=g)) for g in graces]
-    out += [("rungs" if g is None else f"rungs {g:.3g}", make_pruner("rungs", direction, epochs, grace=g))
-            for g in rung_graces]
-    return out + [(f"checked-rungs {m}:{k:g}", CheckedRungPruner(direction, epochs, min_complete=m, keep=k))
-                  for m, k in checked]
+    out += [
+        ("rungs" if g is None else f"rungs {g:.3g}", make_pruner("rungs", direction, epochs, grace=g))
+        for g in rung_graces
+    ]
+    return out + [
+        (f"checked-rungs {m}:{k:g}", CheckedRungPruner(direction, epochs, min_complete=m, keep=k)) for m, k in checked
+    ]
 
 
 def rank_epochs(epochs: int, graces: list[float]) -> list[int]:
@@ -88,23 +107,45 @@ def main() -> None:
     ap.add_argument("--storage", required=True, help="SQLAlchemy URL of the studies")
     ap.add_argument("--prefix", default="", help="only studies whose name starts with this")
     ap.add_argument("--graces", default="1/3,0.2,0.1", help="comma list of grace fractions (a/b allowed)")
-    ap.add_argument("--rungs", nargs="?", const="", metavar="GRACES",
-                    help="also replay --pruner rungs (issue 25): its own first rung, or at each --prune-grace "
-                         "of a comma list (e.g. own,0.1,1/6; own: its own first rung)")
-    ap.add_argument("--checked", metavar="MIN[:KEEP],...",
-                    help="also replay --pruner checked-rungs (issue 25) with each least number of trials trained "
-                         "to the end before a rung judges and share of their front hypervolume a rung must keep "
-                         f"(comma list, e.g. 3,5:0.995; KEEP default {DEFAULT_KEEP})")
-    ap.add_argument("--orders", default="study",
-                    help=f"comma list of trial orders to replay each rule in ({', '.join(ORDERS)}; default study: "
-                         "as trained); rows of another order are labelled 'RULE, ORDER'")
-    ap.add_argument("--best-so-far", action="store_true",
-                    help="also replay every rule on each curve's best value so far (rows 'RULE, best so far')")
-    ap.add_argument("--false-stops", action="store_true",
-                    help="list every front trial each rule stops (study order), with its judge")
-    ap.add_argument("--trust-first", type=int, default=12, metavar="N",
-                    help="with --rungs or --checked: the trust test's reading of each rung on a family's first N "
-                         "trials, beside all of them (default 12)")
+    ap.add_argument(
+        "--rungs",
+        nargs="?",
+        const="",
+        metavar="GRACES",
+        help="also replay --pruner rungs (issue 25): its own first rung, or at each --prune-grace "
+        "of a comma list (e.g. own,0.1,1/6; own: its own first rung)",
+    )
+    ap.add_argument(
+        "--checked",
+        metavar="MIN[:KEEP],...",
+        help="also replay --pruner checked-rungs (issue 25) with each least number of trials trained "
+        "to the end before a rung judges and share of their front hypervolume a rung must keep "
+        f"(comma list, e.g. 3,5:0.995; KEEP default {DEFAULT_KEEP})",
+    )
+    ap.add_argument(
+        "--orders",
+        default="study",
+        help=f"comma list of trial orders to replay each rule in ({', '.join(ORDERS)}; default study: "
+        "as trained); rows of another order are labelled 'RULE, ORDER'",
+    )
+    ap.add_argument(
+        "--best-so-far",
+        action="store_true",
+        help="also replay every rule on each curve's best value so far (rows 'RULE, best so far')",
+    )
+    ap.add_argument(
+        "--false-stops",
+        action="store_true",
+        help="list every front trial each rule stops (study order), with its judge",
+    )
+    ap.add_argument(
+        "--trust-first",
+        type=int,
+        default=12,
+        metavar="N",
+        help="with --rungs or --checked: the trust test's reading of each rung on a family's first N "
+        "trials, beside all of them (default 12)",
+    )
     ap.add_argument("--json", help="also write every study's summaries here")
     a = ap.parse_args()
     try:
@@ -124,8 +165,10 @@ def main() -> None:
     checked: list[tuple[int, float]] = []
     if a.checked:
         try:
-            checked = [(int(m), float(k) if k else DEFAULT_KEEP)
-                       for m, _, k in (x.partition(":") for x in a.checked.split(","))]
+            checked = [
+                (int(m), float(k) if k else DEFAULT_KEEP)
+                for m, _, k in (x.partition(":") for x in a.checked.split(","))
+            ]
         except ValueError:
             ap.error(f"--checked takes a comma list of MIN[:KEEP] such as 3,5:0.995, got {a.checked!r}")
         if not all(m >= 1 and 0 <= k <= 1 for m, k in checked):
@@ -136,8 +179,13 @@ def main() -> None:
     if not orders or any(o not in ORDERS for o in orders):
         ap.error(f"--orders takes a comma list of {', '.join(ORDERS)}, got {a.orders!r}")
     store = Store(a.storage)
-    names = [s.name for s in store.list_studies() if s.name.startswith(a.prefix) and s.n_pruned == 0
-             and (store.get_study(s.name).settings or {}).get("pruner") == "none"]
+    names = [
+        s.name
+        for s in store.list_studies()
+        if s.name.startswith(a.prefix)
+        and s.n_pruned == 0
+        and (store.get_study(s.name).settings or {}).get("pruner") == "none"
+    ]
     if not names:
         fail(f"no unpruned study named {a.prefix}* in {a.storage}")
     report: dict[str, dict] = {}
@@ -154,8 +202,13 @@ def main() -> None:
         ranks[name] = {e: rank_agreement(trials, e) for e in rank_epochs(epochs, graces)}
         corner_share[name] = sum(trials[i].params * len(trials[i].curve) for i in budget_corners(trials)) / full
         unpruned = summarise(trials, [None] * len(trials), direction)
-        floor[name] = sum(s.front_work * sum(t.params * len(t.curve) for t in trials if t.family == f)
-                          for f, s in unpruned.items()) / full
+        floor[name] = (
+            sum(
+                s.front_work * sum(t.params * len(t.curve) for t in trials if t.family == f)
+                for f, s in unpruned.items()
+            )
+            / full
+        )
         wrong[name] = {}
         if rung_graces or checked:
             trust[name] = {}
@@ -173,34 +226,46 @@ def main() -> None:
                 whole[name][label] = sum(t.params * (s or len(t.curve)) for t, s in zip(ordered, stops)) / full
                 if order == "study" and not best:
                     wrong[name][label] = false_stops(ordered, stops, direction)
-    print(f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}"
-          f"{' and with rungs' if rung_graces else ''}{f' in the orders {a.orders}' if orders != ['study'] else ''}\n")
-    print("| grace | family | stopped (median of trials) | work kept (median) | false stops: front trials stopped "
-          "(total over studies) | front hypervolume kept: median (min) | front work (median) |"
-          "\n|---|---|---|---|---|---|---|")
+    print(
+        f"{len(names)} unpruned studies ({a.prefix or 'all'}), replayed at graces {a.graces}"
+        f"{' and with rungs' if rung_graces else ''}{f' in the orders {a.orders}' if orders != ['study'] else ''}\n"
+    )
+    print(
+        "| grace | family | stopped (median of trials) | work kept (median) | false stops: front trials stopped "
+        "(total over studies) | front hypervolume kept: median (min) | front work (median) |"
+        "\n|---|---|---|---|---|---|---|"
+    )
     for key in report[names[0]]:
         families = dict.fromkeys(f for n in names for f in report[n][key])
         for f in families:
             rows = [report[n][key][f] for n in names if f in report[n][key]]
             hv = [r["hypervolume_kept"] for r in rows]
-            print(f"| {key} | {f} | {statistics.median(r['stopped'] for r in rows):g} of "
-                  f"{statistics.median(r['trials'] for r in rows):g} | "
-                  f"{statistics.median(r['work_kept'] for r in rows):.2f} | "
-                  f"{sum(r['front_stopped'] for r in rows)} of {sum(r['front'] for r in rows)} | "
-                  f"{statistics.median(hv):.3f} ({min(hv):.3f}) | "
-                  f"{statistics.median(r.get('front_work', 1.0) for r in rows):.2f} |")
+            print(
+                f"| {key} | {f} | {statistics.median(r['stopped'] for r in rows):g} of "
+                f"{statistics.median(r['trials'] for r in rows):g} | "
+                f"{statistics.median(r['work_kept'] for r in rows):.2f} | "
+                f"{sum(r['front_stopped'] for r in rows)} of {sum(r['front'] for r in rows)} | "
+                f"{statistics.median(hv):.3f} ({min(hv):.3f}) | "
+                f"{statistics.median(r.get('front_work', 1.0) for r in rows):.2f} |"
+            )
     print("\n| rule | work kept by the whole study (all families): median (range) |\n|---|---|")
     for key in report[names[0]]:
         kept = [whole[n][key] for n in names]
         print(f"| {key} | {statistics.median(kept):.2f} ({min(kept):.2f}-{max(kept):.2f}) |")
     fl = list(floor.values())
-    print(f"| the fronts' own work (every front trial to the end, every other trial one epoch: the least a rule "
-          f"keeping every family's whole front can keep) | {statistics.median(fl):.2f} ({min(fl):.2f}-{max(fl):.2f}) |")
+    print(
+        f"| the fronts' own work (every front trial to the end, every other trial one epoch: the least a rule "
+        f"keeping every family's whole front can keep) | {statistics.median(fl):.2f} ({min(fl):.2f}-{max(fl):.2f}) |"
+    )
     families = list(dict.fromkeys(f for n in names for e in ranks[n] for f in ranks[n][e]))
     epochs_seen = sorted({e for n in names for e in ranks[n]})
-    print("\nhow well an epoch ranks a family's trials (Spearman's rho of its values there and at the end, "
-          "median (min-max) over the studies):\n| family | " + " | ".join(f"epoch {e}" for e in epochs_seen) + " |\n|---|"
-          + "---|" * len(epochs_seen))
+    print(
+        "\nhow well an epoch ranks a family's trials (Spearman's rho of its values there and at the end, "
+        "median (min-max) over the studies):\n| family | "
+        + " | ".join(f"epoch {e}" for e in epochs_seen)
+        + " |\n|---|"
+        + "---|" * len(epochs_seen)
+    )
     for f in families:
         cells = []
         for e in epochs_seen:
@@ -209,42 +274,72 @@ def main() -> None:
         print(f"| {f} | " + " | ".join(cells) + " |")
     if trust:
         rungs_seen = sorted({r for n in trust for r in trust[n]})
-        print(f"\nwhat the checked rungs' trust test reads of each rung (`rung_keeps`: the share of the front kept), "
-              f"on a family's first {a.trust_first} trials / on all of them, median (min) over the studies:\n"
-              "| family | " + " | ".join(f"rung {r}" for r in rungs_seen) + " |\n|---|" + "---|" * len(rungs_seen))
+        print(
+            f"\nwhat the checked rungs' trust test reads of each rung (`rung_keeps`: the share of the front kept), "
+            f"on a family's first {a.trust_first} trials / on all of them, median (min) over the studies:\n"
+            "| family | " + " | ".join(f"rung {r}" for r in rungs_seen) + " |\n|---|" + "---|" * len(rungs_seen)
+        )
         for f in dict.fromkeys(f for n in trust for r in trust[n] for f in trust[n][r]):
             cells = []
             for r in rungs_seen:
                 pairs = [trust[n][r][f] for n in trust if f in trust[n].get(r, {})]
                 first = [x for x, _ in pairs if x is not None]
                 every = [y for _, y in pairs if y is not None]
-                cells.append(" / ".join(f"{statistics.median(v):.3f} ({min(v):.3f})" if v else "-" for v in (first, every)))
+                cells.append(
+                    " / ".join(f"{statistics.median(v):.3f} ({min(v):.3f})" if v else "-" for v in (first, every))
+                )
             print(f"| {f} | " + " | ".join(cells) + " |")
     if a.false_stops:
-        print("\nfalse stops: front trials each rule stops (first-seed validation at the stop and at the last epoch, "
-              "both as stored unpruned; the judge: the best earlier trial of the family with no more parameters there)")
+        print(
+            "\nfalse stops: front trials each rule stops (first-seed validation at the stop and at the last epoch, "
+            "both as stored unpruned; the judge: the best earlier trial of the family with no more parameters there)"
+        )
         for key in wrong[names[0]]:
-            print(f"\n{key}:\n| study | trial | family | params | stopped at | its value there | its end | judge: trial, "
-                  "params | judge's value there | judge's end |\n|---|---|---|---|---|---|---|---|---|---|")
+            print(
+                f"\n{key}:\n| study | trial | family | params | stopped at | its value there | its end | judge: trial, "
+                "params | judge's value there | judge's end |\n|---|---|---|---|---|---|---|---|---|---|"
+            )
             for n in names:
                 for w in wrong[n][key]:
-                    judge = ("none | - | - | -" if w.judge is None else
-                             f"{w.judge}, {w.judge_params:,} | {w.judge_at_stop:.4g} | {w.judge_end:.4g}")
-                    print(f"| {n} | {w.index} | {w.family} | {w.params:,} | {w.stop} | {w.at_stop:.4g} | {w.end:.4g} "
-                          f"| {judge} |")
+                    judge = (
+                        "none | - | - | -"
+                        if w.judge is None
+                        else f"{w.judge}, {w.judge_params:,} | {w.judge_at_stop:.4g} | {w.judge_end:.4g}"
+                    )
+                    print(
+                        f"| {n} | {w.index} | {w.family} | {w.params:,} | {w.stop} | {w.at_stop:.4g} | {w.end:.4g} "
+                        f"| {judge} |"
+                    )
     shares = list(corner_share.values())
-    print(f"\nthe budget corners (each family's larger of its first two trials) hold {statistics.median(shares):.2f} "
-          f"({min(shares):.2f}-{max(shares):.2f}) of a study's work")
+    print(
+        f"\nthe budget corners (each family's larger of its first two trials) hold {statistics.median(shares):.2f} "
+        f"({min(shares):.2f}-{max(shares):.2f}) of a study's work"
+    )
     if a.json:
-        write_json(a.json, {n: report[n] | {"study work kept": whole[n], "budget corners' work": corner_share[n],
-                                            "fronts' own work": floor[n],
-                                            "rank agreement": {str(e): r for e, r in ranks[n].items()}}
-                            | ({"false stops": {k: [vars(w) for w in v] for k, v in wrong[n].items()}}
-                               if a.false_stops else {})
-                            | ({"rung trust": {str(r): {f: {f"first {a.trust_first}": x, "all": y}
-                                                          for f, (x, y) in by.items()} for r, by in trust[n].items()}}
-                               if n in trust else {})
-                            for n in names})
+        write_json(
+            a.json,
+            {
+                n: report[n]
+                | {
+                    "study work kept": whole[n],
+                    "budget corners' work": corner_share[n],
+                    "fronts' own work": floor[n],
+                    "rank agreement": {str(e): r for e, r in ranks[n].items()},
+                }
+                | ({"false stops": {k: [vars(w) for w in v] for k, v in wrong[n].items()}} if a.false_stops else {})
+                | (
+                    {
+                        "rung trust": {
+                            str(r): {f: {f"first {a.trust_first}": x, "all": y} for f, (x, y) in by.items()}
+                            for r, by in trust[n].items()
+                        }
+                    }
+                    if n in trust
+                    else {}
+                )
+                for n in names
+            },
+        )
         print(f"\nper study: {a.json}")
     store.close()
 

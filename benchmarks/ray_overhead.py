@@ -6,6 +6,7 @@ is dispatch, serialisation and result collection.
 
 Run: python benchmarks/ray_overhead.py [--trials 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,13 +17,13 @@ import time
 
 import cloudpickle
 import ray
-
 from bench_util import Quiet
+
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
-from search.executors import EXECUTORS, LocalExecutor
-from search.executors.ray import RayExecutor
 from search.engine.specs import RunSpec
 from search.engine.study import run_study
+from search.executors import EXECUTORS, LocalExecutor
+from search.executors.ray import RayExecutor
 from storage import Store
 
 SLEEP_S = 1.0
@@ -34,7 +35,9 @@ def one_second_trial(spec_dict: dict) -> dict:
     c = spec.config
     psnr = 10.0 + (c["d_z"] * c["d_h"] * c["L"]) ** 0.1
     m = {"psnr": psnr, "ssim": 0.9, "val_psnr": psnr, "val_ssim": 0.9}
-    runs = [RunResult(s, "complete", m, 1, [EpochRecord(1, 0.01, {"psnr": psnr}, SLEEP_S)], SLEEP_S) for s in spec.seeds]
+    runs = [
+        RunResult(s, "complete", m, 1, [EpochRecord(1, 0.01, {"psnr": psnr}, SLEEP_S)], SLEEP_S) for s in spec.seeds
+    ]
     return TrialResult(spec.number, "complete", runs, SLEEP_S, "cpu").to_dict()
 
 
@@ -50,9 +53,16 @@ class SleepRay(RayExecutor):
 
 
 def timed(executor: str, trials: int, db: str) -> float:
-    spec = RunSpec(spaces=("hourglass", "conventional"), task="mnist-denoise", budget=80_000_000, trials=trials,
-                   sampler="random", executor=executor, study=executor,
-                   executor_options={"max_concurrent": 1, "poll_s": 0.05} if "ray" in executor else {})
+    spec = RunSpec(
+        spaces=("hourglass", "conventional"),
+        task="mnist-denoise",
+        budget=80_000_000,
+        trials=trials,
+        sampler="random",
+        executor=executor,
+        study=executor,
+        executor_options={"max_concurrent": 1, "poll_s": 0.05} if "ray" in executor else {},
+    )
     t0 = time.perf_counter()
     out = run_study(spec, Store(db), Quiet())
     dt = time.perf_counter() - t0

@@ -16,6 +16,7 @@ temporary folder (tests/storage/pg_server.py).
 
 Run: python benchmarks/restart_campaign.py [--seeds 3] [--restarts 4] [--down 5] [--trials 40]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,29 +40,69 @@ from tests.storage.pg_server import PgServer  # noqa: E402
 
 
 def search_args(url: str, study: str, trials: int, epochs: int, seed: int) -> list[str]:
-    return ["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "20K", "--trials", str(trials),
-            "--epochs", str(epochs), "--sampler", "random", "--seed", str(seed), "--keep", "none", "--no-report",
-            "--pruner", "none",  # every trial runs out, so a complete count measures losses
-            "--study", study, "--storage", url]
+    return [
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "20K",
+        "--trials",
+        str(trials),
+        "--epochs",
+        str(epochs),
+        "--sampler",
+        "random",
+        "--seed",
+        str(seed),
+        "--keep",
+        "none",
+        "--no-report",
+        "--pruner",
+        "none",  # every trial runs out, so a complete count measures losses
+        "--study",
+        study,
+        "--storage",
+        url,
+    ]
 
 
 def _complete(url: str, study: str) -> dict[int, tuple]:
     try:
         with Store(url) as store:
-            return {r.number: (r.family, repr(r.config), r.params, r.metrics.get("psnr"))
-                    for r in store.trials(study) if r.status == "complete"}
+            return {
+                r.number: (r.family, repr(r.config), r.params, r.metrics.get("psnr"))
+                for r in store.trials(study)
+                if r.status == "complete"
+            }
     except Exception:  # noqa: BLE001 - the database is down or the study not there yet
         return {}
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    return subprocess.Popen([sys.executable, "-m", "search.cli", *args], cwd=cwd, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "search.cli", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
-def one_search(pg: PgServer, workdir: Path, study: str, trials: int, epochs: int, seed: int, restarts: int,
-               down_s: float, rng: random.Random) -> dict:
+def one_search(
+    pg: PgServer,
+    workdir: Path,
+    study: str,
+    trials: int,
+    epochs: int,
+    seed: int,
+    restarts: int,
+    down_s: float,
+    rng: random.Random,
+) -> dict:
     """One search, with `restarts` restarts of `down_s` seconds each (0: none)."""
     started = time.monotonic()
     proc = _start(search_args(pg.url, study, trials, epochs, seed), workdir)
@@ -84,17 +125,30 @@ def one_search(pg: PgServer, workdir: Path, study: str, trials: int, epochs: int
     with Store(pg.url) as store:
         recs = store.trials(study)
         final = [r for r in recs if r.status in FINISHED_STATUSES]
-        end = {r.number: (r.family, repr(r.config), r.params, r.metrics.get("psnr"))
-               for r in recs if r.status == "complete"}
+        end = {
+            r.number: (r.family, repr(r.config), r.params, r.metrics.get("psnr"))
+            for r in recs
+            if r.status == "complete"
+        }
         wrong_runs = [r.number for r in final if len(store.epochs(study, r.number)) != epochs]
     lost = sum(1 for n, row in snapshots.items() if end.get(n) != row)
-    duplicated = (len([r for r in recs if r.status in ("running", "interrupted")]) + len(wrong_runs)
-                  + max(0, len(final) - trials))
-    return {"study": study, "seed": seed, "exit": proc.returncode, "restarts": done,
-            "survived": done if proc.returncode == 0 else 0, "finished": len(final), "lost": lost,
-            "duplicated": duplicated, "wall_s": round(wall, 2), "down_s": round(downtime, 2),
-            "reported_outages": err.count("is unreachable since"), "error": err.strip().splitlines()[-1:]
-            if proc.returncode else []}
+    duplicated = (
+        len([r for r in recs if r.status in ("running", "interrupted")]) + len(wrong_runs) + max(0, len(final) - trials)
+    )
+    return {
+        "study": study,
+        "seed": seed,
+        "exit": proc.returncode,
+        "restarts": done,
+        "survived": done if proc.returncode == 0 else 0,
+        "finished": len(final),
+        "lost": lost,
+        "duplicated": duplicated,
+        "wall_s": round(wall, 2),
+        "down_s": round(downtime, 2),
+        "reported_outages": err.count("is unreachable since"),
+        "error": err.strip().splitlines()[-1:] if proc.returncode else [],
+    }
 
 
 def campaign(seeds: int = 3, restarts: int = 4, down_s: float = 5.0, trials: int = 40, epochs: int = 5) -> dict:
@@ -108,15 +162,22 @@ def campaign(seeds: int = 3, restarts: int = 4, down_s: float = 5.0, trials: int
                 hit = one_search(pg, Path(tmp), f"restarts-{seed}", trials, epochs, seed, restarts, down_s, rng)
                 lost_s = (hit["wall_s"] - base["wall_s"]) / max(hit["restarts"], 1)
                 beyond = (hit["wall_s"] - base["wall_s"] - hit["down_s"]) / max(hit["restarts"], 1)
-                rows.append({"seed": seed, "baseline": base, "restarts": hit, "seconds_lost_per_restart": round(lost_s, 2),
-                             "seconds_lost_per_restart_beyond_down": round(beyond, 2)})
+                rows.append(
+                    {
+                        "seed": seed,
+                        "baseline": base,
+                        "restarts": hit,
+                        "seconds_lost_per_restart": round(lost_s, 2),
+                        "seconds_lost_per_restart_beyond_down": round(beyond, 2),
+                    }
+                )
                 print(json.dumps(rows[-1]), flush=True)
     finally:
         pg.close()
     med = lambda key: statistics.median(r[key] for r in rows)  # noqa: E731
     return {
         "command": f"python benchmarks/restart_campaign.py --seeds {seeds} --restarts {restarts} --down {down_s:g} "
-                   f"--trials {trials} --epochs {epochs}",
+        f"--trials {trials} --epochs {epochs}",
         "restarts": sum(r["restarts"]["restarts"] for r in rows),
         "survived": sum(r["restarts"]["survived"] for r in rows),
         "lost": sum(r["restarts"]["lost"] + r["baseline"]["lost"] for r in rows),

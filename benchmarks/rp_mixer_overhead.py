@@ -8,6 +8,7 @@ reported: ms per iteration and the ratio RP / plain.
 
     python benchmarks/rp_mixer_overhead.py [--batch 128] [--iters 10] [--repeats 5] [--device cpu]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,10 @@ def main() -> None:
     a = p.parse_args()
     dev = torch.device(a.device)
     sync = device_sync(dev)
-    print(f"torch {torch.__version__}, device {dev}, threads {torch.get_num_threads()}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, load {os.getloadavg()[0]:.2f}, batch {a.batch}")
+    print(
+        f"torch {torch.__version__}, device {dev}, threads {torch.get_num_threads()}, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, load {os.getloadavg()[0]:.2f}, batch {a.batch}"
+    )
     print(f"{'shape':<26} {'params':>9} {'mixer ms':>9} {'rp ms':>8} {'rp/mixer':>9}")
     for name, shape, cfg in SHAPES:
         c, h, w = shape

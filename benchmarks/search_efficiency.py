@@ -39,6 +39,7 @@ that file is refused):
 beside a stored run of seeds 0-4, read together by benchmarks/against_stored.py
 (`--seeds 0-9 --peer-tag TAG`; docs/benchmarks.md §19, "The compute target on ten seeds").
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,9 +50,9 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import NamedTuple
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
@@ -76,18 +77,18 @@ from reports.efficiency import (  # noqa: E402
     work_to_reach,
 )
 from reports.fronts import complete_points  # noqa: E402
-from search.engine.samplers import SAMPLERS  # noqa: E402
 from search.engine.policies import (  # noqa: E402
     DEFAULT_CORNERS,
+    DEFAULT_REVISIT,
     DEFAULT_SHARE,
     DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
-    DEFAULT_REVISIT,
     DEFAULT_START,
 )
-from search.spaces import min_params  # noqa: E402
+from search.engine.samplers import SAMPLERS  # noqa: E402
 from search.engine.specs import RunSpec  # noqa: E402
 from search.engine.study import prepare, run_study  # noqa: E402
+from search.spaces import min_params  # noqa: E402
 from storage import Store  # noqa: E402
 
 
@@ -102,14 +103,17 @@ class Setting:
 
 SETTINGS = {
     "hourglass": Setting("hourglass", "digits-denoise", ("hourglass",), 100_000),
-    "hourglass-conventional": Setting("hourglass-conventional", "digits-denoise", ("hourglass", "conventional"), 100_000),
+    "hourglass-conventional": Setting(
+        "hourglass-conventional", "digits-denoise", ("hourglass", "conventional"), 100_000
+    ),
     "checkerboard-han": Setting("checkerboard-han", "checkerboard", ("han", "conventional"), 5_000),
     "classify-han-swmlp": Setting("classify-han-swmlp", "digits-classify", ("han", "sw-mlp"), 100_000),
     # one family on another task: issue 25's single-family case (digits super-resolution, 60K)
     "sr-hourglass": Setting("sr-hourglass", "digits-sr", ("hourglass",), 60_000),
     # two families on the task where issue 25 found the hourglass front thin (digits generative classification)
-    "genclass-hourglass-conventional": Setting("genclass-hourglass-conventional", "digits-genclass",
-                                               ("hourglass", "conventional"), 100_000),
+    "genclass-hourglass-conventional": Setting(
+        "genclass-hourglass-conventional", "digits-genclass", ("hourglass", "conventional"), 100_000
+    ),
 }
 
 
@@ -135,7 +139,7 @@ class Search(NamedTuple):
     shape_draw: str = ""
 
     @classmethod
-    def parse(cls, entry: str) -> "Search":
+    def parse(cls, entry: str) -> Search:
         rest, _, shape_draw = entry.partition("&")
         rest, _, revisit = rest.partition("#")
         rest, _, scope = rest.partition("~")
@@ -149,17 +153,41 @@ class Search(NamedTuple):
         return cls(name, spread, pruner, grace, share, corners, scope, size_scale, start, revisit, shape_draw)
 
 
-def run(store: Store, setting: Setting, study: str, sampler: str, seed: int, trials: int, train: TrainSettings,
-        data_dir: str | None):
+def run(
+    store: Store,
+    setting: Setting,
+    study: str,
+    sampler: str,
+    seed: int,
+    trials: int,
+    train: TrainSettings,
+    data_dir: str | None,
+):
     """One study of the search `sampler` (a --samplers entry, see `Search`)."""
     s = Search.parse(sampler)
-    spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials, sampler=s.name,
-                   spread=s.spread or DEFAULT_SPREAD, share=s.share or DEFAULT_SHARE, scope=s.scope or None,
-                   corners=s.corners or DEFAULT_CORNERS, size_scale=s.size_scale or DEFAULT_SIZE_SCALE,
-                   start=s.start or DEFAULT_START, revisit=s.revisit or DEFAULT_REVISIT,
-                   shape_draw=s.shape_draw or None, pruner=s.pruner or "none",
-                   prune_grace=float(s.grace) if s.grace else None, study=study, seed=seed, train=train,
-                   task_options=setting.task_options, data_dir=data_dir, retries=0)
+    spec = RunSpec(
+        spaces=setting.families,
+        task=setting.task,
+        budget=setting.budget,
+        trials=trials,
+        sampler=s.name,
+        spread=s.spread or DEFAULT_SPREAD,
+        share=s.share or DEFAULT_SHARE,
+        scope=s.scope or None,
+        corners=s.corners or DEFAULT_CORNERS,
+        size_scale=s.size_scale or DEFAULT_SIZE_SCALE,
+        start=s.start or DEFAULT_START,
+        revisit=s.revisit or DEFAULT_REVISIT,
+        shape_draw=s.shape_draw or None,
+        pruner=s.pruner or "none",
+        prune_grace=float(s.grace) if s.grace else None,
+        study=study,
+        seed=seed,
+        train=train,
+        task_options=setting.task_options,
+        data_dir=data_dir,
+        retries=0,
+    )
     t0 = time.perf_counter()
     stopped = None
     try:
@@ -177,8 +205,10 @@ def study_frame(store: Store, study: str):
     load-independent measure of training work beside the summed seconds, which a shared
     machine's load inflates."""
     frame = store.trials_frame(study)
-    frame["epochs_trained"] = [len(store.epochs(study, int(n))) if st in CURVE_STATUSES else 0
-                               for n, st in zip(frame["number"], frame["status"])]
+    frame["epochs_trained"] = [
+        len(store.epochs(study, int(n))) if st in CURVE_STATUSES else 0
+        for n, st in zip(frame["number"], frame["status"])
+    ]
     return frame
 
 
@@ -274,8 +304,9 @@ def best_peer(summary: dict, searches) -> str | None:
     return max(in_run, key=lambda x: statistics.median(summary[x]["fractions"])) if in_run else None
 
 
-def work_table(searches: list[str], runs: list, summary: dict, curves: dict, frames: list, record, ref,
-               best: float) -> None:
+def work_table(
+    searches: list[str], runs: list, summary: dict, curves: dict, frames: list, record, ref, best: float
+) -> None:
     """Training work in parameter-epochs (load-free), printed and added to `summary`: each
     search's work; with hindsight, the least work of a set of the setting's known complete
     trials (every search's and the grid's) that reaches each study's fraction, as a share
@@ -291,8 +322,10 @@ def work_table(searches: list[str], runs: list, summary: dict, curves: dict, fra
         seconds += [sec[int(n)] for n in cp["number"]]
     pts = np.asarray(pts, dtype=float).reshape(-1, 2)
     peer = best_peer(summary, searches)
-    head = ("| search | median work (M parameter-epochs) | least work for its fraction with hindsight, share of its "
-            "work: median (min .. max) | the same in training seconds: median (min .. max) |")
+    head = (
+        "| search | median work (M parameter-epochs) | least work for its fraction with hindsight, share of its "
+        "work: median (min .. max) | the same in training seconds: median (min .. max) |"
+    )
     if peer:
         head += f" work to reach {peer}'s fraction (the best peer), share of {peer}'s work: by seed (median) |"
     print("\n" + head + "\n|---|---|---|---|" + ("---|" if peer else ""))
@@ -305,23 +338,35 @@ def work_table(searches: list[str], runs: list, summary: dict, curves: dict, fra
         own_s = [sum(trial_seconds(r[3]).values()) for r in mine]
         least_s = [least_work(pts, seconds, dirs, ref, f * best) for f in summary[x]["fractions"]]
         share_s = [ls / s if s > 0 else math.nan for ls, s in zip(least_s, own_s)]
-        summary[x] |= {"least_work": least, "least_work_share": share,  # finite: each fraction is one the trials reached
-                       "least_seconds": least_s, "least_seconds_share": share_s}
-        row = (f"| {x} | {statistics.median(own) / 1e6:.1f} | {statistics.median(share):.3f} "
-               f"({min(share):.3f} .. {max(share):.3f}) | {statistics.median(share_s):.3f} "
-               f"({min(share_s):.3f} .. {max(share_s):.3f}) |")
+        summary[x] |= {
+            "least_work": least,
+            "least_work_share": share,  # finite: each fraction is one the trials reached
+            "least_seconds": least_s,
+            "least_seconds_share": share_s,
+        }
+        row = (
+            f"| {x} | {statistics.median(own) / 1e6:.1f} | {statistics.median(share):.3f} "
+            f"({min(share):.3f} .. {max(share):.3f}) | {statistics.median(share_s):.3f} "
+            f"({min(share_s):.3f} .. {max(share_s):.3f}) |"
+        )
         if peer:
             reach = []
-            for r, curve, goal, pw in zip(mine, curves[x], summary[peer]["fractions"], summary[peer]["parameter_epochs"]):
+            for r, curve, goal, pw in zip(
+                mine, curves[x], summary[peer]["fractions"], summary[peer]["parameter_epochs"]
+            ):
                 reach.append(work_to_reach(curve, trial_work(r[3]), goal) / pw if pw > 0 else math.nan)
             summary[x]["peer_reach_share"] = [None if v == math.inf else v for v in reach]  # None: never
-            row += (" " + " / ".join("never" if v == math.inf else f"{v:.2f}" for v in reach)
-                    + f" (median {'never' if statistics.median(reach) == math.inf else f'{statistics.median(reach):.2f}'}) |")
+            row += (
+                " "
+                + " / ".join("never" if v == math.inf else f"{v:.2f}" for v in reach)
+                + f" (median {'never' if statistics.median(reach) == math.inf else f'{statistics.median(reach):.2f}'}) |"
+            )
         print(row)
 
 
-def grid_orders_table(searches: list[str], summary: dict, grid_frame, record, ref, best: float, orders: int,
-                      trials: int) -> None:
+def grid_orders_table(
+    searches: list[str], summary: dict, grid_frame, record, ref, best: float, orders: int, trials: int
+) -> None:
     """Issue 25's third target, printed and added to `summary`: each study against random
     points of the full grid at equal training work. Every grid point is trained, so a
     random order of the grid is a random search at no cost: `orders` seeded orders, each
@@ -330,51 +375,78 @@ def grid_orders_table(searches: list[str], summary: dict, grid_frame, record, re
     done = grid_frame[grid_frame["status"].astype(str).isin(FINISHED_STATUSES)]
     perms = random_orders(len(done), orders, seed=0)
     work = trial_work(grid_frame)
-    at_trials = random_order_fractions(done, record.metric, record.direction, ref, best,
-                                       {int(n): 1.0 for n in done["number"]}, [trials], perms)[0]
+    at_trials = random_order_fractions(
+        done, record.metric, record.direction, ref, best, {int(n): 1.0 for n in done["number"]}, [trials], perms
+    )[0]
     summary["full grid"]["random_orders"] = {"orders": orders, f"at_{trials}_trials": at_trials.tolist()}
-    print(f"\n{orders} random orders of the full grid, {trials} points each: median {np.median(at_trials):.3f} "
-          f"(5-95%: {np.percentile(at_trials, 5):.3f} .. {np.percentile(at_trials, 95):.3f})")
-    print("| search | fraction by seed | random grid points at the study's work: median by seed | "
-          "share of the orders ahead of the study, by seed |\n|---|---|---|---|")
+    print(
+        f"\n{orders} random orders of the full grid, {trials} points each: median {np.median(at_trials):.3f} "
+        f"(5-95%: {np.percentile(at_trials, 5):.3f} .. {np.percentile(at_trials, 95):.3f})"
+    )
+    print(
+        "| search | fraction by seed | random grid points at the study's work: median by seed | "
+        "share of the orders ahead of the study, by seed |\n|---|---|---|---|"
+    )
     for x in searches:
-        got = random_order_fractions(done, record.metric, record.direction, ref, best, work,
-                                     summary[x]["parameter_epochs"], perms)
+        got = random_order_fractions(
+            done, record.metric, record.direction, ref, best, work, summary[x]["parameter_epochs"], perms
+        )
         mine = summary[x]["fractions"]
         medians = [float(np.median(row)) for row in got]
         ahead = [float(np.mean(row > f + 1e-12)) for row, f in zip(got, mine)]
         summary[x] |= {"grid_orders_at_work": medians, "grid_orders_ahead": ahead}
-        print(f"| {x} | {' / '.join(f'{f:.3f}' for f in mine)} | {' / '.join(f'{m:.3f}' for m in medians)} | "
-              f"{' / '.join(f'{v:.2f}' for v in ahead)} |")
+        print(
+            f"| {x} | {' / '.join(f'{f:.3f}' for f in mine)} | {' / '.join(f'{m:.3f}' for m in medians)} | "
+            f"{' / '.join(f'{v:.2f}' for v in ahead)} |"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="one setting, one seed, tiny trials; the product's searches unless --samplers")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="one setting, one seed, tiny trials; the product's searches unless --samplers",
+    )
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
-    ap.add_argument("--samplers", help="comma list of --sampler names or peers (default gp+pareto (the product's default search),tpe,tpe/none,random,nsga2,grid; "
-                         f"peers: {', '.join(peers.PEERS)}); NAME/none runs NAME with --spread none, "
-                         "NAME+pareto with --pruner pareto (NAME+pareto:0.1 with --prune-grace 0.1), "
-                         "NAME@free with --share free, NAME^none with --corners none, NAME%%log with --size-scale log, NAME=ramp with --start ramp, NAME~family with --sampler-scope family, NAME#answer with --revisit answer, NAME&modelled with --shape-draw modelled")
-    ap.add_argument("--seeds", help="N: seeds 0 .. N-1 (default 5; --quick: 1); A-B: seeds A .. B (e.g. 5-9: "
-                                                 "held-out seeds beside a stored run of seeds 0-4)")
+    ap.add_argument(
+        "--samplers",
+        help="comma list of --sampler names or peers (default gp+pareto (the product's default search),tpe,tpe/none,random,nsga2,grid; "
+        f"peers: {', '.join(peers.PEERS)}); NAME/none runs NAME with --spread none, "
+        "NAME+pareto with --pruner pareto (NAME+pareto:0.1 with --prune-grace 0.1), "
+        "NAME@free with --share free, NAME^none with --corners none, NAME%%log with --size-scale log, NAME=ramp with --start ramp, NAME~family with --sampler-scope family, NAME#answer with --revisit answer, NAME&modelled with --shape-draw modelled",
+    )
+    ap.add_argument(
+        "--seeds",
+        help="N: seeds 0 .. N-1 (default 5; --quick: 1); A-B: seeds A .. B (e.g. 5-9: "
+        "held-out seeds beside a stored run of seeds 0-4)",
+    )
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--grid-trials", type=int, default=10_000, help="cap on the full grid's trials")
-    ap.add_argument("--grid-orders", type=int, default=1000,
-                    help="random orders of the full grid to set each study against at its own work (issue 25's "
-                         "third target; no training; 0: none)")
+    ap.add_argument(
+        "--grid-orders",
+        type=int,
+        default=1000,
+        help="random orders of the full grid to set each study against at its own work (issue 25's "
+        "third target; no training; 0: none)",
+    )
     ap.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
     ap.add_argument("--max-train-samples", type=int)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--data-dir", default=SHARED_DATA,
-                    help="default: ../shared/data when it is there, else the search order (cache, download)")
+    ap.add_argument(
+        "--data-dir",
+        default=SHARED_DATA,
+        help="default: ../shared/data when it is there, else the search order (cache, download)",
+    )
     ap.add_argument("--storage", help="SQLAlchemy URL (default: a temporary SQLite file)")
     ap.add_argument("--out", help="write the curves and the summary as JSON here")
-    ap.add_argument("--tag", help="name the studies by TAG, not by the clock; with --storage and --out, running "
-                                  "the same command again reads back every study an earlier run of TAG finished "
-                                  "(its trials from --storage, its wall seconds from OUT.studies.json) and runs "
-                                  "the rest (hours of peers, over several runs)")
+    ap.add_argument(
+        "--tag",
+        help="name the studies by TAG, not by the clock; with --storage and --out, running "
+        "the same command again reads back every study an earlier run of TAG finished "
+        "(its trials from --storage, its wall seconds from OUT.studies.json) and runs "
+        "the rest (hours of peers, over several runs)",
+    )
     a = ap.parse_args()
     if a.quick:  # an explicit --samplers (e.g. the peers) is kept
         a.settings, a.trials, a.grid_trials = "hourglass-conventional", 4, 8
@@ -393,8 +465,10 @@ def main() -> None:
         if a.grid_orders < 0:
             raise UserError(f"--grid-orders must be at least 0, got {a.grid_orders}")
         if a.tag is not None and not (a.storage and a.out):
-            raise UserError("--tag needs --storage (where the studies are kept) and --out (beside it, "
-                            "OUT.studies.json: which studies finished)")
+            raise UserError(
+                "--tag needs --storage (where the studies are kept) and --out (beside it, "
+                "OUT.studies.json: which studies finished)"
+            )
         if a.tag is not None and not a.tag.replace("-", "").replace("_", "").isalnum():
             raise UserError(f"--tag {a.tag!r}: letters, digits, '-' and '_' only")
     except UserError as e:
@@ -411,28 +485,44 @@ def main() -> None:
     if ledger is not None:  # before anything trains: the ledger and the storage must be of one run
         lost = sorted(name for name in ledger.done if name not in ledger.stored)
         if lost:
-            fail(f"--tag {a.tag}: {ledger.path} lists {len(lost)} finished studies that {a.storage} does not hold "
-                 f"(e.g. {lost[0]}); give the --storage of that run, or another --tag")
+            fail(
+                f"--tag {a.tag}: {ledger.path} lists {len(lost)} finished studies that {a.storage} does not hold "
+                f"(e.g. {lost[0]}); give the --storage of that run, or another --tag"
+            )
         tagged = sorted(name for name in ledger.stored if name.startswith(f"eff-{a.tag}-"))
         if tagged and not ledger.path.exists():  # another --out: every study would look killed midway and rerun
-            fail(f"--tag {a.tag}: {a.storage} holds {len(tagged)} studies of this tag (e.g. {tagged[0]}) but there "
-                 f"is no {ledger.path}; give the --out of the run that made them, or another --tag")
+            fail(
+                f"--tag {a.tag}: {a.storage} holds {len(tagged)} studies of this tag (e.g. {tagged[0]}) but there "
+                f"is no {ledger.path}; give the --out of the run that made them, or another --tag"
+            )
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}, {a.threads} thread(s)")
     report = {"settings": {}, "trials": a.trials, "seeds": len(seeds), "seed_ids": seeds, "epochs": a.epochs}
     for key in a.settings.split(","):
         setting = SETTINGS[key]
-        prep = prepare(RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget,
-                               task_options=setting.task_options))
+        prep = prepare(
+            RunSpec(
+                spaces=setting.families, task=setting.task, budget=setting.budget, task_options=setting.task_options
+            )
+        )
         spaces, io, count = prep.spaces, prep.io, prep.count
         runs = []  # (sampler, seed, record, frame, wall_s, why it stopped early or None)
         for seed in seeds:  # seed-major: every search sees the same drift of a shared machine
             for sampler in a.samplers.split(","):
                 study = f"eff-{tag}-{key}-{sampler}-{seed}"
-                runs.append((sampler, seed, *run_or_read(store, ledger, study, setting, sampler, seed, a.trials,
-                                                         train, a.data_dir)))
-        grid = (run_or_read(store, ledger, f"eff-{tag}-{key}-fullgrid", setting, "grid", 0, a.grid_trials, train,
-                            a.data_dir)
-                if a.grid_trials else None)  # --grid-trials 0: no full grid (e.g. a pruner-only comparison)
+                runs.append(
+                    (
+                        sampler,
+                        seed,
+                        *run_or_read(store, ledger, study, setting, sampler, seed, a.trials, train, a.data_dir),
+                    )
+                )
+        grid = (
+            run_or_read(
+                store, ledger, f"eff-{tag}-{key}-fullgrid", setting, "grid", 0, a.grid_trials, train, a.data_dir
+            )
+            if a.grid_trials
+            else None
+        )  # --grid-trials 0: no full grid (e.g. a pruner-only comparison)
         record = grid[0] if grid else runs[0][2]
         frames = [r[3] for r in runs] + ([grid[1]] if grid else [])
         ref = union_reference(frames, record.metric, record.direction)
@@ -441,19 +531,25 @@ def main() -> None:
         print(f"\n## {key}: {setting.task}, {', '.join(setting.families)}, budget {setting.budget:,}")
         if grid:
             grid_curve = fraction_curve(grid[1], record.metric, record.direction, ref, best)
-            summary["full grid"] = {"trials": int(grid_curve["trials"].iloc[-1]),
-                                    "fraction": float(grid_curve["fraction"].iloc[-1]),
-                                    "compute_s": float(grid_curve["compute_s"].iloc[-1])}
+            summary["full grid"] = {
+                "trials": int(grid_curve["trials"].iloc[-1]),
+                "fraction": float(grid_curve["fraction"].iloc[-1]),
+                "compute_s": float(grid_curve["compute_s"].iloc[-1]),
+            }
             curves["full grid"] = grid_curve.to_dict("list")
-            print(f"full grid: {summary['full grid']['trials']} trials, fraction {summary['full grid']['fraction']:.3f}, "
-                  f"{summary['full grid']['compute_s']:.0f} s of training\n")
+            print(
+                f"full grid: {summary['full grid']['trials']} trials, fraction {summary['full grid']['fraction']:.3f}, "
+                f"{summary['full grid']['compute_s']:.0f} s of training\n"
+            )
         grid_fraction = summary["full grid"]["fraction"] if grid else math.nan
         fams = list(setting.families) if len(setting.families) > 1 else []
         fam_ref = {}  # family -> (reference point, best hypervolume) of that family's trials of every search
         for f in fams:
             mine_f = [df[df["family"] == f] for df in frames]
-            fam_ref[f] = (r := union_reference(mine_f, record.metric, record.direction),
-                          union_hypervolume(mine_f, record.metric, record.direction, r))
+            fam_ref[f] = (
+                r := union_reference(mine_f, record.metric, record.direction),
+                union_hypervolume(mine_f, record.metric, record.direction, r),
+            )
 
         def family_fraction(df, f):  # the study's front of family f, as a fraction of f's best known front
             part = df[df["family"] == f]
@@ -462,35 +558,56 @@ def main() -> None:
 
         if grid and fams:
             summary["full grid"]["family_fractions"] = {f: family_fraction(grid[1], f) for f in fams}
-            print("full grid, each family's fraction: " + ", ".join(
-                f"{f} {v:.3f}" for f, v in summary["full grid"]["family_fractions"].items()) + "\n")
+            print(
+                "full grid, each family's fraction: "
+                + ", ".join(f"{f} {v:.3f}" for f, v in summary["full grid"]["family_fractions"].items())
+                + "\n"
+            )
         lo = {f: math.log10(min_params(sp, io, lambda c, f=f: count(f, c))) for f, sp in spaces.items()}
         hi = math.log10(setting.budget)
         vs_grid = bool(grid and fams)  # each family's front against the full grid's front of that family
-        print("| search | trials | median fraction | min .. max | median vs full grid | median training s "
-              "| median KS of log params |" + (" worst family's fraction: median (min) |" if fams else "")
-              + (" worst family vs its grid front: median (min) |" if vs_grid else "")
-              + "\n|---|---|---|---|---|---|---|" + ("---|" if fams else "") + ("---|" if vs_grid else ""))
+        print(
+            "| search | trials | median fraction | min .. max | median vs full grid | median training s "
+            "| median KS of log params |"
+            + (" worst family's fraction: median (min) |" if fams else "")
+            + (" worst family vs its grid front: median (min) |" if vs_grid else "")
+            + "\n|---|---|---|---|---|---|---|"
+            + ("---|" if fams else "")
+            + ("---|" if vs_grid else "")
+        )
         for sampler in a.samplers.split(","):
             mine = [r for r in runs if r[0] == sampler]
             cs = [fraction_curve(r[3], record.metric, record.direction, ref, best) for r in mine]
             fr = [fraction_at(c, trials=a.trials) for c in cs]
             secs = [float(c["compute_s"].iloc[-1]) if len(c) else 0.0 for c in cs]
-            ks = [statistics.mean(ks_uniform([math.log10(n) for n in df.loc[df["family"] == f, "params"]], lo[f], hi)
-                                  for f in lo if (df["family"] == f).any()) for df in (r[3][r[3]["status"] == "complete"]
-                                                                                       for r in mine)]
-            summary[sampler] = {"fractions": fr, "median": statistics.median(fr), "compute_s": secs, "ks": ks,
-                                "parameter_epochs": [parameter_epochs(r[3]) for r in mine],
-                                # the whole study's seconds (proposals too) and its proposals never trained
-                                "wall_s": [r[4] for r in mine],
-                                "rejected": [int((r[3]["status"] == "rejected").sum()) for r in mine],
-                                "stopped_early": [r[5] for r in mine]}  # None, or why the study ended early
+            ks = [
+                statistics.mean(
+                    ks_uniform([math.log10(n) for n in df.loc[df["family"] == f, "params"]], lo[f], hi)
+                    for f in lo
+                    if (df["family"] == f).any()
+                )
+                for df in (r[3][r[3]["status"] == "complete"] for r in mine)
+            ]
+            summary[sampler] = {
+                "fractions": fr,
+                "median": statistics.median(fr),
+                "compute_s": secs,
+                "ks": ks,
+                "parameter_epochs": [parameter_epochs(r[3]) for r in mine],
+                # the whole study's seconds (proposals too) and its proposals never trained
+                "wall_s": [r[4] for r in mine],
+                "rejected": [int((r[3]["status"] == "rejected").sum()) for r in mine],
+                "stopped_early": [r[5] for r in mine],
+            }  # None, or why the study ended early
             worst = ""
             if fams:  # each family's own front (the reports draw one per family)
                 per = {f: [family_fraction(r[3], f) for r in mine] for f in fams}
                 low = [min(v) for v in zip(*per.values())]
-                summary[sampler] |= {"family_fractions": per, "worst_family": low,
-                                     "family_trials": {f: [int((r[3]["family"] == f).sum()) for r in mine] for f in fams}}
+                summary[sampler] |= {
+                    "family_fractions": per,
+                    "worst_family": low,
+                    "family_trials": {f: [int((r[3]["family"] == f).sum()) for r in mine] for f in fams},
+                }
                 worst = f" {statistics.median(low):.3f} ({min(low):.3f}) |"
                 if vs_grid:  # issue 25 item 2: a family's front found in a shared study, against its own grid's
                     own = summary["full grid"]["family_fractions"]
@@ -499,21 +616,29 @@ def main() -> None:
                     summary[sampler] |= {"family_vs_grid": per_grid, "worst_family_vs_grid": low_grid}
                     worst += f" {statistics.median(low_grid):.3f} ({min(low_grid):.3f}) |"
             curves[sampler] = [c.to_dict("list") for c in cs]
-            print(f"| {sampler} | {a.trials} | {statistics.median(fr):.3f} | {min(fr):.3f} .. {max(fr):.3f} | "
-                  f"{statistics.median(fr) / grid_fraction:.3f} | {statistics.median(secs):.0f} | "
-                  f"{statistics.median(ks):.2f} |{worst}")
-        print("\n| search | median wall s (proposing + training) | median proposals rejected before training |"
-              "\n|---|---|---|")
+            print(
+                f"| {sampler} | {a.trials} | {statistics.median(fr):.3f} | {min(fr):.3f} .. {max(fr):.3f} | "
+                f"{statistics.median(fr) / grid_fraction:.3f} | {statistics.median(secs):.0f} | "
+                f"{statistics.median(ks):.2f} |{worst}"
+            )
+        print(
+            "\n| search | median wall s (proposing + training) | median proposals rejected before training |"
+            "\n|---|---|---|"
+        )
         for sampler in a.samplers.split(","):
-            print(f"| {sampler} | {statistics.median(summary[sampler]['wall_s']):.0f} | "
-                  f"{statistics.median(summary[sampler]['rejected']):g} |")
+            print(
+                f"| {sampler} | {statistics.median(summary[sampler]['wall_s']):.0f} | "
+                f"{statistics.median(summary[sampler]['rejected']):g} |"
+            )
         work_table(a.samplers.split(","), runs, summary, curves, frames, record, ref, best)
         if grid and a.grid_orders > 0:
             grid_orders_table(a.samplers.split(","), summary, grid[1], record, ref, best, a.grid_orders, a.trials)
         pruned = [x for x in a.samplers.split(",") if "+" in x and x.split("+")[0] in summary]
         if pruned:
-            print("\n| pruned search | vs | median hypervolume ratio | median compute ratio (seconds) "
-                  "| median work ratio (parameter-epochs) | pruned trials |\n|---|---|---|---|---|---|")
+            print(
+                "\n| pruned search | vs | median hypervolume ratio | median compute ratio (seconds) "
+                "| median work ratio (parameter-epochs) | pruned trials |\n|---|---|---|---|---|---|"
+            )
         for x in pruned:  # each pruned search against its unpruned twin, seed by seed
             base = summary[x.split("+")[0]]
             hv = seed_ratios(summary[x]["fractions"], base["fractions"])
@@ -521,10 +646,16 @@ def main() -> None:
             n_pruned = [int((r[3]["status"] == "pruned").sum()) for r in runs if r[0] == x]
             work = seed_ratios(summary[x]["parameter_epochs"], base["parameter_epochs"])
             summary[x] |= {"hypervolume_ratio": hv, "compute_ratio": cost, "work_ratio": work, "pruned": n_pruned}
-            print(f"| {x} | {x.split('+')[0]} | {statistics.median(hv):.3f} | {statistics.median(cost):.3f} | "
-                  f"{statistics.median(work):.3f} | median {statistics.median(n_pruned):g} of {a.trials} |")
-        report["settings"][key] = {"summary": summary, "curves": curves, "reference": [float(x) for x in ref],
-                                   "best_hypervolume": best}
+            print(
+                f"| {x} | {x.split('+')[0]} | {statistics.median(hv):.3f} | {statistics.median(cost):.3f} | "
+                f"{statistics.median(work):.3f} | median {statistics.median(n_pruned):g} of {a.trials} |"
+            )
+        report["settings"][key] = {
+            "summary": summary,
+            "curves": curves,
+            "reference": [float(x) for x in ref],
+            "best_hypervolume": best,
+        }
     if a.out:
         Path(a.out).write_text(json.dumps(report, indent=1))
         print(f"\ncurves and summary: {a.out}")

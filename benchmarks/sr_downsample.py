@@ -12,6 +12,7 @@ bicubic, clamped; ours before). Side by side in one command, for each:
     python benchmarks/sr_downsample.py [--task mnist-sr] [--epochs 5] [--repeats 3]
         [--data-dir ../shared/data] [--out bench-sr-downsample]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,7 @@ sys.path.insert(0, str(REPO))
 
 MODES = ("bicubic", "antialias")
 # (L, d_z, d_h, lr): a small and a larger hourglass of the paper-shaped space (d_z scaled to the input)
-CONFIGS = {"mnist-sr": [(1, 256, 32, 1e-3), (3, 1024, 128, 1e-3)],
-           "digits-sr": [(1, 32, 8, 5e-3), (3, 128, 32, 5e-3)]}
+CONFIGS = {"mnist-sr": [(1, 256, 32, 1e-3), (3, 1024, 128, 1e-3)], "digits-sr": [(1, 32, 8, 5e-3), (3, 128, 32, 5e-3)]}
 
 
 def bicubic_baseline(task_name: str, mode: str, data_dir: str) -> float:
@@ -57,8 +57,11 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--flips", default="false", help="the task's flips option (false: the short setting)")
-    p.add_argument("--data-dir", default=SHARED_DATA,
-                   help="default: ../shared/data when it is there, else the search order (cache, download)")
+    p.add_argument(
+        "--data-dir",
+        default=SHARED_DATA,
+        help="default: ../shared/data when it is there, else the search order (cache, download)",
+    )
     p.add_argument("--out", default="bench-sr-downsample")
     a = p.parse_args()
     from storage import load_trials
@@ -67,8 +70,11 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     print(f"load {os.getloadavg()[0]:.2f}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}", flush=True)
     base = {m: bicubic_baseline(a.task, m, a.data_dir) for m in MODES}
-    print(f"{a.task}: bicubic upsampling of the test inputs (no model): "
-          + ", ".join(f"{m} {v:.3f} dB" for m, v in base.items()), flush=True)
+    print(
+        f"{a.task}: bicubic upsampling of the test inputs (no model): "
+        + ", ".join(f"{m} {v:.3f} dB" for m, v in base.items()),
+        flush=True,
+    )
     db = f"sqlite:///{out / 'bench.db'}"
     results: dict[tuple, dict[str, list[float]]] = {}
     for i, (L, dz, dh, lr) in enumerate(CONFIGS[a.task]):
@@ -77,29 +83,69 @@ def main() -> None:
         for mode in MODES:
             study = f"{a.task}-{mode}-{i}"
             t = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "search.cli", "run", "--space", "hourglass", "--task", a.task,
-                            "--budget", "1B", "--sampler", "grid", "--trials", "1", "--repeats", str(a.repeats),
-                            "--epochs", str(a.epochs), "--space-file", str(space), "--storage", db, "--study", study,
-                            *(("--data-dir", a.data_dir) if a.data_dir else ()), "--task-option", f"downsample={mode}",
-                            "--task-option", f"flips={a.flips}", "--no-report"],
-                           check=True, cwd=out, env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "search.cli",
+                    "run",
+                    "--space",
+                    "hourglass",
+                    "--task",
+                    a.task,
+                    "--budget",
+                    "1B",
+                    "--sampler",
+                    "grid",
+                    "--trials",
+                    "1",
+                    "--repeats",
+                    str(a.repeats),
+                    "--epochs",
+                    str(a.epochs),
+                    "--space-file",
+                    str(space),
+                    "--storage",
+                    db,
+                    "--study",
+                    study,
+                    *(("--data-dir", a.data_dir) if a.data_dir else ()),
+                    "--task-option",
+                    f"downsample={mode}",
+                    "--task-option",
+                    f"flips={a.flips}",
+                    "--no-report",
+                ],
+                check=True,
+                cwd=out,
+                env=dict(os.environ, PYTHONPATH=str(REPO)),
+                stdout=subprocess.DEVNULL,
+            )
             df = load_trials(study, db)
             row = df[df.status == "complete"].iloc[0]
             results.setdefault((L, dz, dh, lr), {})[mode] = [float(row.psnr), float(row.get("psnr_std", float("nan")))]
-            print(f"  L={L} d_z={dz} d_h={dh} lr={lr} {mode}: test PSNR {row.psnr:.3f} ± "
-                  f"{row.get('psnr_std', float('nan')):.3f} ({a.repeats} seeds, {time.perf_counter() - t:.0f} s)",
-                  flush=True)
+            print(
+                f"  L={L} d_z={dz} d_h={dh} lr={lr} {mode}: test PSNR {row.psnr:.3f} ± "
+                f"{row.get('psnr_std', float('nan')):.3f} ({a.repeats} seeds, {time.perf_counter() - t:.0f} s)",
+                flush=True,
+            )
     print("\n| config (L, d_z, d_h, lr) | bicubic (authors') | antialias | antialias - bicubic |\n|---|---|---|---|")
     diffs = []
     for cfg, r in results.items():
         d = r["antialias"][0] - r["bicubic"][0]
         diffs.append(d)
-        print(f"| {cfg} | {r['bicubic'][0]:.3f} ± {r['bicubic'][1]:.3f} | {r['antialias'][0]:.3f} ± "
-              f"{r['antialias'][1]:.3f} | {d:+.3f} |")
-    print(f"| no model: bicubic upsampling | {base['bicubic']:.3f} | {base['antialias']:.3f} | "
-          f"{base['antialias'] - base['bicubic']:+.3f} |")
-    print(f"\nmedian difference over configs (trained): {statistics.median(diffs):+.3f} dB; "
-          f"{a.epochs} epochs, flips={a.flips}, load at the end {os.getloadavg()[0]:.2f}")
+        print(
+            f"| {cfg} | {r['bicubic'][0]:.3f} ± {r['bicubic'][1]:.3f} | {r['antialias'][0]:.3f} ± "
+            f"{r['antialias'][1]:.3f} | {d:+.3f} |"
+        )
+    print(
+        f"| no model: bicubic upsampling | {base['bicubic']:.3f} | {base['antialias']:.3f} | "
+        f"{base['antialias'] - base['bicubic']:+.3f} |"
+    )
+    print(
+        f"\nmedian difference over configs (trained): {statistics.median(diffs):+.3f} dB; "
+        f"{a.epochs} epochs, flips={a.flips}, load at the end {os.getloadavg()[0]:.2f}"
+    )
 
 
 if __name__ == "__main__":

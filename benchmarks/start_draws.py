@@ -19,6 +19,7 @@ checks both halves of that, on one efficiency setting's task, families and budge
 Studies are built for `--trials` (40, the benchmark's; the random start's length depends
 on it) and stopped after `--first`; a trained study already in `--storage` is read back.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,14 @@ from tasks.registry import get_task  # noqa: E402
 
 DRAWS = ("modelled", "random")
 COLUMNS = ("params", "L", "d_z", "d_h", "lr")
-FLAGS = {"--start": "start", "--corners": "corners", "--revisit": "revisit", "--pruner": "pruner",
-         "--size-scale": "size_scale", "--sampler": "sampler"}
+FLAGS = {
+    "--start": "start",
+    "--corners": "corners",
+    "--revisit": "revisit",
+    "--pruner": "pruner",
+    "--size-scale": "size_scale",
+    "--sampler": "sampler",
+}
 
 
 class Stop(BaseException):
@@ -88,11 +95,32 @@ def parse_flags(text: str) -> dict:
     return out
 
 
-def one(store: Store, setting, name: str, seed: int, draw: str, trials: int, executor: str, flags: dict,
-        data_dir: str | None):
-    spec = RunSpec(spaces=setting.families, task=setting.task, budget=setting.budget, trials=trials,
-                   executor=executor, study=name, seed=seed, shape_draw=draw, train=TrainSettings(),
-                   task_options=setting.task_options, data_dir=data_dir, retries=0, **flags)
+def one(
+    store: Store,
+    setting,
+    name: str,
+    seed: int,
+    draw: str,
+    trials: int,
+    executor: str,
+    flags: dict,
+    data_dir: str | None,
+):
+    spec = RunSpec(
+        spaces=setting.families,
+        task=setting.task,
+        budget=setting.budget,
+        trials=trials,
+        executor=executor,
+        study=name,
+        seed=seed,
+        shape_draw=draw,
+        train=TrainSettings(),
+        task_options=setting.task_options,
+        data_dir=data_dir,
+        retries=0,
+        **flags,
+    )
     try:
         run_study(spec, store, Quiet())
     except Stop:
@@ -109,7 +137,7 @@ def first_trials(store: Store, name: str, first: int):
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--setting", default="hourglass-conventional", help=f"one of {', '.join(SETTINGS)}")
-    ap.add_argument("--search-flags", default="", help="flags of both searches, e.g. \"--start ramp --corners last\"")
+    ap.add_argument("--search-flags", default="", help='flags of both searches, e.g. "--start ramp --corners last"')
     ap.add_argument("--trials", type=int, default=40, help="the trials the studies are built for (default 40)")
     ap.add_argument("--first", type=int, default=10, help="trials run before each study stops (default 10)")
     ap.add_argument("--proposals", type=int, default=40, help="untrained studies per draw (0: none)")
@@ -156,15 +184,26 @@ def main(argv: list[str] | None = None) -> None:
         both = {d: pd.concat(f) for d, f in pooled.items()}
         for fam in setting.families:
             for col in COLUMNS:
-                xs = [pd.to_numeric(both[d][both[d]["family"] == fam].get(col), errors="coerce").dropna()
-                      for d in DRAWS]
+                xs = [
+                    pd.to_numeric(both[d][both[d]["family"] == fam].get(col), errors="coerce").dropna() for d in DRAWS
+                ]
                 if not all(len(x) for x in xs):
                     continue
                 p = float(ks_2samp(*xs).pvalue)
-                rows.append({"family": fam, "column": col, "median": [float(x.median()) for x in xs],
-                             "mean": [float(x.mean()) for x in xs], "n": [len(x) for x in xs], "ks_p": p})
-                print(f"| {fam} | {col} | {xs[0].median():.4g} / {xs[1].median():.4g} | "
-                      f"{xs[0].mean():.4g} / {xs[1].mean():.4g} | {p:.3f} |")
+                rows.append(
+                    {
+                        "family": fam,
+                        "column": col,
+                        "median": [float(x.median()) for x in xs],
+                        "mean": [float(x.mean()) for x in xs],
+                        "n": [len(x) for x in xs],
+                        "ks_p": p,
+                    }
+                )
+                print(
+                    f"| {fam} | {col} | {xs[0].median():.4g} / {xs[1].median():.4g} | "
+                    f"{xs[0].mean():.4g} / {xs[1].mean():.4g} | {p:.3f} |"
+                )
         out["proposals"] = rows
     if a.trained:
         from scipy.stats import wilcoxon
@@ -181,8 +220,12 @@ def main(argv: list[str] | None = None) -> None:
         rec = store.get_study(f"{DRAWS[0]}-0")
         ref = union_reference(list(frames.values()), rec.metric, rec.direction)
         best = union_hypervolume(list(frames.values()), rec.metric, rec.direction, ref)
-        fr = {d: [union_hypervolume([frames[f"{d}-{s}"]], rec.metric, rec.direction, ref) / best
-                  for s in range(a.trained)] for d in DRAWS}
+        fr = {
+            d: [
+                union_hypervolume([frames[f"{d}-{s}"]], rec.metric, rec.direction, ref) / best for s in range(a.trained)
+            ]
+            for d in DRAWS
+        }
         diff = np.array(fr["random"]) - np.array(fr["modelled"])
         nz = diff[diff != 0]
         p = float(wilcoxon(nz).pvalue) if len(nz) else math.nan
@@ -191,9 +234,11 @@ def main(argv: list[str] | None = None) -> None:
         print("| seed | modelled | random |\n|---:|---:|---:|")
         for s in range(a.trained):
             print(f"| {s} | {fr['modelled'][s]:.3f} | {fr['random'][s]:.3f} |")
-        print(f"median {statistics.median(fr['modelled']):.3f} / {statistics.median(fr['random']):.3f}; random ahead "
-              f"on {ahead['random']} seeds, modelled on {ahead['modelled']}, tied on {ahead['tie']}; "
-              f"Wilcoxon signed-rank p {p:.3f}")
+        print(
+            f"median {statistics.median(fr['modelled']):.3f} / {statistics.median(fr['random']):.3f}; random ahead "
+            f"on {ahead['random']} seeds, modelled on {ahead['modelled']}, tied on {ahead['tie']}; "
+            f"Wilcoxon signed-rank p {p:.3f}"
+        )
         out["trained"] = {"fractions": fr, "ahead": ahead, "wilcoxon_p": p}
     if a.json:
         with open(a.json, "w") as fh:

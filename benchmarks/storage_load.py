@@ -16,6 +16,7 @@ POSTGRES_URL defaults to $SEARCH_TEST_POSTGRES_URL (e.g.
 postgresql+psycopg://user:password@127.0.0.1:5432/db); without either, SQLite only.
 Prints a markdown table.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,9 +29,10 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -41,10 +43,15 @@ STUDY = "load"
 def _result(number: int, i: int) -> Any:
     from core.trials import EpochRecord, RunResult, TrialResult
 
-    epochs = [EpochRecord(e, 1.0 / e, {"val_psnr": 20.0 + e, "val_ssim": 0.5 + 0.1 * e}, 0.01 * e)
-              for e in (1, 2, 3)]
-    run = RunResult(seed=i, status="complete", metrics={"psnr": 23.0 + i % 7, "ssim": 0.8},
-                    best_epoch=3, epochs=epochs, duration_s=0.03)
+    epochs = [EpochRecord(e, 1.0 / e, {"val_psnr": 20.0 + e, "val_ssim": 0.5 + 0.1 * e}, 0.01 * e) for e in (1, 2, 3)]
+    run = RunResult(
+        seed=i,
+        status="complete",
+        metrics={"psnr": 23.0 + i % 7, "ssim": 0.8},
+        best_epoch=3,
+        epochs=epochs,
+        duration_s=0.03,
+    )
     return TrialResult(number=number, status="complete", runs=[run], duration_s=0.03, device="cpu")
 
 
@@ -71,8 +78,9 @@ def _worker(url: str, tag: str, n: int, barrier: Any, queue: Any) -> None:
             start = time.time()
             numbers = []
             for i in range(n):
-                number = store.add_trial(STUDY, family="f", config={"worker": tag, "i": i},
-                                         params=1, seeds=[i], owner=tag)
+                number = store.add_trial(
+                    STUDY, family="f", config={"worker": tag, "i": i}, params=1, seeds=[i], owner=tag
+                )
                 store.finish_trial(STUDY, number, _result(number, i))
                 numbers.append(number)
             end = time.time()
@@ -87,12 +95,10 @@ def run_load(url: str, processes: int, trials: int) -> dict[str, Any]:
     from storage import Store
 
     with Store(url) as store:  # the schema and the study exist before the clock starts
-        store.create_or_load_study(STUDY, task="t", families=["f"], metric="psnr",
-                                   direction="maximize", budget=1)
+        store.create_or_load_study(STUDY, task="t", families=["f"], metric="psnr", direction="maximize", budget=1)
     ctx = multiprocessing.get_context("spawn")
     barrier, queue = ctx.Barrier(processes), ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(url, f"p{k}", trials, barrier, queue))
-             for k in range(processes)]
+    procs = [ctx.Process(target=_worker, args=(url, f"p{k}", trials, barrier, queue)) for k in range(processes)]
     for p in procs:
         p.start()
     try:
@@ -109,8 +115,7 @@ def run_load(url: str, processes: int, trials: int) -> dict[str, Any]:
     expected = processes * trials
     with Store(url) as store:
         stored = store.trials(STUDY)
-    pairs = Counter((t.config.get("worker"), t.config.get("i")) for t in stored
-                    if t.status == "complete")
+    pairs = Counter((t.config.get("worker"), t.config.get("i")) for t in stored if t.status == "complete")
     numbers = Counter(t.number for t in stored)
     returned = Counter(n for r in reports for n in r[1])
     wanted = {(f"p{k}", i) for k in range(processes) for i in range(trials)}
@@ -150,8 +155,9 @@ def postgres_schema(base: str) -> Iterator[tuple[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("postgres_url", nargs="?", default=os.environ.get(PG_ENV),
-                    help=f"PostgreSQL SQLAlchemy URL (default ${PG_ENV})")
+    ap.add_argument(
+        "postgres_url", nargs="?", default=os.environ.get(PG_ENV), help=f"PostgreSQL SQLAlchemy URL (default ${PG_ENV})"
+    )
     ap.add_argument("--processes", type=int, default=4)
     ap.add_argument("--trials", type=int, default=200, help="trials per process")
     ap.add_argument("--sqlite-dir", default=None, help="folder of the SQLite file (default: a temporary one)")
@@ -166,21 +172,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(no PostgreSQL URL given and ${PG_ENV} unset: SQLite only)", file=sys.stderr)
     with tempfile.TemporaryDirectory(dir=args.sqlite_dir) as d:
         url = f"sqlite:///{d}/load.db"
-        rows.append((f"SQLite {sqlite3.sqlite_version} (file, WAL)",
-                     run_load(url, args.processes, args.trials)))
+        rows.append((f"SQLite {sqlite3.sqlite_version} (file, WAL)", run_load(url, args.processes, args.trials)))
     load_after = os.getloadavg()
 
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"machine: {platform.machine()}, {cpus} CPUs, python {platform.python_version()}; "
-          f"load average (1/5/15 min) before {' '.join(f'{x:.2f}' for x in load_before)}, "
-          f"after {' '.join(f'{x:.2f}' for x in load_after)}")
-    print(f"{args.processes} processes x {args.trials} trials on one study "
-          "(add_trial running + finish_trial: 1 run, 3 epochs, 2 metrics)\n")
+    print(
+        f"machine: {platform.machine()}, {cpus} CPUs, python {platform.python_version()}; "
+        f"load average (1/5/15 min) before {' '.join(f'{x:.2f}' for x in load_before)}, "
+        f"after {' '.join(f'{x:.2f}' for x in load_after)}"
+    )
+    print(
+        f"{args.processes} processes x {args.trials} trials on one study "
+        "(add_trial running + finish_trial: 1 run, 3 epochs, 2 metrics)\n"
+    )
     print("| backend | trials | wall s | trials/s | lost | duplicated | missing numbers | number races retried |")
     print("|---|---|---|---|---|---|---|---|")
     for name, r in rows:
-        print(f"| {name} | {r['trials']} | {r['wall_s']:.1f} | {r['per_s']:.0f} | {r['lost']} | "
-              f"{r['duplicated']} | {r['gaps']} | {r['retried']} |")
+        print(
+            f"| {name} | {r['trials']} | {r['wall_s']:.1f} | {r['per_s']:.0f} | {r['lost']} | "
+            f"{r['duplicated']} | {r['gaps']} | {r['retried']} |"
+        )
     bad = [name for name, r in rows if r["lost"] or r["duplicated"] or r["gaps"] or r["rows"] != r["trials"]]
     if bad:
         print(f"\nFAILED: lost, duplicated or extra trials on {', '.join(bad)}", file=sys.stderr)

@@ -21,6 +21,7 @@ Other processes on the machine distort CPU timings badly (two OpenMP threads wit
 core taken by someone else slow every parallel region); the load average is printed at
 the start and the end so a disturbed run can be recognised.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -84,8 +85,16 @@ class Ours:
         self.data, self.device = data, device
 
     def run(self, steps: int) -> int:
-        train_epoch(self.forward, self.opt, self.sched, self.data, self.gen,
-                          n_train=self.data.n_train, batch_size=BATCH, max_steps=steps)
+        train_epoch(
+            self.forward,
+            self.opt,
+            self.sched,
+            self.data,
+            self.gen,
+            n_train=self.data.n_train,
+            batch_size=BATCH,
+            max_steps=steps,
+        )
         sync(self.device)
         return sum(b - a for a, b in batch_bounds(self.data.n_train, BATCH)[:steps])
 
@@ -128,11 +137,11 @@ def breakdown(ours: Ours, base: Baseline, steps: int, device) -> dict[str, float
     perm = torch.randperm(data.n_train, generator=gen, device=device)
     t0 = time.perf_counter()
     for s in range(steps):
-        inputs, targets = data.train_batch(perm[s * BATCH:(s + 1) * BATCH], gen)
+        inputs, targets = data.train_batch(perm[s * BATCH : (s + 1) * BATCH], gen)
     sync(device)
     ours_data = (time.perf_counter() - t0) / steps
     t0 = time.perf_counter()
-    for s, batch in enumerate(base.loader):
+    for s, _batch in enumerate(base.loader):
         if s + 1 == steps:
             break
     base_data = (time.perf_counter() - t0) / steps
@@ -162,23 +171,45 @@ def breakdown(ours: Ours, base: Baseline, steps: int, device) -> dict[str, float
 
     of, ob, os_ = compute(ours.model, ours.opt)
     bf, bb, bs = compute(base.model, base.opt)
-    return {"ours_data": ours_data, "base_data": base_data, "ours_fwd": of, "ours_bwd": ob,
-            "ours_step": os_, "base_fwd": bf, "base_bwd": bb, "base_step": bs}
+    return {
+        "ours_data": ours_data,
+        "base_data": base_data,
+        "ours_fwd": of,
+        "ours_bwd": ob,
+        "ours_step": os_,
+        "base_fwd": bf,
+        "base_bwd": bb,
+        "base_step": bs,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default=SHARED_DATA,
-                   help="default: ../shared/data when it is there, else the search order (cache, download)")
+    p.add_argument(
+        "--data-dir",
+        default=SHARED_DATA,
+        help="default: ../shared/data when it is there, else the search order (cache, download)",
+    )
     p.add_argument("--steps", type=int, default=120, help="batches per timed block")
     p.add_argument("--epochs", type=float, default=None, help="time this many epochs per block instead")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--device", default="cpu")
-    p.add_argument("--compile", nargs="?", const="default", default=None, metavar="MODE",
-                   help="also time ours with the model under torch.compile(mode=MODE) (default, reduce-overhead "
-                        "for CUDA graphs, ...; what `search run --compile MODE` gives a trial)")
-    p.add_argument("--config", type=parse_config, default=None, metavar="D_Z,D_H,L",
-                   help=f"the hourglass to train (default {CONFIG['d_z']},{CONFIG['d_h']},{CONFIG['L']})")
+    p.add_argument(
+        "--compile",
+        nargs="?",
+        const="default",
+        default=None,
+        metavar="MODE",
+        help="also time ours with the model under torch.compile(mode=MODE) (default, reduce-overhead "
+        "for CUDA graphs, ...; what `search run --compile MODE` gives a trial)",
+    )
+    p.add_argument(
+        "--config",
+        type=parse_config,
+        default=None,
+        metavar="D_Z,D_H,L",
+        help=f"the hourglass to train (default {CONFIG['d_z']},{CONFIG['d_h']},{CONFIG['L']})",
+    )
     args = p.parse_args(argv)
     if args.config:
         CONFIG.update(args.config)
@@ -195,10 +226,14 @@ def main(argv: list[str] | None = None) -> None:
         sides["ours+compile"] = Ours(data, task.io(), device, total, compiled=args.compile)
     base = Baseline(data.x["train"].cpu(), task.io(), device, total)
 
-    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {tasks.device_label(device)}")
-    print(f"model: hourglass {CONFIG}, {models.trainable_params(ours.model):,} parameters, batch {BATCH}, "
-          f"{steps} steps per block, {args.repeats} repeats (+ a warm-up)")
+    print(
+        f"machine: {cpu_name()}, {os.cpu_count()} CPUs, "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {tasks.device_label(device)}"
+    )
+    print(
+        f"model: hourglass {CONFIG}, {models.trainable_params(ours.model):,} parameters, batch {BATCH}, "
+        f"{steps} steps per block, {args.repeats} repeats (+ a warm-up)"
+    )
     print(f"load average at start: {os.getloadavg()[0]:.2f}\n")
 
     sides["baseline"] = base
@@ -212,8 +247,11 @@ def main(argv: list[str] | None = None) -> None:
             rates[name].append(n / dt)
     med = {name: statistics.median(v) for name, v in rates.items()}
     o, b = med["ours"], med["baseline"]
-    labels = {"ours": "ours (tensor batches, fused AdamW)", "ours+compile": f"ours, model under torch.compile ({args.compile})",
-              "baseline": "baseline (Dataset + DataLoader)"}
+    labels = {
+        "ours": "ours (tensor batches, fused AdamW)",
+        "ours+compile": f"ours, model under torch.compile ({args.compile})",
+        "baseline": "baseline (Dataset + DataLoader)",
+    }
     print("| trainer | samples/s (median) | per repeat |")
     print("|---|---:|---|")
     for name in sides:
@@ -230,8 +268,10 @@ def main(argv: list[str] | None = None) -> None:
     for side in ("ours", "base"):
         total_ms = sum(bd[f"{side}_{k}"] for k in ("data", "fwd", "bwd", "step")) * 1e3
         label = "ours" if side == "ours" else "baseline"
-        print(f"| {label} | {ms(side + '_data')} | {ms(side + '_fwd')} | {ms(side + '_bwd')} | "
-              f"{ms(side + '_step')} | {total_ms:.2f} |")
+        print(
+            f"| {label} | {ms(side + '_data')} | {ms(side + '_fwd')} | {ms(side + '_bwd')} | "
+            f"{ms(side + '_step')} | {total_ms:.2f} |"
+        )
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
 
 

@@ -22,6 +22,7 @@ per repeat (median) and the ratio ours/baseline.
 Other processes on the machine distort CPU timings; the load average is printed at the
 start and the end so that a disturbed run can be recognised.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -114,7 +115,9 @@ class PlainLM(nn.Module):
         self.norm, self.head = PlainRMSNorm(c["d_model"]), nn.Linear(c["d_model"], vocab, bias=False)
         hd = c["d_model"] // c["n_heads"]
         inv = 1.0 / 10000.0 ** (torch.arange(0, hd, 2).float() / hd)
-        self.register_buffer("freqs", torch.polar(torch.ones(context, hd // 2), torch.outer(torch.arange(context).float(), inv)))
+        self.register_buffer(
+            "freqs", torch.polar(torch.ones(context, hd // 2), torch.outer(torch.arange(context).float(), inv))
+        )
 
     def forward(self, idx):
         x = self.embed(idx)
@@ -168,8 +171,11 @@ class Side:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data-dir", default=SHARED_DATA,
-                   help="default: ../shared/data when it is there, else the search order (cache, download)")
+    p.add_argument(
+        "--data-dir",
+        default=SHARED_DATA,
+        help="default: ../shared/data when it is there, else the search order (cache, download)",
+    )
     p.add_argument("--steps", type=int, default=8, help="training steps per timed block")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--batch", type=int, default=32)
@@ -194,11 +200,15 @@ def main(argv: list[str] | None = None) -> None:
     base = Side(base_model, base_opt, data, args.batch, False)
 
     n = models.get_family("transformer-hourglass").count_params(CONFIG, io)
-    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, device {tasks.device_label(device)}")
-    print(f"model: transformer-hourglass {CONFIG}, {n:,} non-embedding parameters, batch {args.batch} x "
-          f"context {data.context}, {args.steps} steps per block, {args.repeats} repeats (+ a warm-up); "
-          f"same logits as the baseline within {diff:.1e}")
+    print(
+        f"machine: {cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads, device {tasks.device_label(device)}"
+    )
+    print(
+        f"model: transformer-hourglass {CONFIG}, {n:,} non-embedding parameters, batch {args.batch} x "
+        f"context {data.context}, {args.steps} steps per block, {args.repeats} repeats (+ a warm-up); "
+        f"same logits as the baseline within {diff:.1e}"
+    )
     print(f"load average at start: {os.getloadavg()[0]:.2f}\n")
 
     ours.run(2)
@@ -213,8 +223,12 @@ def main(argv: list[str] | None = None) -> None:
     o, b = statistics.median(rates["ours"]), statistics.median(rates["baseline"])
     print("| implementation | tokens/s (median) | per repeat |")
     print("|---|---:|---|")
-    print(f"| ours (fused SDPA, fused QKV/W13, fused AdamW) | {o:,.0f} | {', '.join(f'{v:,.0f}' for v in rates['ours'])} |")
-    print(f"| baseline (explicit softmax attention, fp32) | {b:,.0f} | {', '.join(f'{v:,.0f}' for v in rates['baseline'])} |")
+    print(
+        f"| ours (fused SDPA, fused QKV/W13, fused AdamW) | {o:,.0f} | {', '.join(f'{v:,.0f}' for v in rates['ours'])} |"
+    )
+    print(
+        f"| baseline (explicit softmax attention, fp32) | {b:,.0f} | {', '.join(f'{v:,.0f}' for v in rates['baseline'])} |"
+    )
     print(f"| **ratio ours / baseline** | **{o / b:.2f}x** | |")
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
 

@@ -15,6 +15,7 @@ Run:  OMP_NUM_THREADS=1 python benchmarks/tune_front.py [--trials 20] [--concurr
           [--out docs/data/tune-front.json]
       python benchmarks/tune_front.py --quick    # 6 trials of 2 epochs on 256 samples (tests)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,23 +39,41 @@ STUDY = "front"
 def run_cli(executor: str, folder: Path, a: argparse.Namespace, extra: list[str]) -> dict[str, Any]:
     """`search run ...` in a child process (one torch thread) into folder/<name>.db."""
     name = executor if not extra else f"{executor}-{'-'.join(x.strip('-') for x in extra)}"
-    args = ["run", "--space", a.space, "--task", a.task, "--budget", a.budget, "--trials", str(a.trials),
-            "--seed", str(a.seed), "--study", STUDY, "--storage", f"sqlite:///{folder / name}.db", "--no-report",
-            "--executor", executor, *extra]
+    args = [
+        "run",
+        "--space",
+        a.space,
+        "--task",
+        a.task,
+        "--budget",
+        a.budget,
+        "--trials",
+        str(a.trials),
+        "--seed",
+        str(a.seed),
+        "--study",
+        STUDY,
+        "--storage",
+        f"sqlite:///{folder / name}.db",
+        "--no-report",
+        "--executor",
+        executor,
+        *extra,
+    ]
     if a.epochs:
         args += ["--epochs", str(a.epochs)]
     if a.max_train_samples:
         args += ["--max-train-samples", str(a.max_train_samples)]
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "search.cli", *args], cwd=folder, env=env, capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "search.cli", *args], cwd=folder, env=env, capture_output=True, text=True
+    )
     wall = time.perf_counter() - t
     if done.returncode != 0:
         raise SystemExit(f"search {' '.join(args)}: exit {done.returncode}\n{done.stderr[-3000:]}")
     shown = [x for i, x in enumerate(args) if x != "--storage" and (i == 0 or args[i - 1] != "--storage")]
-    return {"name": name, "command": "search " + " ".join(shown),
-            "db": str(folder / f"{name}.db"), "wall_s": wall}
+    return {"name": name, "command": "search " + " ".join(shown), "db": str(folder / f"{name}.db"), "wall_s": wall}
 
 
 def study_of(db: str, task_name: str) -> dict[str, Any]:
@@ -68,30 +87,52 @@ def study_of(db: str, task_name: str) -> dict[str, Any]:
     task = get_task(task_name, {})
     metric, direction = task.metric, task.direction
     fronts = front_data(store.trials_frame(STUDY), metric, direction)
-    trials = [{"number": r.number, "family": r.family, "config": r.config, "params": r.params, "status": r.status,
-               "metric": (r.metrics.get(metric) or (None,))[0], "epochs": len(store.epochs(STUDY, r.number)),
-               "attempt": r.attempt, "retry_of": r.retry_of, "duration_s": r.duration_s} for r in records]
-    return {"metric": metric, "direction": direction, "trials": trials,
-            "front": [int(n) for n in fronts.overall_numbers],
-            "family_fronts": {f.family: [int(n) for n in f.front_numbers] for f in fronts.families},
-            "statuses": {s: sum(t["status"] == s for t in trials) for s in sorted({t["status"] for t in trials})},
-            "training_s": sum(t["duration_s"] or 0.0 for t in trials)}
+    trials = [
+        {
+            "number": r.number,
+            "family": r.family,
+            "config": r.config,
+            "params": r.params,
+            "status": r.status,
+            "metric": (r.metrics.get(metric) or (None,))[0],
+            "epochs": len(store.epochs(STUDY, r.number)),
+            "attempt": r.attempt,
+            "retry_of": r.retry_of,
+            "duration_s": r.duration_s,
+        }
+        for r in records
+    ]
+    return {
+        "metric": metric,
+        "direction": direction,
+        "trials": trials,
+        "front": [int(n) for n in fronts.overall_numbers],
+        "family_fronts": {f.family: [int(n) for n in f.front_numbers] for f in fronts.families},
+        "statuses": {s: sum(t["status"] == s for t in trials) for s in sorted({t["status"] for t in trials})},
+        "training_s": sum(t["duration_s"] or 0.0 for t in trials),
+    }
 
 
 def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Trial by trial and front by front: what differs between two studies."""
     ta, tb = a["trials"], b["trials"]
     pairs = list(zip(ta, tb))
-    diffs = [abs(x["metric"] - y["metric"]) for x, y in pairs  # the same configuration's metric on both
-             if x["config"] == y["config"] and x["metric"] is not None and y["metric"] is not None]
-    return {"trials": [len(ta), len(tb)],
-            "same_configs": len(ta) == len(tb) and all(x["config"] == y["config"] for x, y in pairs),
-            "same_params": len(ta) == len(tb) and all(x["params"] == y["params"] for x, y in pairs),
-            "same_statuses": len(ta) == len(tb) and all(x["status"] == y["status"] for x, y in pairs),
-            "same_epochs_stored": len(ta) == len(tb) and all(x["epochs"] == y["epochs"] for x, y in pairs),
-            "first_different_trial": next((x["number"] for x, y in pairs if x["config"] != y["config"]), None),
-            "same_config_metric_max_abs_diff": max(diffs) if diffs else None,
-            "same_front": a["front"] == b["front"], "same_family_fronts": a["family_fronts"] == b["family_fronts"]}
+    diffs = [
+        abs(x["metric"] - y["metric"])
+        for x, y in pairs  # the same configuration's metric on both
+        if x["config"] == y["config"] and x["metric"] is not None and y["metric"] is not None
+    ]
+    return {
+        "trials": [len(ta), len(tb)],
+        "same_configs": len(ta) == len(tb) and all(x["config"] == y["config"] for x, y in pairs),
+        "same_params": len(ta) == len(tb) and all(x["params"] == y["params"] for x, y in pairs),
+        "same_statuses": len(ta) == len(tb) and all(x["status"] == y["status"] for x, y in pairs),
+        "same_epochs_stored": len(ta) == len(tb) and all(x["epochs"] == y["epochs"] for x, y in pairs),
+        "first_different_trial": next((x["number"] for x, y in pairs if x["config"] != y["config"]), None),
+        "same_config_metric_max_abs_diff": max(diffs) if diffs else None,
+        "same_front": a["front"] == b["front"],
+        "same_family_fronts": a["family_fronts"] == b["family_fronts"],
+    }
 
 
 def hypervolumes(studies: dict[str, dict[str, Any]]) -> dict[str, float]:
@@ -102,8 +143,14 @@ def hypervolumes(studies: dict[str, dict[str, Any]]) -> dict[str, float]:
     from reports.pareto import default_reference, hypervolume_2d
 
     def points(s):
-        return np.array([[math.log10(t["params"]), t["metric"]] for t in s["trials"]
-                         if t["status"] == "complete" and t["metric"] is not None], dtype=float).reshape(-1, 2)
+        return np.array(
+            [
+                [math.log10(t["params"]), t["metric"]]
+                for t in s["trials"]
+                if t["status"] == "complete" and t["metric"] is not None
+            ],
+            dtype=float,
+        ).reshape(-1, 2)
 
     first = next(iter(studies.values()))
     dirs = ["minimize", first["direction"]]
@@ -141,11 +188,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             load.append(os.getloadavg())
         studies = {r["name"]: study_of(r["db"], a.task) for r in runs}
     names = [r["name"] for r in runs]
-    result = {"benchmark": "tune_front", "when_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-              "machine": {"cpus": os.cpu_count(), "load": load}, "quick": a.quick,
-              "runs": [{k: v for k, v in r.items() if k != "db"} for r in runs],
-              "studies": studies, "local_vs_tune_one_in_flight": compare(studies[names[0]], studies[names[1]]),
-              "hypervolume": hypervolumes(studies)}
+    result = {
+        "benchmark": "tune_front",
+        "when_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "machine": {"cpus": os.cpu_count(), "load": load},
+        "quick": a.quick,
+        "runs": [{k: v for k, v in r.items() if k != "db"} for r in runs],
+        "studies": studies,
+        "local_vs_tune_one_in_flight": compare(studies[names[0]], studies[names[1]]),
+        "hypervolume": hypervolumes(studies),
+    }
     if a.concurrent:
         result["local_vs_tune_concurrent"] = compare(studies[names[0]], studies[names[2]])
     print_report(result)
@@ -161,8 +213,10 @@ def print_report(result: dict[str, Any]) -> None:
     for r in result["runs"]:
         s = result["studies"][r["name"]]
         st = ", ".join(f"{k} {v}" for k, v in s["statuses"].items())
-        print(f"| {r['name']} | `{r['command']}` | {r['wall_s']:.1f} | {len(s['trials'])} | {st} "
-              f"| {s['training_s']:.1f} | {s['front']} | {result['hypervolume'][r['name']]:.4f} |")
+        print(
+            f"| {r['name']} | `{r['command']}` | {r['wall_s']:.1f} | {len(s['trials'])} | {st} "
+            f"| {s['training_s']:.1f} | {s['front']} | {result['hypervolume'][r['name']]:.4f} |"
+        )
     for key in ("local_vs_tune_one_in_flight", "local_vs_tune_concurrent"):
         if key in result:
             print(f"{key}: " + ", ".join(f"{k} {v}" for k, v in result[key].items()))

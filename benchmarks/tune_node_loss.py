@@ -28,6 +28,7 @@ Run:  OMP_NUM_THREADS=1 python benchmarks/tune_node_loss.py [--trials 12] [--exe
 
 One campaign per executor and --kill-after value, each on a fresh cluster and study.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,8 +56,9 @@ def rows(db: Path) -> list[tuple]:
         return []
     con = sqlite3.connect(db, timeout=10)
     try:
-        return con.execute("SELECT number, status, config, attempt, retry_of, error FROM trials "
-                           "ORDER BY number").fetchall()
+        return con.execute(
+            "SELECT number, status, config, attempt, retry_of, error FROM trials ORDER BY number"
+        ).fetchall()
     except sqlite3.OperationalError:
         return []
     finally:
@@ -97,24 +99,55 @@ def campaign(a: argparse.Namespace, folder: Path) -> dict[str, Any]:
     os.environ["OMP_NUM_THREADS"] = "1"  # the nodes' workers inherit it
     t0 = time.perf_counter()
     with unannounced():
-        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 0,
-                                                               "include_dashboard": False})
+        cluster = Cluster(
+            initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 0, "include_dashboard": False}
+        )
         worker = cluster.add_node(num_cpus=1, num_gpus=0)
         cluster.wait_for_nodes()
     cluster_s = time.perf_counter() - t0
     db = folder / "node-loss.db"
-    args = ["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--trials", str(a.trials),
-            "--epochs", str(a.epochs), "--pruner", "none",
-            "--study", STUDY, "--storage", f"sqlite:///{db}", "--no-report", "--executor", a.executor,
-            "--ray-address", cluster.address, "--max-concurrent", "2", "--retries", "1"]
+    args = [
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "100K",
+        "--trials",
+        str(a.trials),
+        "--epochs",
+        str(a.epochs),
+        "--pruner",
+        "none",
+        "--study",
+        STUDY,
+        "--storage",
+        f"sqlite:///{db}",
+        "--no-report",
+        "--executor",
+        a.executor,
+        "--ray-address",
+        cluster.address,
+        "--max-concurrent",
+        "2",
+        "--retries",
+        "1",
+    ]
     if a.max_train_samples:
-        args[args.index("--pruner"):args.index("--pruner")] = ["--max-train-samples", str(a.max_train_samples)]
+        args[args.index("--pruner") : args.index("--pruner")] = ["--max-train-samples", str(a.max_train_samples)]
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     proc = None
     try:
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "search.cli", *args], cwd=folder, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "search.cli", *args],
+            cwd=folder,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         # wait until `kill_after` trials are complete and two have run for `settle` seconds: both placed (one
         # on each node: one CPU each) and training
         deadline = time.time() + a.timeout
@@ -130,12 +163,23 @@ def campaign(a: argparse.Namespace, folder: Path) -> dict[str, Any]:
         if proc.poll() is not None or time.time() >= deadline:
             proc.kill()
             out, err = proc.communicate(timeout=60)
-            return {"args": args, "returncode": proc.returncode, "stdout_tail": out[-1500:], "stderr_tail": err[-3000:],
-                    "cluster_start_s": cluster_s, "wall_s": time.perf_counter() - t0, "kill_s": None,
-                    "killed_after_s": None, "failure_recorded_after_kill_s": None,
-                    "node_declared_dead_after_kill_s": None, "before": rows(db),
-                    "after_first_run": rows(db), "rerun": None, "after": rows(db),
-                    "no_kill": "the study never had two trials running long enough"}
+            return {
+                "args": args,
+                "returncode": proc.returncode,
+                "stdout_tail": out[-1500:],
+                "stderr_tail": err[-3000:],
+                "cluster_start_s": cluster_s,
+                "wall_s": time.perf_counter() - t0,
+                "kill_s": None,
+                "killed_after_s": None,
+                "failure_recorded_after_kill_s": None,
+                "node_declared_dead_after_kill_s": None,
+                "before": rows(db),
+                "after_first_run": rows(db),
+                "rerun": None,
+                "after": rows(db),
+                "no_kill": "the study never had two trials running long enough",
+            }
         before = rows(db)
         killed_at = time.perf_counter()
         cluster.remove_node(worker, allow_graceful=False)
@@ -158,22 +202,42 @@ def campaign(a: argparse.Namespace, folder: Path) -> dict[str, Any]:
                     dead_at = time.perf_counter()
                 time.sleep(0.2)
             t1 = time.perf_counter()
-            again = subprocess.run([sys.executable, "-m", "search.cli", *args], cwd=folder, env=env,
-                                   capture_output=True, text=True, timeout=a.timeout)
-            rerun = {"returncode": again.returncode, "wall_s": time.perf_counter() - t1,
-                     "stderr_tail": again.stderr[-1500:]}
+            again = subprocess.run(
+                [sys.executable, "-m", "search.cli", *args],
+                cwd=folder,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=a.timeout,
+            )
+            rerun = {
+                "returncode": again.returncode,
+                "wall_s": time.perf_counter() - t1,
+                "stderr_tail": again.stderr[-1500:],
+            }
     finally:
         if proc is not None and proc.poll() is None:
             proc.kill()
         with unannounced():
             cluster.shutdown()
     after = rows(db)
-    return {"args": args, "returncode": first_exit, "stdout_tail": out[-1500:], "stderr_tail": err[-3000:],
-            "cluster_start_s": cluster_s, "wall_s": wall, "kill_s": kill_s,
-            "killed_after_s": killed_at - t0,
-            "failure_recorded_after_kill_s": (failed_at - killed_at) if failed_at else None,
-            "node_declared_dead_after_kill_s": (dead_at - killed_at) if dead_at else None,
-            "before": before, "after_first_run": first_rows, "rerun": rerun, "after": after, "no_kill": None}
+    return {
+        "args": args,
+        "returncode": first_exit,
+        "stdout_tail": out[-1500:],
+        "stderr_tail": err[-3000:],
+        "cluster_start_s": cluster_s,
+        "wall_s": wall,
+        "kill_s": kill_s,
+        "killed_after_s": killed_at - t0,
+        "failure_recorded_after_kill_s": (failed_at - killed_at) if failed_at else None,
+        "node_declared_dead_after_kill_s": (dead_at - killed_at) if dead_at else None,
+        "before": before,
+        "after_first_run": first_rows,
+        "rerun": rerun,
+        "after": after,
+        "no_kill": None,
+    }
 
 
 def verdict(before: list[tuple], after: list[tuple], trials: int) -> dict[str, Any]:
@@ -194,11 +258,20 @@ def verdict(before: list[tuple], after: list[tuple], trials: int) -> dict[str, A
     configs = [r[2] for r in complete]
     duplicated += len(configs) - len(set(configs))  # a configuration trained to completion twice
     duplicated += sum(1 for r in retried if status.get(r[4]) == "complete")  # a retry of a complete trial
-    return {"trials": trials, "rows": len(after), "complete": len(complete), "failed": len(failed),
-            "failed_errors": [r[5] for r in failed], "running_at_kill": running_at_kill,
-            "retried": len(retried), "retried_complete": sum(r[1] == "complete" for r in retried),
-            "lost": len(lost), "lost_numbers": lost, "duplicated": duplicated,
-            "still_running": sum(r[1] == "running" for r in after)}
+    return {
+        "trials": trials,
+        "rows": len(after),
+        "complete": len(complete),
+        "failed": len(failed),
+        "failed_errors": [r[5] for r in failed],
+        "running_at_kill": running_at_kill,
+        "retried": len(retried),
+        "retried_complete": sum(r[1] == "complete" for r in retried),
+        "lost": len(lost),
+        "lost_numbers": lost,
+        "duplicated": duplicated,
+        "still_running": sum(r[1] == "running" for r in after),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -207,8 +280,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--trials", type=int, default=12)
     ap.add_argument("--epochs", type=int, default=100, help="long enough for a kill to find trials running")
     ap.add_argument("--max-train-samples", type=int, help="default: the task's whole training set")
-    ap.add_argument("--kill-after", default="3", help="complete trials before the kill; a list (3,6,9): one "
-                                                       "campaign each, a fresh cluster and study every time")
+    ap.add_argument(
+        "--kill-after",
+        default="3",
+        help="complete trials before the kill; a list (3,6,9): one campaign each, a fresh cluster and study every time",
+    )
     ap.add_argument("--settle", type=float, default=1.0, help="seconds each of two trials must have been running")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--quick", action="store_true", help="4 trials of 60 epochs, the kill after the first, tune only")
@@ -221,10 +297,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         kills = [int(k) for k in a.kill_after.split(",")]
     except ValueError:
         kills = []
-    if not kills or min(kills) < 0 or a.trials < max(kills) + 2 or a.epochs < 1 or not executors \
-            or set(executors) - {"tune", "ray"}:
-        print(f"{os.path.basename(sys.argv[0])}: need --executor tune and/or ray, --kill-after counts >= 0, "
-              "--trials >= the largest --kill-after + 2 and --epochs >= 1", file=sys.stderr)
+    if (
+        not kills
+        or min(kills) < 0
+        or a.trials < max(kills) + 2
+        or a.epochs < 1
+        or not executors
+        or set(executors) - {"tune", "ray"}
+    ):
+        print(
+            f"{os.path.basename(sys.argv[0])}: need --executor tune and/or ray, --kill-after counts >= 0, "
+            "--trials >= the largest --kill-after + 2 and --epochs >= 1",
+            file=sys.stderr,
+        )
         sys.exit(2)
     import ray
 
@@ -236,43 +321,78 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             with tempfile.TemporaryDirectory() as tmp:
                 run = campaign(a, Path(tmp))
             v = verdict(run["before"], run["after"], a.trials)
-            campaigns.append({
-                "executor": executor, "kill_after": kill_after, "load": [load, os.getloadavg()],
-                "command": "search " + " ".join(x for x in run["args"] if not x.startswith("sqlite:")),
-                "returncode": run["returncode"], "cluster_start_s": run["cluster_start_s"], "wall_s": run["wall_s"],
-                "killed_after_s": run["killed_after_s"], "kill_s": run["kill_s"],
-                "failure_recorded_after_kill_s": run["failure_recorded_after_kill_s"], "no_kill": run["no_kill"],
-                "node_declared_dead_after_kill_s": run["node_declared_dead_after_kill_s"],
-                "first_run": {"complete": sum(r[1] == "complete" for r in run["after_first_run"]),
-                              "interrupted": sum(r[1] == "interrupted" for r in run["after_first_run"])},
-                "rerun": run["rerun"], **v, "rows_before_kill": run["before"],
-                "rows_after_first_run": run["after_first_run"], "rows_after": run["after"],
-                "stderr_tail": run["stderr_tail"]})
+            campaigns.append(
+                {
+                    "executor": executor,
+                    "kill_after": kill_after,
+                    "load": [load, os.getloadavg()],
+                    "command": "search " + " ".join(x for x in run["args"] if not x.startswith("sqlite:")),
+                    "returncode": run["returncode"],
+                    "cluster_start_s": run["cluster_start_s"],
+                    "wall_s": run["wall_s"],
+                    "killed_after_s": run["killed_after_s"],
+                    "kill_s": run["kill_s"],
+                    "failure_recorded_after_kill_s": run["failure_recorded_after_kill_s"],
+                    "no_kill": run["no_kill"],
+                    "node_declared_dead_after_kill_s": run["node_declared_dead_after_kill_s"],
+                    "first_run": {
+                        "complete": sum(r[1] == "complete" for r in run["after_first_run"]),
+                        "interrupted": sum(r[1] == "interrupted" for r in run["after_first_run"]),
+                    },
+                    "rerun": run["rerun"],
+                    **v,
+                    "rows_before_kill": run["before"],
+                    "rows_after_first_run": run["after_first_run"],
+                    "rows_after": run["after"],
+                    "stderr_tail": run["stderr_tail"],
+                }
+            )
             if run["returncode"] != 0:  # why the driver gave up (its last line)
-                print(f"{executor}, kill after {kill_after}: exit {run['returncode']}: "
-                      f"{run['stderr_tail'].strip().splitlines()[-1][:300] if run['stderr_tail'].strip() else ''}")
-    totals = {k: sum(c[k] for c in campaigns) for k in ("trials", "complete", "failed", "retried", "lost",
-                                                            "duplicated")}
-    result = {"benchmark": "tune_node_loss", "when_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-              "machine": {"cpus": os.cpu_count(), "ray": ray.__version__}, "quick": a.quick,
-              "settings": {"trials": a.trials, "epochs": a.epochs, "max_train_samples": a.max_train_samples,
-                           "nodes": "head 1 CPU + worker 1 CPU", "max_concurrent": 2, "retries": 1},
-              "totals": totals, "campaigns": campaigns}
-    print(f"two-node cluster on this machine (head 1 CPU + worker 1 CPU, ray {ray.__version__}); {a.trials} trials "
-          f"of {a.epochs} epochs, 2 in flight; the worker node killed (SIGKILL) while two trials run")
-    print("| executor | killed after (complete) | running then | exit | complete | failed (node lost) | retried "
-          "| lost | duplicated | failure stored after the kill s | wall s | load (1 min) |")
+                print(
+                    f"{executor}, kill after {kill_after}: exit {run['returncode']}: "
+                    f"{run['stderr_tail'].strip().splitlines()[-1][:300] if run['stderr_tail'].strip() else ''}"
+                )
+    totals = {
+        k: sum(c[k] for c in campaigns) for k in ("trials", "complete", "failed", "retried", "lost", "duplicated")
+    }
+    result = {
+        "benchmark": "tune_node_loss",
+        "when_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "machine": {"cpus": os.cpu_count(), "ray": ray.__version__},
+        "quick": a.quick,
+        "settings": {
+            "trials": a.trials,
+            "epochs": a.epochs,
+            "max_train_samples": a.max_train_samples,
+            "nodes": "head 1 CPU + worker 1 CPU",
+            "max_concurrent": 2,
+            "retries": 1,
+        },
+        "totals": totals,
+        "campaigns": campaigns,
+    }
+    print(
+        f"two-node cluster on this machine (head 1 CPU + worker 1 CPU, ray {ray.__version__}); {a.trials} trials "
+        f"of {a.epochs} epochs, 2 in flight; the worker node killed (SIGKILL) while two trials run"
+    )
+    print(
+        "| executor | killed after (complete) | running then | exit | complete | failed (node lost) | retried "
+        "| lost | duplicated | failure stored after the kill s | wall s | load (1 min) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for c in campaigns:
         fr = c["failure_recorded_after_kill_s"]
         when = "no kill" if c["no_kill"] else f"{c['killed_after_s']:.1f} s"
         exits = f"{c['returncode']}" + (f", rerun {c['rerun']['returncode']}" if c["rerun"] else "")
         complete = f"{c['complete']}/{c['trials']}" + (
-            f" ({c['first_run']['complete']} before the rerun)" if c["rerun"] else "")
+            f" ({c['first_run']['complete']} before the rerun)" if c["rerun"] else ""
+        )
         wall = f"{c['wall_s']:.1f}" + (f" + {c['rerun']['wall_s']:.1f}" if c["rerun"] else "")
-        print(f"| {c['executor']} | {c['kill_after']} ({when}) | {c['running_at_kill']} | {exits} | {complete} "
-              f"| {c['failed']} | {c['retried']} | {c['lost']} | {c['duplicated']} "
-              f"| {'-' if fr is None else f'{fr:.1f}'} | {wall} | {c['load'][0][0]:.2f}-{c['load'][1][0]:.2f} |")
+        print(
+            f"| {c['executor']} | {c['kill_after']} ({when}) | {c['running_at_kill']} | {exits} | {complete} "
+            f"| {c['failed']} | {c['retried']} | {c['lost']} | {c['duplicated']} "
+            f"| {'-' if fr is None else f'{fr:.1f}'} | {wall} | {c['load'][0][0]:.2f}-{c['load'][1][0]:.2f} |"
+        )
     for c in campaigns:
         for e in c["failed_errors"]:
             print(f"{c['executor']}, kill after {c['kill_after']}: failed: {(e or '')[:200]}")

@@ -32,6 +32,7 @@ Run:  OMP_NUM_THREADS=1 python benchmarks/tune_overhead.py [--trials 20] [--roun
           [--concurrency 1,2] [--out docs/data/tune-overhead.json]
       python benchmarks/tune_overhead.py --quick     # the code path in ~30 s (tests)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,8 +71,16 @@ def stand_in_run_guarded(spec, on_epoch=None):
         record = EpochRecord(1, 0.01, {"psnr": psnr, "ssim": 0.9}, sleep_s)
         if on_epoch is not None:
             on_epoch(repeat, record)
-        runs.append(RunResult(int(seed), "complete", {"psnr": psnr, "ssim": 0.9, "val_psnr": psnr, "val_ssim": 0.9},
-                              1, [record], sleep_s))
+        runs.append(
+            RunResult(
+                int(seed),
+                "complete",
+                {"psnr": psnr, "ssim": 0.9, "val_psnr": psnr, "val_ssim": 0.9},
+                1,
+                [record],
+                sleep_s,
+            )
+        )
     return TrialResult(spec.number, "complete", runs, time.monotonic() - t0, "cpu")
 
 
@@ -118,8 +127,9 @@ class Clock:
         pass
 
 
-def run_one(executor: str, trials: int, concurrency: int, sleep_s: float, folder: str, name: str,
-            seed: int) -> dict[str, Any]:
+def run_one(
+    executor: str, trials: int, concurrency: int, sleep_s: float, folder: str, name: str, seed: int
+) -> dict[str, Any]:
     """One study of `trials` stand-in trials on `executor`; its timings."""
     from core.trials import TrainSettings
     from search.engine.specs import RunSpec
@@ -127,9 +137,17 @@ def run_one(executor: str, trials: int, concurrency: int, sleep_s: float, folder
     from storage import Store
 
     options: dict[str, Any] = {} if executor == "local" else {"max_concurrent": concurrency}
-    spec = RunSpec(spaces=("hourglass", "conventional"), task="digits-denoise", budget=100_000, trials=trials,
-                   executor=executor, study=name, seed=seed, train=TrainSettings(epochs=1),
-                   executor_options=options)
+    spec = RunSpec(
+        spaces=("hourglass", "conventional"),
+        task="digits-denoise",
+        budget=100_000,
+        trials=trials,
+        executor=executor,
+        study=name,
+        seed=seed,
+        train=TrainSettings(epochs=1),
+        executor_options=options,
+    )
     store = Store(f"sqlite:///{folder}/{name}.db")
     clock = Clock()
     if executor == "tune":
@@ -150,11 +168,21 @@ def run_one(executor: str, trials: int, concurrency: int, sleep_s: float, folder
     # step with the others or staggered alike
     per_trial = slots * (last - clock.finished[slots - 1]) / (trials - slots)
     ideal = math.ceil(trials / slots) * sleep_s
-    row: dict[str, Any] = {"executor": executor, "concurrency": slots, "trials": trials, "seed": seed, "wall_s": wall,
-            "startup_s": first - clock.t0 - sleep_s, "per_trial_s": per_trial,
-            "overhead_ms": 1000 * (per_trial - sleep_s), "teardown_s": end - last,
-            "over_ideal_pct": 100 * (wall - ideal) / ideal, "params": [r.params for r in store.trials(name)],
-            "submitted_at_s": [t - clock.t0 for t in clock.started], "finished_at_s": [t - clock.t0 for t in clock.finished]}
+    row: dict[str, Any] = {
+        "executor": executor,
+        "concurrency": slots,
+        "trials": trials,
+        "seed": seed,
+        "wall_s": wall,
+        "startup_s": first - clock.t0 - sleep_s,
+        "per_trial_s": per_trial,
+        "overhead_ms": 1000 * (per_trial - sleep_s),
+        "teardown_s": end - last,
+        "over_ideal_pct": 100 * (wall - ideal) / ideal,
+        "params": [r.params for r in store.trials(name)],
+        "submitted_at_s": [t - clock.t0 for t in clock.started],
+        "finished_at_s": [t - clock.t0 for t in clock.finished],
+    }
     if executor == "tune":  # the trainable's reports, as Tune's CSV logger wrote them (one row each)
         csvs = sorted(Path(folder, f"{name}-tune", name).glob("trial-*/progress.csv"))
         row["tune_trial_folders"] = len(csvs)
@@ -167,12 +195,21 @@ def summarise(rows: list[dict[str, Any]], sleep_s: float) -> list[dict[str, Any]
     keys = sorted({(r["executor"], r["concurrency"]) for r in rows}, key=lambda k: (k[1], EXECUTORS.index(k[0])))
     for executor, conc in keys:
         mine = [r for r in rows if (r["executor"], r["concurrency"]) == (executor, conc)]
-        med = {k: statistics.median(r[k] for r in mine) for k in
-               ("wall_s", "startup_s", "per_trial_s", "overhead_ms", "teardown_s", "over_ideal_pct")}
-        out.append({"executor": executor, "concurrency": conc, "rounds": len(mine), **med,
-                    "overhead_pct": 100 * (med["per_trial_s"] - sleep_s) / sleep_s,
-                    "overhead_ms_range": [min(r["overhead_ms"] for r in mine), max(r["overhead_ms"] for r in mine)],
-                    "wall_s_range": [min(r["wall_s"] for r in mine), max(r["wall_s"] for r in mine)]})
+        med = {
+            k: statistics.median(r[k] for r in mine)
+            for k in ("wall_s", "startup_s", "per_trial_s", "overhead_ms", "teardown_s", "over_ideal_pct")
+        }
+        out.append(
+            {
+                "executor": executor,
+                "concurrency": conc,
+                "rounds": len(mine),
+                **med,
+                "overhead_pct": 100 * (med["per_trial_s"] - sleep_s) / sleep_s,
+                "overhead_ms_range": [min(r["overhead_ms"] for r in mine), max(r["overhead_ms"] for r in mine)],
+                "wall_s_range": [min(r["wall_s"] for r in mine), max(r["wall_s"] for r in mine)],
+            }
+        )
     return out
 
 
@@ -191,10 +228,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         concurrency = sorted({int(c) for c in a.concurrency.split(",")})
     except ValueError:
         concurrency = []
-    if a.rounds < 1 or a.sleep <= 0 or not concurrency or min(concurrency) < 1 \
-            or max(concurrency) > (os.cpu_count() or 1) or a.trials < 2 * max(concurrency):
-        print(f"{os.path.basename(sys.argv[0])}: need --rounds >= 1, --sleep > 0, --concurrency between 1 and the "
-              f"CPUs ({os.cpu_count()}) and --trials at least twice the largest concurrency", file=sys.stderr)
+    if (
+        a.rounds < 1
+        or a.sleep <= 0
+        or not concurrency
+        or min(concurrency) < 1
+        or max(concurrency) > (os.cpu_count() or 1)
+        or a.trials < 2 * max(concurrency)
+    ):
+        print(
+            f"{os.path.basename(sys.argv[0])}: need --rounds >= 1, --sleep > 0, --concurrency between 1 and the "
+            f"CPUs ({os.cpu_count()}) and --trials at least twice the largest concurrency",
+            file=sys.stderr,
+        )
         sys.exit(2)
     os.environ[SLEEP_ENV] = repr(a.sleep)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -209,9 +255,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     startup["import_ray_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    ray.init(num_cpus=os.cpu_count() or 2, num_gpus=0, include_dashboard=False, configure_logging=False,
-             runtime_env={"env_vars": {SLEEP_ENV: repr(a.sleep), "OMP_NUM_THREADS": "1"},
-                          "worker_process_setup_hook": install_stand_in})
+    ray.init(
+        num_cpus=os.cpu_count() or 2,
+        num_gpus=0,
+        include_dashboard=False,
+        configure_logging=False,
+        runtime_env={
+            "env_vars": {SLEEP_ENV: repr(a.sleep), "OMP_NUM_THREADS": "1"},
+            "worker_process_setup_hook": install_stand_in,
+        },
+    )
     startup["ray_init_s"] = time.perf_counter() - t
     t = time.perf_counter()
     import ray.tune  # noqa: F401  (Tune's import, which the tune path pays once per driver)
@@ -226,7 +279,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 startup[f"first_study_{executor}_s"] = time.perf_counter() - t
             n = 0
             for rnd in range(a.rounds):
-                order = EXECUTORS[rnd % 3:] + EXECUTORS[:rnd % 3]  # each executor first in turn
+                order = EXECUTORS[rnd % 3 :] + EXECUTORS[: rnd % 3]  # each executor first in turn
                 for conc in concurrency:
                     for executor in order:
                         if executor == "local" and conc != 1:
@@ -235,14 +288,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         row = run_one(executor, a.trials, conc, a.sleep, folder, f"s{n}-{executor}-{conc}", rnd)
                         row["round"] = rnd
                         rows.append(row)
-                        print(f"round {rnd} {executor} x{conc}: {row['wall_s']:.2f} s, {row['per_trial_s']:.3f} s "
-                              f"per trial, start {row['startup_s']:.2f} s", file=sys.stderr, flush=True)
+                        print(
+                            f"round {rnd} {executor} x{conc}: {row['wall_s']:.2f} s, {row['per_trial_s']:.3f} s "
+                            f"per trial, start {row['startup_s']:.2f} s",
+                            file=sys.stderr,
+                            flush=True,
+                        )
     finally:
         ray.shutdown()
     load_after = os.getloadavg()
     # the same proposals on every executor of a round at one trial in flight (same seed)
-    same = all(len({tuple(r["params"]) for r in rows if r["round"] == rnd and r["concurrency"] == 1}) == 1
-               for rnd in range(a.rounds))
+    same = all(
+        len({tuple(r["params"]) for r in rows if r["round"] == rnd and r["concurrency"] == 1}) == 1
+        for rnd in range(a.rounds)
+    )
     for r in rows:
         del r["params"]
     summary = summarise(rows, a.sleep)
@@ -251,14 +310,31 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_util import cpu_name, write_json
 
-    result = {"benchmark": "tune_overhead", "when_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-              "machine": {"cpu": cpu_name(), "cpus": os.cpu_count(), "load_before": load_before,
-                          "load_after": load_after, "ray": ray.__version__, "torch": torch.__version__,
-                          "python": sys.version.split()[0]},
-              "settings": {"trials": a.trials, "rounds": a.rounds, "sleep_s": a.sleep, "concurrency": concurrency,
-                           "study": "hourglass,conventional on digits-denoise, budget 100K, 1 epoch (stand-in)",
-                           "quick": a.quick},
-              "startup": startup, "same_proposals_at_one_in_flight": same, "rows": rows, "summary": summary}
+    result = {
+        "benchmark": "tune_overhead",
+        "when_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "machine": {
+            "cpu": cpu_name(),
+            "cpus": os.cpu_count(),
+            "load_before": load_before,
+            "load_after": load_after,
+            "ray": ray.__version__,
+            "torch": torch.__version__,
+            "python": sys.version.split()[0],
+        },
+        "settings": {
+            "trials": a.trials,
+            "rounds": a.rounds,
+            "sleep_s": a.sleep,
+            "concurrency": concurrency,
+            "study": "hourglass,conventional on digits-denoise, budget 100K, 1 epoch (stand-in)",
+            "quick": a.quick,
+        },
+        "startup": startup,
+        "same_proposals_at_one_in_flight": same,
+        "rows": rows,
+        "summary": summary,
+    }
     print_tables(result)
     if a.out:
         write_json(a.out, result)
@@ -267,20 +343,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 def print_tables(result: dict[str, Any]) -> None:
     m, s, st = result["machine"], result["settings"], result["startup"]
-    print(f"machine: {m['cpu']}, {m['cpus']} CPUs, load average {m['load_before'][0]:.2f} before, "
-          f"{m['load_after'][0]:.2f} after; ray {m['ray']}, torch {m['torch']}")
+    print(
+        f"machine: {m['cpu']}, {m['cpus']} CPUs, load average {m['load_before'][0]:.2f} before, "
+        f"{m['load_after'][0]:.2f} after; ray {m['ray']}, torch {m['torch']}"
+    )
     print(f"{s['trials']} trials of {s['sleep_s']:g} s per study, {s['rounds']} rounds, medians")
-    print(f"Ray: import {st['import_ray_s']:.1f} s, ray.init {st['ray_init_s']:.1f} s, import ray.tune "
-          f"{st['import_tune_s']:.1f} s; first study of 2 trials (workers start): "
-          + ", ".join(f"{e} {st[f'first_study_{e}_s']:.1f} s" for e in EXECUTORS))
-    print("| executor | in flight | per trial s | overhead per trial ms (range) | overhead % | study start s "
-          "| end s | study wall s | wall over the work alone |")
+    print(
+        f"Ray: import {st['import_ray_s']:.1f} s, ray.init {st['ray_init_s']:.1f} s, import ray.tune "
+        f"{st['import_tune_s']:.1f} s; first study of 2 trials (workers start): "
+        + ", ".join(f"{e} {st[f'first_study_{e}_s']:.1f} s" for e in EXECUTORS)
+    )
+    print(
+        "| executor | in flight | per trial s | overhead per trial ms (range) | overhead % | study start s "
+        "| end s | study wall s | wall over the work alone |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in result["summary"]:
         lo, hi = r["overhead_ms_range"]
-        print(f"| {r['executor']} | {r['concurrency']} | {r['per_trial_s']:.3f} | {r['overhead_ms']:.0f} "
-              f"({lo:.0f}-{hi:.0f}) | {r['overhead_pct']:.1f}% | {r['startup_s']:.2f} | {r['teardown_s']:.2f} "
-              f"| {r['wall_s']:.1f} | {r['over_ideal_pct']:.1f}% |")
+        print(
+            f"| {r['executor']} | {r['concurrency']} | {r['per_trial_s']:.3f} | {r['overhead_ms']:.0f} "
+            f"({lo:.0f}-{hi:.0f}) | {r['overhead_pct']:.1f}% | {r['startup_s']:.2f} | {r['teardown_s']:.2f} "
+            f"| {r['wall_s']:.1f} | {r['over_ideal_pct']:.1f}% |"
+        )
     print(f"same proposals on every executor at one in flight: {result['same_proposals_at_one_in_flight']}")
 
 

@@ -8,6 +8,7 @@ pair (reports/twins.py): both test means over the seeds, the difference S-Mixer 
     search run --recipe hayase-twins-small --study twins
     python benchmarks/twins.py --study twins [--storage URL] [--json OUT.json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,30 +43,50 @@ def main(argv: list[str] | None = None) -> int:
         store = Store(a.storage)
         rec = store.get_study(a.study)
         io = get_task(rec.task, (rec.settings or {}).get("task_options") or {}).io()
-        pairs, s = twin_pairs(store.trials_frame(rec.name), rec.metric, rec.direction,
-                              lambda patch: patch_grid(io, patch)[1], confidence=a.confidence)
+        pairs, s = twin_pairs(
+            store.trials_frame(rec.name),
+            rec.metric,
+            rec.direction,
+            lambda patch: patch_grid(io, patch)[1],
+            confidence=a.confidence,
+        )
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if s.pairs == 0:
         print(f"error: study {rec.name!r} has no complete S-Mixer (S = P) with a complete SW-MLP twin", file=sys.stderr)
         return 2
-    print(f"study {rec.name!r}, task {rec.task}, {rec.metric} ({rec.direction}), {s.pairs} pairs, "
-          f"{int(a.confidence * 100)}% intervals (seed noise)\n")
+    print(
+        f"study {rec.name!r}, task {rec.task}, {rec.metric} ({rec.direction}), {s.pairs} pairs, "
+        f"{int(a.confidence * 100)}% intervals (seed noise)\n"
+    )
     print("| patch | C | blocks (twin layers) | lr | Ω | S-Mixer | SW-MLP twin | S-Mixer − twin | verdict |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in pairs.itertuples():
         ci = "" if r.low is None or r.low != r.low else f" [{fmt(r.low)}, {fmt(r.high)}]"
-        print(f"| {r.patch} | {r.C} | {r.blocks} ({2 * r.blocks}) | {r.lr:g} | {int(r.omega):,} | {fmt(r.mixer)} | "
-              f"{fmt(r.twin)} | {r.difference:+.3f}{ci} | {r.verdict} |")
+        print(
+            f"| {r.patch} | {r.C} | {r.blocks} ({2 * r.blocks}) | {r.lr:g} | {int(r.omega):,} | {fmt(r.mixer)} | "
+            f"{fmt(r.twin)} | {r.difference:+.3f}{ci} | {r.verdict} |"
+        )
     ci = "" if s.low is None else f" [{s.low:+.3f}, {s.high:+.3f}]"
-    print(f"\nmean difference over pairs {s.mean_difference:+.3f}{ci}; S-Mixer better in {s.mixer_better}, "
-          f"twin better in {s.twin_better}, not distinguishable in {s.pairs - s.mixer_better - s.twin_better}; "
-          f"correlation of the two sides {fmt(s.correlation)}")
+    print(
+        f"\nmean difference over pairs {s.mean_difference:+.3f}{ci}; S-Mixer better in {s.mixer_better}, "
+        f"twin better in {s.twin_better}, not distinguishable in {s.pairs - s.mixer_better - s.twin_better}; "
+        f"correlation of the two sides {fmt(s.correlation)}"
+    )
     if a.json:
-        Path(a.json).write_text(json.dumps({"study": rec.name, "task": rec.task, "metric": rec.metric,
-                                            "summary": asdict(s), "pairs": json.loads(pairs.to_json(orient="records"))},
-                                           indent=2))
+        Path(a.json).write_text(
+            json.dumps(
+                {
+                    "study": rec.name,
+                    "task": rec.task,
+                    "metric": rec.metric,
+                    "summary": asdict(s),
+                    "pairs": json.loads(pairs.to_json(orient="records")),
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

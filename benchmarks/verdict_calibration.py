@@ -25,6 +25,7 @@ at a few budgets. It reports, per setting and method:
 Every search is `search run` with `--trials 24 --repeats 3 --no-report`, one thread, in
 `DIR/NAME.db` as study NAME-SEED; a study already complete is not run again.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,6 @@ sys.path.insert(0, str(REPO))
 
 from reports.uncertainty import DEFAULT_WINDOW
 
-
 FIRST_SEED = 11  # every setting's replicate searches are seeds 11, 12, ...
 
 
@@ -57,21 +57,44 @@ class Setting:
     seeds: tuple[int, ...]
 
 
-SETTINGS = {s.name: s for s in (
-    # the setting of issue 35's report (seeds 11-14 there)
-    Setting("sr", ("--space", "hourglass,conventional", "--task", "digits-sr", "--budget", "60K"),
-            ("hourglass", "conventional"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(FIRST_SEED, FIRST_SEED + 6))),
-    Setting("gc", ("--space", "hourglass,conventional", "--task", "digits-genclass", "--budget", "100K"),
-            ("hourglass", "conventional"), (2e4, 3e4, 5e4, 7e4, 1e5), tuple(range(FIRST_SEED, FIRST_SEED + 8))),
-    Setting("dn", ("--space", "hourglass,fcnet", "--task", "digits-denoise", "--budget", "60K"),
-            ("hourglass", "fcnet"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(FIRST_SEED, FIRST_SEED + 8))),
-    # classification, whose front is at the cheap end (issue 25: where `--pruner checked-rungs
-    # --start ramp` is the better search for its compute, docs/benchmarks.md §14)
-    Setting("cls", ("--space", "han,sw-mlp", "--task", "digits-classify", "--budget", "100K"),
-            ("han", "sw-mlp"), (1e3, 3e3, 1e4, 3e4, 1e5), tuple(range(FIRST_SEED, FIRST_SEED + 8))),
-    # synthetic searches whose truth is known (`synthetic`): family "a" 2 dB above "b" at every size
-    Setting("syn", (), ("a", "b"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(FIRST_SEED, FIRST_SEED + 12))),
-)}
+SETTINGS = {
+    s.name: s
+    for s in (
+        # the setting of issue 35's report (seeds 11-14 there)
+        Setting(
+            "sr",
+            ("--space", "hourglass,conventional", "--task", "digits-sr", "--budget", "60K"),
+            ("hourglass", "conventional"),
+            (5e3, 1e4, 2e4, 4e4, 6e4),
+            tuple(range(FIRST_SEED, FIRST_SEED + 6)),
+        ),
+        Setting(
+            "gc",
+            ("--space", "hourglass,conventional", "--task", "digits-genclass", "--budget", "100K"),
+            ("hourglass", "conventional"),
+            (2e4, 3e4, 5e4, 7e4, 1e5),
+            tuple(range(FIRST_SEED, FIRST_SEED + 8)),
+        ),
+        Setting(
+            "dn",
+            ("--space", "hourglass,fcnet", "--task", "digits-denoise", "--budget", "60K"),
+            ("hourglass", "fcnet"),
+            (5e3, 1e4, 2e4, 4e4, 6e4),
+            tuple(range(FIRST_SEED, FIRST_SEED + 8)),
+        ),
+        # classification, whose front is at the cheap end (issue 25: where `--pruner checked-rungs
+        # --start ramp` is the better search for its compute, docs/benchmarks.md §14)
+        Setting(
+            "cls",
+            ("--space", "han,sw-mlp", "--task", "digits-classify", "--budget", "100K"),
+            ("han", "sw-mlp"),
+            (1e3, 3e3, 1e4, 3e4, 1e5),
+            tuple(range(FIRST_SEED, FIRST_SEED + 8)),
+        ),
+        # synthetic searches whose truth is known (`synthetic`): family "a" 2 dB above "b" at every size
+        Setting("syn", (), ("a", "b"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(FIRST_SEED, FIRST_SEED + 12))),
+    )
+}
 SYNTHETIC_GAP = 2.0  # dB between the synthetic families' true fronts
 
 
@@ -84,8 +107,9 @@ def synthetic(store, name: str, seed: int, families: tuple[str, str], gap: float
     from core.trials import RunResult, TrialResult
 
     rng = np.random.default_rng(seed)
-    store.create_or_load_study(name, task="digits-denoise", families=list(families), metric="psnr",
-                               direction="maximize", budget=60_000)
+    store.create_or_load_study(
+        name, task="digits-denoise", families=list(families), metric="psnr", direction="maximize", budget=60_000
+    )
     for i in range(TRIALS):
         fam = families[i % 2]
         params = int(np.exp(rng.uniform(np.log(1000), np.log(60_000))))
@@ -93,6 +117,8 @@ def synthetic(store, name: str, seed: int, families: tuple[str, str], gap: float
         n = store.add_trial(name, family=fam, config={"i": i}, params=params, seeds=list(range(REPEATS)))
         runs = [RunResult(k, "complete", {"psnr": true + rng.normal(0, 0.1)}, 1, [], 0.1) for k in range(REPEATS)]
         store.finish_trial(name, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
+
+
 TRIALS, REPEATS = 24, 3
 
 
@@ -113,9 +139,30 @@ def run_missing(setting: Setting, folder: Path, extra: tuple[str, ...] = ()) -> 
         if seed in done:
             continue
         print(f"running {study}", file=sys.stderr, flush=True)
-        subprocess.run([sys.executable, "-m", "search.cli", "run", *setting.flags, "--trials", str(TRIALS),
-                        "--repeats", str(REPEATS), "--seed", str(seed), "--storage", db, "--study", study,
-                        "--no-report", *extra], check=True, env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "search.cli",
+                "run",
+                *setting.flags,
+                "--trials",
+                str(TRIALS),
+                "--repeats",
+                str(REPEATS),
+                "--seed",
+                str(seed),
+                "--storage",
+                db,
+                "--study",
+                study,
+                "--no-report",
+                *extra,
+            ],
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def finished(store, setting: Setting) -> list[int]:
@@ -137,8 +184,16 @@ class Read:
     draws: dict  # family -> (d, b) draws
 
 
-def read(cands, setting: Setting, sign: float, method: str, min_near: int, confidence: float,
-         symmetric: bool, window: float = 2.0) -> Read:
+def read(
+    cands,
+    setting: Setting,
+    sign: float,
+    method: str,
+    min_near: int,
+    confidence: float,
+    symmetric: bool,
+    window: float = 2.0,
+) -> Read:
     from reports.uncertainty import draws_for, front_draws, interval, thin_at
 
     b = np.array(setting.budgets)
@@ -149,16 +204,16 @@ def read(cands, setting: Setting, sign: float, method: str, min_near: int, confi
     for fam in setting.families:
         c = cands[fam]
         values[fam] = _plain_best(c, b, sign)
-        draws[fam] = front_draws(c.params, c.means, c.stds, c.runs, c.numbers, b, sign, method=method,
-                                 draws=n, name=fam)
+        draws[fam] = front_draws(
+            c.params, c.means, c.stds, c.runs, c.numbers, b, sign, method=method, draws=n, name=fam
+        )
         if min_near:
             thin |= np.array([thin_at(c.params, x, window=window, min_near=min_near) is not None for x in b])
     first, second = setting.families
     diff = sign * (values[first] - values[second])
     low, high = np.full(len(b), np.nan), np.full(len(b), np.nan)
     for i in range(len(b)):
-        iv = interval(sign * (draws[first][:, i] - draws[second][:, i]), confidence,
-                      diff[i] if symmetric else None)
+        iv = interval(sign * (draws[first][:, i] - draws[second][:, i]), confidence, diff[i] if symmetric else None)
         if iv is not None and not thin[i]:
             low[i], high[i] = iv
     return Read(diff, low, high, thin, values, draws)
@@ -178,7 +233,7 @@ def verdict(low: float, high: float) -> int:
 
 
 def parse_method(text: str) -> tuple[str, bool, int, float]:
-    """"trials:sym+thin2w3" -> ("trials", symmetric, min_near 2, window 3)."""
+    """ "trials:sym+thin2w3" -> ("trials", symmetric, min_near 2, window 3)."""
     head, _, rule = text.partition("+thin")
     method, _, kind = head.partition(":")
     near, _, window = rule.partition("w")
@@ -226,8 +281,11 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
         sign = 1.0 if rec.direction == "maximize" else -1.0
         cands = candidates(store.trials_frame(rec.name), rec.metric, list(setting.families))
         all_cands.append(cands)
-        reads.append(read_product(cands, setting, direction, confidence) if product else
-                     read(cands, setting, sign, method, min_near, confidence, symmetric, window))
+        reads.append(
+            read_product(cands, setting, direction, confidence)
+            if product
+            else read(cands, setting, sign, method, min_near, confidence, symmetric, window)
+        )
     n, nb = len(reads), len(setting.budgets)
     diffs = np.array([r.diff for r in reads])  # (n, b)
     pooled = np.nanmean(diffs, axis=0)
@@ -235,13 +293,18 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
     calls = np.array([[verdict(r.low[i], r.high[i]) for i in range(nb)] for r in reads])  # (n, b)
     pairs = list(itertools.combinations(range(n), 2))
     contradict = np.mean([calls[s, i] * calls[t, i] < 0 for s, t in pairs for i in range(nb)])
-    both = [(s, t, i) for s, t in pairs for i in range(nb)
-            if np.isfinite(reads[s].low[i]) and np.isfinite(reads[t].low[i])]
-    disjoint = np.mean([reads[s].high[i] < reads[t].low[i] or reads[t].high[i] < reads[s].low[i]
-                        for s, t, i in both]) if both else float("nan")
+    both = [
+        (s, t, i) for s, t in pairs for i in range(nb) if np.isfinite(reads[s].low[i]) and np.isfinite(reads[t].low[i])
+    ]
+    disjoint = (
+        np.mean([reads[s].high[i] < reads[t].low[i] or reads[t].high[i] < reads[s].low[i] for s, t, i in both])
+        if both
+        else float("nan")
+    )
     with_iv = [(s, i) for s in range(n) for i in range(nb) if np.isfinite(reads[s].low[i])]
-    coverage = np.mean([reads[s].low[i] <= pooled[i] <= reads[s].high[i] for s, i in with_iv]) \
-        if with_iv else float("nan")
+    coverage = (
+        np.mean([reads[s].low[i] <= pooled[i] <= reads[s].high[i] for s, i in with_iv]) if with_iv else float("nan")
+    )
     clear = [i for i in range(nb) if abs(pooled[i]) > 3 * spread[i]]
     power = np.mean([calls[s, i] == np.sign(pooled[i]) for s in range(n) for i in clear]) if clear else float("nan")
     # A/A: family f of replicate s against family f of replicate t
@@ -251,10 +314,14 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
             from reports.compare import Candidates, compare_at
 
             for s, t in pairs:
-                two = {k: Candidates(k, c.numbers, c.params, c.means, c.stds, c.runs, c.configs)
-                       for k, c in (("s", all_cands[s][fam]), ("t", all_cands[t][fam]))}
-                aa.extend(v.status != "better" for v in compare_at(two, list(setting.budgets), direction,
-                                                                   confidence=confidence))
+                two = {
+                    k: Candidates(k, c.numbers, c.params, c.means, c.stds, c.runs, c.configs)
+                    for k, c in (("s", all_cands[s][fam]), ("t", all_cands[t][fam]))
+                }
+                aa.extend(
+                    v.status != "better"
+                    for v in compare_at(two, list(setting.budgets), direction, confidence=confidence)
+                )
             continue
         for s, t in pairs:
             for i in range(nb):
@@ -265,16 +332,28 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
                 iv = interval(sign * (reads[s].draws[fam][:, i] - reads[t].draws[fam][:, i]), confidence, centre)
                 aa.append(iv is None or iv[0] <= 0 <= iv[1])
     half = np.nanmedian([(r.high - r.low) / 2 for r in reads]) if len(with_iv) else float("nan")
-    return {"setting": setting.name, "method": text, "replicates": n,
-            "budgets": list(setting.budgets), "contradict": float(contradict), "disjoint": float(disjoint),
-            "coverage": float(coverage), "power": float(power), "clear_budgets": len(clear),
-            "aa_not_distinguishable": float(np.mean(aa)), "thin": float(np.mean([r.thin for r in reads])),
-            "answered": len(with_iv) / (n * nb), "median_half_width": float(half),
-            # per budget: the share of replicates with an interval, and the share "too thin"
-            "answered_by_budget": [float(np.mean([np.isfinite(r.low[i]) for r in reads])) for i in range(nb)],
-            "thin_by_budget": [float(np.mean([r.thin[i] for r in reads])) for i in range(nb)],
-            "spread_between_replicates": [float(x) for x in spread], "pooled_difference": [float(x) for x in pooled],
-            "differences": diffs.tolist(), "calls": calls.tolist()}
+    return {
+        "setting": setting.name,
+        "method": text,
+        "replicates": n,
+        "budgets": list(setting.budgets),
+        "contradict": float(contradict),
+        "disjoint": float(disjoint),
+        "coverage": float(coverage),
+        "power": float(power),
+        "clear_budgets": len(clear),
+        "aa_not_distinguishable": float(np.mean(aa)),
+        "thin": float(np.mean([r.thin for r in reads])),
+        "answered": len(with_iv) / (n * nb),
+        "median_half_width": float(half),
+        # per budget: the share of replicates with an interval, and the share "too thin"
+        "answered_by_budget": [float(np.mean([np.isfinite(r.low[i]) for r in reads])) for i in range(nb)],
+        "thin_by_budget": [float(np.mean([r.thin[i] for r in reads])) for i in range(nb)],
+        "spread_between_replicates": [float(x) for x in spread],
+        "pooled_difference": [float(x) for x in pooled],
+        "differences": diffs.tolist(),
+        "calls": calls.tolist(),
+    }
 
 
 def evaluate_pooled(setting: Setting, folder: Path, group: int, confidence: float) -> dict:
@@ -293,10 +372,14 @@ def evaluate_pooled(setting: Setting, folder: Path, group: int, confidence: floa
         reps.append(candidates(store.trials_frame(rec.name), rec.metric, list(setting.families)))
     sign = 1.0 if direction == "maximize" else -1.0
     b = np.array(setting.budgets)
-    diffs = np.array([sign * (_plain_best(r[setting.families[0]], b, sign) - _plain_best(r[setting.families[1]], b, sign))
-                      for r in reps])
+    diffs = np.array(
+        [
+            sign * (_plain_best(r[setting.families[0]], b, sign) - _plain_best(r[setting.families[1]], b, sign))
+            for r in reps
+        ]
+    )
     pooled, spread = np.nanmean(diffs, axis=0), np.nanstd(diffs, axis=0, ddof=1)
-    groups = [reps[i:i + group] for i in range(0, len(reps) - group + 1, group)]
+    groups = [reps[i : i + group] for i in range(0, len(reps) - group + 1, group)]
     calls, covered = [], []
     for g in groups:
         row = []
@@ -314,14 +397,25 @@ def evaluate_pooled(setting: Setting, folder: Path, group: int, confidence: floa
     nb = len(b)
     pairs = list(itertools.combinations(range(len(groups)), 2))
     clear = [i for i in range(nb) if abs(pooled[i]) > 3 * spread[i]]
-    return {"setting": setting.name, "method": f"pooled, {group} searches", "replicates": len(groups),
-            "contradict": float(np.mean([calls[s, i] * calls[t, i] < 0 for s, t in pairs for i in range(nb)]))
-            if pairs else float("nan"),
-            "disjoint": float("nan"), "coverage": float(np.mean(covered)) if covered else float("nan"),
-            "power": float(np.mean([calls[s, i] == np.sign(pooled[i]) for s in range(len(groups)) for i in clear]))
-            if clear else float("nan"), "clear_budgets": len(clear), "aa_not_distinguishable": float("nan"),
-            "thin": float("nan"), "answered": float("nan"),
-            "median_half_width": float("nan"), "calls": calls.tolist()}
+    return {
+        "setting": setting.name,
+        "method": f"pooled, {group} searches",
+        "replicates": len(groups),
+        "contradict": float(np.mean([calls[s, i] * calls[t, i] < 0 for s, t in pairs for i in range(nb)]))
+        if pairs
+        else float("nan"),
+        "disjoint": float("nan"),
+        "coverage": float(np.mean(covered)) if covered else float("nan"),
+        "power": float(np.mean([calls[s, i] == np.sign(pooled[i]) for s in range(len(groups)) for i in clear]))
+        if clear
+        else float("nan"),
+        "clear_budgets": len(clear),
+        "aa_not_distinguishable": float("nan"),
+        "thin": float("nan"),
+        "answered": float("nan"),
+        "median_half_width": float("nan"),
+        "calls": calls.tolist(),
+    }
 
 
 def pct(x) -> str:
@@ -332,20 +426,28 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", required=True, help="folder of the settings' SQLite files")
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
-    ap.add_argument("--methods",
-                    default="default,seed,trials,trials:sym,trials:sym+thin1w2,trials:sym+thin1w3,trials:sym+thin2w2",
-                    help="methods to read with: default (search compare's own code and defaults), seed or trials, "
-                         "':sym' for the symmetric interval, '+thinNwW' for the thin rule with N configurations "
-                         f"needed within a factor W below a budget (W defaults to {DEFAULT_WINDOW:g})")
+    ap.add_argument(
+        "--methods",
+        default="default,seed,trials,trials:sym,trials:sym+thin1w2,trials:sym+thin1w3,trials:sym+thin2w2",
+        help="methods to read with: default (search compare's own code and defaults), seed or trials, "
+        "':sym' for the symmetric interval, '+thinNwW' for the thin rule with N configurations "
+        f"needed within a factor W below a budget (W defaults to {DEFAULT_WINDOW:g})",
+    )
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--pool", type=int, default=3, help="also pool disjoint groups of this many replicates (0: no)")
     ap.add_argument("--no-run", action="store_true", help="read the stored studies only")
-    ap.add_argument("--search-flags", default="",
-                    help="more `search run` flags for the searches it runs, e.g. \"--sampler gp\" (use a DIR of "
-                         "their own: a stored study is read whatever flags ran it)")
-    ap.add_argument("--replicates", type=int,
-                    help="replicate searches per setting: seeds 11, 12, ... (default: the setting's own, 6 for sr, "
-                         "8 for gc and dn, 12 for syn)")
+    ap.add_argument(
+        "--search-flags",
+        default="",
+        help='more `search run` flags for the searches it runs, e.g. "--sampler gp" (use a DIR of '
+        "their own: a stored study is read whatever flags ran it)",
+    )
+    ap.add_argument(
+        "--replicates",
+        type=int,
+        help="replicate searches per setting: seeds 11, 12, ... (default: the setting's own, 6 for sr, "
+        "8 for gc and dn, 12 for syn)",
+    )
     ap.add_argument("--json", help="write the results here")
     a = ap.parse_args(argv)
     if a.replicates is not None and not 2 <= a.replicates <= 100:
@@ -369,13 +471,17 @@ def main(argv: list[str] | None = None) -> int:
             results.append(evaluate(setting, folder, m, a.confidence))
         if a.pool:
             results.append(evaluate_pooled(setting, folder, a.pool, a.confidence))
-    print("| setting | replicates | method | contradict | disjoint | coverage | power (clear budgets) | A/A n.d. | "
-          "too thin | median half-width |")
+    print(
+        "| setting | replicates | method | contradict | disjoint | coverage | power (clear budgets) | A/A n.d. | "
+        "too thin | median half-width |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['setting']} | {r['replicates']} | {r['method']} | {pct(r['contradict'])} | {pct(r['disjoint'])} | "
-              f"{pct(r['coverage'])} | {pct(r['power'])} ({r['clear_budgets']}) | {pct(r['aa_not_distinguishable'])} | "
-              f"{pct(r['thin'])} | {r['median_half_width']:.3g} |".replace("| nan |", "| — |"))
+        print(
+            f"| {r['setting']} | {r['replicates']} | {r['method']} | {pct(r['contradict'])} | {pct(r['disjoint'])} | "
+            f"{pct(r['coverage'])} | {pct(r['power'])} ({r['clear_budgets']}) | {pct(r['aa_not_distinguishable'])} | "
+            f"{pct(r['thin'])} | {r['median_half_width']:.3g} |".replace("| nan |", "| — |")
+        )
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
     return 0

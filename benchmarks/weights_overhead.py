@@ -17,6 +17,7 @@ Reported, medians over every trial of every seed:
 - the store after the study: files and bytes in the artifact folder under `--keep pareto`
   against `--keep all` (and the database files, for scale).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,7 +29,7 @@ import platform
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,9 +52,30 @@ def run_study(work: Path, mode: str, seed: int, args: argparse.Namespace, writes
     """One study; returns {trial number: duration_s} and the store's size."""
     name = f"w-{mode}-s{seed}"
     db = work / f"{name}.db"
-    argv = ["run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", args.budget,
-            "--trials", str(args.trials), "--epochs", str(args.epochs), "--seed", str(seed), "--pruner", "none",
-            "--study", name, "--storage", f"sqlite:///{db}", "--keep", mode, "--no-report"]
+    argv = [
+        "run",
+        "--space",
+        "hourglass,conventional",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        args.budget,
+        "--trials",
+        str(args.trials),
+        "--epochs",
+        str(args.epochs),
+        "--seed",
+        str(seed),
+        "--pruner",
+        "none",
+        "--study",
+        name,
+        "--storage",
+        f"sqlite:///{db}",
+        "--keep",
+        mode,
+        "--no-report",
+    ]
     if mode != "none":
         argv += ["--artifacts", str(work / f"{name}-artifacts")]
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -64,8 +86,14 @@ def run_study(work: Path, mode: str, seed: int, args: argparse.Namespace, writes
         trials = {t.number: t.duration_s for t in store.trials(name) if t.status == "complete"}
     files, size = folder_size(work / f"{name}-artifacts")
     db_bytes = sum(p.stat().st_size for p in work.glob(f"{name}.db*"))  # with SQLite's -wal file
-    return {"name": name, "trials": trials, "files": files, "bytes": size, "db_bytes": db_bytes,
-            "writes": {n: w for (study, n), w in writes.items() if study == name}}
+    return {
+        "name": name,
+        "trials": trials,
+        "files": files,
+        "bytes": size,
+        "db_bytes": db_bytes,
+        "writes": {n: w for (study, n), w in writes.items() if study == name},
+    }
 
 
 def median(xs: list[float]) -> float | None:
@@ -88,7 +116,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict:
     runs: dict[str, list[dict]] = {m: [] for m in MODES}
     try:
         for i, seed in enumerate(range(args.seeds)):
-            order = MODES[i % 3:] + MODES[:i % 3]  # rotate: no mode always first (warm caches) or last
+            order = MODES[i % 3 :] + MODES[: i % 3]  # rotate: no mode always first (warm caches) or last
             for mode in order:
                 runs[mode].append(run_study(work, mode, seed, args, writes))
     finally:
@@ -106,19 +134,42 @@ def measure(args: argparse.Namespace, work: Path) -> dict:
                 paired_share.append(duration / none["trials"][n] - 1)
                 none_s.append(none["trials"][n])
                 all_s.append(duration)
-    store = {m: {"files": [r["files"] for r in runs[m]], "bytes": [r["bytes"] for r in runs[m]],
-                 "db_bytes": [r["db_bytes"] for r in runs[m]]} for m in MODES}
+    store = {
+        m: {
+            "files": [r["files"] for r in runs[m]],
+            "bytes": [r["bytes"] for r in runs[m]],
+            "db_bytes": [r["db_bytes"] for r in runs[m]],
+        }
+        for m in MODES
+    }
     return {
-        "settings": {"trials": args.trials, "seeds": args.seeds, "epochs": args.epochs, "budget": args.budget,
-                     "task": "digits-denoise", "space": "hourglass,conventional"},
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                    "load": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "write": {"ms_median": median(write_ms), "share_median": median(write_share), "writes": len(write_ms),
-                  "ms_max": max(write_ms) if write_ms else None},
-        "paired": {"trial_s_none_median": median(none_s), "trial_s_all_median": median(all_s),
-                   "extra_ms_median": median(paired_ms), "extra_share_median": median(paired_share),
-                   "pairs": len(paired_ms)},
+        "settings": {
+            "trials": args.trials,
+            "seeds": args.seeds,
+            "epochs": args.epochs,
+            "budget": args.budget,
+            "task": "digits-denoise",
+            "space": "hourglass,conventional",
+        },
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "load": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        },
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "write": {
+            "ms_median": median(write_ms),
+            "share_median": median(write_share),
+            "writes": len(write_ms),
+            "ms_max": max(write_ms) if write_ms else None,
+        },
+        "paired": {
+            "trial_s_none_median": median(none_s),
+            "trial_s_all_median": median(all_s),
+            "extra_ms_median": median(paired_ms),
+            "extra_share_median": median(paired_share),
+            "pairs": len(paired_ms),
+        },
         "store": store,
     }
 
@@ -130,19 +181,23 @@ def table(report: dict) -> str:
         return " / ".join(f"{x / 1e6:.2f}" for x in xs)
 
     lines = [
-        "| measure | median |", "|---|---|",
+        "| measure | median |",
+        "|---|---|",
         f"| `write_weights` per trial (ms) | {w['ms_median']:.2f} (max {w['ms_max']:.1f}, {w['writes']} writes) |",
         f"| its share of the trial's time | {100 * w['share_median']:.2f}% |",
         f"| trial time, `--keep none` (s) | {p['trial_s_none_median']:.3f} |",
         f"| trial time, `--keep all` (s) | {p['trial_s_all_median']:.3f} |",
         f"| same trial, all minus none (ms) | {p['extra_ms_median']:.1f} ({100 * p['extra_share_median']:+.1f}%, "
         f"{p['pairs']} pairs) |",
-        "", "| `--keep` | files per study | artifact folder (MB) per study | database (MB, with -wal) |",
+        "",
+        "| `--keep` | files per study | artifact folder (MB) per study | database (MB, with -wal) |",
         "|---|---|---|---|",
     ]
     for mode in MODES:
-        lines.append(f"| {mode} | {' / '.join(map(str, s[mode]['files']))} | {mb(s[mode]['bytes'])} | "
-                     f"{mb(s[mode]['db_bytes'])} |")
+        lines.append(
+            f"| {mode} | {' / '.join(map(str, s[mode]['files']))} | {mb(s[mode]['bytes'])} | "
+            f"{mb(s[mode]['db_bytes'])} |"
+        )
     return "\n".join(lines)
 
 
@@ -165,8 +220,9 @@ def main_cli() -> int:
         work.mkdir(parents=True, exist_ok=True)
         report = measure(args, work)
     print(table(report))
-    print(f"\n{report['settings']}; {report['machine']['cpus']} CPUs, load {report['machine']['load']}; "
-          f"{report['date']}")
+    print(
+        f"\n{report['settings']}; {report['machine']['cpus']} CPUs, load {report['machine']['load']}; {report['date']}"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     return 0

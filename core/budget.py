@@ -1,4 +1,5 @@
 """Parameter-budget strings: `500K`, `80M`, `1.5B`, `80000000`."""
+
 from __future__ import annotations
 
 import re
@@ -13,9 +14,7 @@ def parse_budget(text: str) -> int:
     """Parse a budget string into an integer number of parameters (> 0)."""
     m = _RE.match(str(text))
     if not m:
-        raise UserError(
-            f"bad budget {text!r}: use a number with an optional K, M or B suffix, e.g. 500K, 80M, 1.5B"
-        )
+        raise UserError(f"bad budget {text!r}: use a number with an optional K, M or B suffix, e.g. 500K, 80M, 1.5B")
     value = float(m.group(1)) * _SUFFIX[m.group(2).upper()]
     n = int(round(value))
     if n <= 0:
@@ -41,6 +40,8 @@ def parse_targets(text: str, budget: int, flag: str) -> list[int]:
     if not targets:
         raise UserError(f"{flag} needs at least one budget")
     if targets[0] <= budget:
-        raise UserError(f"{flag} {format_count(targets[0])} is not above the search budget {format_count(budget)}: "
-                        "'search compare' answers within it")
+        raise UserError(
+            f"{flag} {format_count(targets[0])} is not above the search budget {format_count(budget)}: "
+            "'search compare' answers within it"
+        )
     return targets

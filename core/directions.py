@@ -1,4 +1,5 @@
 """Metric directions: which way is better. The one home of the rule."""
+
 from __future__ import annotations
 
 from typing import Literal
@@ -12,9 +13,17 @@ DIRECTIONS: tuple[str, ...] = ("maximize", "minimize")
 # metrics); `search compare --metric NAME` reads the direction of a non-primary metric here.
 # A validation copy `val_<name>` has its metric's direction.
 METRIC_DIRECTIONS: dict[str, Direction] = {
-    "loss": "minimize", "mse": "minimize", "rmse": "minimize", "error": "minimize",
-    "perplexity": "minimize", "bpb": "minimize", "frechet": "minimize",
-    "psnr": "maximize", "ssim": "maximize", "accuracy": "maximize", "sample_accuracy": "maximize",
+    "loss": "minimize",
+    "mse": "minimize",
+    "rmse": "minimize",
+    "error": "minimize",
+    "perplexity": "minimize",
+    "bpb": "minimize",
+    "frechet": "minimize",
+    "psnr": "maximize",
+    "ssim": "maximize",
+    "accuracy": "maximize",
+    "sample_accuracy": "maximize",
 }
 VALIDATION_PREFIX = "val_"
 
@@ -33,8 +42,10 @@ def declare_direction(name: str, direction: str, owner: str) -> None:
 
     known = METRIC_DIRECTIONS.get(name)
     if known is not None and known != direction:
-        raise UserError(f"{owner}: metric {name!r} is {direction}d here but {known}d everywhere else "
-                        f"(core/directions.py); give it another name")
+        raise UserError(
+            f"{owner}: metric {name!r} is {direction}d here but {known}d everywhere else "
+            f"(core/directions.py); give it another name"
+        )
     METRIC_DIRECTIONS[name] = check_direction(direction)  # type: ignore[assignment]
 
 
@@ -57,4 +68,3 @@ def better(value: float, best: float | None, direction: str) -> bool:
 def arrow(direction: str) -> str:
     """'↑' when higher is better, '↓' when lower is."""
     return "↑" if check_direction(direction) == "maximize" else "↓"
-

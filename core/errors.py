@@ -3,6 +3,7 @@
 `UserError` is anything a user can fix (bad flag, unknown name, missing data). The CLI
 prints its message as one line and exits with status 2; no traceback is shown.
 """
+
 from __future__ import annotations
 
 

@@ -3,6 +3,7 @@
 Models and tasks both use it, so it lives below both: a family's `build`/`count_params`
 take it, a task's `io()` returns it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -7,13 +7,15 @@ the project's packages, the plugin being loaded (`registering_from`, set by
 search/plugins/discovery.py around an import), or the registering module otherwise
 (a script or notebook: "module __main__").
 """
+
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import importlib
 import pkgutil
-from typing import Callable, Generic, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
 
 from core.errors import UserError
 

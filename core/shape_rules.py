@@ -5,18 +5,18 @@ One rule type for both places a family's shape is stated: the family itself
 constraints reuse the family's rules, then add search-only ranges such as ratio bounds).
 The io sizes are named `d_x` (flattened input) and `d_out` (flattened output).
 """
+
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from core.io import IOSpec
 
-OPS: dict[str, Callable[[Any, Any], bool]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-}
+OPS: dict[str, Callable[[Any, Any], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _NEGATION = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
 

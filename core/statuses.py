@@ -12,6 +12,7 @@
 The database's CHECK constraint (storage.schema) is built from `TRIAL_STATUSES`;
 migration 0001 froze the list as text, as migrations must, and 0006 added `pruned`.
 """
+
 from __future__ import annotations
 
 from typing import Literal

@@ -2,6 +2,7 @@
 (search/engine/pruners.py), read back by the reports' compute figures
 (reports/compute.py), so that a trials frame alone tells how much training early stopping
 saved. One format, here."""
+
 from __future__ import annotations
 
 import re

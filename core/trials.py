@@ -6,6 +6,7 @@ config, task, training hyper-parameters, seeds), so any worker anywhere can run 
 the database can replay it. Everything here round-trips through `to_dict`/`from_dict`
 (plain JSON types only).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -58,7 +59,7 @@ class TrainSettings:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TrainSettings":
+    def from_dict(cls, d: dict[str, Any]) -> TrainSettings:
         return cls(**d)
 
 
@@ -110,7 +111,7 @@ class TrialSpec:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TrialSpec":
+    def from_dict(cls, d: dict[str, Any]) -> TrialSpec:
         d = dict(d)
         d["seeds"] = tuple(d["seeds"])
         d["plugins"] = tuple(d.get("plugins") or ())
@@ -161,7 +162,7 @@ class RunResult:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "RunResult":
+    def from_dict(cls, d: dict[str, Any]) -> RunResult:
         d = dict(d)
         d.pop("best_state", None)
         d["epochs"] = [EpochRecord(**e) for e in d["epochs"]]
@@ -208,7 +209,7 @@ class TrialResult:
         return {**d, "runs": [r.to_dict() for r in self.runs]}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TrialResult":
+    def from_dict(cls, d: dict[str, Any]) -> TrialResult:
         d = dict(d)
         d["runs"] = [RunResult.from_dict(r) for r in d["runs"]]
         return cls(**d)

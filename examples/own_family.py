@@ -14,6 +14,7 @@ From Python:
 
 The data file goes to $OWN_FAMILY_DATA, by default ~/.cache/shape-search/examples/digits.npz.
 """
+
 from __future__ import annotations
 
 import os
@@ -50,12 +51,23 @@ def read_splits() -> dict:
     return {"train": (x[:1000], y[:1000]), "val": (x[1000:1397], y[1000:1397]), "test": (x[1397:], y[1397:])}
 
 
-search.array_task("digits-npz", read_splits, metrics={"accuracy": "maximize", "loss": "minimize"},
-                  epochs=8, batch_size=64, lr=3e-3, description="8x8 digits from a NumPy file, accuracy")
+search.array_task(
+    "digits-npz",
+    read_splits,
+    metrics={"accuracy": "maximize", "loss": "minimize"},
+    epochs=8,
+    batch_size=64,
+    lr=3e-3,
+    description="8x8 digits from a NumPy file, accuracy",
+)
 
 
-@search.family("small-cnn", space={"width": {"low": 2, "high": 48, "log": True}, "depth": {"low": 1, "high": 4},
-                                   "lr": [1e-3, 3e-3]}, default_task="digits-npz", outputs=("logits",))
+@search.family(
+    "small-cnn",
+    space={"width": {"low": 2, "high": 48, "log": True}, "depth": {"low": 1, "high": 4}, "lr": [1e-3, 3e-3]},
+    default_task="digits-npz",
+    outputs=("logits",),
+)
 def build(config: dict, io) -> nn.Module:
     """`depth` 3x3 convolutions of `width` channels with ReLU, average pooling to 4x4 and a
     linear head onto the classes; io.input_shape is (channels, height, width)."""
@@ -68,18 +80,23 @@ def build(config: dict, io) -> nn.Module:
 
 
 def main(storage: str = "own-family.db", trials: int = 8, epochs: int | None = None) -> None:
-    study = search.run(space="small-cnn", task="digits-npz", budget="20K", trials=trials, storage=storage,
-                       epochs=epochs, report=False)
+    study = search.run(
+        space="small-cnn", task="digits-npz", budget="20K", trials=trials, storage=storage, epochs=epochs, report=False
+    )
     print(study.front())
     verdict = study.compare()
-    best = max((f for level in verdict.to_dict()["levels"] for f in level["families"] if f["value"] is not None),
-               key=lambda f: f["value"])
+    best = max(
+        (f for level in verdict.to_dict()["levels"] for f in level["families"] if f["value"] is not None),
+        key=lambda f: f["value"],
+    )
     model = study.load_model(best["trial"])
     x, y = (torch.as_tensor(a) for a in read_splits()["test"])
     with torch.no_grad():
         accuracy = (model(x).argmax(1) == y).float().mean().item()
-    print(f"winner: trial {best['trial']} {best['config']} ({int(best['params']):,} parameters), "
-          f"test accuracy {accuracy:.3f} reloaded")
+    print(
+        f"winner: trial {best['trial']} {best['config']} ({int(best['params']):,} parameters), "
+        f"test accuracy {accuracy:.3f} reloaded"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ From Python:
 
     python examples/own_training.py
 """
+
 from __future__ import annotations
 
 import torch
@@ -27,8 +28,13 @@ def mlp_count(config: dict, io) -> int:
     return (io.d_in + 1) * w + (d - 1) * (w + 1) * w + (w + 1) * io.d_out
 
 
-@search.family("wave-mlp", space={"width": {"low": 2, "high": 128, "log": True}, "depth": {"low": 1, "high": 4}},
-               count=mlp_count, default_task="wave", outputs=("regression",))
+@search.family(
+    "wave-mlp",
+    space={"width": {"low": 2, "high": 128, "log": True}, "depth": {"low": 1, "high": 4}},
+    count=mlp_count,
+    default_task="wave",
+    outputs=("regression",),
+)
 def build(config: dict, io) -> nn.Module:
     layers, width = [], io.d_in
     for _ in range(config["depth"]):
@@ -42,8 +48,15 @@ def wave(n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor
     return x, torch.sin(3 * x) + 0.3 * torch.sin(17 * x)
 
 
-@search.task("wave", metrics={"mse": "minimize"}, inputs=1, outputs=1, epochs=40, lr=1e-2,
-             description="y = sin(3x) + 0.3 sin(17x) on [-1, 1], the user's own training loop, test MSE")
+@search.task(
+    "wave",
+    metrics={"mse": "minimize"},
+    inputs=1,
+    outputs=1,
+    epochs=40,
+    lr=1e-2,
+    description="y = sin(3x) + 0.3 sin(17x) on [-1, 1], the user's own training loop, test MSE",
+)
 def train(model: nn.Module, settings, report) -> dict:
     data = torch.Generator().manual_seed(0)  # the same data for every trial; the trial's seed set the weights
     (x, y), (xv, yv), (xt, yt) = wave(512, data), wave(256, data), wave(256, data)

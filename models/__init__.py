@@ -3,6 +3,7 @@
 Every module of this package is imported here; family files register themselves with
 `models.registry.register_family`.
 """
+
 from __future__ import annotations
 
 from core.registry import import_submodules

@@ -18,12 +18,12 @@ The authors' code has ABS and ReLU only (checkerboard_experiments/ann.py, utl.py
 and GroupSort follow Anil et al. (ascending order within a group; the order is a fixed
 permutation, which the next linear layer absorbs).
 """
+
 from __future__ import annotations
 
 import math
-
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn
@@ -86,8 +86,10 @@ def check_activation(name: object, width: int, what: str = "width") -> Activatio
         raise UserError(f"activation must be one of {', '.join(ACTIVATIONS.names())}, got {name!r}")
     act = ACTIVATIONS.get(name)
     if width % act.group:
-        raise UserError(f"activation {name!r} sorts groups of {act.group} features: "
-                        f"{what} must be a multiple of {act.group}, got {width}")
+        raise UserError(
+            f"activation {name!r} sorts groups of {act.group} features: "
+            f"{what} must be a multiple of {act.group}, got {width}"
+        )
     return act
 
 

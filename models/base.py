@@ -10,11 +10,13 @@ trainer adds to the task's loss at every step (tasks/train.py, `model_regularize
 e.g. the orthogonal regulariser of models/fcnet.py. Modules without it train on the
 task's loss alone.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Hashable
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, ClassVar, Hashable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from torch import nn
 
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
     from models.fused import FusedModel
 
 
-
 def model_keys(config_cls: type, config: dict[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
     """The keys of a trial `config` that are fields of the config dataclass `config_cls`
     (training keys such as lr are left out); UserError naming the `required` keys that
@@ -36,6 +37,7 @@ def model_keys(config_cls: type, config: dict[str, Any], required: tuple[str, ..
         raise UserError(f"config is missing {', '.join(missing)}")
     names = {f.name for f in fields(config_cls)}
     return {k: v for k, v in config.items() if k in names}
+
 
 class Family(ABC):
     name: ClassVar[str]
@@ -96,7 +98,6 @@ class Family(ABC):
         """What members must share to fuse with `config`, or None if it cannot fuse."""
         return None
 
-    def fuse(self, members: list[nn.Module], configs: list[dict[str, Any]], io: IOSpec) -> "FusedModel":
+    def fuse(self, members: list[nn.Module], configs: list[dict[str, Any]], io: IOSpec) -> FusedModel:
         """The fused model of `members` (built by `build` from `configs`, equal keys)."""
         raise NotImplementedError(f"{self.name} does not fuse")
-

@@ -12,6 +12,7 @@ Two explicit variants, each its own family so that its front is labelled as such
 - `conventional-narrow`: the stream may be narrower than the input (d_z from 64 to 1024
   on MNIST, scaled): bottleneck models the paper never compares, kept for ablations.
 """
+
 from __future__ import annotations
 
 from typing import Any

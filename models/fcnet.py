@@ -44,11 +44,13 @@ are penalised: the readout's W^T W (width x width, rank <= d_out) can never be I
 authors' code has no OrthFC to say otherwise. For square W, ||W^T W - I||_F equals
 ||W W^T - I||_F, so the orientation does not matter. orth_reg = 0 (default): no term.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn
@@ -71,8 +73,9 @@ INITS: dict[str, Callable[[torch.Tensor, float], Any]] = {
     "kaiming": lambda w, gain: nn.init.kaiming_normal_(w),  # the authors' FCNet (README: --initial kaiming)
     "orthogonal": lambda w, gain: nn.init.orthogonal_(w),  # their HouseholderNet's; the paper's Sec. 3.2 FC models
     # by the activation's gain: Kaiming normal (gain sqrt 2) for ReLU, orthogonal for abs & co (gain 1)
-    "matched": lambda w, gain: (nn.init.orthogonal_(w) if gain == 1.0
-                                else nn.init.normal_(w, 0.0, gain / math.sqrt(w.shape[1]))),
+    "matched": lambda w, gain: (
+        nn.init.orthogonal_(w) if gain == 1.0 else nn.init.normal_(w, 0.0, gain / math.sqrt(w.shape[1]))
+    ),
 }
 
 
@@ -97,7 +100,7 @@ class FCNetConfig:
             raise UserError(f"init must be one of {', '.join(INITS)}, got {self.init!r}")
 
     @classmethod
-    def from_dict(cls, config: dict[str, Any]) -> "FCNetConfig":
+    def from_dict(cls, config: dict[str, Any]) -> FCNetConfig:
         return cls(**model_keys(cls, config, ("width", "depth")))
 
 

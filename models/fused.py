@@ -18,6 +18,7 @@ A family that can fuse returns a key from `Family.fusion_key(config, io)` (membe
 equal keys fuse) and builds the fused model in `Family.fuse(members, configs, io)`; the
 default key is None (the family trains one model at a time).
 """
+
 from __future__ import annotations
 
 import torch

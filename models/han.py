@@ -32,6 +32,7 @@ authors' HouseholderNet does (ABS or ReLU there): Table 3 (Sec. 4.2) rows (b) Re
 (c) MaxMin and (d) GroupSort(5) on Householder layers. MaxMin and GroupSort need a width
 divisible by 2 and by 5. Activations have no parameters: the count does not change.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -79,7 +80,9 @@ class HanNetConfig:
         if self.dense_layers not in DENSE_LAYOUTS:
             raise UserError(f"dense_layers must be one of {', '.join(DENSE_LAYOUTS)}, got {self.dense_layers!r}")
         if self.dense_layers == "authors" and not self.input_layer:
-            raise UserError("dense_layers 'authors' needs the dense input layer (input_layer true), as the authors' code")
+            raise UserError(
+                "dense_layers 'authors' needs the dense input layer (input_layer true), as the authors' code"
+            )
 
     @property
     def dense(self) -> frozenset[int]:
@@ -87,7 +90,7 @@ class HanNetConfig:
         return frozenset({0, self.depth - 1}) if self.dense_layers == "authors" else frozenset()
 
     @classmethod
-    def from_dict(cls, config: dict[str, Any]) -> "HanNetConfig":
+    def from_dict(cls, config: dict[str, Any]) -> HanNetConfig:
         return cls(**model_keys(cls, config, ("width", "depth")))
 
 
@@ -97,9 +100,14 @@ class HanNet(nn.Module):
         self.sigmoid_out = io.output == "image"
         self.w_in = nn.Linear(io.d_in, cfg.width) if cfg.input_layer else None
         self.act_in = make_activation(cfg.activation, cfg.width)
-        self.layers = nn.Sequential(*(
-            nn.Sequential(nn.Linear(cfg.width, cfg.width), make_activation(cfg.activation, cfg.width)) if i in cfg.dense
-            else HanLayer(cfg.width, activation=cfg.activation) for i in range(cfg.depth)))
+        self.layers = nn.Sequential(
+            *(
+                nn.Sequential(nn.Linear(cfg.width, cfg.width), make_activation(cfg.activation, cfg.width))
+                if i in cfg.dense
+                else HanLayer(cfg.width, activation=cfg.activation)
+                for i in range(cfg.depth)
+            )
+        )
         self.w_out = nn.Linear(cfg.width, io.d_out)
         for m in self.modules():
             if isinstance(m, nn.Linear):
@@ -114,8 +122,13 @@ class HanNet(nn.Module):
 def count_hannet(cfg: HanNetConfig, io: IOSpec) -> int:
     w_in = io.d_in * cfg.width + cfg.width if cfg.input_layer else 0
     n_dense = len(cfg.dense)
-    return (w_in + (cfg.depth - n_dense) * han_params(cfg.width) + n_dense * (cfg.width * cfg.width + cfg.width)
-            + cfg.width * io.d_out + io.d_out)
+    return (
+        w_in
+        + (cfg.depth - n_dense) * han_params(cfg.width)
+        + n_dense * (cfg.width * cfg.width + cfg.width)
+        + cfg.width * io.d_out
+        + io.d_out
+    )
 
 
 @register_family
@@ -130,8 +143,10 @@ class Han(Family):
     def parse(self, config: dict[str, Any], io: IOSpec) -> HanNetConfig:
         cfg = HanNetConfig.from_dict(config)
         if not cfg.input_layer and cfg.width != io.d_in:
-            raise UserError(f"input_layer false needs width = d_x = {io.d_in} (the Han layers act on the input), "
-                            f"got width={cfg.width}")
+            raise UserError(
+                f"input_layer false needs width = d_x = {io.d_in} (the Han layers act on the input), "
+                f"got width={cfg.width}"
+            )
         return cfg
 
     def build(self, config: dict[str, Any], io: IOSpec, seed: int = 0) -> nn.Module:

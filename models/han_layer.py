@@ -16,6 +16,7 @@ for another of models/activations.py (Table 3 rows b-d: Householder layers with 
 MaxMin or GroupSort(5)). MaxMin and GroupSort keep the Jacobian orthogonal (they permute
 features); ReLU does not (it zeroes the rows of negative inputs).
 """
+
 from __future__ import annotations
 
 import math

@@ -16,6 +16,7 @@ the comparison with the Mixer families isolates the mixing layers; the number of
 the number of patches (Han layers are square). Trainable parameters:
     (c p^2 + 1) C + [Mixer blocks, as models/mixer.py with S = P] + L (4P + 4C) + 2C + C K + K.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,19 +29,10 @@ from core.errors import UserError
 from core.io import IOSpec
 from models.base import Family, model_keys
 from models.han_layer import HanLayer, han_params
-from models.mixer_net import (
-    LN_EPS,
-    MixerBlock,
-    MixerConfig,
-    PatchEmbed,
-    mixer_counts,
-    patch_grid,
-)
+from models.mixer_net import LN_EPS, MixerBlock, MixerConfig, PatchEmbed, mixer_counts, patch_grid
 from models.registry import register_family
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "digits-small": {"C": 32, "patch": 2, "L": 4, "mixer_L": 0},
-}
+PRESETS: dict[str, dict[str, Any]] = {"digits-small": {"C": 32, "patch": 2, "L": 4, "mixer_L": 0}}
 
 
 @dataclass(frozen=True)
@@ -61,7 +53,7 @@ class HanMixerConfig:
         # gamma is checked by MixerConfig
 
     @classmethod
-    def from_dict(cls, config: dict[str, Any]) -> "HanMixerConfig":
+    def from_dict(cls, config: dict[str, Any]) -> HanMixerConfig:
         return cls(**model_keys(cls, config, ("C", "L", "patch")))
 
     def mixer_part(self, P: int) -> MixerConfig:
@@ -117,7 +109,9 @@ def han_mixer_counts(cfg: HanMixerConfig, io: IOSpec) -> dict[str, int]:
 @register_family
 class HanMixer(Family):
     name = "han-mixer"
-    description = "Han-Mixer: optional Mixer blocks, then token/channel mixing by Han layers (|.|, no norm, no residual)"
+    description = (
+        "Han-Mixer: optional Mixer blocks, then token/channel mixing by Han layers (|.|, no norm, no residual)"
+    )
     paper = "Yu & Zhang, A lightweight and gradient-stable neural layer"
     default_task = "digits-classify"
     key_dims = ("C", "L", "patch")

@@ -5,6 +5,7 @@ hidden layer is NARROWER than the residual stream (d_h < d_z), on a stream WIDER
 input (d_z > d_x). Network, bias-free linears, affine-free BatchNorm1d and the parameter
 count are in models/residual_mlp.py.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -28,6 +28,7 @@ Trainable parameters of one block (h = int(D mlp_ratio)):
 of which the token-mixing part (Linear(L, L) and LN_L) is L^2 + 3L; the backbone adds
 its shared part (models/ubackbone.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,15 +39,7 @@ from torch import nn
 
 from core.errors import UserError
 from models.registry import register_family
-from models.ubackbone import (
-    BlockFactory,
-    Mlp,
-    SkipMode,
-    UBackboneConfig,
-    UBackboneFamily,
-    UBlock,
-    mlp_params,
-)
+from models.ubackbone import BlockFactory, Mlp, SkipMode, UBackboneConfig, UBackboneFamily, UBlock, mlp_params
 
 PRESETS: dict[str, dict[str, Any]] = {
     "digits-small": {"D": 64, "depth": 5, "patch": 2, "mlp_ratio": 4},
@@ -71,8 +64,9 @@ class LMLPConfig(UBackboneConfig):
 class LMLPBlock(UBlock):
     """(B, L, D) -> (B, L, D): the authors' LMLP block (see the module docstring)."""
 
-    def __init__(self, D: int, L: int, hidden: int, skip: SkipMode | None,
-                 mlp_norm: str = "shared", residual: str = "normed") -> None:
+    def __init__(
+        self, D: int, L: int, hidden: int, skip: SkipMode | None, mlp_norm: str = "shared", residual: str = "normed"
+    ) -> None:
         super().__init__(D, skip)
         self.norm1 = nn.LayerNorm(D)
         self.norm2 = nn.LayerNorm(L)
@@ -95,10 +89,14 @@ class LMLPBlock(UBlock):
 @register_family
 class LMLP(UBackboneFamily):
     name = "lmlp"
-    description = ("UL-MLP diffusion denoiser: L-MLP blocks (token Linear(L,L) + channel Linear(D,D), "
-                   "then MLP) on a U-ViT backbone with long skips")
-    paper = ("Hu & Rostami, Lateralization MLP: a simple brain-inspired architecture for diffusion "
-             "(code: zizhao-hu/L-MLP); Bao et al., U-ViT")
+    description = (
+        "UL-MLP diffusion denoiser: L-MLP blocks (token Linear(L,L) + channel Linear(D,D), "
+        "then MLP) on a U-ViT backbone with long skips"
+    )
+    paper = (
+        "Hu & Rostami, Lateralization MLP: a simple brain-inspired architecture for diffusion "
+        "(code: zizhao-hu/L-MLP); Bao et al., U-ViT"
+    )
     config_cls = LMLPConfig
 
     def make_block(self, cfg: LMLPConfig, L: int) -> BlockFactory:

@@ -8,6 +8,7 @@ first block, S after; h_n = round(gamma * n)):
     (c p^2 + 1) C + sum_blocks [S_in h_S + h_S + h_S S + S + 2 C h_C + h_C + C + 4C]
     + 2C + C K + K.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -22,6 +22,7 @@ Trainable parameters of one block (h = int(D mlp_ratio)):
 of which the token MLP (the token-mixing part) is 2 L h_t + h_t + L; the backbone adds
 its shared part (models/ubackbone.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -82,8 +83,10 @@ class MixerTokenBlock(UBlock):
 @register_family
 class MixerBlockFamily(UBackboneFamily):
     name = "mixer-block"
-    description = ("MLP-Mixer blocks (token MLP over the L tokens, channel MLP) as a diffusion denoiser "
-                   "on the U-shaped token backbone")
+    description = (
+        "MLP-Mixer blocks (token MLP over the L tokens, channel MLP) as a diffusion denoiser "
+        "on the U-shaped token backbone"
+    )
     paper = "Tolstikhin et al., MLP-Mixer; backbone: Bao et al., U-ViT, as in Hu & Rostami's UL-MLP"
     config_cls = MixerBlockConfig
 

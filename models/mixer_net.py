@@ -40,6 +40,7 @@ the SW-MLP too (an earlier SW-MLP here flattened, which made the twin comparison
 It costs S*C*d_out head weights instead of C*d_out; Omega (the mixing layers' connections)
 is unchanged.
 """
+
 from __future__ import annotations
 
 import math
@@ -91,7 +92,7 @@ class MixerConfig:
         return self.C if self.readout == "pool" else self.S * self.C
 
     @classmethod
-    def from_dict(cls, config: dict[str, Any], **fixed: Any) -> "MixerConfig":
+    def from_dict(cls, config: dict[str, Any], **fixed: Any) -> MixerConfig:
         return cls(**{**model_keys(cls, config, ("S", "C", "L", "patch")), **fixed})
 
 
@@ -115,8 +116,11 @@ def patch_grid(io: IOSpec, patch: int) -> tuple[int, int, int]:
 def patch_choices(io: IOSpec, min_patches: int = 4, max_patches: int = 256) -> tuple[int, ...]:
     """Patch sides that tile the input into min_patches..max_patches patches."""
     _, h, w = io.input_shape  # type: ignore[misc]
-    out = [p for p in range(1, min(h, w) + 1)
-           if h % p == 0 and w % p == 0 and min_patches <= (h // p) * (w // p) <= max_patches]
+    out = [
+        p
+        for p in range(1, min(h, w) + 1)
+        if h % p == 0 and w % p == 0 and min_patches <= (h // p) * (w // p) <= max_patches
+    ]
     return tuple(out) or (math.gcd(h, w),)
 
 
@@ -194,8 +198,16 @@ class SkipLayer(nn.Module):
 class MixerBlock(nn.Module):
     """(B, S_in, C) -> (B, S, C): token mixing (S_in -> S) then channel mixing."""
 
-    def __init__(self, S_in: int, S: int, C: int, gamma: float, mixing: Mixing,
-                 generator: torch.Generator | None = None, skip: str = "none") -> None:
+    def __init__(
+        self,
+        S_in: int,
+        S: int,
+        C: int,
+        gamma: float,
+        mixing: Mixing,
+        generator: torch.Generator | None = None,
+        skip: str = "none",
+    ) -> None:
         super().__init__()
         self.token_residual = S_in == S
         # SkipLayer (S_in != S, skip "linear"): LN(A X), A a linear map of the tokens
@@ -234,9 +246,12 @@ class MixerNet(nn.Module):
         _, P, _ = patch_grid(io, cfg.patch)
         self.embed = PatchEmbed(io.input_shape, cfg.patch, cfg.C)  # type: ignore[arg-type]
         g = torch.Generator().manual_seed(int(seed)) if permute else None
-        self.blocks = nn.Sequential(*(
-            MixerBlock(P if i == 0 else cfg.S, cfg.S, cfg.C, cfg.gamma, cfg.mixing, g, cfg.skip) for i in range(cfg.L)
-        ))
+        self.blocks = nn.Sequential(
+            *(
+                MixerBlock(P if i == 0 else cfg.S, cfg.S, cfg.C, cfg.gamma, cfg.mixing, g, cfg.skip)
+                for i in range(cfg.L)
+            )
+        )
         self.norm = nn.LayerNorm(cfg.C, eps=LN_EPS)
         self.flatten = cfg.readout == "flatten"
         self.head = nn.Linear(cfg.head_inputs, io.d_out)
@@ -338,7 +353,7 @@ class MixerFamily(Family):
     budget_measures = {"omega": OMEGA_LABEL}
 
     def count_as(self, measure: str, config: dict[str, Any], io: IOSpec) -> int:
-        """"omega": connections per mixing layer, gamma (C S^2 + S C^2) / 2 (Hayase &
+        """ "omega": connections per mixing layer, gamma (C S^2 + S C^2) / 2 (Hayase &
         Karakida's fixed quantity: the S-Mixer seen as a wide MLP of width S*C)."""
         if measure == "omega":
             return omega(self.parse(config, io))

@@ -1,5 +1,6 @@
 """The family registry. A family file registers itself with `@register_family`;
 `models/__init__.py` imports every module of the package, so a new family is a new file."""
+
 from __future__ import annotations
 
 from typing import TypeVar

@@ -12,6 +12,7 @@ seed and kept as a buffer (frozen, not a trainable parameter). `no_w_in` drops W
 (z_0 = x, so d_z = d_x): the paper's conventional MLP without an input projection. Weights use PyTorch's
 default nn.Linear initialisation (the paper does not specify another).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ class MLPConfig:
             raise UserError("fixed_w_in and no_w_in exclude each other (a fixed projection, or none)")
 
     @classmethod
-    def from_dict(cls, config: dict[str, Any]) -> "MLPConfig":
+    def from_dict(cls, config: dict[str, Any]) -> MLPConfig:
         """Take the model keys from a trial config (training keys like lr are ignored)."""
         return cls(**model_keys(cls, config, ("d_z", "d_h", "L")))
 

@@ -26,6 +26,7 @@ with BN the training-mode batch norm over member k's own batch (affine-free, as 
 members' `nn.BatchNorm1d`), computed for all members at once by one `F.batch_norm` over
 the (B, K * D) matrix, whose channels are the members' coordinates.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ class _Dims:
     L: int
 
     @classmethod
-    def of(cls, m: nn.Module) -> "_Dims":
+    def of(cls, m: nn.Module) -> _Dims:
         return cls(m.w_out.weight.shape[1], m.blocks[0].up.out_features if len(m.blocks) else 1, len(m.blocks))
 
 
@@ -123,8 +124,11 @@ class FusedResidualMLP(FusedModel):
             self.batches += 1
         for i in range(self.L):
             flat = z.transpose(0, 1).reshape(B, K * self.D)  # channels: (member, coordinate)
-            normed = F.batch_norm(flat, means[i], variances[i], training=self.training, momentum=self.momentum,
-                                  eps=self.eps).view(B, K, self.D).transpose(0, 1)
+            normed = (
+                F.batch_norm(flat, means[i], variances[i], training=self.training, momentum=self.momentum, eps=self.eps)
+                .view(B, K, self.D)
+                .transpose(0, 1)
+            )
             z = torch.baddbmm(z, torch.relu(torch.bmm(normed, w1[i].transpose(1, 2))), w2[i])  # z + h W2^T
         y = torch.bmm(z, self.w_out)
         return torch.sigmoid(y) if self.sigmoid_out else y

@@ -13,6 +13,7 @@ Because every pair is rotated by an angle proportional to its position, the dot 
 of a rotated query at position m and a rotated key at position n depends on q, k and
 m - n only (the relative-position property tested in tests/models/test_transformer.py).
 """
+
 from __future__ import annotations
 
 import torch

@@ -9,6 +9,7 @@ SC x SC matrix), buffers drawn from the trial's seed. `mixing` is "mlp" (default
 Mixer with gamma) or "single" (the RP S-Mixer; gamma is then ignored). Network and counts
 in models/mixer_net.py.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,9 +17,7 @@ from typing import Any
 from models.mixer_net import MixerFamily
 from models.registry import register_family
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "digits-small": {"S": 16, "C": 16, "gamma": 2, "L": 2, "patch": 2},
-}
+PRESETS: dict[str, dict[str, Any]] = {"digits-small": {"S": 16, "C": 16, "gamma": 2, "L": 2, "patch": 2}}
 
 
 @register_family

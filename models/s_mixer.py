@@ -6,6 +6,7 @@ Y = U + GELU(LN(U) V): vec(Y) is a wide MLP layer of width S*C whose weight is t
 Kronecker product V^T (x) I + I (x) W, i.e. a sparse, structured S*C x S*C matrix. No
 gamma. Network and counts in models/mixer_net.py (mixing="single").
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,9 +14,7 @@ from typing import Any
 from models.mixer_net import MixerFamily
 from models.registry import register_family
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "digits-small": {"S": 16, "C": 16, "L": 2, "patch": 2},
-}
+PRESETS: dict[str, dict[str, Any]] = {"digits-small": {"S": 16, "C": 16, "L": 2, "patch": 2}}
 
 
 @register_family

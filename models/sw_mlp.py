@@ -62,6 +62,7 @@ weights plus biases (and LayerNorm's scales and shifts):
 while the weight tensors hold L*width^2 entries; `search params` shows both. The readout
 does not change omega (`--budget-of omega`), the connections per sparse layer, k.
 """
+
 from __future__ import annotations
 
 import math
@@ -146,7 +147,7 @@ class SWMLPConfig:
         return max(1, int(self.density(io) * w * w + 0.5))
 
     @classmethod
-    def from_dict(cls, config: dict[str, Any]) -> "SWMLPConfig":
+    def from_dict(cls, config: dict[str, Any]) -> SWMLPConfig:
         stem = config.get("stem", "dense")
         keys = ("width", "L", "p") if stem == "dense" else ("patch", "C", "L", "p")
         return cls(**model_keys(cls, config, keys))  # readout: optional (patch stem)
@@ -169,8 +170,9 @@ class MaskedLinear(nn.Module):
     init "normal" (the paper's, sec. 4.3; the patch stem's): W ~ N(0, 1/(fan_in * p)).
     b ~ U(+-1/sqrt(fan_in)), or zero (`zero_bias`)."""
 
-    def __init__(self, n_in: int, n_out: int, mask: torch.Tensor, zero_bias: bool = False,
-                 init: str = "uniform") -> None:
+    def __init__(
+        self, n_in: int, n_out: int, mask: torch.Tensor, zero_bias: bool = False, init: str = "uniform"
+    ) -> None:
         super().__init__()
         if init not in INITS:
             raise ValueError(f"init must be one of {', '.join(INITS)}, got {init!r}")
@@ -238,8 +240,9 @@ class PatchSWMLP(nn.Module):
         self.pool = cfg.readout == "pool"
         self.embed = PatchEmbed(io.input_shape, int(cfg.patch), int(cfg.C))  # type: ignore[arg-type]
         self.norms = nn.ModuleList(nn.LayerNorm(width, eps=LN_EPS) for _ in range(cfg.L))
-        self.layers = nn.ModuleList(MaskedLinear(width, width, m, zero_bias=True, init="normal")
-                                    for m in _masks(cfg, io, seed))
+        self.layers = nn.ModuleList(
+            MaskedLinear(width, width, m, zero_bias=True, init="normal") for m in _masks(cfg, io, seed)
+        )
         self.act = nn.GELU(approximate="tanh")
         self.w_out = nn.Linear(cfg.head_inputs(io), io.d_out)
         nn.init.zeros_(self.w_out.weight)  # as the Mixer's head
@@ -295,7 +298,7 @@ class SparseWideMLP(Family):
     budget_measures = {"omega": OMEGA_LABEL}
 
     def count_as(self, measure: str, config: dict[str, Any], io: IOSpec) -> int:
-        """"omega": connections per sparse layer, round(p * width^2) (the paper's fixed
+        """ "omega": connections per sparse layer, round(p * width^2) (the paper's fixed
         quantity; the S-Mixer twin's equals its S-Mixer's omega). The readout does not
         enter it."""
         if measure == "omega":

@@ -4,6 +4,7 @@ al., "Revisiting the shape convention of Transformer language models".
 Each layer has one SwiGLU with d_h > d_model (K = 1); network, Llama-style details and the
 non-embedding parameter count are in models/transformer_lm.py.
 """
+
 from __future__ import annotations
 
 from typing import Any

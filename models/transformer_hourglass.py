@@ -6,6 +6,7 @@ h <- h + SwiGLU_k(RMSNorm_k(h)) with d_h < d_model; the parameters saved against
 conventional FFN go to attention width (a larger d_model at the same budget). Network,
 Llama-style details and the non-embedding parameter count: models/transformer_lm.py.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -31,6 +31,7 @@ trainable parameter except the token embedding and the untied output head:
 -- the papers' L*(4*d_model^2 + K*3*d_model*d_h) plus the RMSNorm scales, which are
 counted. The embedding adds vocab*d_model (twice when untied).
 """
+
 from __future__ import annotations
 
 import math
@@ -79,7 +80,7 @@ class TransformerConfig:
         return self.d_model // self.n_heads
 
     @classmethod
-    def from_dict(cls, config: dict[str, Any]) -> "TransformerConfig":
+    def from_dict(cls, config: dict[str, Any]) -> TransformerConfig:
         """The model keys of a trial config (training keys like lr are ignored). Without
         n_heads, heads of 64: n_heads = d_model / 64."""
         kw = model_keys(cls, config, ("d_model", "L", "d_h"))

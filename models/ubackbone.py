@@ -44,12 +44,14 @@ tokens, n = depth // 2):
     head             2D + D p^2 C + p^2 C + 9 C^2 + C
 plus depth blocks of the family's own count.
 """
+
 from __future__ import annotations
 
 import math
 from abc import abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import torch
 from torch import nn
@@ -87,8 +89,9 @@ class UBackboneConfig:
         for name in ("D", "depth", "patch"):
             positive_int(name, getattr(self, name))
         if self.depth % 2 == 0:
-            raise UserError(f"depth must be odd (depth//2 in-blocks, a middle block, depth//2 out-blocks), "
-                            f"got {self.depth}")
+            raise UserError(
+                f"depth must be odd (depth//2 in-blocks, a middle block, depth//2 out-blocks), got {self.depth}"
+            )
         positive_number("mlp_ratio", self.mlp_ratio)
         if self.hidden < 1:
             raise UserError(f"mlp_ratio {self.mlp_ratio} gives an empty MLP at D={self.D} (int(D*mlp_ratio) = 0)")
@@ -100,7 +103,7 @@ class UBackboneConfig:
         return int(self.D * self.mlp_ratio)
 
     @classmethod
-    def from_dict(cls, config: dict[str, Any]) -> "UBackboneConfig":
+    def from_dict(cls, config: dict[str, Any]) -> UBackboneConfig:
         return cls(**model_keys(cls, config, ("D", "depth", "patch")))
 
 
@@ -109,8 +112,9 @@ def token_grid(io: IOSpec, patch: int) -> tuple[int, int, int]:
     when the task is not class-conditional images or the patch does not tile them."""
     shape = io.input_shape
     if shape is None or len(shape) != 3:
-        raise UserError(f"a U-shaped diffusion backbone needs image inputs (C, H, W); "
-                        f"this task's input shape is {shape}")
+        raise UserError(
+            f"a U-shaped diffusion backbone needs image inputs (C, H, W); this task's input shape is {shape}"
+        )
     if not isinstance(io.num_classes, int) or io.num_classes < 1:
         raise UserError("a U-shaped diffusion backbone is class-conditional; this task has no num_classes")
     c, h, w = shape
@@ -221,7 +225,7 @@ class UBackbone(nn.Module):
         x = self.mid_block(x)
         for blk in self.out_blocks:
             x = blk(x, skips.pop())
-        x = self.decoder_pred(self.norm(x))[:, self.extras:]  # (B, N, p*p*C)
+        x = self.decoder_pred(self.norm(x))[:, self.extras :]  # (B, N, p*p*C)
         return self.final_layer(unpatchify(x, c, h // p, w // p, p))  # (B, C, H, W)
 
 
@@ -244,8 +248,13 @@ class UBackboneFamily(Family):
     config_cls: ClassVar[type[UBackboneConfig]] = UBackboneConfig
 
     def fits(self, io: IOSpec) -> bool:
-        return (io.output in self.outputs and io.input_shape is not None and len(io.input_shape) == 3
-                and isinstance(io.num_classes, int) and io.num_classes >= 1)
+        return (
+            io.output in self.outputs
+            and io.input_shape is not None
+            and len(io.input_shape) == 3
+            and isinstance(io.num_classes, int)
+            and io.num_classes >= 1
+        )
 
     def parse(self, config: dict[str, Any], io: IOSpec) -> UBackboneConfig:
         cfg = self.config_cls.from_dict(config)

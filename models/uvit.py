@@ -20,6 +20,7 @@ Trainable parameters of one block (h = int(D mlp_ratio)):
 of which the attention (the token-mixing part) is 4D^2 + D; the backbone adds its shared
 part (models/ubackbone.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -62,8 +63,10 @@ class UViTConfig(UBackboneConfig):
         super().__post_init__()
         positive_int("head_dim", self.head_dim)
         if self.D % self.n_heads:
-            raise UserError(f"D={self.D} is not divisible by its n_heads = max(1, D // head_dim) = {self.n_heads} "
-                            f"(head_dim {self.head_dim})")
+            raise UserError(
+                f"D={self.D} is not divisible by its n_heads = max(1, D // head_dim) = {self.n_heads} "
+                f"(head_dim {self.head_dim})"
+            )
 
     @property
     def n_heads(self) -> int:

@@ -19,6 +19,7 @@ resamples surer than they are (docs/benchmarks.md §19, "Answering revisits").
 Shapes: a frame as `storage.frames` builds it (columns family, number, params, status,
 config, the metric `m`, `m_std`, n_runs). Directions are `core.directions`'.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,16 +81,22 @@ def check_comparable(records: Sequence[StudyRecord]) -> None:
     for rec in records[1:]:
         for name in ("task", "metric", "direction"):
             if getattr(rec, name) != getattr(first, name):
-                raise UserError(f"studies {first.name!r} and {rec.name!r} differ in {name} "
-                                f"({getattr(first, name)} vs {getattr(rec, name)}): they cannot be compared")
+                raise UserError(
+                    f"studies {first.name!r} and {rec.name!r} differ in {name} "
+                    f"({getattr(first, name)} vs {getattr(rec, name)}): they cannot be compared"
+                )
         measures = [(r.settings or {}).get("budget_of", "params") for r in (first, rec)]
         if measures[0] != measures[1]:
-            raise UserError(f"studies {first.name!r} and {rec.name!r} are budgeted in {measures[0]} and "
-                            f"{measures[1]}: they cannot be compared")
+            raise UserError(
+                f"studies {first.name!r} and {rec.name!r} are budgeted in {measures[0]} and "
+                f"{measures[1]}: they cannot be compared"
+            )
         conv = [(r.settings or {}).get("param_convention") for r in (first, rec)]
         if None not in conv and conv[0] != conv[1]:
-            raise UserError(f"studies {first.name!r} and {rec.name!r} count parameters differently "
-                            f"({conv[0]} vs {conv[1]}): they cannot be compared")
+            raise UserError(
+                f"studies {first.name!r} and {rec.name!r} count parameters differently "
+                f"({conv[0]} vs {conv[1]}): they cannot be compared"
+            )
 
 
 def combined_frame(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], *, label_shared: bool = True) -> pd.DataFrame:
@@ -99,13 +106,17 @@ def combined_frame(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], *, label
     False: replicate searches of one question keep the family names)."""
     records = [rec for rec, _ in studies]
     check_comparable(records)
-    shared = {f for f in {f for r in records for f in r.families}
-              if label_shared and sum(f in r.families for r in records) > 1}
+    shared = {
+        f
+        for f in {f for r in records for f in r.families}
+        if label_shared and sum(f in r.families for r in records) > 1
+    }
     parts = []
     for rec, df in studies:
         fam = df["family"].astype(str)
-        parts.append(df.assign(family=fam.where(~fam.isin(shared), rec.name + ": " + fam), study=rec.name,
-                               trial=df["number"]))
+        parts.append(
+            df.assign(family=fam.where(~fam.isin(shared), rec.name + ": " + fam), study=rec.name, trial=df["number"])
+        )
     nonempty = [p for p in parts if len(p)] or parts[:1]
     out = pd.concat(nonempty, ignore_index=True)
     return out.assign(number=range(len(out)))
@@ -118,10 +129,22 @@ def recomputed(df: pd.DataFrame) -> np.ndarray:
     if "seeds" not in df.columns or len(df) == 0:
         return np.zeros(len(df), dtype=bool)
     study = df["study"].astype(str) if "study" in df.columns else pd.Series("", index=df.index)
-    keys = pd.Series([json.dumps([s, str(f), parse_config(c), list(seeds) if isinstance(seeds, (list, tuple)) else seeds],
-                                 sort_keys=True, default=str)
-                      for s, f, c, seeds in zip(study, df["family"], df["config"], df["seeds"])], index=df.index)
-    order = pd.to_numeric(df["number"], errors="coerce") if "number" in df.columns else pd.Series(range(len(df)), index=df.index)
+    keys = pd.Series(
+        [
+            json.dumps(
+                [s, str(f), parse_config(c), list(seeds) if isinstance(seeds, (list, tuple)) else seeds],
+                sort_keys=True,
+                default=str,
+            )
+            for s, f, c, seeds in zip(study, df["family"], df["config"], df["seeds"])
+        ],
+        index=df.index,
+    )
+    order = (
+        pd.to_numeric(df["number"], errors="coerce")
+        if "number" in df.columns
+        else pd.Series(range(len(df)), index=df.index)
+    )
     first = keys.loc[order.sort_values(kind="stable").index].duplicated()
     return first.reindex(df.index).to_numpy(dtype=bool)
 
@@ -132,16 +155,25 @@ def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None)
     pts = complete_points(df, metric)
     if len(pts):
         pts = pts.loc[~recomputed(df.loc[pts.index])]
-    runs = pd.to_numeric(df.loc[pts.index, "n_runs"], errors="coerce").fillna(1).to_numpy(dtype=int) \
-        if "n_runs" in df.columns and len(pts) else np.ones(len(pts), dtype=int)
+    runs = (
+        pd.to_numeric(df.loc[pts.index, "n_runs"], errors="coerce").fillna(1).to_numpy(dtype=int)
+        if "n_runs" in df.columns and len(pts)
+        else np.ones(len(pts), dtype=int)
+    )
     pts = pts.assign(runs=runs)
     names = families or sorted(pts["family"].unique())
     out = {}
     for fam in names:
         sub = pts[pts["family"] == fam]
-        out[fam] = Candidates(fam, sub["number"].to_numpy(dtype=int), sub["params"].to_numpy(dtype=float),
-                              sub["value"].to_numpy(dtype=float), sub["std"].to_numpy(dtype=float),
-                              sub["runs"].to_numpy(dtype=int), [parse_config(c) for c in sub["config"]])
+        out[fam] = Candidates(
+            fam,
+            sub["number"].to_numpy(dtype=int),
+            sub["params"].to_numpy(dtype=float),
+            sub["value"].to_numpy(dtype=float),
+            sub["std"].to_numpy(dtype=float),
+            sub["runs"].to_numpy(dtype=int),
+            [parse_config(c) for c in sub["config"]],
+        )
     return out
 
 
@@ -236,8 +268,10 @@ def thin_text(r: FamilyAtLevel) -> str:
     t = r.thin
     if t.kind == "resampled":
         n = f"{t.near} configuration{'s' if t.near != 1 else ''}"
-        return (f"{r.family}'s value rests on {n} at or below {format_count(t.budget)}, which another search "
-                f"would often not find: search more at this budget")
+        return (
+            f"{r.family}'s value rests on {n} at or below {format_count(t.budget)}, which another search "
+            f"would often not find: search more at this budget"
+        )
     where = f"between {format_count(t.low)} and {format_count(t.budget)}"
     has = f"{r.family} has {t.near} configuration{'s' if t.near != 1 else ''} {where} ({t.needed} needed)"
     if t.more_trials is None:
@@ -245,8 +279,9 @@ def thin_text(r: FamilyAtLevel) -> str:
     return f"{has}: about {t.more_trials} more trial{'s' if t.more_trials != 1 else ''} of {r.family}"
 
 
-def _settle(budget: float, rows: list[FamilyAtLevel], diff_of, sign: float,
-            equivalence: float | None = None) -> Verdict:
+def _settle(
+    budget: float, rows: list[FamilyAtLevel], diff_of, sign: float, equivalence: float | None = None
+) -> Verdict:
     """The verdict at one budget from the families' rows; diff_of(a, b) gives the interval
     of a - b, in the better direction: None when the seed noise is unknown (single runs),
     "thin" when the resamples too often hold no model within the budget."""
@@ -265,14 +300,22 @@ def _settle(budget: float, rows: list[FamilyAtLevel], diff_of, sign: float,
     if iv == "thin":
         return Verdict(budget, rows, win.family, second.family, margin, None, None, "too thin")
     lo, hi = iv
-    return Verdict(budget, rows, win.family, second.family, margin, lo, hi, settled(lo, hi, equivalence),
-                   equivalence)
+    return Verdict(budget, rows, win.family, second.family, margin, lo, hi, settled(lo, hi, equivalence), equivalence)
 
 
-def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: str, *,
-               confidence: float = DEFAULT_CONFIDENCE, draws: int = DEFAULT_DRAWS, seed: int = 0,
-               method: str = DEFAULT_METHOD, window: float = DEFAULT_WINDOW,
-               min_near: int = DEFAULT_MIN_NEAR, equivalence: float | None = None) -> list[Verdict]:
+def compare_at(
+    cands: dict[str, Candidates],
+    budgets: list[float],
+    direction: str,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = 0,
+    method: str = DEFAULT_METHOD,
+    window: float = DEFAULT_WINDOW,
+    min_near: int = DEFAULT_MIN_NEAR,
+    equivalence: float | None = None,
+) -> list[Verdict]:
     """Per budget: each family's best value with its interval, and the verdict. The
     interval's `method` is reports/uncertainty.py's; a family with fewer than `min_near`
     configurations within a factor `window` below a budget is "too thin" there (min_near
@@ -298,9 +341,19 @@ def compare_at(cands: dict[str, Candidates], budgets: list[float], direction: st
             iv = interval(boot[fam][:, i], confidence, centre) if known[fam] and thin is None else None
             if known[fam] and thin is None and iv is None:  # resamples too often hold no model this small
                 thin = Thin(int(mask.sum()), 0, None, 0.0, budget, kind="resampled")
-            rows.append(FamilyAtLevel(fam, float(c.means[j]), None if iv is None else iv[0],
-                                      None if iv is None else iv[1], int(c.numbers[j]), float(c.params[j]),
-                                      c.configs[j], int(c.runs[j]), thin))
+            rows.append(
+                FamilyAtLevel(
+                    fam,
+                    float(c.means[j]),
+                    None if iv is None else iv[0],
+                    None if iv is None else iv[1],
+                    int(c.numbers[j]),
+                    float(c.params[j]),
+                    c.configs[j],
+                    int(c.runs[j]),
+                    thin,
+                )
+            )
 
         values = {r.family: r.value for r in rows}
 
@@ -323,8 +376,9 @@ class _LazyDraws(dict):
     number of draws, the fewest `draws_for` allows any of them (a large family gets fewer),
     so that two families' draws can be subtracted draw by draw."""
 
-    def __init__(self, cands: dict[str, Candidates], levels: np.ndarray, sign: float, method: str, seed: int,
-                 draws: int) -> None:
+    def __init__(
+        self, cands: dict[str, Candidates], levels: np.ndarray, sign: float, method: str, seed: int, draws: int
+    ) -> None:
         super().__init__()
         draws = min((draws_for(len(c.params), draws) for c in cands.values()), default=draws)
         self.args = cands, levels, sign, method, seed, draws
@@ -332,14 +386,22 @@ class _LazyDraws(dict):
     def __missing__(self, fam: str) -> np.ndarray:
         cands, levels, sign, method, seed, draws = self.args
         c = cands[fam]
-        self[fam] = front_draws(c.params, c.means, c.stds, c.runs, c.numbers, levels, sign, method=method,
-                                seed=seed, draws=draws, name=fam)
+        self[fam] = front_draws(
+            c.params, c.means, c.stds, c.runs, c.numbers, levels, sign, method=method, seed=seed, draws=draws, name=fam
+        )
         return self[fam]
 
 
-def compare_replicates(replicates: list[dict[str, Candidates]], budgets: list[float], direction: str, *,
-                       confidence: float = DEFAULT_CONFIDENCE, window: float = DEFAULT_WINDOW,
-                       min_near: int = DEFAULT_MIN_NEAR, equivalence: float | None = None) -> list[Verdict]:
+def compare_replicates(
+    replicates: list[dict[str, Candidates]],
+    budgets: list[float],
+    direction: str,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    window: float = DEFAULT_WINDOW,
+    min_near: int = DEFAULT_MIN_NEAR,
+    equivalence: float | None = None,
+) -> list[Verdict]:
     """Replicate searches of one question (the same families, each search its own
     candidates): per budget, each family's value is the mean over the searches of each
     one's best value, with the t interval of that mean from the spread between the
@@ -383,9 +445,20 @@ def compare_replicates(replicates: list[dict[str, Candidates]], budgets: list[fl
                 thin = Thin(near, min_near, max(more) if more else None, budget / window, budget)
             c, j = best
             value = t[0] if t is not None else float(np.nanmean(vals)) if n else float(c.means[j])
-            rows.append(FamilyAtLevel(fam, value, None if t is None else t[1], None if t is None else t[2],
-                                      int(c.numbers[j]), float(c.params[j]), c.configs[j], int(c.runs[j]), thin,
-                                      searches=n))
+            rows.append(
+                FamilyAtLevel(
+                    fam,
+                    value,
+                    None if t is None else t[1],
+                    None if t is None else t[2],
+                    int(c.numbers[j]),
+                    float(c.params[j]),
+                    c.configs[j],
+                    int(c.runs[j]),
+                    thin,
+                    searches=n,
+                )
+            )
 
         def diff_of(a, b, per=per):
             t = t_interval(sign * (per[a] - per[b]), confidence)
@@ -405,9 +478,15 @@ class FrontVolume:
     symmetric: bool = False  # intervals symmetric about the value (reports/uncertainty.py)
 
 
-def front_volumes(cands: dict[str, Candidates], direction: str, *, confidence: float = DEFAULT_CONFIDENCE,
-                  draws: int = 400, seed: int = 0,
-                  method: str = DEFAULT_METHOD) -> tuple[list[FrontVolume], np.ndarray | None]:
+def front_volumes(
+    cands: dict[str, Candidates],
+    direction: str,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    draws: int = 400,
+    seed: int = 0,
+    method: str = DEFAULT_METHOD,
+) -> tuple[list[FrontVolume], np.ndarray | None]:
     """Each family's front hypervolume in (log10 params, metric) against one reference
     (from all families' points), with a bootstrap interval when every configuration of the
     family has repeats (reports/uncertainty.py's `method`: "trials" also resamples the
@@ -426,10 +505,12 @@ def front_volumes(cands: dict[str, Candidates], direction: str, *, confidence: f
         if c.known_noise(np.ones(len(c.means), dtype=bool)):
             x = np.log10(c.params)
             rows = redraw_means(c, seed, draws)
-            keep = resample_mask(len(x), draws, stream(seed, fam)) if check_method(method) == "trials" \
+            keep = (
+                resample_mask(len(x), draws, stream(seed, fam))
+                if check_method(method) == "trials"
                 else np.ones(rows.shape, dtype=bool)
-            vols = np.array([hypervolume_2d(np.column_stack([x[k], row[k]]), dirs, ref)
-                             for row, k in zip(rows, keep)])
+            )
+            vols = np.array([hypervolume_2d(np.column_stack([x[k], row[k]]), dirs, ref) for row, k in zip(rows, keep)])
             lo, hi = interval(vols, confidence, float(value) if SYMMETRIC[method] else None)
         out.append(FrontVolume(fam, float(value), lo, hi, vols, SYMMETRIC[method]))
     return out, ref
@@ -444,8 +525,7 @@ class FrontDifference:
     high: float | None
 
 
-def front_difference(volumes: list[FrontVolume], *,
-                     confidence: float = DEFAULT_CONFIDENCE) -> FrontDifference | None:
+def front_difference(volumes: list[FrontVolume], *, confidence: float = DEFAULT_CONFIDENCE) -> FrontDifference | None:
     """The two largest fronts' hypervolume difference (`front_volumes`' results), with an
     interval taken draw by draw from their bootstrap volumes."""
     if len(volumes) < 2:
@@ -463,11 +543,22 @@ def verdicts_frame(verdicts: list[Verdict], metric: str) -> pd.DataFrame:
     rows = []
     for v in verdicts:
         for r in v.families:
-            rows.append({"budget": v.budget, "family": r.family, metric: r.value, "low": r.low, "high": r.high,
-                         "number": r.number, "params": r.params, "runs": r.runs,
-                         "verdict": v.text if r.family == v.winner else ""})
-    return pd.DataFrame(rows, columns=["budget", "family", metric, "low", "high", "number", "params", "runs",
-                                       "verdict"])
+            rows.append(
+                {
+                    "budget": v.budget,
+                    "family": r.family,
+                    metric: r.value,
+                    "low": r.low,
+                    "high": r.high,
+                    "number": r.number,
+                    "params": r.params,
+                    "runs": r.runs,
+                    "verdict": v.text if r.family == v.winner else "",
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["budget", "family", metric, "low", "high", "number", "params", "runs", "verdict"]
+    )
 
 
 def wins_table(verdicts: list[Verdict]) -> pd.DataFrame:

@@ -3,6 +3,7 @@
 Input rows (one per run and epoch): repeat, seed, epoch, train_loss, the validation
 metrics by name, elapsed_s (NaN where not finite). `learning_curves` groups them by run.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,11 +40,15 @@ def learning_curves(rows: list[dict[str, Any]], metric: str) -> LearningCurves:
     runs = []
     for repeat in sorted(by_run):
         got = sorted(by_run[repeat], key=lambda r: int(r["epoch"]))
-        runs.append(RunCurve(
-            repeat=repeat, seed=int(got[0]["seed"]), epochs=[int(r["epoch"]) for r in got],
-            train_loss=[_number(r.get("train_loss")) for r in got],
-            metric=[_number(r.get(metric)) for r in got],
-        ))
+        runs.append(
+            RunCurve(
+                repeat=repeat,
+                seed=int(got[0]["seed"]),
+                epochs=[int(r["epoch"]) for r in got],
+                train_loss=[_number(r.get("train_loss")) for r in got],
+                metric=[_number(r.get(metric)) for r in got],
+            )
+        )
     return LearningCurves(metric, runs)
 
 

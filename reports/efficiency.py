@@ -7,6 +7,7 @@ reference point for every search of a setting (`union_reference`: `default_refer
 the union of all their complete trials), and one denominator: the hypervolume of the
 union's front (`union_hypervolume`), so fractions of different searches compare.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,8 +59,14 @@ def fraction_curve(df: pd.DataFrame, metric: str, direction: str, reference: np.
     for n in done["number"].astype(int):
         last = by_number.get(n, last)
         fraction.append(last / best)
-    return pd.DataFrame({"number": done["number"].astype(int).to_numpy(), "trials": np.arange(1, len(done) + 1),
-                         "compute_s": np.cumsum(seconds), "fraction": fraction})
+    return pd.DataFrame(
+        {
+            "number": done["number"].astype(int).to_numpy(),
+            "trials": np.arange(1, len(done) + 1),
+            "compute_s": np.cumsum(seconds),
+            "fraction": fraction,
+        }
+    )
 
 
 def fraction_at(curve: pd.DataFrame, *, trials: int | None = None, compute_s: float | None = None) -> float:
@@ -127,8 +134,16 @@ def random_orders(n: int, orders: int, seed: int = 0) -> np.ndarray:
     return np.stack([rng.permutation(n) for _ in range(orders)]) if orders else np.zeros((0, n), dtype=int)
 
 
-def random_order_fractions(frame: pd.DataFrame, metric: str, direction: str, reference: np.ndarray, best: float,
-                           work: Mapping[int, float], budgets: Sequence[float], orders: np.ndarray) -> np.ndarray:
+def random_order_fractions(
+    frame: pd.DataFrame,
+    metric: str,
+    direction: str,
+    reference: np.ndarray,
+    best: float,
+    work: Mapping[int, float],
+    budgets: Sequence[float],
+    orders: np.ndarray,
+) -> np.ndarray:
     """What random points of a fully trained grid reach at equal training work (issue 25:
     "never worse than 40 random grid points at equal training compute"): the grid's
     finished trials (`frame`) taken in each of `orders` (`random_orders(len(finished),
@@ -152,8 +167,9 @@ def random_order_fractions(frame: pd.DataFrame, metric: str, direction: str, ref
     return out
 
 
-def least_work(points: np.ndarray, costs: Sequence[float], directions: Sequence[str], reference: np.ndarray,
-               goal: float) -> float:
+def least_work(
+    points: np.ndarray, costs: Sequence[float], directions: Sequence[str], reference: np.ndarray, goal: float
+) -> float:
     """The least summed cost of a subset of `points` whose hypervolume (`hypervolume_2d`
     against `reference`) reaches `goal`: what a search that knew every outcome beforehand
     would have had to train to find that much of the front. inf when all the points

@@ -13,6 +13,7 @@ uncertainty, `search predict` gives its numbers. A family whose fit is not trust
 Shapes: a curve's x, value, low, high are (g,) on the grid; at, at_low, at_high (t,) at
 the targets.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -67,8 +68,16 @@ def page_draws(families: int, fits: int = PAGE_FITS) -> int:
     return min(PAGE_DRAWS[1], max(PAGE_DRAWS[0], fits // max(families, 1)))
 
 
-def extrapolate(df: pd.DataFrame, metric: str, direction: str, budget: float, targets: Sequence[float] = (), *,
-                draws: int | None = None, seed: int = 0) -> Extrapolation:
+def extrapolate(
+    df: pd.DataFrame,
+    metric: str,
+    direction: str,
+    budget: float,
+    targets: Sequence[float] = (),
+    *,
+    draws: int | None = None,
+    seed: int = 0,
+) -> Extrapolation:
     """Every family of a trials frame (storage's, or `combined_frame`'s) extended past its
     largest trial to max(targets) (DEFAULT_REACH * budget without targets), with `draws`
     bootstrap refits each (default `page_draws`)."""
@@ -89,14 +98,29 @@ def extrapolate(df: pd.DataFrame, metric: str, direction: str, budget: float, ta
         start = float(c.params.max())
         grid = np.geomspace(start, max(reach, start * 1.01), GRID_POINTS)
         points = np.concatenate([grid, targets])
-        p = predict_family(fam, c.params, c.means, c.stds, c.runs, c.numbers, points, scale,
-                           confidence=CONFIDENCE, draws=draws, seed=seed, skip_untrusted=True)
+        p = predict_family(
+            fam,
+            c.params,
+            c.means,
+            c.stds,
+            c.runs,
+            c.numbers,
+            points,
+            scale,
+            confidence=CONFIDENCE,
+            draws=draws,
+            seed=seed,
+            skip_untrusted=True,
+        )
         if p.trust is not None:
             untrusted.append((fam, p.trust))
             continue
         g = len(grid)
-        curves.append(Curve(fam, grid, p.values[:g], p.low[:g], p.high[:g], np.asarray(targets),
-                            p.values[g:], p.low[g:], p.high[g:]))
+        curves.append(
+            Curve(
+                fam, grid, p.values[:g], p.low[:g], p.high[:g], np.asarray(targets), p.values[g:], p.low[g:], p.high[g:]
+            )
+        )
     return Extrapolation(tuple(curves), tuple(untrusted), reach, targets, draws)
 
 
@@ -109,11 +133,16 @@ def extrapolation_note(ext: Extrapolation, metric: str) -> str:
         return f"Not extrapolated beyond the search: {ext.note}."
     parts = []
     if ext.curves:
-        at = (f"; markers at {', '.join(format_count(t) for t in ext.targets)}" if ext.targets
-              else f" ({DEFAULT_REACH:g} times the search budget; search report --predict-at sets the budgets)")
-        parts.append(f"Dashed: each family's law error(N) = E + A * N^(-alpha) fitted to its front, read up to "
-                     f"{format_count(ext.reach)}{at}; band: {ext.confidence:.0%} interval from {ext.draws} "
-                     f"bootstrap refits ('search predict' gives the numbers and the configuration to train).")
+        at = (
+            f"; markers at {', '.join(format_count(t) for t in ext.targets)}"
+            if ext.targets
+            else f" ({DEFAULT_REACH:g} times the search budget; search report --predict-at sets the budgets)"
+        )
+        parts.append(
+            f"Dashed: each family's law error(N) = E + A * N^(-alpha) fitted to its front, read up to "
+            f"{format_count(ext.reach)}{at}; band: {ext.confidence:.0%} interval from {ext.draws} "
+            f"bootstrap refits ('search predict' gives the numbers and the configuration to train)."
+        )
     for fam, why in ext.untrusted:
         parts.append(f"{fam}: not extrapolated, {why}.")
     return " ".join(parts)

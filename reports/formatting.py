@@ -1,11 +1,13 @@
 """Display text for reports: values, counts, mean ± std, durations, times, hover text,
 and one colour per family. Pure functions of plain values (no frames, no figures)."""
+
 from __future__ import annotations
 
 import html
 import json
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,8 +16,20 @@ from core.budget import format_count
 
 # Colour-blind friendly qualitative palette (Okabe-Ito, then Plotly's defaults).
 PALETTE = (
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8C564B",
-    "#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692",
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#8C564B",
+    "#636EFA",
+    "#EF553B",
+    "#00CC96",
+    "#AB63FA",
+    "#FFA15A",
+    "#19D3F3",
+    "#FF6692",
 )
 
 
@@ -92,8 +106,9 @@ def format_mean_std(mean: Any, std: Any = None, digits: int = 4) -> str:
     return f"{m:.{digits}g}" + ("" if s is None else f" ± {s:.2g}")
 
 
-def hover_text(number: Any, family: str, config: dict[str, Any], params: float,
-               metric: str, mean: float, std: float) -> str:
+def hover_text(
+    number: Any, family: str, config: dict[str, Any], params: float, metric: str, mean: float, std: float
+) -> str:
     """Hover text of one trial (plotly understands <br>; user text is escaped)."""
     cfg = ", ".join(f"{html.escape(str(k))}={html.escape(format_value(v))}" for k, v in config.items())
     lines = [

@@ -8,6 +8,7 @@ finite parameter count take part in fronts and hypervolumes. The figures
 (reports/figures.py) are drawn from the data objects built here (`FrontData`,
 `HypervolumeData`), as in Optuna's ``visualization/_pareto_front.py``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,19 +41,19 @@ def complete_points(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """
     if df is None or len(df) == 0 or "status" not in df.columns or metric not in df.columns:
         return pd.DataFrame(
-            {"number": pd.Series(dtype=int), "family": pd.Series(dtype=object),
-             "params": pd.Series(dtype=float), "value": pd.Series(dtype=float),
-             "std": pd.Series(dtype=float), "config": pd.Series(dtype=object)}
+            {
+                "number": pd.Series(dtype=int),
+                "family": pd.Series(dtype=object),
+                "params": pd.Series(dtype=float),
+                "value": pd.Series(dtype=float),
+                "std": pd.Series(dtype=float),
+                "config": pd.Series(dtype=object),
+            }
         )
     params = floats(column(df, "params"))
     value = floats(df[metric])
     std = floats(column(df, f"{metric}_std"))
-    ok = (
-        (df["status"].astype(str) == "complete").to_numpy()
-        & np.isfinite(value)
-        & np.isfinite(params)
-        & (params > 0)
-    )
+    ok = (df["status"].astype(str) == "complete").to_numpy() & np.isfinite(value) & np.isfinite(params) & (params > 0)
     out = pd.DataFrame(
         {
             "number": pd.to_numeric(column(df, "number"), errors="coerce").to_numpy()[ok],
@@ -89,8 +90,9 @@ class FamilyFront:
 
     def hover_at(self, i: int) -> str:
         """The hover text of point i."""
-        return hover_text(self.numbers[i], self.family, self.configs[i], self.params[i], self.metric,
-                          self.values[i], self.stds[i])
+        return hover_text(
+            self.numbers[i], self.family, self.configs[i], self.params[i], self.metric, self.values[i], self.stds[i]
+        )
 
     @cached_property
     def hover(self) -> list[str]:
@@ -144,8 +146,11 @@ def front_data(df: pd.DataFrame, metric: str, direction: str) -> FrontData:
     """Per-family points and fronts (objectives: params minimised, metric in `direction`)."""
     check_direction(direction)
     pts = complete_points(df, metric)
-    n_complete = int((df["status"].astype(str) == "complete").sum()) if (
-        df is not None and len(df) and "status" in df.columns) else 0
+    n_complete = (
+        int((df["status"].astype(str) == "complete").sum())
+        if (df is not None and len(df) and "status" in df.columns)
+        else 0
+    )
     n_excluded = n_complete - len(pts)
     if len(pts) == 0:
         return FrontData(metric=metric, direction=direction, n_excluded=n_excluded)
@@ -195,8 +200,9 @@ def hypervolume_points(df: pd.DataFrame, metric: str, *, log_params: bool = True
     return pts.assign(x=x, y=pts["value"].to_numpy(dtype=float))
 
 
-def hypervolume_reference(df: pd.DataFrame, metric: str, direction: str, *,
-                          log_params: bool = True) -> np.ndarray | None:
+def hypervolume_reference(
+    df: pd.DataFrame, metric: str, direction: str, *, log_params: bool = True
+) -> np.ndarray | None:
     """The study's fixed reference: `default_reference` of all its complete points."""
     check_direction(direction)
     pts = hypervolume_points(df, metric, log_params=log_params)
@@ -205,9 +211,15 @@ def hypervolume_reference(df: pd.DataFrame, metric: str, direction: str, *,
     return default_reference(pts[["x", "y"]].to_numpy(dtype=float), ["minimize", direction])
 
 
-def hypervolume_data(df: pd.DataFrame, metric: str, direction: str, family: str | None = None,
-                     *, log_params: bool = True,
-                     reference: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def hypervolume_data(
+    df: pd.DataFrame,
+    metric: str,
+    direction: str,
+    family: str | None = None,
+    *,
+    log_params: bool = True,
+    reference: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Hypervolume after each complete trial, in trial-number order.
 
     Objectives: params (minimised; log10 of params when ``log_params``, since counts span
@@ -227,8 +239,7 @@ def hypervolume_data(df: pd.DataFrame, metric: str, direction: str, family: str 
         reference = default_reference(pts[["x", "y"]].to_numpy(dtype=float), ["minimize", direction])
     if family is not None:
         pts = pts[pts["family"] == family]
-    hv = hypervolume_history(pts[["x", "y"]].to_numpy(dtype=float).reshape(-1, 2),
-                             ["minimize", direction], reference)
+    hv = hypervolume_history(pts[["x", "y"]].to_numpy(dtype=float).reshape(-1, 2), ["minimize", direction], reference)
     return pts["number"].to_numpy(dtype=int), hv
 
 
@@ -285,7 +296,8 @@ def hypervolume_curves(df: pd.DataFrame, metric: str, direction: str, *, log_par
     series = []
     for fam in sorted(set(family)):
         mine = family == fam
-        series.append(HypervolumeSeries(fam, colors[fam], numbers[mine],
-                                        hypervolume_history(objectives[mine], dirs, ref)))
+        series.append(
+            HypervolumeSeries(fam, colors[fam], numbers[mine], hypervolume_history(objectives[mine], dirs, ref))
+        )
     overall = HypervolumeSeries("all families", "black", numbers, hypervolume_history(objectives, dirs, ref))
     return HypervolumeData(metric, direction, log_params, ref, series, overall)

@@ -1,5 +1,6 @@
 """Pages only the live server shows: one trial (configuration, runs, learning curves)
 and several studies' fronts on one plot."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -18,38 +19,72 @@ from reports.site import settings_html
 from storage.records import StudyRecord, TrialRecord
 
 
-def trial_page(record: StudyRecord, trial: TrialRecord, epochs: list[dict[str, Any]], study_link: str,
-               refresh_s: int | None = None, weights: Sequence[dict[str, Any]] = (),
-               retrainings: Sequence[Any] = (), download: Any | None = None,
-               retrained_epochs: dict[int, list[dict[str, Any]]] | None = None) -> str:
+def trial_page(
+    record: StudyRecord,
+    trial: TrialRecord,
+    epochs: list[dict[str, Any]],
+    study_link: str,
+    refresh_s: int | None = None,
+    weights: Sequence[dict[str, Any]] = (),
+    retrainings: Sequence[Any] = (),
+    download: Any | None = None,
+    retrained_epochs: dict[int, list[dict[str, Any]]] | None = None,
+) -> str:
     """One trial: its configuration, status, metrics (mean ± std over runs), each run's
     per-epoch training loss and validation metric, its kept weights files (size, sha256,
     `download(study, number, retraining, repeat)`'s link) and its retrainings (with their
     learning curves: `retrained_epochs`)."""
-    meta = [("study", f'<a href="{esc(study_link)}">{esc(record.name)}</a>'), ("family", esc(trial.family)),
-            ("status", esc(trial.status)), ("params", esc(format_params(trial.params))),
-            ("config", settings_html(trial.config)), ("seeds", settings_html(list(trial.seeds)))]
-    for label, value in (("attempt", trial.attempt or None), ("retry of", trial.retry_of), ("device", trial.device),
-                         ("duration", None if trial.duration_s is None else f"{trial.duration_s:.1f} s"),
-                         ("note", trial.note), ("error", trial.error)):
+    meta = [
+        ("study", f'<a href="{esc(study_link)}">{esc(record.name)}</a>'),
+        ("family", esc(trial.family)),
+        ("status", esc(trial.status)),
+        ("params", esc(format_params(trial.params))),
+        ("config", settings_html(trial.config)),
+        ("seeds", settings_html(list(trial.seeds))),
+    ]
+    for label, value in (
+        ("attempt", trial.attempt or None),
+        ("retry of", trial.retry_of),
+        ("device", trial.device),
+        ("duration", None if trial.duration_s is None else f"{trial.duration_s:.1f} s"),
+        ("note", trial.note),
+        ("error", trial.error),
+    ):
         if value is not None:
             meta.append((label, esc(format_value(value))))
     dl = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in meta)
-    metrics = pd.DataFrame([{"metric": name, "mean ± std": format_mean_std(mean, std), "runs": n}
-                            for name, (mean, std, n) in trial.metrics.items()])
+    metrics = pd.DataFrame(
+        [
+            {"metric": name, "mean ± std": format_mean_std(mean, std), "runs": n}
+            for name, (mean, std, n) in trial.metrics.items()
+        ]
+    )
     curves = learning_curves(epochs, record.metric)
     best = max if record.direction == "maximize" else min
-    runs = pd.DataFrame([{"run": r.repeat, "seed": r.seed, "epochs": len(r.epochs),
-                          "last train loss": format_value(r.train_loss[-1]) if r.train_loss else "",
-                          f"best validation {record.metric}": format_value(best(r.metric)) if r.metric else ""}
-                         for r in curves.runs])
-    body = [f'<nav><a href="{esc(study_link)}">← {esc(record.name)}</a></nav>',
-            f"<h1>Trial #{trial.number} of {esc(record.name)}</h1>", f'<dl class="meta">{dl}</dl>',
-            "<h2>Metrics</h2>", html_table(metrics, empty="No metrics (the trial has no complete run)."),
-            "<h2>Runs</h2>", html_table(runs, numeric=["run", "seed", "epochs"], empty="No epochs recorded yet."),
-            "<h2>Learning curves</h2>",
-            figure_html(figures.learning_figure(curves), "learning-figure"),
-            trial_kept_html(record, trial.number, weights, retrainings, download, retrained_epochs)]
+    runs = pd.DataFrame(
+        [
+            {
+                "run": r.repeat,
+                "seed": r.seed,
+                "epochs": len(r.epochs),
+                "last train loss": format_value(r.train_loss[-1]) if r.train_loss else "",
+                f"best validation {record.metric}": format_value(best(r.metric)) if r.metric else "",
+            }
+            for r in curves.runs
+        ]
+    )
+    body = [
+        f'<nav><a href="{esc(study_link)}">← {esc(record.name)}</a></nav>',
+        f"<h1>Trial #{trial.number} of {esc(record.name)}</h1>",
+        f'<dl class="meta">{dl}</dl>',
+        "<h2>Metrics</h2>",
+        html_table(metrics, empty="No metrics (the trial has no complete run)."),
+        "<h2>Runs</h2>",
+        html_table(runs, numeric=["run", "seed", "epochs"], empty="No epochs recorded yet."),
+        "<h2>Learning curves</h2>",
+        figure_html(figures.learning_figure(curves), "learning-figure"),
+        trial_kept_html(record, trial.number, weights, retrainings, download, retrained_epochs),
+    ]
     return page(f"trial #{trial.number} — {record.name}", "\n".join(body), plotly=True, refresh_s=refresh_s)
 
 
@@ -64,15 +99,19 @@ def compare_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], predict_at
     rec = studies[0][0]
     data = fronts.front_data(df, rec.metric, rec.direction)
     names = ", ".join(r.name for r, _ in studies)
-    body = ['<nav><a href="index.html">← all studies</a></nav>', f"<h1>Compare: {esc(names)}</h1>",
-            f'<p class="muted">Task {esc(rec.task)}, metric {esc(rec.metric)} ({esc(rec.direction)}); '
-            "each line is one study's family front.</p>"]
+    body = [
+        '<nav><a href="index.html">← all studies</a></nav>',
+        f"<h1>Compare: {esc(names)}</h1>",
+        f'<p class="muted">Task {esc(rec.task)}, metric {esc(rec.metric)} ({esc(rec.direction)}); '
+        "each line is one study's family front.</p>",
+    ]
     if data.empty:
         body.append('<p class="empty">None of these studies has a complete trial yet.</p>')
     else:
         ext = extrapolate(df, rec.metric, rec.direction, max(r.budget for r, _ in studies), predict_at)
-        body.append(figure_html(figures.pareto_figure(data, metric_label=rec.metric, extrapolation=ext),
-                                "compare-figure"))
+        body.append(
+            figure_html(figures.pareto_figure(data, metric_label=rec.metric, extrapolation=ext), "compare-figure")
+        )
         body.append(f'<p class="muted">{esc(extrapolation_note(ext, rec.metric))}</p>')
         table = tables.pareto_table(df, rec.metric, rec.direction, formatted=True, data=data)
         table.insert(1, "trial", [int(df["trial"].iloc[n]) for n in table["number"]])

@@ -11,6 +11,7 @@ Last-Modified has whole seconds and moves with stored times only (an interrupted
 changes none), so a client sending If-Modified-Since alone can miss a change; browsers
 send the ETag too, which decides.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -19,7 +20,7 @@ import secrets
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 
 
@@ -34,9 +35,12 @@ class CachedPage:
     def headers(self, gzipped: bool = False) -> dict[str, str]:
         """The validators of this page (of its gzip encoding: a weak ETag, as nginx
         sends for a body it compresses), and "revalidate every time" (no-cache)."""
-        return {"ETag": f"W/{self.etag}" if gzipped else self.etag,
-                "Last-Modified": format_datetime(self.last_modified, usegmt=True),
-                "Cache-Control": "no-cache", "Vary": "Accept-Encoding"}
+        return {
+            "ETag": f"W/{self.etag}" if gzipped else self.etag,
+            "Last-Modified": format_datetime(self.last_modified, usegmt=True),
+            "Cache-Control": "no-cache",
+            "Vary": "Accept-Encoding",
+        }
 
 
 def accepts_gzip(accept_encoding: str | None) -> bool:
@@ -62,7 +66,7 @@ def accepts_gzip(accept_encoding: str | None) -> bool:
 
 def http_time(t: datetime | None, floor: datetime) -> datetime:
     """`t` (or `floor` when None or earlier) in UTC, cut to whole seconds as HTTP dates are."""
-    t = floor if t is None else max(t.astimezone(timezone.utc), floor)
+    t = floor if t is None else max(t.astimezone(UTC), floor)
     return t.replace(microsecond=0)
 
 
@@ -84,7 +88,7 @@ def not_modified(request: Mapping[str, str], page: CachedPage) -> bool:
     except (TypeError, ValueError, IndexError):
         return False
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return page.last_modified <= when
 
 
@@ -94,7 +98,7 @@ class PageCache:
     def __init__(self, salt: str | None = None) -> None:
         # A new salt per server: a restarted server (maybe newer code) never sends old tags.
         self.salt = salt if salt is not None else secrets.token_hex(8)
-        self.started = http_time(datetime.now(timezone.utc), datetime.min.replace(tzinfo=timezone.utc))
+        self.started = http_time(datetime.now(UTC), datetime.min.replace(tzinfo=UTC))
         self._pages: dict[str, CachedPage] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._built: dict[str, int] = {}  # builds finished per key
@@ -138,8 +142,9 @@ class PageCache:
                 return page
             etag = self.etag(key, version)
             body = build(etag).encode("utf-8")
-            page = CachedPage(version, etag, http_time(changed_at, self.started), body,
-                              gzip.compress(body, compresslevel=5, mtime=0))
+            page = CachedPage(
+                version, etag, http_time(changed_at, self.started), body, gzip.compress(body, compresslevel=5, mtime=0)
+            )
             self._pages[key] = page
             self._built[key] = self._built.get(key, 0) + 1
             self.builds += 1

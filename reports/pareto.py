@@ -2,7 +2,8 @@
 
 Everything here is plain numpy (no pandas, no plotting), in the style of BoTorch's
 ``utils/multi_objective/pareto.py``. Two-objective fronts and hypervolume histories are one
-sort and one sweep (`reports.pareto_sweep`); the brute-force mask stays as their oracle. Each objective has a direction, ``"minimize"`` or
+sort and one sweep (`reports.pareto_sweep`); the brute-force mask stays as their oracle. Each objective has a
+direction, ``"minimize"`` or
 ``"maximize"``; internally every objective is turned into a minimisation by flipping the
 sign of the maximised ones.
 
@@ -14,9 +15,10 @@ Conventions:
 * For the search tool, objective 0 is the parameter count (minimize) and objective 1
   the study's metric (its own direction).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -120,9 +122,7 @@ def pareto_mask_brute(points: np.ndarray, directions: Sequence[str]) -> np.ndarr
     return mask
 
 
-def hypervolume_2d(
-    points: np.ndarray, directions: Sequence[str], reference: np.ndarray
-) -> float:
+def hypervolume_2d(points: np.ndarray, directions: Sequence[str], reference: np.ndarray) -> float:
     """Area dominated by ``points`` and bounded by ``reference`` (two objectives).
 
     Args:
@@ -160,9 +160,7 @@ def hypervolume_2d(
     return float(np.sum((r[0] - y[:, 0]) * gain))
 
 
-def hypervolume_history(
-    points: np.ndarray, directions: Sequence[str], reference: np.ndarray
-) -> np.ndarray:
+def hypervolume_history(points: np.ndarray, directions: Sequence[str], reference: np.ndarray) -> np.ndarray:
     """Hypervolume of the first k points, for k = 1..n (two objectives).
 
     Args:
@@ -187,9 +185,7 @@ def hypervolume_history(
     return sweep_history(y * s, r * s)
 
 
-def default_reference(
-    points: np.ndarray, directions: Sequence[str], pad: float = 0.1
-) -> np.ndarray:
+def default_reference(points: np.ndarray, directions: Sequence[str], pad: float = 0.1) -> np.ndarray:
     """A reference point slightly worse than every finite point.
 
     Per objective: the worst finite value (largest when minimised, smallest when

@@ -5,6 +5,7 @@ public functions of `reports.pareto` validate, flip maximised objectives and dro
 non-finite rows before calling these. The brute-force `reports.pareto.pareto_mask_brute`
 and `reports.pareto.hypervolume_2d` on every prefix are their test oracles.
 """
+
 from __future__ import annotations
 
 import math

@@ -15,6 +15,7 @@ The per-epoch time of a pruned trial stands for its later epochs (the first epoc
 cost, e.g. compiling, makes the estimate a little high). Pruned trials whose reason has
 no "of E" (recorded before the reasons said it) are counted, not estimated.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ def early_stopping_savings(df: pd.DataFrame) -> Savings | None:
     pruned = done[done["status"].astype(str) == "pruned"]
     if len(pruned) == 0:
         return None
+
     def col(name: str, frame: pd.DataFrame) -> pd.Series:  # a frame built without the column: all missing
         return frame[name] if name in frame.columns else pd.Series([None] * len(frame), index=frame.index)
 
@@ -70,9 +72,11 @@ def early_stopping_savings(df: pd.DataFrame) -> Savings | None:
 
 def savings_line(s: Savings) -> str:
     """One sentence for the console and the page."""
-    line = (f"early stopping: {s.pruned} trial(s) stopped by the pruner; {format_duration(s.spent_s)} of "
-            f"training against an estimated {format_duration(s.full_s)} with every trial run to the end "
-            f"({100 * s.saved:.0f}% saved)")
+    line = (
+        f"early stopping: {s.pruned} trial(s) stopped by the pruner; {format_duration(s.spent_s)} of "
+        f"training against an estimated {format_duration(s.full_s)} with every trial run to the end "
+        f"({100 * s.saved:.0f}% saved)"
+    )
     if s.estimated < s.pruned:
         line += f"; {s.pruned - s.estimated} stopped trial(s) do not say at which epoch and are not estimated"
     return line

@@ -23,6 +23,7 @@ parameters, or when more than a tenth of the draws cannot be fitted.
 Shapes: params (k,), means (k,), stds (k,), runs (k,), numbers (k,) per family; targets
 (t,); draws come back as (d, t) arrays of the metric, NaN where a draw could not be fitted.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,12 +52,19 @@ class ErrorScale:
 
 IDENTITY = ErrorScale("the metric itself", lambda v: np.asarray(v, dtype=float), lambda e: np.asarray(e, dtype=float))
 ERROR_SCALES: dict[str, ErrorScale] = {
-    "psnr": ErrorScale("MSE = 10^(-PSNR/10)", lambda v: 10.0 ** (-np.asarray(v, dtype=float) / 10.0),
-                       lambda e: -10.0 * np.log10(np.asarray(e, dtype=float))),
-    "accuracy": ErrorScale("error rate = 1 - accuracy", lambda v: 1.0 - np.asarray(v, dtype=float),
-                           lambda e: 1.0 - np.asarray(e, dtype=float)),
-    "ssim": ErrorScale("1 - SSIM", lambda v: 1.0 - np.asarray(v, dtype=float),
-                       lambda e: 1.0 - np.asarray(e, dtype=float)),
+    "psnr": ErrorScale(
+        "MSE = 10^(-PSNR/10)",
+        lambda v: 10.0 ** (-np.asarray(v, dtype=float) / 10.0),
+        lambda e: -10.0 * np.log10(np.asarray(e, dtype=float)),
+    ),
+    "accuracy": ErrorScale(
+        "error rate = 1 - accuracy",
+        lambda v: 1.0 - np.asarray(v, dtype=float),
+        lambda e: 1.0 - np.asarray(e, dtype=float),
+    ),
+    "ssim": ErrorScale(
+        "1 - SSIM", lambda v: 1.0 - np.asarray(v, dtype=float), lambda e: 1.0 - np.asarray(e, dtype=float)
+    ),
 }
 
 
@@ -172,9 +180,21 @@ class Prediction:
     trust: str | None  # None: trusted; else why not
 
 
-def predict_family(family: str, params, means, stds, runs, numbers, targets, scale: ErrorScale, *,
-                   confidence: float = 0.9, draws: int = 400, seed: int = 0,
-                   skip_untrusted: bool = False) -> Prediction:
+def predict_family(
+    family: str,
+    params,
+    means,
+    stds,
+    runs,
+    numbers,
+    targets,
+    scale: ErrorScale,
+    *,
+    confidence: float = 0.9,
+    draws: int = 400,
+    seed: int = 0,
+    skip_untrusted: bool = False,
+) -> Prediction:
     """The law fitted to a family's front and read at `targets`, with its interval.
     `skip_untrusted`: no bootstrap refits when the front alone already fails the trust
     rules (the pages; benchmarks/predict_calibration.py wants the draws of every fit)."""
@@ -257,16 +277,38 @@ def race(predictions: list[Prediction], targets, sign: float, confidence: float 
     return out
 
 
-def predict_study(df, metric: str, direction: str, targets, families: list[str] | None = None, *,
-                  confidence: float = 0.9, draws: int = 400, seed: int = 0) -> tuple[list[Prediction], list[Race]]:
+def predict_study(
+    df,
+    metric: str,
+    direction: str,
+    targets,
+    families: list[str] | None = None,
+    *,
+    confidence: float = 0.9,
+    draws: int = 400,
+    seed: int = 0,
+) -> tuple[list[Prediction], list[Race]]:
     """Every family of a trials frame (storage's) fitted and read at `targets`; ValueError
     when the metric has no error scale."""
     from reports.compare import candidates
 
     scale = error_scale(metric, direction)
-    preds = [predict_family(f, c.params, c.means, c.stds, c.runs, c.numbers, targets, scale,
-                            confidence=confidence, draws=draws, seed=seed)
-             for f, c in candidates(df, metric, families).items()]
+    preds = [
+        predict_family(
+            f,
+            c.params,
+            c.means,
+            c.stds,
+            c.runs,
+            c.numbers,
+            targets,
+            scale,
+            confidence=confidence,
+            draws=draws,
+            seed=seed,
+        )
+        for f, c in candidates(df, metric, families).items()
+    ]
     return preds, race(preds, targets, 1.0 if direction == "maximize" else -1.0, confidence)
 
 
@@ -280,9 +322,20 @@ def predictions_frame(predictions: list[Prediction], races: list[Race], targets,
     for i, target in enumerate(np.asarray(targets, dtype=float)):
         for p in predictions:
             law = p.law
-            rows.append({"budget": target, "family": p.family, metric: p.values[i], "low": p.low[i],
-                         "high": p.high[i], "p_best": races[i].p_win.get(p.family, np.nan),
-                         "E": law.E if law else np.nan, "A": law.A if law else np.nan,
-                         "alpha": law.alpha if law else np.nan, "front_points": p.front_points,
-                         "span": p.span, "trust": p.trust or ""})
+            rows.append(
+                {
+                    "budget": target,
+                    "family": p.family,
+                    metric: p.values[i],
+                    "low": p.low[i],
+                    "high": p.high[i],
+                    "p_best": races[i].p_win.get(p.family, np.nan),
+                    "E": law.E if law else np.nan,
+                    "A": law.A if law else np.nan,
+                    "alpha": law.alpha if law else np.nan,
+                    "front_points": p.front_points,
+                    "span": p.span,
+                    "trust": p.trust or "",
+                }
+            )
     return pd.DataFrame(rows)

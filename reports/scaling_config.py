@@ -19,6 +19,7 @@ search/spaces/extrapolate.py.
 
 Shapes: params (k,) and configs (k dicts) of the front points, in any order.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -69,8 +70,12 @@ def key_trend(key: str, params: np.ndarray, values: Sequence[Any], min_points: i
     params, values = np.asarray(params, dtype=float)[have], [values[i] for i in have]
     largest = values[int(np.argmax(params))]
     if len(values) < min_points:
-        return Trend(key, "largest", value=largest,
-                     why=f"{len(values)} front points (a trend needs {min_points}); the largest one's")
+        return Trend(
+            key,
+            "largest",
+            value=largest,
+            why=f"{len(values)} front points (a trend needs {min_points}); the largest one's",
+        )
     if len(set(values)) == 1:
         return Trend(key, "fixed", value=largest, why="the same on every front configuration")
     v = np.asarray(values, dtype=float)
@@ -81,8 +86,13 @@ def key_trend(key: str, params: np.ndarray, values: Sequence[Any], min_points: i
     return Trend(key, "power", slope=float(slope), intercept=float(intercept))
 
 
-def shape_trends(params, configs: Sequence[dict[str, Any]], numeric: Sequence[str],
-                 categorical: Sequence[str] = (), min_points: int = MIN_TREND_POINTS) -> dict[str, Trend]:
+def shape_trends(
+    params,
+    configs: Sequence[dict[str, Any]],
+    numeric: Sequence[str],
+    categorical: Sequence[str] = (),
+    min_points: int = MIN_TREND_POINTS,
+) -> dict[str, Trend]:
     """Each key's trend over the front: `numeric` keys by `key_trend` (a key holding a
     non-number on some point is treated as categorical), `categorical` keys the largest
     front configuration's value. params (k,), configs (k,), k >= 1."""

@@ -18,7 +18,8 @@ version of their studies (`Store.study_versions`: one aggregate query, no trial 
 most one per `VERSION_TTL_S`, shared by the requests meanwhile) and kept
 (`reports/page_cache.py`): answered with ETag and Last-Modified, 304 to a conditional
 request while unchanged, and one build at a time per page (the requests arriving meanwhile
-get the page kept before; before the first build, they wait for it). A study page with running trials asks /changed instead of reloading itself,
+get the page kept before; before the first build, they wait for it). A study page with running trials asks
+/changed instead of reloading itself,
 so an open tab costs one cheap request per 5 s until something changes. Trial and compare
 pages are built per request.
 
@@ -38,6 +39,7 @@ interfaces also this machine's names and addresses) or a host the user allowed
 (`--allow-host`; `*` allows any). Anything else gets 403: otherwise a page on another
 site could read the studies through DNS rebinding (its own name resolved to 127.0.0.1).
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -70,8 +72,10 @@ VERSION_TTL_S = 1.0  # the studies' versions are read at most this often (pages 
 RETRY_AFTER_S = 5  # a 503 (database unavailable) asks the client to come back after this long
 _STUDY = re.compile(r"^/study-(?P<slug>[a-z0-9._-]+)\.html$")
 _TRIAL = re.compile(r"^/trial-(?P<slug>[a-z0-9._-]+)-(?P<number>\d+)\.html$")
-_WEIGHTS = re.compile(r"^/weights-(?P<slug>[a-z0-9._-]+)-(?P<number>\d+)-(?P<retraining>\d+)-(?P<repeat>\d+)"
-                      r"\.safetensors$")
+_WEIGHTS = re.compile(
+    r"^/weights-(?P<slug>[a-z0-9._-]+)-(?P<number>\d+)-(?P<retraining>\d+)-(?P<repeat>\d+)"
+    r"\.safetensors$"
+)
 # (store URL, key) -> the file's bytes: how the server reads a kept file (`search serve`
 # passes one over search/artifacts; without it, no file is offered).
 ReadFile = Callable[[str, str], bytes]
@@ -161,10 +165,15 @@ class Pages:
     def _build_study(self, name: str, etag: str) -> str:
         record, df = self.store.get_study(name), self.store.trials_frame(name)
         running = status_counts(df).get("running", 0) > 0
-        return study_page(record, df, store_samples(self.store), trial_link=lambda n: trial_filename(name, n),
-                          kept=store_kept(self.store, self.download),
-                          refresh_s=REFRESH_S if running else None,
-                          poll_url=f"changed?page={study_filename(name)}&etag={etag.strip(chr(34))}")
+        return study_page(
+            record,
+            df,
+            store_samples(self.store),
+            trial_link=lambda n: trial_filename(name, n),
+            kept=store_kept(self.store, self.download),
+            refresh_s=REFRESH_S if running else None,
+            poll_url=f"changed?page={study_filename(name)}&etag={etag.strip(chr(34))}",
+        )
 
     def changed(self, page_name: str, etag: str) -> bool:
         """Whether page `page_name` (a study page or the index) has moved on from the
@@ -187,12 +196,17 @@ class Pages:
         if not found:
             raise LookupError(f"study {name!r} has no trial {number}")
         trial = found[0]
-        return trial_page(self.store.get_study(name), trial, self.store.epochs(name, number), study_filename(name),
-                          refresh_s=REFRESH_S if trial.status == "running" else None,
-                          weights=self.store.artifacts(name, number, WEIGHTS_ARTIFACT),
-                          retrainings=(again := self.store.retrainings(name, [number])), download=self.download,
-                          retrained_epochs={r.number: self.store.retraining_epochs(name, number, r.number)
-                                            for r in again})
+        return trial_page(
+            self.store.get_study(name),
+            trial,
+            self.store.epochs(name, number),
+            study_filename(name),
+            refresh_s=REFRESH_S if trial.status == "running" else None,
+            weights=self.store.artifacts(name, number, WEIGHTS_ARTIFACT),
+            retrainings=(again := self.store.retrainings(name, [number])),
+            download=self.download,
+            retrained_epochs={r.number: self.store.retraining_epochs(name, number, r.number) for r in again},
+        )
 
     def weights(self, slug: str, number: int, retraining: int, repeat: int) -> tuple[bytes, str]:
         """A kept weights file and its download name; LookupError when there is none to
@@ -204,20 +218,30 @@ class Pages:
             if retraining == 0:
                 rows = [a for a in self.store.artifacts(name, number, WEIGHTS_ARTIFACT) if a["repeat"] == repeat]
             else:
-                rows = [a for r in self.store.retrainings(name, [number]) if r.number == retraining
-                        for run in r.runs if run["repeat"] == repeat for a in run["artifacts"]
-                        if a["name"] == WEIGHTS_ARTIFACT]
+                rows = [
+                    a
+                    for r in self.store.retrainings(name, [number])
+                    if r.number == retraining
+                    for run in r.runs
+                    if run["repeat"] == repeat
+                    for a in run["artifacts"]
+                    if a["name"] == WEIGHTS_ARTIFACT
+                ]
         except StorageUnavailable:
             raise
         except UserError as e:  # no such trial
             raise LookupError(str(e)) from None
         if not rows or not rows[0].get("store_key"):
-            raise LookupError(f"trial {number} of {name!r} has no kept weights for run {repeat}"
-                              + (f" of retraining {retraining}" if retraining else ""))
+            raise LookupError(
+                f"trial {number} of {name!r} has no kept weights for run {repeat}"
+                + (f" of retraining {retraining}" if retraining else "")
+            )
         a = rows[0]
         if a.get("removed_at") is not None:
-            raise LookupError(f"the weights of trial {number} of {name!r}, run {repeat}, were removed "
-                              "(the trial fell off its family's front)")
+            raise LookupError(
+                f"the weights of trial {number} of {name!r}, run {repeat}, were removed "
+                "(the trial fell off its family's front)"
+            )
         if self.read_file is None:
             raise LookupError("this server offers no files (started without its artifact store)")
         try:
@@ -225,10 +249,13 @@ class Pages:
         except Exception as e:  # noqa: BLE001 - a missing file or an unreachable store: nothing to give
             raise LookupError(f"cannot read the weights of trial {number}: {one_line(e)}") from None
         if len(data) != a["size"] or hashlib.sha256(data).hexdigest() != a["sha256"]:
-            raise FileMismatch(f"the weights file of trial {number} of {name!r}, run {repeat}, differs from its "
-                               "record (size or sha256): not served")
-        return data, f"{slugify(name)}-trial{number}" + (f"-retraining{retraining}" if retraining else "") \
-            + f"-run{repeat}.safetensors"
+            raise FileMismatch(
+                f"the weights file of trial {number} of {name!r}, run {repeat}, differs from its "
+                "record (size or sha256): not served"
+            )
+        return data, f"{slugify(name)}-trial{number}" + (
+            f"-retraining{retraining}" if retraining else ""
+        ) + f"-run{repeat}.safetensors"
 
     def compare(self, names: list[str], predict_at: str = "") -> str:
         """The compare page; `predict_at` (the query's comma list, "" for none) marks the
@@ -236,14 +263,20 @@ class Pages:
         from core.budget import parse_targets
 
         studies = [(self.store.get_study(n), self.store.trials_frame(n)) for n in names]
-        targets = parse_targets(predict_at, max(r.budget for r, _ in studies), "predict_at") \
-            if predict_at.strip() and studies else ()
+        targets = (
+            parse_targets(predict_at, max(r.budget for r, _ in studies), "predict_at")
+            if predict_at.strip() and studies
+            else ()
+        )
         return compare_page(studies, predict_at=targets)
 
 
 def _message_page(title: str, message: str) -> str:
-    return page(title, f'<nav><a href="index.html">← all studies</a></nav><h1>{esc(title)}</h1>'
-                       f'<p class="empty">{esc(message)}</p>', plotly=False)
+    return page(
+        title,
+        f'<nav><a href="index.html">← all studies</a></nav><h1>{esc(title)}</h1><p class="empty">{esc(message)}</p>',
+        plotly=False,
+    )
 
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -257,7 +290,7 @@ def host_name(header: str | None) -> str | None:
         return None
     h = header.strip().lower()
     if h.startswith("["):
-        return h[1:h.index("]")] if "]" in h else h
+        return h[1 : h.index("]")] if "]" in h else h
     return h.rsplit(":", 1)[0] if h.count(":") == 1 else h
 
 
@@ -309,14 +342,20 @@ class Handler(BaseHTTPRequestHandler):
         if host_allowed(header, self.allowed_hosts):
             return True
         name = host_name(header)
-        why = (f"this server does not answer for host {name!r}; start search serve with --allow-host {name} "
-               "to allow it" if name else "a request needs a Host header")
+        why = (
+            f"this server does not answer for host {name!r}; start search serve with --allow-host {name} to allow it"
+            if name
+            else "a request needs a Host header"
+        )
         self._send(HTTPStatus.FORBIDDEN, _message_page("Host not served", why))
         return False
 
     def _refuse(self) -> None:
-        self._send(HTTPStatus.METHOD_NOT_ALLOWED, _message_page("Read-only", "this server only reads the database"),
-                   extra={"Allow": "GET, HEAD"})
+        self._send(
+            HTTPStatus.METHOD_NOT_ALLOWED,
+            _message_page("Read-only", "this server only reads the database"),
+            extra={"Allow": "GET, HEAD"},
+        )
 
     do_POST = do_PUT = do_DELETE = do_PATCH = _refuse  # noqa: N815
 
@@ -341,10 +380,14 @@ class Handler(BaseHTTPRequestHandler):
             elif m := _TRIAL.match(path):
                 status, body, kind = HTTPStatus.OK, self.pages.trial(m["slug"], int(m["number"])), "text/html"
             elif m := _WEIGHTS.match(path):
-                body, filename = self.pages.weights(m["slug"], int(m["number"]), int(m["retraining"]),
-                                                    int(m["repeat"]))
-                return self._send(HTTPStatus.OK, body, "application/octet-stream", send_body=send_body,
-                                  extra={"Content-Disposition": f'attachment; filename="{filename}"'})
+                body, filename = self.pages.weights(m["slug"], int(m["number"]), int(m["retraining"]), int(m["repeat"]))
+                return self._send(
+                    HTTPStatus.OK,
+                    body,
+                    "application/octet-stream",
+                    send_body=send_body,
+                    extra={"Content-Disposition": f'attachment; filename="{filename}"'},
+                )
             else:
                 raise LookupError(f"nothing at {path}")
         except LookupError as e:
@@ -352,10 +395,14 @@ class Handler(BaseHTTPRequestHandler):
         except FileMismatch as e:
             status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, _message_page("File differs", str(e)), "text/html"
         except StorageUnavailable as e:  # before UserError, its base: the database is away, not the request wrong
-            page_ = _message_page("Database unavailable", f"the database cannot be reached now ({e}); the pages "
-                                  "already built are still served, and this one will be when it is back")
-            return self._send(HTTPStatus.SERVICE_UNAVAILABLE, page_, send_body=send_body,
-                              extra={"Retry-After": str(RETRY_AFTER_S)})
+            page_ = _message_page(
+                "Database unavailable",
+                f"the database cannot be reached now ({e}); the pages "
+                "already built are still served, and this one will be when it is back",
+            )
+            return self._send(
+                HTTPStatus.SERVICE_UNAVAILABLE, page_, send_body=send_body, extra={"Retry-After": str(RETRY_AFTER_S)}
+            )
         except UserError as e:
             status, body, kind = HTTPStatus.BAD_REQUEST, _message_page("Cannot show this", str(e)), "text/html"
         self._send(status, body, kind, send_body=send_body)
@@ -375,8 +422,14 @@ class Handler(BaseHTTPRequestHandler):
             headers["Content-Encoding"] = "gzip"
         self._send(HTTPStatus.OK, page.gzipped if gzipped else page.body, send_body=send_body, extra=headers)
 
-    def _send(self, status: HTTPStatus, body: str | bytes, kind: str = "text/html", send_body: bool = True,
-              extra: dict[str, str] | None = None) -> None:
+    def _send(
+        self,
+        status: HTTPStatus,
+        body: str | bytes,
+        kind: str = "text/html",
+        send_body: bool = True,
+        extra: dict[str, str] | None = None,
+    ) -> None:
         data = body.encode("utf-8") if isinstance(body, str) else body
         headers = {"Cache-Control": "no-store", **(extra or {})}
         self.send_response(status)
@@ -400,8 +453,14 @@ class Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
-def make_server(store: Store, host: str = "127.0.0.1", port: int = 8080, quiet: bool = False,
-                allow_hosts: Iterable[str] = (), read_file: ReadFile | None = None) -> ThreadingHTTPServer:
+def make_server(
+    store: Store,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    quiet: bool = False,
+    allow_hosts: Iterable[str] = (),
+    read_file: ReadFile | None = None,
+) -> ThreadingHTTPServer:
     """A server (not yet serving) over `store`; port 0 picks a free port. It answers
     requests for the address served and the hosts in `allow_hosts` (`served_hosts`), and
     offers the kept weights files for download when given `read_file`."""

@@ -1,5 +1,6 @@
 """Tables of a study as DataFrames: the Pareto-optimal configurations, status counts, the
 best trial, problem trials and all trials (the pages and the CLI print them)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -23,8 +24,9 @@ from reports.fronts import FrontData, column, complete_points, floats, front_dat
 from storage.frames import metric_columns
 
 
-def pareto_table(df: pd.DataFrame, metric: str, direction: str, *,
-                 formatted: bool = False, data: FrontData | None = None) -> pd.DataFrame:
+def pareto_table(
+    df: pd.DataFrame, metric: str, direction: str, *, formatted: bool = False, data: FrontData | None = None
+) -> pd.DataFrame:
     """The Pareto-optimal configurations of each family (like the paper's Tables 1-2).
 
     One row per member of its family's front; families sorted by name, rows by params.
@@ -100,8 +102,13 @@ def best_trial(df: pd.DataFrame, metric: str, direction: str) -> dict[str, Any] 
     values = pts["value"].to_numpy()
     i = int(np.argmax(values) if direction == "maximize" else np.argmin(values))
     r = pts.iloc[i]
-    return {"number": int(r["number"]), "family": r["family"], "params": float(r["params"]),
-            "value": float(r["value"]), "std": float(r["std"])}
+    return {
+        "number": int(r["number"]),
+        "family": r["family"],
+        "params": float(r["params"]),
+        "value": float(r["value"]),
+        "std": float(r["std"]),
+    }
 
 
 def texts(values: list[Any]) -> list[str]:
@@ -153,15 +160,19 @@ def trials_with_reasons(df: pd.DataFrame, statuses: Sequence[str]) -> pd.DataFra
     if df is None or len(df) == 0 or "status" not in df.columns:
         return pd.DataFrame(columns=cols)
     sub = df[df["status"].astype(str).isin(list(statuses))]
-    out = pd.DataFrame({
-        "number": column(sub, "number").to_numpy(),
-        "status": sub["status"].astype(str).to_numpy(),
-        "family": column(sub, "family", "").astype(str).to_numpy(),
-        "params": column(sub, "params").to_numpy(),
-        "config": [", ".join(f"{k}={format_value(v)}" for k, v in parse_config(c).items())
-                   for c in column(sub, "config", None).to_numpy()],
-        "reason": reasons(sub),
-    })
+    out = pd.DataFrame(
+        {
+            "number": column(sub, "number").to_numpy(),
+            "status": sub["status"].astype(str).to_numpy(),
+            "family": column(sub, "family", "").astype(str).to_numpy(),
+            "params": column(sub, "params").to_numpy(),
+            "config": [
+                ", ".join(f"{k}={format_value(v)}" for k, v in parse_config(c).items())
+                for c in column(sub, "config", None).to_numpy()
+            ],
+            "reason": reasons(sub),
+        }
+    )
     return out
 
 

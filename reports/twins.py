@@ -18,6 +18,7 @@ pair, signed so that > 0 means the S-Mixer is better, gets a percentile interval
 does the mean difference over all pairs (seed noise only: the pairs themselves are the
 grid's, not a sample).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -27,19 +28,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reports.compare import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_DRAWS,
-    Candidates,
-    candidates,
-    percentile_interval,
-    redraw_means,
-)
+from reports.compare import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, Candidates, candidates, percentile_interval, redraw_means
 
 MIXER, TWIN = "s-mixer", "sw-mlp"
 TWIN_DENSITY = "s-mixer"  # the SW-MLP's p that takes its S-Mixer twin's density
-PAIR_COLUMNS = ["patch", "C", "blocks", "lr", "omega", "mixer_trial", "twin_trial", "mixer", "twin",
-                "runs", "difference", "low", "high", "verdict"]
+PAIR_COLUMNS = [
+    "patch",
+    "C",
+    "blocks",
+    "lr",
+    "omega",
+    "mixer_trial",
+    "twin_trial",
+    "mixer",
+    "twin",
+    "runs",
+    "difference",
+    "low",
+    "high",
+    "verdict",
+]
 
 
 def twin_key(family: str, config: dict[str, Any], tokens: Callable[[int], int]) -> tuple | None:
@@ -78,9 +86,16 @@ class TwinSummary:
     correlation: float | None  # Pearson correlation of the two sides' means over pairs
 
 
-def twin_pairs(df: pd.DataFrame, metric: str, direction: str, tokens: Callable[[int], int], *,
-               confidence: float = DEFAULT_CONFIDENCE, draws: int = DEFAULT_DRAWS,
-               seed: int = 0) -> tuple[pd.DataFrame, TwinSummary]:
+def twin_pairs(
+    df: pd.DataFrame,
+    metric: str,
+    direction: str,
+    tokens: Callable[[int], int],
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, TwinSummary]:
     """Every complete S-Mixer with a complete twin, side by side (PAIR_COLUMNS), sorted by
     (patch, C, blocks, lr), and the summary over the pairs."""
     if not 0 < confidence < 1:
@@ -100,20 +115,44 @@ def twin_pairs(df: pd.DataFrame, metric: str, direction: str, tokens: Callable[[
         d = sign * (boot_mix[:, i] - boot_twin[:, j])
         diffs.append(d)
         lo, hi = percentile_interval(d, confidence) if known else (None, None)
-        verdict = ("single run" if lo is None else "S-Mixer better" if lo > 0
-                   else "twin better" if hi < 0 else "not distinguishable")
-        rows.append({"patch": key[0], "C": key[1], "blocks": key[2], "lr": key[3], "omega": float(mix.params[i]),
-                     "mixer_trial": int(mix.numbers[i]), "twin_trial": int(twin.numbers[j]),
-                     "mixer": float(mix.means[i]), "twin": float(twin.means[j]),
-                     "runs": int(min(mix.runs[i], twin.runs[j])),
-                     "difference": sign * float(mix.means[i] - twin.means[j]), "low": lo, "high": hi,
-                     "verdict": verdict})
+        verdict = (
+            "single run"
+            if lo is None
+            else "S-Mixer better"
+            if lo > 0
+            else "twin better"
+            if hi < 0
+            else "not distinguishable"
+        )
+        rows.append(
+            {
+                "patch": key[0],
+                "C": key[1],
+                "blocks": key[2],
+                "lr": key[3],
+                "omega": float(mix.params[i]),
+                "mixer_trial": int(mix.numbers[i]),
+                "twin_trial": int(twin.numbers[j]),
+                "mixer": float(mix.means[i]),
+                "twin": float(twin.means[j]),
+                "runs": int(min(mix.runs[i], twin.runs[j])),
+                "difference": sign * float(mix.means[i] - twin.means[j]),
+                "low": lo,
+                "high": hi,
+                "verdict": verdict,
+            }
+        )
     pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS)
     all_known = pairs["low"].notna().all()
     lo, hi = percentile_interval(np.mean(diffs, axis=0), confidence) if all_known else (None, None)
     corr = float(np.corrcoef(pairs["mixer"], pairs["twin"])[0, 1]) if len(pairs) >= 3 else None
-    summary = TwinSummary(len(pairs), float(pairs["difference"].mean()), lo, hi,
-                          int((pairs["verdict"] == "S-Mixer better").sum()),
-                          int((pairs["verdict"] == "twin better").sum()),
-                          None if corr is None or not np.isfinite(corr) else corr)
+    summary = TwinSummary(
+        len(pairs),
+        float(pairs["difference"].mean()),
+        lo,
+        hi,
+        int((pairs["verdict"] == "S-Mixer better").sum()),
+        int((pairs["verdict"] == "twin better").sum()),
+        None if corr is None or not np.isfinite(corr) else corr,
+    )
     return pairs, summary

@@ -34,6 +34,7 @@ Shapes: params (k,), means (k,), stds (k,) (NaN with one run), runs (k,) int,
 budgets (b,); draws come back as (d, b) arrays, NaN where a draw holds no configuration
 within the budget.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,14 +56,16 @@ DEFAULT_MIN_NEAR = 1  # configurations of a family needed near a budget to read 
 
 METHOD_TEXT = {
     "trials": "bootstrap over the search's configurations (resampled with replacement: which ones a search "
-              "finds) and over seed noise (each mean redrawn from mean + std/sqrt(runs) * t(runs - 1)), "
-              "the best per family and budget re-selected in every draw; symmetric about the estimate",
+    "finds) and over seed noise (each mean redrawn from mean + std/sqrt(runs) * t(runs - 1)), "
+    "the best per family and budget re-selected in every draw; symmetric about the estimate",
     "seed": "parametric bootstrap over seed noise only: each configuration's mean redrawn from "
-            "mean + std/sqrt(runs) * t(runs - 1), the best per family and budget re-selected in every draw "
-            "(says nothing of which configurations another search would find)",
+    "mean + std/sqrt(runs) * t(runs - 1), the best per family and budget re-selected in every draw "
+    "(says nothing of which configurations another search would find)",
 }
-POOLED_TEXT = ("replicate searches: the mean over the searches of each one's value, with the Student t "
-               "interval of that mean from the spread between the searches")
+POOLED_TEXT = (
+    "replicate searches: the mean over the searches of each one's value, with the Student t "
+    "interval of that mean from the spread between the searches"
+)
 
 
 def check_method(method: str) -> str:
@@ -76,8 +79,15 @@ def stream(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
-def seed_noise(means: np.ndarray, stds: np.ndarray, runs: np.ndarray, numbers: np.ndarray,
-               seed: int, draws: int, name: str | None = None) -> np.ndarray:
+def seed_noise(
+    means: np.ndarray,
+    stds: np.ndarray,
+    runs: np.ndarray,
+    numbers: np.ndarray,
+    seed: int,
+    draws: int,
+    name: str | None = None,
+) -> np.ndarray:
     """(draws, k) redrawn means: m + s/sqrt(R) * t(R-1); a configuration with one run (or no
     finite std) stays at m. Each configuration's draws come from its own stream (seed,
     trial number), so a result does not depend on the order of the configurations; with
@@ -103,8 +113,16 @@ def seed_noise(means: np.ndarray, stds: np.ndarray, runs: np.ndarray, numbers: n
     return means[None, :] + noise.T
 
 
-def _noise_rows(means: np.ndarray, stds: np.ndarray, runs: np.ndarray, numbers: np.ndarray, noisy: np.ndarray,
-                seed: int, draws: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _noise_rows(
+    means: np.ndarray,
+    stds: np.ndarray,
+    runs: np.ndarray,
+    numbers: np.ndarray,
+    noisy: np.ndarray,
+    seed: int,
+    draws: int,
+    name: str,
+) -> tuple[np.ndarray, np.ndarray]:
     """`seed_noise`'s one vectorised draw, transposed: (k, draws) redrawn means, one row per
     configuration in trial-number order, and that order (row r is configuration order[r])."""
     k = len(means)
@@ -132,8 +150,9 @@ def resample_mask(k: int, draws: int, rng: np.random.Generator) -> np.ndarray:
     return rng.multinomial(k, np.full(k, 1.0 / k), size=draws) > 0
 
 
-def best_within(values: np.ndarray, params: np.ndarray, budgets: np.ndarray, sign: float,
-                include: np.ndarray | None = None) -> np.ndarray:
+def best_within(
+    values: np.ndarray, params: np.ndarray, budgets: np.ndarray, sign: float, include: np.ndarray | None = None
+) -> np.ndarray:
     """(d, b): per row of values (d, k), the best (sign: +1 maximise, -1 minimise) among the
     included configurations with params <= budget; NaN where there is none. One running
     maximum over the configurations in order of size."""
@@ -147,7 +166,7 @@ def best_within(values: np.ndarray, params: np.ndarray, budgets: np.ndarray, sig
     cuts = np.unique(ends[ends > 0])  # the distinct prefixes asked for
     if len(cuts) == 0:
         return out
-    order = order[:cuts[-1]]  # configurations above the largest budget never count
+    order = order[: cuts[-1]]  # configurations above the largest budget never count
     scored = values[:, order]
     if sign != 1.0:
         scored *= sign
@@ -174,9 +193,20 @@ def draws_for(k: int, draws: int) -> int:
     return max(1, min(draws, max(MIN_DRAWS, WORK // max(k, 1))))
 
 
-def front_draws(params: np.ndarray, means: np.ndarray, stds: np.ndarray, runs: np.ndarray,
-                numbers: np.ndarray, budgets, sign: float, *, method: str = DEFAULT_METHOD,
-                seed: int = 0, draws: int = 2000, name: str = "") -> np.ndarray:
+def front_draws(
+    params: np.ndarray,
+    means: np.ndarray,
+    stds: np.ndarray,
+    runs: np.ndarray,
+    numbers: np.ndarray,
+    budgets,
+    sign: float,
+    *,
+    method: str = DEFAULT_METHOD,
+    seed: int = 0,
+    draws: int = 2000,
+    name: str = "",
+) -> np.ndarray:
     """(n, b) bootstrap draws of the family's value at each budget, n = draws_for(k,
     draws) (see the module docstring for the methods); `name` (the family) picks the
     resampling stream."""
@@ -196,8 +226,14 @@ def front_draws(params: np.ndarray, means: np.ndarray, stds: np.ndarray, runs: n
     return best_within(values, params, budgets, sign, include)
 
 
-def _best_within_rows(rows: np.ndarray, order: np.ndarray, params: np.ndarray, budgets: np.ndarray, sign: float,
-                      include: np.ndarray | None) -> np.ndarray:
+def _best_within_rows(
+    rows: np.ndarray,
+    order: np.ndarray,
+    params: np.ndarray,
+    budgets: np.ndarray,
+    sign: float,
+    include: np.ndarray | None,
+) -> np.ndarray:
     """`best_within` of draws held as `_noise_rows` gives them ((k, d), a row per
     configuration, row r configuration order[r]): the configurations between consecutive
     budgets are taken as whole rows and reduced, so the (d, k) draws are never transposed
@@ -268,8 +304,9 @@ class Thin:
     # bootstrap to read (its resamples too often hold none)
 
 
-def thin_at(params: np.ndarray, budget: float, *, window: float = DEFAULT_WINDOW,
-            min_near: int = DEFAULT_MIN_NEAR) -> Thin | None:
+def thin_at(
+    params: np.ndarray, budget: float, *, window: float = DEFAULT_WINDOW, min_near: int = DEFAULT_MIN_NEAR
+) -> Thin | None:
     """A `Thin` when fewer than `min_near` configurations lie in [budget / window, budget],
     else None. `more_trials` assumes new trials spread log-uniformly over the family's
     sizes up to the budget, as a search's size targets do: the window's share of that log

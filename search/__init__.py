@@ -22,6 +22,7 @@ Your own model and data (README "Your own model and data"):
 Everything is imported when first used, so `import search` and `search --help` stay
 light (no torch).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -58,8 +59,16 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_LAZY])
 
 
-def load_model(study: str, trial: int, *, storage: str | None = None, seed: int = 0,
-               artifacts: str | None = None, device: str = "cpu", retraining: int = 0) -> Any:
+def load_model(
+    study: str,
+    trial: int,
+    *,
+    storage: str | None = None,
+    seed: int = 0,
+    artifacts: str | None = None,
+    device: str = "cpu",
+    retraining: int = 0,
+) -> Any:
     """The trained model of a trial (search/artifacts/load.py: `load_model`; `retraining`
     k: a run of the trial's retraining k), imported only when called so that
     `search --help` does not load torch."""

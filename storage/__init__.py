@@ -1,9 +1,10 @@
 """Storage of studies and trials: `Store` is the one interface the app uses.
 
-    from storage import load_trials
-    df = load_trials("my-study")            # SEARCH_STORAGE or ./search.db
-    df = load_trials("my-study", "runs.db")  # a SQLite file, or any SQLAlchemy URL
+from storage import load_trials
+df = load_trials("my-study")            # SEARCH_STORAGE or ./search.db
+df = load_trials("my-study", "runs.db")  # a SQLite file, or any SQLAlchemy URL
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -4,10 +4,11 @@ Floats that are not finite are stored as NULL (Float columns) or null (JSON), so
 backend accepts them and the JSON stays valid; reading gives NaN back where a number is
 expected.
 """
+
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from storage.records import StudyRecord, TrialRecord
@@ -18,7 +19,7 @@ Metric = tuple[float, float | None, int]  # (mean, sample std or None, number of
 
 def now_utc() -> datetime:
     """The current time, timezone-aware UTC."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def finite(x: Any) -> float | None:
@@ -63,18 +64,19 @@ def dims(config: dict[str, Any]) -> dict[str, int | float | None]:
 
 def metric_tuple(mean: float | None, std: float | None, n: int) -> Metric:
     """A stored metric row as (mean, std|None, n); NULL means NaN, std is None for n <= 1."""
-    return (
-        math.nan if mean is None else mean,
-        None if n <= 1 else (math.nan if std is None else std),
-        n,
-    )
+    return (math.nan if mean is None else mean, None if n <= 1 else (math.nan if std is None else std), n)
 
 
 def study_record(s: Study) -> StudyRecord:
     """The dataclass of a study row."""
     return StudyRecord(
-        name=s.name, task=s.task, families=list(s.families), metric=s.metric,
-        direction=s.direction, budget=int(s.budget), settings=dict(s.settings or {}),
+        name=s.name,
+        task=s.task,
+        families=list(s.families),
+        metric=s.metric,
+        direction=s.direction,
+        budget=int(s.budget),
+        settings=dict(s.settings or {}),
         created_at=s.created_at,
     )
 
@@ -82,9 +84,23 @@ def study_record(s: Study) -> StudyRecord:
 def trial_record(t: Trial, metrics: dict[str, Metric]) -> TrialRecord:
     """The dataclass of a trial row with its metrics."""
     return TrialRecord(
-        number=t.number, family=t.family, config=dict(t.config), params=int(t.params),
-        status=t.status, seeds=list(t.seeds), metrics=metrics, optuna=t.optuna,
-        note=t.note, error=t.error, traceback=t.traceback, device=t.device,
-        started_at=t.started_at, finished_at=t.finished_at, duration_s=t.duration_s,
-        owner=t.owner, heartbeat_at=t.heartbeat_at, attempt=int(t.attempt or 0), retry_of=t.retry_of,
+        number=t.number,
+        family=t.family,
+        config=dict(t.config),
+        params=int(t.params),
+        status=t.status,
+        seeds=list(t.seeds),
+        metrics=metrics,
+        optuna=t.optuna,
+        note=t.note,
+        error=t.error,
+        traceback=t.traceback,
+        device=t.device,
+        started_at=t.started_at,
+        finished_at=t.finished_at,
+        duration_s=t.duration_s,
+        owner=t.owner,
+        heartbeat_at=t.heartbeat_at,
+        attempt=int(t.attempt or 0),
+        retry_of=t.retry_of,
     )

@@ -4,9 +4,11 @@
 `_session()` runs one transaction that commits or rolls back, mapping database errors to
 `StorageError` (`_Conflict` for a refused unique/foreign-key write, which callers may
 retry; `StorageUnavailable` when the database could not be reached, which a store opened
-with `wait_s` retries: storage/waiting.py). The parts of `Store` (storage/studies.py, trial_writes.py, trial_reads.py, sql.py)
+with `wait_s` retries: storage/waiting.py). The parts of `Store` (storage/studies.py, trial_writes.py,
+trial_reads.py, sql.py)
 build on it.
 """
+
 from __future__ import annotations
 
 import os
@@ -120,8 +122,7 @@ class Database:
             raise
         except ImportError as exc:
             raise StorageError(
-                f"cannot open storage '{self._shown}': "
-                f"its database driver is not installed ({exc})"
+                f"cannot open storage '{self._shown}': its database driver is not installed ({exc})"
             ) from exc
         except (SQLAlchemyError, ValueError, OSError) as exc:
             raise StorageError(f"cannot open storage '{self._shown}': {one_line(exc)}") from exc
@@ -143,7 +144,7 @@ class Database:
         """Release every pooled connection."""
         self._engine.dispose()
 
-    def __enter__(self) -> "Database":
+    def __enter__(self) -> Database:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -5,11 +5,13 @@ One row per trial (every status), ordered by `number`, with columns
     <m>, <m>_std for each stored metric m (NaN std when only one run),
     n_runs, objective, note, error, device, started_at, finished_at, duration_s.
 `number`/`params` are int64; the integer key dims and `n_runs` (complete runs) nullable
-Int64, the float key dims (`mlp_ratio`) float64; metrics, `objective`, `duration_s` float64 (NaN when missing); `started_at`,
+Int64, the float key dims (`mlp_ratio`) float64; metrics, `objective`, `duration_s` float64 (NaN when
+missing); `started_at`,
 `finished_at` datetime64[us, UTC] (NaT when missing); text, `config` and `seeds` are
 object columns (None when missing), the same under pandas 2 and 3. A metric whose name
 would clash with a fixed column is prefixed with `metric_`.
 """
+
 from __future__ import annotations
 
 import gc
@@ -24,21 +26,31 @@ import pandas as pd
 
 from storage.schema import DIM_COLUMNS, FLOAT_DIM_COLUMNS, INT_DIM_COLUMNS
 
-HEAD_COLUMNS: tuple[str, ...] = (
-    "study", "number", "status", "family", "params", "config", *DIM_COLUMNS, "seeds",
-)
+HEAD_COLUMNS: tuple[str, ...] = ("study", "number", "status", "family", "params", "config", *DIM_COLUMNS, "seeds")
 TAIL_COLUMNS: tuple[str, ...] = (
-    "n_runs", "objective", "note", "error", "device", "started_at", "finished_at",
+    "n_runs",
+    "objective",
+    "note",
+    "error",
+    "device",
+    "started_at",
+    "finished_at",
     "duration_s",
 )
 FIXED_COLUMNS: tuple[str, ...] = HEAD_COLUMNS + TAIL_COLUMNS
 
 _TEXT = ("study", "status", "family", "config", "seeds", "note", "error", "device")
 _DTYPES: dict[str, str] = {
-    **{c: "object" for c in _TEXT}, "number": "int64", "params": "int64",
-    **{d: "Int64" for d in INT_DIM_COLUMNS}, **{d: "float64" for d in FLOAT_DIM_COLUMNS},
-    "n_runs": "Int64", "objective": "float64",
-    "duration_s": "float64", "started_at": "object", "finished_at": "object",
+    **{c: "object" for c in _TEXT},
+    "number": "int64",
+    "params": "int64",
+    **{d: "Int64" for d in INT_DIM_COLUMNS},
+    **{d: "float64" for d in FLOAT_DIM_COLUMNS},
+    "n_runs": "Int64",
+    "objective": "float64",
+    "duration_s": "float64",
+    "started_at": "object",
+    "finished_at": "object",
 }
 _TIME = "datetime64[us, UTC]"
 
@@ -104,16 +116,18 @@ def build_frame(columns: dict[str, list[Any]], metrics: Sequence[tuple[int, str,
     columns["params"] = [int(p) for p in columns["params"]]
     data: dict[str, pd.Series] = {}
     for col in HEAD_COLUMNS:
-        data[col] = _nullable_ints(columns[col]) if _DTYPES[col] == "Int64" else pd.Series(columns[col],
-                                                                                         dtype=_DTYPES[col])
+        data[col] = (
+            _nullable_ints(columns[col]) if _DTYPES[col] == "Int64" else pd.Series(columns[col], dtype=_DTYPES[col])
+        )
     if metrics:
         numbers, names, means, stds = zip(*metrics)  # four columns of plain values (not row objects)
         codes, uniques = pd.factorize(pd.Series(names, dtype=object), sort=False)  # names in order of first appearance
         where = pd.Index(columns["number"]).get_indexer(pd.Index(numbers))
         known = where >= 0
         for suffix, part in (("", means), ("_std", stds)):
-            values = pd.to_numeric(pd.Series(part, dtype=object), errors="coerce").to_numpy(dtype="float64",
-                                                                                            na_value=math.nan)
+            values = pd.to_numeric(pd.Series(part, dtype=object), errors="coerce").to_numpy(
+                dtype="float64", na_value=math.nan
+            )
             table = np.full((len(uniques), n), math.nan)
             table[codes[known], where[known]] = values[known]
             for i, name in enumerate(uniques):
@@ -122,8 +136,9 @@ def build_frame(columns: dict[str, list[Any]], metrics: Sequence[tuple[int, str,
             col = metric_column(str(name))
             data[col], data[col + "_std"] = data.pop(col), data.pop(col + "_std")
     for col in TAIL_COLUMNS:
-        data[col] = _nullable_ints(columns[col]) if _DTYPES[col] == "Int64" else pd.Series(columns[col],
-                                                                                         dtype=_DTYPES[col])
+        data[col] = (
+            _nullable_ints(columns[col]) if _DTYPES[col] == "Int64" else pd.Series(columns[col], dtype=_DTYPES[col])
+        )
     for col in ("started_at", "finished_at"):
         data[col] = pd.to_datetime(data[col], utc=True, format="mixed").astype(_TIME)
     return pd.DataFrame(data)

@@ -5,6 +5,7 @@ query and only loads alembic when the database is empty or behind. To change the
 schema: edit storage/schema.py, add migrations/versions/NNNN_*.py (see alembic.ini for
 the autogenerate command) and set SCHEMA_HEAD to its revision id.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,9 +47,7 @@ def ensure_schema(engine: Engine, shown_url: str) -> None:
         with engine.connect() as conn:
             if current_version(conn) == SCHEMA_HEAD:
                 return
-        raise StorageError(
-            f"cannot create or upgrade the schema of '{shown_url}': {one_line(exc)}"
-        ) from exc
+        raise StorageError(f"cannot create or upgrade the schema of '{shown_url}': {one_line(exc)}") from exc
 
 
 def known_revisions() -> set[str]:

@@ -6,6 +6,7 @@ would (strings, quoted identifiers, comments, PostgreSQL E'' and $$ strings), so
 a keyword inside a literal is not mistaken for code, and code is never hidden as a
 literal.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,19 +18,57 @@ REFUSED = "refused: only read-only queries (SELECT/WITH/EXPLAIN) are allowed"
 _FIRST_WORDS = {"SELECT", "WITH", "EXPLAIN", "VALUES"}
 # Words that only appear in statements that write or control transactions.
 _WRITE_WORDS = {
-    "INSERT", "UPDATE", "DELETE", "DROP", "CREATE", "ALTER", "ATTACH", "DETACH",
-    "TRUNCATE", "GRANT", "REVOKE", "VACUUM", "REINDEX", "COMMIT", "ROLLBACK", "SAVEPOINT",
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "DROP",
+    "CREATE",
+    "ALTER",
+    "ATTACH",
+    "DETACH",
+    "TRUNCATE",
+    "GRANT",
+    "REVOKE",
+    "VACUUM",
+    "REINDEX",
+    "COMMIT",
+    "ROLLBACK",
+    "SAVEPOINT",
 }
 # SQLite pragmas that only read; those in _PRAGMAS_WITH_ARG may take "(name)".
 _PRAGMAS_WITH_ARG = {
-    "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
-    "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check",
+    "table_info",
+    "table_xinfo",
+    "table_list",
+    "index_list",
+    "index_info",
+    "index_xinfo",
+    "foreign_key_list",
+    "foreign_key_check",
+    "integrity_check",
+    "quick_check",
 }
 _READ_PRAGMAS = _PRAGMAS_WITH_ARG | {
-    "database_list", "compile_options", "journal_mode", "user_version", "schema_version",
-    "application_id", "page_count", "page_size", "freelist_count", "foreign_keys",
-    "busy_timeout", "query_only", "encoding", "collation_list", "function_list",
-    "pragma_list", "module_list", "data_version", "synchronous", "auto_vacuum",
+    "database_list",
+    "compile_options",
+    "journal_mode",
+    "user_version",
+    "schema_version",
+    "application_id",
+    "page_count",
+    "page_size",
+    "freelist_count",
+    "foreign_keys",
+    "busy_timeout",
+    "query_only",
+    "encoding",
+    "collation_list",
+    "function_list",
+    "pragma_list",
+    "module_list",
+    "data_version",
+    "synchronous",
+    "auto_vacuum",
 }
 _DOLLAR_TAG = re.compile(r"\$([A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$")
 _LITERAL = "\x00"
@@ -116,10 +155,7 @@ def check_readonly(sql: str, dialect: str) -> str:
 
 
 def _check_pragma(body: str) -> None:
-    m = re.fullmatch(
-        r"\s*PRAGMA\s+(?:\w+\s*\.\s*)?(\w+)\s*(\(\s*[\w.\x00]*\s*\))?\s*", body,
-        re.IGNORECASE,
-    )
+    m = re.fullmatch(r"\s*PRAGMA\s+(?:\w+\s*\.\s*)?(\w+)\s*(\(\s*[\w.\x00]*\s*\))?\s*", body, re.IGNORECASE)
     if m is None or "=" in body:
         raise StorageError(REFUSED)
     name, arg = m.group(1).lower(), m.group(2)

@@ -1,4 +1,5 @@
 """Plain records returned by the storage layer (no SQLAlchemy objects leak out)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

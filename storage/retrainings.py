@@ -7,6 +7,7 @@ and its runs (`runs.retraining = k`) with their epochs and artifacts. A process 
 before that leaves no row. The search's own rows (the trial's metrics and objective, its
 runs with `retraining = 0`) are not touched, so the study's fronts stay what they were.
 """
+
 from __future__ import annotations
 
 import random
@@ -34,16 +35,25 @@ _ARTIFACT_KEYS = ("name", "media_type", "data", "store", "store_key", "size", "s
 
 class Retrainings(Database):
     @waits(once={"token": new_token})
-    def add_retraining(self, study: str, number: int, settings: dict[str, Any], result: TrialResult,
-                       started_at: datetime | None = None, token: str | None = None) -> int:
+    def add_retraining(
+        self,
+        study: str,
+        number: int,
+        settings: dict[str, Any],
+        result: TrialResult,
+        started_at: datetime | None = None,
+        token: str | None = None,
+    ) -> int:
         """Store a retraining of trial `number` (its runs, epochs, artifacts and aggregated
         metrics) in one transaction; returns its number (the trial's next, from 1). A call
         whose `token` (one per call, made when not given) is stored already returns that
         retraining's number: a retry never stores it twice."""
         if result.status not in TRIAL_STATUSES:
             raise StorageError(f"unknown retraining status {result.status!r}")
-        metrics = {name: {"mean": finite(mean), "std": finite(std), "n": n}
-                   for name, (mean, std, n) in result.aggregate().items()}
+        metrics = {
+            name: {"mean": finite(mean), "std": finite(std), "n": n}
+            for name, (mean, std, n) in result.aggregate().items()
+        }
         last: _Conflict | None = None
         for attempt in range(_NUMBER_ATTEMPTS):
             try:
@@ -55,10 +65,21 @@ class Retrainings(Database):
                             return int(done)
                     top = s.scalar(select(func.max(Retraining.number)).where(Retraining.trial_id == trial.id))
                     k = 1 if top is None else top + 1
-                    s.add(Retraining(trial_id=trial.id, number=k, status=result.status, settings=jsonable(settings),
-                                     metrics=metrics, device=result.device, error=result.error,
-                                     started_at=started_at, finished_at=now_utc(),
-                                     duration_s=finite(result.duration_s), token=token))
+                    s.add(
+                        Retraining(
+                            trial_id=trial.id,
+                            number=k,
+                            status=result.status,
+                            settings=jsonable(settings),
+                            metrics=metrics,
+                            device=result.device,
+                            error=result.error,
+                            started_at=started_at,
+                            finished_at=now_utc(),
+                            duration_s=finite(result.duration_s),
+                            token=token,
+                        )
+                    )
                     s.flush()
                     add_runs(s, trial.id, result.runs, retraining=k)
                     return k
@@ -76,33 +97,74 @@ class Retrainings(Database):
             where = [Trial.study_id == study_id]
             if numbers is not None:
                 where.append(Trial.number.in_(sorted({int(n) for n in numbers})))
-            rows = s.execute(select(Trial.id, Trial.number, Retraining).join(Retraining, Retraining.trial_id == Trial.id)
-                             .where(*where).order_by(Trial.number, Retraining.number)).all()
+            rows = s.execute(
+                select(Trial.id, Trial.number, Retraining)
+                .join(Retraining, Retraining.trial_id == Trial.id)
+                .where(*where)
+                .order_by(Trial.number, Retraining.number)
+            ).all()
             if not rows:
                 return []
             trial_ids = sorted({tid for tid, _, _ in rows})
             runs = s.execute(
-                select(Run.id, Run.trial_id, Run.retraining, Run.repeat, Run.seed, Run.status, Run.best_epoch,
-                       Run.metrics, Run.duration_s, Run.error,
-                       select(func.count(Epoch.id)).where(Epoch.run_id == Run.id).scalar_subquery())
-                .where(Run.trial_id.in_(trial_ids), Run.retraining > 0).order_by(Run.repeat)).all()
+                select(
+                    Run.id,
+                    Run.trial_id,
+                    Run.retraining,
+                    Run.repeat,
+                    Run.seed,
+                    Run.status,
+                    Run.best_epoch,
+                    Run.metrics,
+                    Run.duration_s,
+                    Run.error,
+                    select(func.count(Epoch.id)).where(Epoch.run_id == Run.id).scalar_subquery(),
+                )
+                .where(Run.trial_id.in_(trial_ids), Run.retraining > 0)
+                .order_by(Run.repeat)
+            ).all()
             artifacts: dict[int, list[dict[str, Any]]] = {}
             for run_id, *values in s.execute(
-                    select(RunArtifact.run_id, *(getattr(RunArtifact, k) for k in _ARTIFACT_KEYS))
-                    .join(Run, Run.id == RunArtifact.run_id)
-                    .where(Run.trial_id.in_(trial_ids), Run.retraining > 0).order_by(RunArtifact.name)):
+                select(RunArtifact.run_id, *(getattr(RunArtifact, k) for k in _ARTIFACT_KEYS))
+                .join(Run, Run.id == RunArtifact.run_id)
+                .where(Run.trial_id.in_(trial_ids), Run.retraining > 0)
+                .order_by(RunArtifact.name)
+            ):
                 artifacts.setdefault(run_id, []).append(dict(zip(_ARTIFACT_KEYS, values)))
             by_key: dict[tuple[int, int], list[dict[str, Any]]] = {}
             for run_id, tid, k, repeat, seed, status, best, metrics, duration, error, n_epochs in runs:
-                by_key.setdefault((tid, k), []).append(dict(
-                    repeat=repeat, seed=seed, status=status, best_epoch=best, epochs=int(n_epochs or 0),
-                    metrics=metrics or {}, duration_s=duration, error=error, artifacts=artifacts.get(run_id, [])))
-            return [RetrainingRecord(
-                trial=number, number=r.number, status=r.status, settings=dict(r.settings or {}),
-                metrics={name: metric_tuple(m.get("mean"), m.get("std"), int(m.get("n") or 0))
-                         for name, m in (r.metrics or {}).items()},
-                runs=by_key.get((tid, r.number), []), device=r.device, error=r.error, started_at=r.started_at,
-                finished_at=r.finished_at, duration_s=r.duration_s) for tid, number, r in rows]
+                by_key.setdefault((tid, k), []).append(
+                    dict(
+                        repeat=repeat,
+                        seed=seed,
+                        status=status,
+                        best_epoch=best,
+                        epochs=int(n_epochs or 0),
+                        metrics=metrics or {},
+                        duration_s=duration,
+                        error=error,
+                        artifacts=artifacts.get(run_id, []),
+                    )
+                )
+            return [
+                RetrainingRecord(
+                    trial=number,
+                    number=r.number,
+                    status=r.status,
+                    settings=dict(r.settings or {}),
+                    metrics={
+                        name: metric_tuple(m.get("mean"), m.get("std"), int(m.get("n") or 0))
+                        for name, m in (r.metrics or {}).items()
+                    },
+                    runs=by_key.get((tid, r.number), []),
+                    device=r.device,
+                    error=r.error,
+                    started_at=r.started_at,
+                    finished_at=r.finished_at,
+                    duration_s=r.duration_s,
+                )
+                for tid, number, r in rows
+            ]
 
     @waits()
     def retraining_epochs(self, study: str, number: int, retraining: int) -> list[dict[str, Any]]:
@@ -113,5 +175,6 @@ class Retrainings(Database):
                 select(Run.repeat, Run.seed, Epoch.epoch, Epoch.train_loss, Epoch.metrics, Epoch.elapsed_s)
                 .join(Epoch, Epoch.run_id == Run.id)
                 .where(Run.trial_id == trial.id, Run.retraining == int(retraining))
-                .order_by(Run.repeat, Epoch.epoch, Epoch.id)).all()
+                .order_by(Run.repeat, Epoch.epoch, Epoch.id)
+            ).all()
         return epoch_rows(rows)

@@ -4,9 +4,10 @@ Only `storage/` imports this module; the rest of the app sees the dataclasses of
 `storage.records`. Changing a table here needs a new migration in
 `storage/migrations/versions/` (the test suite checks that the two agree).
 """
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -33,8 +34,20 @@ from core.statuses import TRIAL_STATUSES
 # every registered family's `key_dims` (a test checks the registry against this list):
 # the MLP families' (0001), the transformer, mixer, Han and L-MLP families' (0002), and
 # the diffusion backbones' float `mlp_ratio` (0005). A new key dim needs a migration.
-INT_DIM_COLUMNS: tuple[str, ...] = ("d_z", "d_h", "L", "d_model", "K", "n_heads", "S", "C", "patch", "depth", "D",
-                                    "width")
+INT_DIM_COLUMNS: tuple[str, ...] = (
+    "d_z",
+    "d_h",
+    "L",
+    "d_model",
+    "K",
+    "n_heads",
+    "S",
+    "C",
+    "patch",
+    "depth",
+    "D",
+    "width",
+)
 FLOAT_DIM_COLUMNS: tuple[str, ...] = ("mlp_ratio",)
 DIM_COLUMNS: tuple[str, ...] = INT_DIM_COLUMNS + FLOAT_DIM_COLUMNS
 
@@ -60,16 +73,16 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        value = value.astimezone(timezone.utc)
+            value = value.replace(tzinfo=UTC)
+        value = value.astimezone(UTC)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
-            return value.replace(tzinfo=timezone.utc)
-        return value.astimezone(timezone.utc)
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:
@@ -104,9 +117,7 @@ class Trial(Base):
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    study_id: Mapped[int] = mapped_column(
-        ForeignKey("studies.id", ondelete="CASCADE"), index=True
-    )
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id", ondelete="CASCADE"), index=True)
     number: Mapped[int] = mapped_column(Integer)
     family: Mapped[str] = mapped_column(String(128))
     status: Mapped[str] = mapped_column(String(16))

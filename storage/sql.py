@@ -1,5 +1,6 @@
 """Ad-hoc read-only SQL (`search sql`): checked statically, run read-only, rolled back,
 and stopped after a time limit (a recursive CTE or a huge blob must not run until killed)."""
+
 from __future__ import annotations
 
 import math

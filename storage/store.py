@@ -13,15 +13,10 @@ plain dicts and DataFrames leave it. Its parts, one job each:
 
 The study loop needs only the part listed by `search.engine.study_store.StudyStore`.
 """
+
 from __future__ import annotations
 
-from storage.engine import (
-    DEFAULT_URL,
-    SQLITE_BUSY_TIMEOUT_S,
-    _Conflict,
-    default_url,
-    normalize_url,
-)
+from storage.engine import DEFAULT_URL, SQLITE_BUSY_TIMEOUT_S, _Conflict, default_url, normalize_url
 from storage.retrainings import Retrainings
 from storage.sql import ReadonlySQL
 from storage.studies import Studies
@@ -32,9 +27,16 @@ from storage.trial_writes import INTERRUPTED_NOTE, TrialWrites
 class Store(Studies, TrialWrites, TrialReads, Retrainings, ReadonlySQL):
     """Studies, trials, runs and epochs in one database; see the module docstring."""
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
 
-__all__ = ["DEFAULT_URL", "INTERRUPTED_NOTE", "SQLITE_BUSY_TIMEOUT_S", "Store", "_Conflict", "default_url",
-           "normalize_url"]
+__all__ = [
+    "DEFAULT_URL",
+    "INTERRUPTED_NOTE",
+    "SQLITE_BUSY_TIMEOUT_S",
+    "Store",
+    "_Conflict",
+    "default_url",
+    "normalize_url",
+]

@@ -1,4 +1,5 @@
 """Studies: create or load one, read, list with counts, delete."""
+
 from __future__ import annotations
 
 import json
@@ -38,18 +39,21 @@ class Studies(Database):
         """
         families = list(dict.fromkeys(families))
         if direction not in DIRECTIONS:
-            raise StorageError(
-                f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}"
-            )
+            raise StorageError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
         for attempt in range(3):
             try:
                 with self._session() as s:
                     study = s.scalar(select(Study).where(Study.name == name))
                     if study is None:
                         study = Study(
-                            name=name, task=task, families=families, metric=metric,
-                            direction=direction, budget=int(budget),
-                            settings=jsonable(settings or {}), created_at=now_utc(),
+                            name=name,
+                            task=task,
+                            families=families,
+                            metric=metric,
+                            direction=direction,
+                            budget=int(budget),
+                            settings=jsonable(settings or {}),
+                            created_at=now_utc(),
                         )
                         s.add(study)
                     else:
@@ -62,9 +66,7 @@ class Studies(Database):
         raise AssertionError("unreachable")
 
     @staticmethod
-    def _merge_study(
-        study: Study, task: str, families: list[str], metric: str, direction: str, budget: int
-    ) -> None:
+    def _merge_study(study: Study, task: str, families: list[str], metric: str, direction: str, budget: int) -> None:
         for field, new in (("task", task), ("metric", metric), ("direction", direction)):
             old = getattr(study, field)
             if old != new:
@@ -96,9 +98,7 @@ class Studies(Database):
             studies = s.scalars(select(Study).order_by(Study.name)).all()
             counts: dict[int, dict[str, int]] = {}
             for sid, status, n in s.execute(
-                select(Trial.study_id, Trial.status, func.count()).group_by(
-                    Trial.study_id, Trial.status
-                )
+                select(Trial.study_id, Trial.status, func.count()).group_by(Trial.study_id, Trial.status)
             ):
                 counts.setdefault(sid, {})[status] = n
             best = {
@@ -115,11 +115,16 @@ class Studies(Database):
                 hi, lo = best.get(st.id, (None, None))
                 out.append(
                     StudySummary(
-                        name=st.name, task=st.task, families=list(st.families),
-                        metric=st.metric, direction=st.direction, budget=int(st.budget),
+                        name=st.name,
+                        task=st.task,
+                        families=list(st.families),
+                        metric=st.metric,
+                        direction=st.direction,
+                        budget=int(st.budget),
                         n_complete=c.get("complete", 0),
                         n_failed=sum(c.get(s, 0) for s in FAILURE_STATUSES),
-                        n_running=c.get("running", 0), n_rejected=c.get("rejected", 0),
+                        n_running=c.get("running", 0),
+                        n_rejected=c.get("rejected", 0),
                         n_pruned=c.get("pruned", 0),
                         best=hi if st.direction == "maximize" else lo,
                     )
@@ -142,22 +147,45 @@ class Studies(Database):
             if name is not None:
                 q = q.where(Study.id == self._study_id(s, name))
             studies = s.scalars(q.order_by(Study.name)).all()
-            q = select(Trial.study_id, func.count(), func.max(Trial.id),
-                       func.count().filter(Trial.status == "running"),
-                       func.max(Trial.started_at), func.max(Trial.finished_at)).group_by(Trial.study_id)
+            q = select(
+                Trial.study_id,
+                func.count(),
+                func.max(Trial.id),
+                func.count().filter(Trial.status == "running"),
+                func.max(Trial.started_at),
+                func.max(Trial.finished_at),
+            ).group_by(Trial.study_id)
             if name is not None:
                 q = q.where(Trial.study_id == studies[0].id)
             trials = {row[0]: row[1:] for row in s.execute(q)}
-            q = (select(Trial.study_id, func.count(), func.max(Retraining.id))
-                 .join(Trial, Trial.id == Retraining.trial_id).group_by(Trial.study_id))
+            q = (
+                select(Trial.study_id, func.count(), func.max(Retraining.id))
+                .join(Trial, Trial.id == Retraining.trial_id)
+                .group_by(Trial.study_id)
+            )
             if name is not None:
                 q = q.where(Trial.study_id == studies[0].id)
             retrained = {row[0]: row[1:] for row in s.execute(q)}
         out = {}
         for st in studies:
             n, top, running, started, finished = trials.get(st.id, (0, None, 0, None, None))
-            version = json.dumps([st.id, st.name, st.budget, st.families, st.settings, n, top, running,
-                                  started, finished, *retrained.get(st.id, (0, None))], default=str, sort_keys=True)
+            version = json.dumps(
+                [
+                    st.id,
+                    st.name,
+                    st.budget,
+                    st.families,
+                    st.settings,
+                    n,
+                    top,
+                    running,
+                    started,
+                    finished,
+                    *retrained.get(st.id, (0, None)),
+                ],
+                default=str,
+                sort_keys=True,
+            )
             times = [t for t in (st.created_at, started, finished) if t is not None]
             out[st.name] = StudyVersion(version, max(times) if times else None)
         return out

@@ -1,6 +1,7 @@
 """Trial reads: records with their metrics, per-epoch rows, artifacts, the trials frame.
 They read the search's runs only (`runs.retraining` 0); a trial's retrainings are read
 by `storage/retrainings.py`."""
+
 from __future__ import annotations
 
 import math
@@ -26,10 +27,7 @@ class TrialReads(Database):
         """trial id -> metric name -> (mean, std|None, n), in stored order."""
         out: dict[int, dict[str, Metric]] = {}
         rows = s.execute(
-            select(
-                TrialMetric.trial_id, TrialMetric.name, TrialMetric.mean, TrialMetric.std,
-                TrialMetric.n,
-            )
+            select(TrialMetric.trial_id, TrialMetric.name, TrialMetric.mean, TrialMetric.std, TrialMetric.n)
             .join(Trial, Trial.id == TrialMetric.trial_id)
             .where(Trial.study_id == study_id)
             .order_by(TrialMetric.id)
@@ -57,10 +55,7 @@ class TrialReads(Database):
         with self._session() as s:
             trial = self._trial(s, self._study(s, study), number)
             rows = s.execute(
-                select(
-                    Run.repeat, Run.seed, Epoch.epoch, Epoch.train_loss, Epoch.metrics,
-                    Epoch.elapsed_s,
-                )
+                select(Run.repeat, Run.seed, Epoch.epoch, Epoch.train_loss, Epoch.metrics, Epoch.elapsed_s)
                 .join(Epoch, Epoch.run_id == Run.id)
                 .where(Run.trial_id == trial.id, Run.retraining == 0)
                 .order_by(Run.repeat, Epoch.epoch, Epoch.id)
@@ -68,15 +63,18 @@ class TrialReads(Database):
         return epoch_rows(rows)
 
     @waits()
-    def epochs_of(self, study: str, statuses: Iterable[str], repeat: int | None = None) -> dict[int, list[dict[str, Any]]]:
+    def epochs_of(
+        self, study: str, statuses: Iterable[str], repeat: int | None = None
+    ) -> dict[int, list[dict[str, Any]]]:
         """`epochs` of every trial with one of `statuses` in one query (a resumed study's
         pruner reads them all; a query per trial was 1 s per 1,000 trials): trial number ->
         its rows (only run `repeat` if given); a trial without epochs is absent."""
         with self._session() as s:
             study_id = self._study_id(s, study)
             q = (
-                select(Trial.number, Run.repeat, Run.seed, Epoch.epoch, Epoch.train_loss, Epoch.metrics,
-                       Epoch.elapsed_s)
+                select(
+                    Trial.number, Run.repeat, Run.seed, Epoch.epoch, Epoch.train_loss, Epoch.metrics, Epoch.elapsed_s
+                )
                 .join(Run, Run.trial_id == Trial.id)
                 .join(Epoch, Epoch.run_id == Run.id)
                 .where(Trial.study_id == study_id, Trial.status.in_(list(statuses)), Run.retraining == 0)
@@ -105,11 +103,30 @@ class TrialReads(Database):
         return [(n, p, math.nan if v is None else float(v)) for n, p, v in rows]
 
     # What `artifacts` and `artifacts_of` return of each artifact.
-    _ARTIFACT_KEYS = ("repeat", "seed", "name", "media_type", "data", "store", "store_key", "size", "sha256",
-                      "removed_at")
-    _ARTIFACT_COLUMNS = (Run.repeat, Run.seed, RunArtifact.name, RunArtifact.media_type, RunArtifact.data,
-                         RunArtifact.store, RunArtifact.store_key, RunArtifact.size, RunArtifact.sha256,
-                         RunArtifact.removed_at)
+    _ARTIFACT_KEYS = (
+        "repeat",
+        "seed",
+        "name",
+        "media_type",
+        "data",
+        "store",
+        "store_key",
+        "size",
+        "sha256",
+        "removed_at",
+    )
+    _ARTIFACT_COLUMNS = (
+        Run.repeat,
+        Run.seed,
+        RunArtifact.name,
+        RunArtifact.media_type,
+        RunArtifact.data,
+        RunArtifact.store,
+        RunArtifact.store_key,
+        RunArtifact.size,
+        RunArtifact.sha256,
+        RunArtifact.removed_at,
+    )
 
     @waits()
     def artifacts(self, study: str, number: int, name: str | None = None) -> list[dict[str, Any]]:
@@ -134,7 +151,9 @@ class TrialReads(Database):
     _IN_CHUNK = 900
 
     @waits()
-    def artifacts_of(self, study: str, numbers: Iterable[int], name: str | None = None) -> dict[int, list[dict[str, Any]]]:
+    def artifacts_of(
+        self, study: str, numbers: Iterable[int], name: str | None = None
+    ) -> dict[int, list[dict[str, Any]]]:
         """`artifacts` of many trials at once (one query per 900 trials, not one per
         trial): trial number -> its artifacts (optionally only `name`), ordered by repeat
         and name; a trial without any (or not in the study) is absent."""
@@ -148,8 +167,11 @@ class TrialReads(Database):
                     select(Trial.number, *self._ARTIFACT_COLUMNS)
                     .join(Run, Run.trial_id == Trial.id)
                     .join(RunArtifact, RunArtifact.run_id == Run.id)
-                    .where(Trial.study_id == study_id, Trial.number.in_(wanted[i:i + self._IN_CHUNK]),
-                           Run.retraining == 0)
+                    .where(
+                        Trial.study_id == study_id,
+                        Trial.number.in_(wanted[i : i + self._IN_CHUNK]),
+                        Run.retraining == 0,
+                    )
                     .order_by(Trial.number, Run.repeat, RunArtifact.name)
                 )
                 if name is not None:
@@ -161,8 +183,23 @@ class TrialReads(Database):
     # The trial columns the frame holds, read as plain rows (not ORM objects), the JSON and
     # time columns as the database's own text where it has text (SQLite): decoded for the
     # whole column at once (`storage.frames`), not row by row. 100,000 trials: 10 s -> 2 s.
-    _FRAME_COLUMNS = ("id", "number", "status", "family", "params", "config", *DIM_COLUMNS, "seeds", "objective",
-                      "note", "error", "device", "started_at", "finished_at", "duration_s")
+    _FRAME_COLUMNS = (
+        "id",
+        "number",
+        "status",
+        "family",
+        "params",
+        "config",
+        *DIM_COLUMNS,
+        "seeds",
+        "objective",
+        "note",
+        "error",
+        "device",
+        "started_at",
+        "finished_at",
+        "duration_s",
+    )
     _RAW_COLUMNS = ("config", "seeds", "started_at", "finished_at")
 
     @waits()
@@ -186,8 +223,10 @@ class TrialReads(Database):
             result.close()
 
     def _trials_frame(self, study: str, build_frame: Any) -> pd.DataFrame:
-        columns = [type_coerce(getattr(Trial, c), String) if c in self._RAW_COLUMNS else getattr(Trial, c)
-                   for c in self._FRAME_COLUMNS]
+        columns = [
+            type_coerce(getattr(Trial, c), String) if c in self._RAW_COLUMNS else getattr(Trial, c)
+            for c in self._FRAME_COLUMNS
+        ]
         with self._session() as s:
             study_id = self._study_id(s, study)
             core = s.connection()  # plain Core results: no ORM loading step per row
@@ -197,17 +236,22 @@ class TrialReads(Database):
                 select(Trial.number, TrialMetric.name, TrialMetric.mean, TrialMetric.std)
                 .join(Trial, Trial.id == TrialMetric.trial_id)
                 .where(Trial.study_id == study_id)
-                .order_by(Trial.number, TrialMetric.id)
+                .order_by(Trial.number, TrialMetric.id),
             )
-            n_runs = dict(self._plain_rows(
-                core,
-                select(Run.trial_id, func.count())
-                .join(Trial, Trial.id == Run.trial_id)
-                .where(Trial.study_id == study_id, Run.status == "complete", Run.retraining == 0)
-                .group_by(Run.trial_id)
-            ))
-        values = {c: list(v) for c, v in zip(self._FRAME_COLUMNS, zip(*trials))} if trials else {
-            c: [] for c in self._FRAME_COLUMNS}
+            n_runs = dict(
+                self._plain_rows(
+                    core,
+                    select(Run.trial_id, func.count())
+                    .join(Trial, Trial.id == Run.trial_id)
+                    .where(Trial.study_id == study_id, Run.status == "complete", Run.retraining == 0)
+                    .group_by(Run.trial_id),
+                )
+            )
+        values = (
+            {c: list(v) for c, v in zip(self._FRAME_COLUMNS, zip(*trials))}
+            if trials
+            else {c: [] for c in self._FRAME_COLUMNS}
+        )
         ids = values.pop("id")
         values["study"] = [study] * len(ids)
         values["n_runs"] = [n_runs.get(i, 0) for i in ids]
@@ -218,8 +262,12 @@ def epoch_rows(rows: Iterable[Any]) -> list[dict[str, Any]]:
     """`Store.epochs`' dicts of (repeat, seed, epoch, train_loss, metrics, elapsed_s) rows."""
     out = []
     for repeat, seed, epoch, loss, metrics, elapsed in rows:
-        row: dict[str, Any] = {"repeat": repeat, "seed": seed, "epoch": epoch,
-                               "train_loss": math.nan if loss is None else loss}
+        row: dict[str, Any] = {
+            "repeat": repeat,
+            "seed": seed,
+            "epoch": epoch,
+            "train_loss": math.nan if loss is None else loss,
+        }
         for k, v in (metrics or {}).items():
             if k not in ("repeat", "seed", "epoch", "train_loss", "elapsed_s"):
                 row[k] = math.nan if v is None else v

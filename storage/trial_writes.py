@@ -1,5 +1,6 @@
 """Trial writes: numbering new trials, storing results, interrupting, heartbeats, and
 the counts the study loop steers by (progress, retry candidates)."""
+
 from __future__ import annotations
 
 import random
@@ -55,17 +56,24 @@ class TrialWrites(Database):
         stored already returns that trial's number instead of adding another.
         """
         if status not in TRIAL_STATUSES:
-            raise StorageError(
-                f"unknown trial status {status!r}; known: {', '.join(TRIAL_STATUSES)}"
-            )
+            raise StorageError(f"unknown trial status {status!r}; known: {', '.join(TRIAL_STATUSES)}")
         now = now_utc()
         values: dict[str, Any] = dict(
-            family=family, status=status, params=int(params), config=jsonable(config),
+            family=family,
+            status=status,
+            params=int(params),
+            config=jsonable(config),
             seeds=[int(x) for x in seeds],
             optuna=jsonable(optuna) if optuna is not None else None,
-            note=note, started_at=now if status == "running" else None,
-            owner=owner, heartbeat_at=now if owner else None, attempt=int(attempt), retry_of=retry_of,
-            finished_at=now if status == "rejected" else None, token=token, **dims(config),
+            note=note,
+            started_at=now if status == "running" else None,
+            owner=owner,
+            heartbeat_at=now if owner else None,
+            attempt=int(attempt),
+            retry_of=retry_of,
+            finished_at=now if status == "rejected" else None,
+            token=token,
+            **dims(config),
         )
         last: _Conflict | None = None
         for attempt in range(_NUMBER_ATTEMPTS):
@@ -76,9 +84,7 @@ class TrialWrites(Database):
                         done = s.scalar(select(Trial.number).where(Trial.study_id == study_id, Trial.token == token))
                         if done is not None:
                             return int(done)
-                    top = s.scalar(
-                        select(func.max(Trial.number)).where(Trial.study_id == study_id)
-                    )
+                    top = s.scalar(select(func.max(Trial.number)).where(Trial.study_id == study_id))
                     number = 0 if top is None else top + 1
                     s.add(Trial(study_id=study_id, number=number, **values))
                     s.flush()
@@ -86,10 +92,7 @@ class TrialWrites(Database):
             except _Conflict as exc:
                 last = exc
                 time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-        raise StorageError(
-            f"could not number a new trial of study {study!r} "
-            f"after {_NUMBER_ATTEMPTS} tries: {last}"
-        )
+        raise StorageError(f"could not number a new trial of study {study!r} after {_NUMBER_ATTEMPTS} tries: {last}")
 
     @waits(once={"token": new_token})
     def add_rejected(
@@ -97,8 +100,7 @@ class TrialWrites(Database):
     ) -> int:
         """Record a proposal that was never trained (e.g. over budget); returns its number."""
         return self.add_trial(
-            study, family=family, config=config, params=params, seeds=[],
-            status="rejected", note=reason, token=token,
+            study, family=family, config=config, params=params, seeds=[], status="rejected", note=reason, token=token
         )
 
     @waits()
@@ -111,8 +113,11 @@ class TrialWrites(Database):
             raise StorageError(f"unknown trial status {result.status!r}")
         aggregate = result.aggregate()
         with self._session() as s:
-            found = s.execute(select(Trial, Study.metric).join(Study, Study.id == Trial.study_id)
-                              .where(Study.name == study, Trial.number == number)).first()
+            found = s.execute(
+                select(Trial, Study.metric)
+                .join(Study, Study.id == Trial.study_id)
+                .where(Study.name == study, Trial.number == number)
+            ).first()
             if found is None:  # say which is missing
                 self._trial(s, self._study(s, study), number)
             trial, metric = found
@@ -138,8 +143,9 @@ class TrialWrites(Database):
             add_runs(s, trial.id, result.runs)
 
     @waits(once={"at": now_utc})
-    def remove_artifacts(self, study: str, numbers: Iterable[int], name: str,
-                         at: datetime | None = None) -> list[dict[str, Any]]:
+    def remove_artifacts(
+        self, study: str, numbers: Iterable[int], name: str, at: datetime | None = None
+    ) -> list[dict[str, Any]]:
         """Mark the stored artifacts `name` of these trials removed (those not marked yet)
         and return what was marked: dicts with number, repeat, store, store_key. The caller
         deletes the files afterwards: a record never points at a file already gone. Of
@@ -154,12 +160,24 @@ class TrialWrites(Database):
         with self._session() as s:
             study_id = self._study_id(s, study)
             rows = s.execute(
-                select(RunArtifact.id, Trial.number, Run.repeat, RunArtifact.store, RunArtifact.store_key,
-                       RunArtifact.removed_at)
-                .join(Run, Run.id == RunArtifact.run_id).join(Trial, Trial.id == Run.trial_id)
-                .where(Trial.study_id == study_id, Trial.number.in_(numbers), RunArtifact.name == name,
-                       RunArtifact.store_key.is_not(None), Run.retraining == 0,  # a retraining's files stay
-                       RunArtifact.removed_at.is_(None) | (RunArtifact.removed_at == now))
+                select(
+                    RunArtifact.id,
+                    Trial.number,
+                    Run.repeat,
+                    RunArtifact.store,
+                    RunArtifact.store_key,
+                    RunArtifact.removed_at,
+                )
+                .join(Run, Run.id == RunArtifact.run_id)
+                .join(Trial, Trial.id == Run.trial_id)
+                .where(
+                    Trial.study_id == study_id,
+                    Trial.number.in_(numbers),
+                    RunArtifact.name == name,
+                    RunArtifact.store_key.is_not(None),
+                    Run.retraining == 0,  # a retraining's files stay
+                    RunArtifact.removed_at.is_(None) | (RunArtifact.removed_at == now),
+                )
             ).all()
             out = []
             for artifact_id, number, repeat, store, key, removed_at in rows:
@@ -167,17 +185,17 @@ class TrialWrites(Database):
                     out.append({"number": number, "repeat": repeat, "store": store, "store_key": key})
                     continue
                 changed = s.execute(
-                    update(RunArtifact).where(RunArtifact.id == artifact_id, RunArtifact.removed_at.is_(None))
-                    .values(removed_at=now).execution_options(synchronize_session=False)
+                    update(RunArtifact)
+                    .where(RunArtifact.id == artifact_id, RunArtifact.removed_at.is_(None))
+                    .values(removed_at=now)
+                    .execution_options(synchronize_session=False)
                 ).rowcount
                 if changed:
                     out.append({"number": number, "repeat": repeat, "store": store, "store_key": key})
             return out
 
     @waits()
-    def interrupt_running(
-        self, study: str, orphan: Callable[[TrialRecord], bool] | None = None
-    ) -> list[TrialRecord]:
+    def interrupt_running(self, study: str, orphan: Callable[[TrialRecord], bool] | None = None) -> list[TrialRecord]:
         """Mark `running` trials of `study` interrupted and return them.
 
         With `orphan`, only the trials it says no live process runs any more (its owner
@@ -186,9 +204,7 @@ class TrialWrites(Database):
         with self._session() as s:
             study_id = self._study_id(s, study)
             trials = s.scalars(
-                select(Trial)
-                .where(Trial.study_id == study_id, Trial.status == "running")
-                .order_by(Trial.number)
+                select(Trial).where(Trial.study_id == study_id, Trial.status == "running").order_by(Trial.number)
             ).all()
             hit = []
             for t in trials:
@@ -196,7 +212,8 @@ class TrialWrites(Database):
                     continue
                 # only if still running: its owner may have finished it since we read it
                 changed = s.execute(
-                    update(Trial).where(Trial.id == t.id, Trial.status == "running")
+                    update(Trial)
+                    .where(Trial.id == t.id, Trial.status == "running")
                     .values(status="interrupted", note=INTERRUPTED_NOTE)
                     .execution_options(synchronize_session=False)
                 ).rowcount
@@ -215,8 +232,9 @@ class TrialWrites(Database):
         """Refresh the heartbeat of the running trials `owner` runs."""
         self._update_running(study, numbers, {"heartbeat_at": now_utc()}, owner=owner)
 
-    def _update_running(self, study: str, numbers: Iterable[int], values: dict[str, Any],
-                        owner: str | None = None) -> None:
+    def _update_running(
+        self, study: str, numbers: Iterable[int], values: dict[str, Any], owner: str | None = None
+    ) -> None:
         """Set `values` on the trials among `numbers` that are still running (and run by
         `owner`, when given), in one UPDATE."""
         numbers = [int(n) for n in numbers]
@@ -237,8 +255,12 @@ class TrialWrites(Database):
             retried = select(Trial.retry_of).where(Trial.study_id == study_id, Trial.retry_of.is_not(None))
             rows = s.scalars(
                 select(Trial)
-                .where(Trial.study_id == study_id, Trial.status.in_(list(statuses)),
-                       Trial.attempt < max_attempt, Trial.number.not_in(retried))
+                .where(
+                    Trial.study_id == study_id,
+                    Trial.status.in_(list(statuses)),
+                    Trial.attempt < max_attempt,
+                    Trial.number.not_in(retried),
+                )
                 .order_by(Trial.number)
             ).all()
             return [trial_record(t, {}) for t in rows]
@@ -251,9 +273,10 @@ class TrialWrites(Database):
             study_id = select(Study.id).where(Study.name == study).scalar_subquery()
             retried = select(Trial.retry_of).where(Trial.study_id == study_id, Trial.retry_of.is_not(None))
             final, running = s.execute(
-                select(func.count().filter(Trial.status.in_(FINISHED_STATUSES), Trial.number.not_in(retried)),
-                       func.count().filter(Trial.status == "running"))
-                .where(Trial.study_id == study_id)
+                select(
+                    func.count().filter(Trial.status.in_(FINISHED_STATUSES), Trial.number.not_in(retried)),
+                    func.count().filter(Trial.status == "running"),
+                ).where(Trial.study_id == study_id)
             ).one()
             if not final and not running:
                 self._study_id(s, study)  # an unknown study is an error, not an empty one
@@ -265,23 +288,36 @@ def add_runs(s: Any, trial_id: int, results: list[RunResult], retraining: int = 
     with their epochs and artifacts, in the session's transaction."""
     runs = [
         Run(
-            trial_id=trial_id, retraining=int(retraining), repeat=i, seed=int(r.seed), status=r.status,
-            best_epoch=r.best_epoch, metrics=jsonable(r.metrics), duration_s=finite(r.duration_s), error=r.error,
+            trial_id=trial_id,
+            retraining=int(retraining),
+            repeat=i,
+            seed=int(r.seed),
+            status=r.status,
+            best_epoch=r.best_epoch,
+            metrics=jsonable(r.metrics),
+            duration_s=finite(r.duration_s),
+            error=r.error,
         )
         for i, r in enumerate(results)
     ]
     s.add_all(runs)
     s.flush()
     epoch_rows = [
-        dict(run_id=run.id, epoch=int(e.epoch), train_loss=finite(e.train_loss), metrics=jsonable(e.metrics),
-             elapsed_s=finite(e.elapsed_s))
+        dict(
+            run_id=run.id,
+            epoch=int(e.epoch),
+            train_loss=finite(e.train_loss),
+            metrics=jsonable(e.metrics),
+            elapsed_s=finite(e.elapsed_s),
+        )
         for run, r in zip(runs, results)
         for e in r.epochs
     ]
     if epoch_rows:
         s.execute(Epoch.__table__.insert(), epoch_rows)
-    artifact_rows = [artifact_row(run.id, name, a) for run, r in zip(runs, results)
-                     for name, a in (r.artifacts or {}).items()]
+    artifact_rows = [
+        artifact_row(run.id, name, a) for run, r in zip(runs, results) for name, a in (r.artifacts or {}).items()
+    ]
     if artifact_rows:
         s.execute(RunArtifact.__table__.insert(), artifact_rows)
 

@@ -15,6 +15,7 @@ writes again: a call that adds a row is given a token once, outside the retries
 (`waits(once=...)`), and a retry that finds its token's row returns it instead of adding
 a second one.
 """
+
 from __future__ import annotations
 
 import functools
@@ -90,9 +91,11 @@ class Outage:
             if self._failures == 2:
                 self.reported += 1
                 cause = exc.__cause__ or exc  # the driver's words, without our "storage error in URL"
-                self._say(f"the database '{self.shown}' is unreachable since {self._at:%H:%M:%S} "
-                          f"({one_line(cause, limit=160)}); waiting up to {self.wait_s:g} s for it (--storage-wait); "
-                          "trials in flight go on training")
+                self._say(
+                    f"the database '{self.shown}' is unreachable since {self._at:%H:%M:%S} "
+                    f"({one_line(cause, limit=160)}); waiting up to {self.wait_s:g} s for it (--storage-wait); "
+                    "trials in flight go on training"
+                )
             return self.since + self.wait_s
 
     def back(self) -> None:

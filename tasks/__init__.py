@@ -8,6 +8,7 @@
 Every module of this package is imported here, so a module that registers tasks or a
 trainer needs no central list.
 """
+
 from core.io import IOSpec
 from core.registry import import_submodules
 from tasks.base import Task, TrainDefaults

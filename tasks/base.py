@@ -3,6 +3,7 @@
 A task is registered in `tasks.TASKS` under its CLI name. `io()` must be answerable
 without loading any data (parameter counts and search spaces need it before training).
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod

@@ -39,6 +39,7 @@ Options (`--task-option k=v`): split_seed, schedule (linear|cosine), cond_drop (
 guidance (1.0), sample_steps (50), samples (200; 0 turns sample quality off),
 eval_images (1000), eval_levels (10).
 """
+
 from __future__ import annotations
 
 import math
@@ -79,7 +80,7 @@ class DiffusionData:
     `evaluate(model, split) -> {"loss": ...}`.
     """
 
-    def __init__(self, task: "DiffusionTask", splits: ImageSplits, device: torch.device) -> None:
+    def __init__(self, task: DiffusionTask, splits: ImageSplits, device: torch.device) -> None:
         from tasks.diffusion import SCHEDULES
 
         self.task = task
@@ -94,8 +95,12 @@ class DiffusionData:
             from tasks.diffusion import load_classifier
 
             self.classifier = load_classifier(
-                f"{task.dataset}-split{task.options['split_seed']}", splits.train_x, splits.train_y,
-                splits.test_x, splits.test_y, self.device,
+                f"{task.dataset}-split{task.options['split_seed']}",
+                splits.train_x,
+                splits.train_y,
+                splits.test_x,
+                splits.test_y,
+                self.device,
             )
 
     @property
@@ -109,7 +114,9 @@ class DiffusionData:
 
         return noisy_mix(x0, noise, self.alpha_bar[t])
 
-    def train_batch(self, idx: torch.Tensor, generator: torch.Generator) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+    def train_batch(
+        self, idx: torch.Tensor, generator: torch.Generator
+    ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
         """((x_t, t, y), noise) for training images `idx`: t uniform in [0, T), fresh
         noise, and each label replaced by "no class" with probability cond_drop."""
         x0 = to_model_scale(self.x["train"][idx])
@@ -162,8 +169,15 @@ class DiffusionData:
         labels = torch.arange(n, device=self.device) % self.num_classes
         generator = torch.Generator(device=self.device).manual_seed(SAMPLE_SEED)
         x = ddim_sample(
-            model, self.schedule, labels, (n, *self.x["test"].shape[1:]), steps=int(o["sample_steps"]),
-            guidance=float(o["guidance"]), null_label=self.num_classes, generator=generator, device=self.device,
+            model,
+            self.schedule,
+            labels,
+            (n, *self.x["test"].shape[1:]),
+            steps=int(o["sample_steps"]),
+            guidance=float(o["guidance"]),
+            null_label=self.num_classes,
+            generator=generator,
+            device=self.device,
         )
         return x.add(1).div_(2).clamp_(0, 1), labels
 
@@ -177,8 +191,13 @@ class DiffusionTask(ImageTask):
     dataset: ClassVar[str]
     num_classes: ClassVar[int] = 10
     own_options: ClassVar[dict[str, Any]] = {
-        "schedule": "linear", "cond_drop": 0.1, "guidance": 1.0, "sample_steps": 50,
-        "samples": 200, "eval_images": 1000, "eval_levels": 10,
+        "schedule": "linear",
+        "cond_drop": 0.1,
+        "guidance": 1.0,
+        "sample_steps": 50,
+        "samples": 200,
+        "eval_images": 1000,
+        "eval_levels": 10,
     }
 
     def _check_options(self) -> None:
@@ -188,8 +207,12 @@ class DiffusionTask(ImageTask):
         o = self.options
         if o["schedule"] not in SCHEDULES:
             raise UserError(f"schedule must be one of {', '.join(SCHEDULES)}, got {o['schedule']!r}")
-        for key, low, high in (("sample_steps", 1, T_STEPS), ("samples", 0, None),
-                               ("eval_images", 1, None), ("eval_levels", 1, T_STEPS)):
+        for key, low, high in (
+            ("sample_steps", 1, T_STEPS),
+            ("samples", 0, None),
+            ("eval_images", 1, None),
+            ("eval_levels", 1, T_STEPS),
+        ):
             v = o[key]
             if isinstance(v, bool) or not isinstance(v, int) or v < low or (high is not None and v > high):
                 limit = f"between {low} and {high}" if high is not None else f">= {low}"
@@ -242,4 +265,3 @@ class DigitsDiffusion(DiffusionTask, DigitsImages):
     # Ours: 1197 training images, so more epochs; small and fast for tests.
     defaults = TrainDefaults(epochs=40, batch_size=64, lr=2e-3, weight_decay=0.03, warmup=0.05)
     own_options = {"eval_images": 300}
-

@@ -1,7 +1,8 @@
 """Train a pack of supervised runs in lock-step, as one batched program (issue 62).
 
 A run is one seed of one trial. Runs whose `pack_key`s are equal (one fusion key, which
-families may share, e.g. hourglass and conventional; task, epochs, batch size, training samples, optimiser, device) train together: their
+families may share, e.g. hourglass and conventional; task, epochs, batch size, training samples, optimiser,
+device) train together: their
 models are built exactly as alone (`torch.manual_seed(seed)`, then `family.build`), then
 stacked by the family (`Family.fuse`, models/fused.py). Each run keeps what makes it
 itself:
@@ -21,12 +22,14 @@ The pack shares one clock: a run's `duration_s` and epoch times are the pack's.
 `train_runs` splits a pack that does not fit: on a CUDA out-of-memory error it says so on
 stderr, halves the pack and trains each half.
 """
+
 from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Hashable
+from typing import Any
 
 import torch
 
@@ -35,16 +38,7 @@ from core.errors import one_line
 from core.trials import EpochRecord, RunResult, TrialSpec, TrialStopped
 from tasks.base import Task
 from tasks.optimizers import FUSED_OPTIMIZERS, StackedAdamW
-from tasks.train import (
-    GPU_CHECK_EVERY,
-    BestValidation,
-    Hyper,
-    OnEpoch,
-    RunLog,
-    _CallbackError,
-    batch_bounds,
-    evaluate,
-)
+from tasks.train import GPU_CHECK_EVERY, BestValidation, Hyper, OnEpoch, RunLog, _CallbackError, batch_bounds, evaluate
 
 Outcome = tuple["RunResult | None", "str | None"]  # a run's result (None: dropped) and traceback
 
@@ -76,8 +70,17 @@ def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
         return None
     if family is None or hyper.optimizer not in FUSED_OPTIMIZERS:
         return None
-    return (family, spec.task, repr(sorted(spec.task_options.items())), spec.data_dir,
-            spec.train.device, hyper.epochs, hyper.batch_size, hyper.max_train_samples, hyper.optimizer)
+    return (
+        family,
+        spec.task,
+        repr(sorted(spec.task_options.items())),
+        spec.data_dir,
+        spec.train.device,
+        hyper.epochs,
+        hyper.batch_size,
+        hyper.max_train_samples,
+        hyper.optimizer,
+    )
 
 
 class _Pack:
@@ -104,8 +107,12 @@ class _Pack:
         rule = FUSED_OPTIMIZERS[h.optimizer]
         self.schedule = rule.schedule(total, round(task.defaults.warmup * total))
         as_tensor = lambda values: torch.tensor(values, dtype=torch.float32, device=self.device)  # noqa: E731
-        self.optimizer = StackedAdamW(self.fused.stacked(), as_tensor([x.lr for x in self.hypers]),
-                                      as_tensor([x.weight_decay for x in self.hypers]), rule.betas)
+        self.optimizer = StackedAdamW(
+            self.fused.stacked(),
+            as_tensor([x.lr for x in self.hypers]),
+            as_tensor([x.weight_decay for x in self.hypers]),
+            rule.betas,
+        )
         self.best = [BestValidation(task) for _ in runs]
         self.check_every = 1 if self.device.type == "cpu" else GPU_CHECK_EVERY
 
@@ -211,6 +218,7 @@ class _Pack:
                 if i < len(cache) and cache[i][0].shape == x.shape and torch.equal(cache[i][0], x):
                     return cache[i][1][k]
                 return self.members[k](x)
+
             return predict
 
         was = self.fused.training
@@ -225,8 +233,9 @@ class _Pack:
 
     def finish(self) -> None:
         for k in self.active():
-            self.end(k, self.best[k].finish(self.members[k], self.data, self.logs[k].result, "epoch",
-                                            self.runs[k].seed))
+            self.end(
+                k, self.best[k].finish(self.members[k], self.data, self.logs[k].result, "epoch", self.runs[k].seed)
+            )
 
 
 # The most output values a pack's evaluation keeps for its other members (256 MB in fp32).
@@ -269,6 +278,9 @@ def train_runs(runs: list[PackRun], task: Task, data: Any) -> list[Outcome]:
             raise
         torch.cuda.empty_cache()
         half = len(runs) // 2
-        print(f"pack of {len(runs)} runs out of device memory: training it as {half} + {len(runs) - half}",
-              file=sys.stderr, flush=True)
+        print(
+            f"pack of {len(runs)} runs out of device memory: training it as {half} + {len(runs) - half}",
+            file=sys.stderr,
+            flush=True,
+        )
         return train_runs(runs[:half], task, data) + train_runs(runs[half:], task, data)

@@ -25,10 +25,12 @@ the paper reports accuracy on all the rest. To keep model selection off the repo
 points, the rest is split in two seeded halves: validation (the best epoch and the
 search objective) and test (reported).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -43,7 +45,7 @@ from tasks.registry import TASKS
 class GridData:
     """The points of a grid task on a device; the `TaskData` the trainer uses."""
 
-    def __init__(self, task: "GridTask", x: torch.Tensor, y: torch.Tensor, device: torch.device) -> None:
+    def __init__(self, task: GridTask, x: torch.Tensor, y: torch.Tensor, device: torch.device) -> None:
         self.task = task
         self.device = torch.device(device)
         n = len(x)
@@ -134,8 +136,10 @@ class Checkerboard(GridTask):
             raise UserError(f"loss must be 'ce' or 'mse', got {self.options['loss']!r}")
         b = self.options["board"]
         if not _is_int(b) or b < 1 or (8 * self.options["grid"] // 9) // b < 1:
-            raise UserError(f"board must be a positive integer of at most {8 * self.options['grid'] // 9} "
-                            f"squares per side for grid={self.options['grid']}, got {b!r}")
+            raise UserError(
+                f"board must be a positive integer of at most {8 * self.options['grid'] // 9} "
+                f"squares per side for grid={self.options['grid']}, got {b!r}"
+            )
 
     def io(self) -> IOSpec:
         return IOSpec(2, 2, "logits", None, (2,))
@@ -185,8 +189,9 @@ class Sines(GridTask):
     def _check_options(self) -> None:
         super()._check_options()
         if self.options["domain"] not in DOMAINS:
-            raise UserError(f"domain must be one of {', '.join(DOMAINS)} "
-                            f"([0, 1]^2 or [-1, 1]^2), got {self.options['domain']!r}")
+            raise UserError(
+                f"domain must be one of {', '.join(DOMAINS)} ([0, 1]^2 or [-1, 1]^2), got {self.options['domain']!r}"
+            )
 
     def bounds(self) -> tuple[float, float]:
         return DOMAINS[self.options["domain"]]

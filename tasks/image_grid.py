@@ -1,4 +1,5 @@
 """A grid of small images as one PNG (for sample grids in reports), encoded with Pillow."""
+
 from __future__ import annotations
 
 import base64

@@ -4,6 +4,7 @@ classification on {mnist, digits, cifar10}.
 Each data set is a mixin giving the image shape, the default training settings and the
 loader; each task kind (tasks/images.py) gives inputs, targets and metrics.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -13,13 +14,7 @@ from core.errors import UserError
 from tasks.base import TrainDefaults
 from tasks.datasets import ImageSplits, load_digits, load_imagenet32, load_mnist
 from tasks.datasets.cifar10 import load_cifar10
-from tasks.images import (
-    ClassifyTask,
-    DenoiseTask,
-    GenClassTask,
-    ImageTask,
-    SuperResolutionTask,
-)
+from tasks.images import ClassifyTask, DenoiseTask, GenClassTask, ImageTask, SuperResolutionTask
 from tasks.registry import TASKS
 
 
@@ -81,7 +76,10 @@ class ImageNet32Images(ImageTask):
     def load_splits(self, data_dir: str | None) -> ImageSplits:
         o = self.options
         return load_imagenet32(
-            data_dir, train_batches=o["train_batches"], val_size=o["val_size"], split_seed=o["split_seed"],
+            data_dir,
+            train_batches=o["train_batches"],
+            val_size=o["val_size"],
+            split_seed=o["split_seed"],
             val_from=o["val_from"],
         )
 

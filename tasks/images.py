@@ -15,9 +15,11 @@ augmentation: each epoch sees new noisy versions). Evaluation noise is fixed: it
 on the CPU from generators seeded by (split, chunk of EVAL_CHUNK images), so every epoch,
 every trial and every device sees the same noisy validation and test inputs.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -59,7 +61,7 @@ class ImageData:
     `evaluate(predict, split) -> {metric: value}`.
     """
 
-    def __init__(self, task: "ImageTask", splits: ImageSplits, device: torch.device) -> None:
+    def __init__(self, task: ImageTask, splits: ImageSplits, device: torch.device) -> None:
         self.task = task
         self.device = torch.device(device)
         self.x, self.y = splits.on(self.device)
@@ -84,8 +86,9 @@ class ImageData:
             noise = torch.randn(x.shape, generator=generator, device=self.device, dtype=x.dtype)
         return self.task.inputs(x, noise), self.task.targets(x, self.y["train"][idx], self.prototypes)
 
-    def train_batches(self, idxs: list[torch.Tensor], generators: list[torch.Generator]
-                      ) -> tuple[torch.Tensor, torch.Tensor]:
+    def train_batches(
+        self, idxs: list[torch.Tensor], generators: list[torch.Generator]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """`train_batch` of the members of a pack at once (tasks/fused_train.py), each with
         its own examples and its own noise, drawn from its generator as `train_batch`
         draws it: inputs and targets with a leading member axis (K, B, ...)."""
@@ -93,8 +96,9 @@ class ImageData:
         x, idx = self._examples(torch.cat(idxs))
         noise = None
         if self.task.uses_noise:
-            noise = torch.cat([torch.randn((b, *x.shape[1:]), generator=g, device=self.device, dtype=x.dtype)
-                               for g in generators])
+            noise = torch.cat(
+                [torch.randn((b, *x.shape[1:]), generator=g, device=self.device, dtype=x.dtype) for g in generators]
+            )
         inputs = self.task.inputs(x, noise)
         targets = self.task.targets(x, self.y["train"][idx], self.prototypes)
         return inputs.view(k, b, *inputs.shape[1:]), targets.view(k, b, *targets.shape[1:])
@@ -183,8 +187,12 @@ class ImageTask(Task):
         return None
 
     def batch_metrics(
-        self, pred: torch.Tensor, targets: torch.Tensor, labels: torch.Tensor,
-        prototypes: torch.Tensor | None, shape: tuple[int, int, int],
+        self,
+        pred: torch.Tensor,
+        targets: torch.Tensor,
+        labels: torch.Tensor,
+        prototypes: torch.Tensor | None,
+        shape: tuple[int, int, int],
     ) -> dict[str, torch.Tensor]:
         """Per-image metric values (B,) of one evaluation batch."""
         p, t = pred.reshape(-1, *shape), targets.reshape(-1, *shape)
@@ -248,8 +256,9 @@ def downsample(x: torch.Tensor, factor: int = 2, how: str = "bicubic") -> torch.
     [0, 1] a little). how "antialias": antialiased bicubic (a wider kernel, as PIL's
     resize), clamped to [0, 1]; ours before we checked the authors' code."""
     h, w = x.shape[-2:]
-    y = F.interpolate(x, size=(h // factor, w // factor), mode="bicubic", antialias=how == "antialias",
-                      align_corners=False)
+    y = F.interpolate(
+        x, size=(h // factor, w // factor), mode="bicubic", antialias=how == "antialias", align_corners=False
+    )
     return y.clamp_(0.0, 1.0) if how == "antialias" else y
 
 

@@ -11,11 +11,12 @@ split, the same for every evaluation, trial and device. Metrics over all their t
   perplexity  exp(loss)
   bpb         bits per byte = loss / ln 2 (byte-level: one token is one byte)
 """
+
 from __future__ import annotations
 
 import contextlib
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -55,8 +56,12 @@ class LMData:
         self.device = torch.device(device)
         self.context = context
         self.source = splits.record()  # which text: corpus, file, SHA-256, bytes (stored with each run)
-        self.tokens = {k: v.to(self.device) for k, v in (("train", splits.train), ("val", splits.val), ("test", splits.test))}
-        self.starts = {k: eval_starts(len(self.tokens[k]), context, eval_tokens).to(self.device) for k in ("val", "test")}
+        self.tokens = {
+            k: v.to(self.device) for k, v in (("train", splits.train), ("val", splits.val), ("test", splits.test))
+        }
+        self.starts = {
+            k: eval_starts(len(self.tokens[k]), context, eval_tokens).to(self.device) for k in ("val", "test")
+        }
         self._offsets = torch.arange(context + 1, device=self.device)
 
     @property

@@ -21,6 +21,7 @@ Every completed run stores which text it trained on: a run artifact "data" (JSON
 file, sha256, bytes; `Store.artifacts(study, number, "data")`), since "auto" may read
 either corpus and the two give different losses.
 """
+
 from __future__ import annotations
 
 import base64
@@ -104,8 +105,10 @@ class LMTask(Task):
 @TASKS.register("lm-shakespeare")
 class ShakespeareLM(LMTask):
     name = "lm-shakespeare"
-    description = ("byte-level LM on Shakespeare (the Gutenberg works, 5 MB, when found; else tiny-shakespeare, "
-                   "downloaded), validation loss in nats/token")
+    description = (
+        "byte-level LM on Shakespeare (the Gutenberg works, 5 MB, when found; else tiny-shakespeare, "
+        "downloaded), validation loss in nats/token"
+    )
     own_options: ClassVar[dict[str, Any]] = {"corpus": "auto"}
 
     def _check_options(self) -> None:

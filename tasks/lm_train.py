@@ -21,6 +21,7 @@ windows by index with the run's generator (tasks/lm_data.py). Deterministic give
 seed on the CPU. Non-finite loss -> status "diverged", "non-finite loss at step S"
 (checked every step on the CPU, every 25 steps on a GPU, from a device tensor of losses).
 """
+
 from __future__ import annotations
 
 import math
@@ -37,14 +38,7 @@ from core.trials import EpochRecord, RunResult, TrialSpec
 from tasks.base import Task
 from tasks.lm_data import LMData, autocast
 from tasks.registry import TRAINERS
-from tasks.train import (
-    GPU_CHECK_EVERY,
-    BestValidation,
-    OnEpoch,
-    RunLog,
-    evaluate,
-    guarded_trainer,
-)
+from tasks.train import GPU_CHECK_EVERY, BestValidation, OnEpoch, RunLog, evaluate, guarded_trainer
 
 BETAS = (0.9, 0.95)
 GRAD_CLIP = 1.0
@@ -64,7 +58,7 @@ class LMHyper:
     weight_decay: float
 
     @classmethod
-    def resolve(cls, spec: TrialSpec, task: Task) -> "LMHyper":
+    def resolve(cls, spec: TrialSpec, task: Task) -> LMHyper:
         d, t, c = task.defaults, spec.train, spec.config
 
         def pick(*values: Any) -> Any:

@@ -1,4 +1,5 @@
 """Devices and the per-process data cache (a study of many trials loads its data once)."""
+
 from __future__ import annotations
 
 import json
@@ -13,12 +14,12 @@ from core.errors import UserError
 from tasks.base import Task
 from tasks.datasets.fetch import ENV_DATA_DIR
 
-_CACHE: "OrderedDict[tuple, Any]" = OrderedDict()
+_CACHE: OrderedDict[tuple, Any] = OrderedDict()
 CACHE_SIZE = 2  # data sets kept per process (least recently used dropped first)
 
 
 def resolve_device(name: str | torch.device = "auto") -> torch.device:
-    """"auto" -> cuda when available, else cpu; "cuda" must be available (UserError)."""
+    """ "auto" -> cuda when available, else cpu; "cuda" must be available (UserError)."""
     if isinstance(name, torch.device):
         dev = name
     elif name == "auto":

@@ -3,6 +3,7 @@
 Both return one value per image (shape (B,)); a data set's metric is the mean over its
 images (per-image averaging, as in the usual PSNR/SSIM tables).
 """
+
 from __future__ import annotations
 
 import torch

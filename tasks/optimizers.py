@@ -13,10 +13,12 @@ learning rate, the weight decay, the run's total steps and its warm-up steps.
               decay 0.03, betas (0.9, 0.9), "Linear" schedule with 5,000 warm-up steps,
               settings they took from U-ViT, whose schedule is a warm-up then constant)
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn
@@ -29,8 +31,9 @@ OPTIMIZERS: Registry[OptimizerFactory] = Registry("optimizer")
 DEFAULT_OPTIMIZER = "adamw"
 
 
-def make_adamw(params: list[nn.Parameter], lr: float, weight_decay: float,
-               betas: tuple[float, float] = (0.9, 0.999)) -> torch.optim.AdamW:
+def make_adamw(
+    params: list[nn.Parameter], lr: float, weight_decay: float, betas: tuple[float, float] = (0.9, 0.999)
+) -> torch.optim.AdamW:
     """AdamW, fused (one kernel for all parameters) where this torch supports it."""
     try:
         return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, betas=betas, fused=True)
@@ -67,8 +70,9 @@ def warmup_constant(optimizer: torch.optim.Optimizer, warmup_steps: int) -> torc
     return torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_constant_factor(warmup_steps))
 
 
-def step_decay(optimizer: torch.optim.Optimizer, total_steps: int,
-               at: tuple[float, ...] = (0.5, 0.7, 0.9), gamma: float = 0.2) -> torch.optim.lr_scheduler.LambdaLR:
+def step_decay(
+    optimizer: torch.optim.Optimizer, total_steps: int, at: tuple[float, ...] = (0.5, 0.7, 0.9), gamma: float = 0.2
+) -> torch.optim.lr_scheduler.LambdaLR:
     """lr * gamma^(number of fractions in `at` that step / total_steps has reached)."""
     marks = [f * total_steps for f in at]
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: gamma ** sum(s >= m for m in marks))
@@ -124,8 +128,14 @@ class StackedAdamW:
     of operations on that buffer, whatever the number of tensors: the gradients are
     gathered into it with one `torch.cat`."""
 
-    def __init__(self, params: list[torch.Tensor], lr: torch.Tensor, weight_decay: torch.Tensor,
-                 betas: tuple[float, float], eps: float = 1e-8) -> None:
+    def __init__(
+        self,
+        params: list[torch.Tensor],
+        lr: torch.Tensor,
+        weight_decay: torch.Tensor,
+        betas: tuple[float, float],
+        eps: float = 1e-8,
+    ) -> None:
         self.params, self.betas, self.eps, self.t = list(params), betas, eps, 0
         k = self.params[0].shape[0]
         self.lr, self.weight_decay = lr.view(k, 1), weight_decay.view(k, 1)
@@ -134,7 +144,7 @@ class StackedAdamW:
             start = 0
             for p in self.params:
                 n = p[0].numel()
-                p.data = self.flat[:, start:start + n].view(p.shape)
+                p.data = self.flat[:, start : start + n].view(p.shape)
                 start += n
         self.m = torch.zeros_like(self.flat)
         self.v = torch.zeros_like(self.flat)
@@ -148,8 +158,9 @@ class StackedAdamW:
         """One update with member k's rate lr_k * scale_k (scale: (K,), the schedule's
         factor, 0 for a stopped member)."""
         k = self.flat.shape[0]
-        grad = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(k, -1)
-                          for p in self.params], dim=1)
+        grad = torch.cat(
+            [(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(k, -1) for p in self.params], dim=1
+        )
         self.t += 1
         b1, b2 = self.betas
         c1, c2 = 1 - b1**self.t, (1 - b2**self.t) ** 0.5

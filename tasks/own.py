@@ -16,11 +16,13 @@ with the user's objects as class attributes; `get_task(name)` instantiates them 
 Metrics: `Metric(fn, direction)` per name, fn(pred, y) -> a scalar over a whole split. The
 names "accuracy", "error", "mse", "rmse" and "loss" (the task's loss) need no function.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import torch
 
@@ -92,8 +94,9 @@ def check_splits(splits: Any, owner: str) -> dict[str, tuple[torch.Tensor, torch
             raise UserError(f"{owner}: data[{name!r}] must be a pair (x, y)")
         x, y = as_tensor(pair[0], f"{owner}: {name} x"), as_tensor(pair[1], f"{owner}: {name} y")
         if x.ndim < 1 or y.ndim < 1 or len(x) != len(y) or len(x) == 0:
-            raise UserError(f"{owner}: {name} x and y need one row per sample, got shapes "
-                            f"{tuple(x.shape)} and {tuple(y.shape)}")
+            raise UserError(
+                f"{owner}: {name} x and y need one row per sample, got shapes {tuple(x.shape)} and {tuple(y.shape)}"
+            )
         if not x.is_floating_point():
             x = x.float()
         if y.is_floating_point() and y.ndim == 1:
@@ -101,8 +104,10 @@ def check_splits(splits: Any, owner: str) -> dict[str, tuple[torch.Tensor, torch
         out[name] = (x, y)
     shapes = {name: (tuple(x.shape[1:]), tuple(y.shape[1:]), y.is_floating_point()) for name, (x, y) in out.items()}
     if len(set(shapes.values())) != 1:
-        raise UserError(f"{owner}: the splits' sample shapes differ: "
-                        + "; ".join(f"{k} x {v[0]} y {v[1]}" for k, v in shapes.items()))
+        raise UserError(
+            f"{owner}: the splits' sample shapes differ: "
+            + "; ".join(f"{k} x {v[0]} y {v[1]}" for k, v in shapes.items())
+        )
     if len(out["train"][0]) < 2:
         raise UserError(f"{owner}: need at least 2 training samples")
     return out
@@ -128,8 +133,9 @@ def io_of(splits: dict[str, tuple[torch.Tensor, torch.Tensor]], num_classes: int
 class ArrayData:
     """A user task's splits on a device: the TaskData the supervised trainer reads."""
 
-    def __init__(self, task: "OwnTask", splits: dict[str, tuple[torch.Tensor, torch.Tensor]],
-                 device: torch.device) -> None:
+    def __init__(
+        self, task: OwnTask, splits: dict[str, tuple[torch.Tensor, torch.Tensor]], device: torch.device
+    ) -> None:
         self.task, self.device = task, torch.device(device)
         self.x = {k: v[0].to(self.device) for k, v in splits.items()}
         self.y = {k: v[1].to(self.device) for k, v in splits.items()}
@@ -151,7 +157,7 @@ class ArrayData:
     def evaluate(self, model: Callable[[torch.Tensor], torch.Tensor], split: str) -> dict[str, float]:
         """Every declared metric over the whole split (forward passes of EVAL_BATCH samples)."""
         x, y = self.x[split], self.y[split]
-        pred = torch.cat([model(x[i:i + EVAL_BATCH]) for i in range(0, len(x), EVAL_BATCH)])
+        pred = torch.cat([model(x[i : i + EVAL_BATCH]) for i in range(0, len(x), EVAL_BATCH)])
         return self.task.split_metrics(pred, y)
 
 
@@ -249,15 +255,27 @@ def _reported(task: FunctionTask, epoch: Any, metrics: Any) -> tuple[int, dict[s
         raise PluginError(f"{task.owner}: report(epoch, metrics) needs a dict of metrics, got {metrics!r}")
     undeclared = sorted(set(metrics) - set(task.declared))
     if undeclared:
-        raise PluginError(f"{task.owner}: reported metric {', '.join(map(repr, undeclared))} that the task did not "
-                          f"declare (declared: {', '.join(task.declared)})")
+        raise PluginError(
+            f"{task.owner}: reported metric {', '.join(map(repr, undeclared))} that the task did not "
+            f"declare (declared: {', '.join(task.declared)})"
+        )
     if task.metric not in metrics:
         raise PluginError(f"{task.owner}: every report needs the task's metric {task.metric!r}")
     return epoch, {k: float(v) for k, v in metrics.items()}
 
 
-def run_function(spec: Any, task: FunctionTask, data: Any, seed: int, index: int, on_epoch: Any,
-                 run: RunLog, model: torch.nn.Module, hyper: Hyper, device: torch.device) -> Any:
+def run_function(
+    spec: Any,
+    task: FunctionTask,
+    data: Any,
+    seed: int,
+    index: int,
+    on_epoch: Any,
+    run: RunLog,
+    model: torch.nn.Module,
+    hyper: Hyper,
+    device: torch.device,
+) -> Any:
     """One seed of a FunctionTask: the user's function trains `model`; each report is an
     epoch record (told to `on_epoch`: progress, the pruner); its return, the test metrics."""
     from core.trials import EpochRecord
@@ -270,18 +288,31 @@ def run_function(spec: Any, task: FunctionTask, data: Any, seed: int, index: int
         run.epochs.append(record)
         best.observe(model, record, index, on_epoch)
 
-    settings = TrainingSettings(dict(spec.config), seed, hyper.epochs, hyper.batch_size, hyper.lr,
-                                hyper.weight_decay, device, hyper.max_train_samples, data)
+    settings = TrainingSettings(
+        dict(spec.config),
+        seed,
+        hyper.epochs,
+        hyper.batch_size,
+        hyper.lr,
+        hyper.weight_decay,
+        device,
+        hyper.max_train_samples,
+        data,
+    )
     out = task.train_fn(model, settings, report)
     if not run.epochs:
         raise PluginError(f"{task.owner}: the training function returned without calling report(epoch, metrics)")
     if not isinstance(out, dict) or task.metric not in out:
-        raise PluginError(f"{task.owner}: the training function must return its test metrics as a dict with "
-                          f"{task.metric!r}, got {out!r}"[:300])
+        raise PluginError(
+            f"{task.owner}: the training function must return its test metrics as a dict with "
+            f"{task.metric!r}, got {out!r}"[:300]
+        )
     undeclared = sorted(set(out) - set(task.declared))
     if undeclared:
-        raise PluginError(f"{task.owner}: the training function returned metric {', '.join(map(repr, undeclared))} "
-                          f"that the task did not declare")
+        raise PluginError(
+            f"{task.owner}: the training function returned metric {', '.join(map(repr, undeclared))} "
+            f"that the task did not declare"
+        )
     test = {k: float(v) for k, v in out.items()}
     chosen = best.record or run.epochs[-1]
     metrics = {**test, **{f"val_{k}": v for k, v in chosen.metrics.items()}}
@@ -293,8 +324,7 @@ def run_function(spec: Any, task: FunctionTask, data: Any, seed: int, index: int
 
 @TRAINERS.register("function")
 @guarded_trainer
-def _train_function(spec: Any, task: FunctionTask, data: Any, seed: int, index: int, on_epoch: Any,
-                    run: RunLog) -> Any:
+def _train_function(spec: Any, task: FunctionTask, data: Any, seed: int, index: int, on_epoch: Any, run: RunLog) -> Any:
     """One seed of a task with its own training function (`FunctionTask`)."""
     import models
 
@@ -313,10 +343,12 @@ def _device(spec: Any) -> torch.device:
 
 def own_defaults(epochs: int, batch_size: int, lr: float, weight_decay: float) -> TrainDefaults:
     """A user's task's default training settings, checked."""
-    for name, v, ok in (("epochs", epochs, isinstance(epochs, int) and epochs >= 1),
-                        ("batch_size", batch_size, isinstance(batch_size, int) and batch_size >= 2),
-                        ("lr", lr, isinstance(lr, (int, float)) and lr > 0),
-                        ("weight_decay", weight_decay, isinstance(weight_decay, (int, float)) and weight_decay >= 0)):
+    for name, v, ok in (
+        ("epochs", epochs, isinstance(epochs, int) and epochs >= 1),
+        ("batch_size", batch_size, isinstance(batch_size, int) and batch_size >= 2),
+        ("lr", lr, isinstance(lr, (int, float)) and lr > 0),
+        ("weight_decay", weight_decay, isinstance(weight_decay, (int, float)) and weight_decay >= 0),
+    ):
         if isinstance(v, bool) or not ok:
             raise UserError(f"{name} {v!r} is not valid")
     return TrainDefaults(epochs=epochs, batch_size=batch_size, lr=float(lr), weight_decay=float(weight_decay))

@@ -1,7 +1,9 @@
 """The task registry: CLI name -> Task class."""
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from core.registry import Registry
 from tasks.base import Task

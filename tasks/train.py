@@ -29,14 +29,16 @@ Failures: any exception inside a run makes that run "failed" (one-line error; th
 trial's traceback field gets the traceback); nothing but DataError/UserError from
 loading the data, and exceptions raised by the caller's own `on_epoch`, leaves run_trial.
 """
+
 from __future__ import annotations
 
 import copy
 import functools
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -45,13 +47,7 @@ from torch import nn
 import models
 from core.directions import better
 from core.errors import UserError, one_line
-from core.trials import (
-    EpochRecord,
-    RunResult,
-    TrialSpec,
-    TrialStopped,
-    check_ema,
-)
+from core.trials import EpochRecord, RunResult, TrialSpec, TrialStopped, check_ema
 from tasks.base import Task
 from tasks.optimizers import OPTIMIZERS, linear_decay  # noqa: F401  (linear_decay: re-exported)
 from tasks.optimizers import make_adamw as make_optimizer  # noqa: F401  (re-exported)
@@ -78,7 +74,7 @@ class Hyper:
     ema_warmup: bool = False  # the decay of update n is min(ema, (1 + n) / (10 + n))
 
     @classmethod
-    def resolve(cls, spec: TrialSpec, task: Task) -> "Hyper":
+    def resolve(cls, spec: TrialSpec, task: Task) -> Hyper:
         d, t, c = task.defaults, spec.train, spec.config
 
         def pick(*values: Any) -> Any:
@@ -227,8 +223,7 @@ def train_epoch(
     return EpochOutcome(mean, len(bounds), None)
 
 
-def evaluate(model: nn.Module, data: Any, split: str,
-             predict: Callable[[Any], Any] | None = None) -> dict[str, float]:
+def evaluate(model: nn.Module, data: Any, split: str, predict: Callable[[Any], Any] | None = None) -> dict[str, float]:
     """The data's metrics of the model on a split, in eval mode, under inference_mode;
     `predict` (default: the model) gives the outputs, e.g. a pack's for one member."""
     was_training = model.training
@@ -279,9 +274,7 @@ class BestValidation:
             except Exception as e:
                 raise _CallbackError(e) from e
 
-    def finish(
-        self, model: nn.Module, data: Any, result: Callable[..., RunResult], when: str, seed: int
-    ) -> RunResult:
+    def finish(self, model: nn.Module, data: Any, result: Callable[..., RunResult], when: str, seed: int) -> RunResult:
         """The run's result: complete with test-at-best metrics (plus what the task's
         `after_run` measures on that state, e.g. sample quality), or diverged when no
         evaluation gave a finite primary metric (`when`: "epoch" or "evaluation")."""
@@ -291,8 +284,13 @@ class BestValidation:
         test = evaluate(model, data, "test")
         metrics = {**test, **{f"val_{k}": v for k, v in self.record.metrics.items()}}
         extra, artifacts = after_run(self.task, model, data, seed)
-        return result("complete", metrics={**metrics, **extra}, best_epoch=self.record.epoch, artifacts=artifacts,
-                      best_state=self.state)
+        return result(
+            "complete",
+            metrics={**metrics, **extra},
+            best_epoch=self.record.epoch,
+            artifacts=artifacts,
+            best_state=self.state,
+        )
 
 
 class RunLog:
@@ -351,8 +349,12 @@ def _run(
     n_train = min(data.n_train, hyper.max_train_samples or data.n_train)
     total = len(batch_bounds(n_train, hyper.batch_size)) * hyper.epochs
     optimizer, scheduler = OPTIMIZERS.get(hyper.optimizer)(
-        [p for p in model.parameters() if p.requires_grad], hyper.lr, hyper.weight_decay, total,
-        round(task.defaults.warmup * total))
+        [p for p in model.parameters() if p.requires_grad],
+        hyper.lr,
+        hyper.weight_decay,
+        total,
+        round(task.defaults.warmup * total),
+    )
 
     # `--ema`: the average is what is validated, kept and tested (U-ViT evaluates its EMA)
     average = WeightAverage(model, hyper.ema, hyper.ema_warmup) if hyper.ema > 0 else None
@@ -365,8 +367,15 @@ def _run(
     best = BestValidation(task)
     for epoch in range(1, hyper.epochs + 1):
         out = train_epoch(
-            forward, optimizer, scheduler, data, generator, n_train=n_train, batch_size=hyper.batch_size,
-            loss_fn=task.loss, average=average,
+            forward,
+            optimizer,
+            scheduler,
+            data,
+            generator,
+            n_train=n_train,
+            batch_size=hyper.batch_size,
+            loss_fn=task.loss,
+            average=average,
         )
         if out.bad_step is not None:
             return run.result("diverged", f"non-finite loss at epoch {epoch} step {out.bad_step}")

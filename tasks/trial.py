@@ -4,11 +4,13 @@ them as one pack (tasks/fused_train.py), then the trial's result.
 `run_trial(spec, on_epoch=, keep=)` is what every executor calls for one trial
 (search/executors/base.py: `run_guarded`); `run_trials(specs, ...)` trains several, in packs
 where they fuse (`--pack K`: `run_guarded_pack`)."""
+
 from __future__ import annotations
 
 import time
 import traceback
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 
@@ -21,8 +23,9 @@ from tasks.registry import TRAINERS, get_task
 from tasks.train import Keep, OnEpoch, Trainer, _CallbackError
 
 
-def _seed_runs(spec: TrialSpec, task: Task, data: Any, trainer: Trainer,
-               on_epoch: OnEpoch | None) -> Iterator[tuple[RunResult, str | None]]:
+def _seed_runs(
+    spec: TrialSpec, task: Task, data: Any, trainer: Trainer, on_epoch: OnEpoch | None
+) -> Iterator[tuple[RunResult, str | None]]:
     """Each seed's (run, traceback) in order: the seeds trained as one pack
     (tasks/fused_train.py) when there are several, `spec.train.fuse` is on and the family
     fuses; otherwise one after another, stopping after a pruned run."""
@@ -41,7 +44,8 @@ def _seed_runs(spec: TrialSpec, task: Task, data: Any, trainer: Trainer,
 
 def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None, keep: Keep | None = None) -> TrialResult:
     """Train spec.config on spec.task once per seed; on_epoch(repeat_index, record) after
-    every epoch of every run (raising TrialStopped there prunes the trial). DataError/UserError from loading the data propagate (check
+    every epoch of every run (raising TrialStopped there prunes the trial). DataError/UserError from loading
+    the data propagate (check
     the data first with tasks.load_data); errors during runs become failed runs.
 
     `keep(spec, run, state)` gets the state of every complete run as soon as the run ends
@@ -59,8 +63,9 @@ def run_trial(spec: TrialSpec, *, on_epoch: OnEpoch | None = None, keep: Keep | 
 PackEpoch = Callable[[TrialSpec, int, EpochRecord], None]  # (trial, repeat index, record)
 
 
-def run_trials(specs: list[TrialSpec], *, on_epoch: PackEpoch | None = None,
-               keep: Callable[[TrialSpec], Keep | None] | None = None) -> list[TrialResult]:
+def run_trials(
+    specs: list[TrialSpec], *, on_epoch: PackEpoch | None = None, keep: Callable[[TrialSpec], Keep | None] | None = None
+) -> list[TrialResult]:
     """Several trials in this process, their results in order. Trials whose runs share a
     `pack_key` (tasks/fused_train.py) train as one pack, every seed of every trial in
     lock-step, each trial recorded as if it had trained alone; a pruned trial leaves the
@@ -87,13 +92,17 @@ def _bound(on_epoch: PackEpoch | None, spec: TrialSpec) -> OnEpoch | None:
     return None if on_epoch is None else (lambda index, record: on_epoch(spec, index, record))
 
 
-def _run_pack(specs: list[TrialSpec], task: Task, on_epoch: PackEpoch | None,
-              keep: Callable[[TrialSpec], Keep | None] | None) -> list[TrialResult]:
+def _run_pack(
+    specs: list[TrialSpec], task: Task, on_epoch: PackEpoch | None, keep: Callable[[TrialSpec], Keep | None] | None
+) -> list[TrialResult]:
     t0 = time.perf_counter()
     device = _start(specs[0])
     data = load_data(task, specs[0].data_dir, device)
-    runs = [PackRun(spec, int(seed), index, _bound(on_epoch, spec), spec.number)
-            for spec in specs for index, seed in enumerate(spec.seeds)]
+    runs = [
+        PackRun(spec, int(seed), index, _bound(on_epoch, spec), spec.number)
+        for spec in specs
+        for index, seed in enumerate(spec.seeds)
+    ]
     try:
         outcomes = train_runs(runs, task, data)
     except _CallbackError as e:
@@ -102,8 +111,9 @@ def _run_pack(specs: list[TrialSpec], task: Task, on_epoch: PackEpoch | None,
     for run, (result, tb) in zip(runs, outcomes):
         if result is not None:
             by_trial[run.spec.number].append((result, tb))
-    return [_trial_result(spec, iter(by_trial[spec.number]), keep(spec) if keep else None, t0, device)
-            for spec in specs]
+    return [
+        _trial_result(spec, iter(by_trial[spec.number]), keep(spec) if keep else None, t0, device) for spec in specs
+    ]
 
 
 def _start(spec: TrialSpec) -> torch.device:
@@ -113,8 +123,13 @@ def _start(spec: TrialSpec) -> torch.device:
     return device
 
 
-def _trial_result(spec: TrialSpec, seed_runs: Iterator[tuple[RunResult, str | None]], keep: Keep | None,
-                  t0: float, device: torch.device) -> TrialResult:
+def _trial_result(
+    spec: TrialSpec,
+    seed_runs: Iterator[tuple[RunResult, str | None]],
+    keep: Keep | None,
+    t0: float,
+    device: torch.device,
+) -> TrialResult:
     """The trial's result from its runs in order (stopping after a pruned one), each
     complete run's state handed to `keep` first."""
     runs: list[RunResult] = []

@@ -1,4 +1,5 @@
 """Fixtures shared by every test package."""
+
 from __future__ import annotations
 
 import pytest

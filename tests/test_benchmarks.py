@@ -1,4 +1,5 @@
 """The search-efficiency benchmark's quick mode runs end to end (issue 11's CI check)."""
+
 import json
 import os
 import subprocess
@@ -54,8 +55,7 @@ def test_search_efficiency_quick_mode(tmp_path):
 @pytest.mark.slow
 def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed_one(tmp_path):
     db, out = f"sqlite:///{tmp_path}/eff.db", tmp_path / "eff.json"
-    args = ("search_efficiency.py", "--quick", "--samplers", "tpe,random", "--storage", db, "--out", out,
-            "--tag", "t1")
+    args = ("search_efficiency.py", "--quick", "--samplers", "tpe,random", "--storage", db, "--out", out, "--tag", "t1")
     first = run_benchmark(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     assert first.stdout.count(" finished trials, ") == 3  # a line per study as it ends (hours of studies)
@@ -79,8 +79,9 @@ def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed
     assert len(json.loads(ledger_path.read_text())) == 3
     # the same storage and tag with another --out (no ledger there): refused, nothing rerun or deleted
     moved = run_benchmark(*args[:7], tmp_path / "other.json", *args[8:], cwd=tmp_path, timeout=120)
-    assert moved.returncode == 2 and moved.stderr.count("\n") == 1 and "holds 3 studies of this tag" in moved.stderr, \
+    assert moved.returncode == 2 and moved.stderr.count("\n") == 1 and "holds 3 studies of this tag" in moved.stderr, (
         moved.stderr
+    )
     assert not (tmp_path / "other.json.studies.json").exists()
     bad = run_benchmark("search_efficiency.py", "--quick", "--tag", "t1", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--tag needs --storage" in bad.stderr
@@ -104,9 +105,27 @@ def test_twins_pairs_a_smoke_run_of_the_twin_recipe(tmp_path):
     The recipe's task is digits-classify (scikit-learn's bundled digits): no data directory."""
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     db = f"sqlite:///{tmp_path}/t.db"
-    run = subprocess.run([sys.executable, "-m", "search.cli", "run", "--recipe", "hayase-twins-small", "--smoke",
-                          "--no-report", "--storage", db, "--study", "tw"],
-                         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "search.cli",
+            "run",
+            "--recipe",
+            "hayase-twins-small",
+            "--smoke",
+            "--no-report",
+            "--storage",
+            db,
+            "--study",
+            "tw",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "tw.json"
     done = run_benchmark("twins.py", "--study", "tw", "--storage", db, "--json", out, cwd=tmp_path)
@@ -126,20 +145,67 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     db = f"sqlite:///{tmp_path}/r.db"
     for study, pruner in (("plain", "none"), ("pruned", "pareto")):
-        run = subprocess.run([sys.executable, "-m", "search.cli", "run", "--space", "hourglass,conventional",
-                              "--task", "digits-denoise", "--budget", "60K", "--trials", "4", "--epochs", "3",
-                              "--max-train-samples", "256",
-                              "--pruner", pruner, "--no-report", "--storage", db, "--study", study],
-                             capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "search.cli",
+                "run",
+                "--space",
+                "hourglass,conventional",
+                "--task",
+                "digits-denoise",
+                "--budget",
+                "60K",
+                "--trials",
+                "4",
+                "--epochs",
+                "3",
+                "--max-train-samples",
+                "256",
+                "--pruner",
+                pruner,
+                "--no-report",
+                "--storage",
+                db,
+                "--study",
+                study,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            cwd=tmp_path,
+        )
         assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "replay.json"
-    done = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3,0.1", "--rungs", "--checked", "1:0.5",
-                         "--json", out, cwd=tmp_path)
+    done = run_benchmark(
+        "pruner_replay.py",
+        "--storage",
+        db,
+        "--graces",
+        "1/3,0.1",
+        "--rungs",
+        "--checked",
+        "1:0.5",
+        "--json",
+        out,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     assert list(report) == ["plain"]
-    assert set(report["plain"]) == {"0.333", "0.1", "rungs", "checked-rungs 1:0.5", "study work kept",
-                                    "budget corners' work", "rank agreement", "rung trust", "fronts' own work"}
+    assert set(report["plain"]) == {
+        "0.333",
+        "0.1",
+        "rungs",
+        "checked-rungs 1:0.5",
+        "study work kept",
+        "budget corners' work",
+        "rank agreement",
+        "rung trust",
+        "fronts' own work",
+    }
     assert 0 < report["plain"]["fronts' own work"] <= 1
     for key, by_family in report["plain"].items():
         if key in ("study work kept", "budget corners' work", "rank agreement", "rung trust", "fronts' own work"):
@@ -153,18 +219,38 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     assert bad.returncode == 2 and "--graces must lie in (0, 1)" in bad.stderr
     bad = run_benchmark("pruner_replay.py", "--storage", db, "--rungs", "0.1,x", cwd=tmp_path)
     assert bad.returncode == 2 and "--rungs takes a comma list" in bad.stderr
-    for checked, why in (("2,x", "--checked takes a comma list"), ("0", "--checked needs MIN at least 1"),
-                         ("3:1.5", "KEEP in [0, 1]")):
+    for checked, why in (
+        ("2,x", "--checked takes a comma list"),
+        ("0", "--checked needs MIN at least 1"),
+        ("3:1.5", "KEEP in [0, 1]"),
+    ):
         bad = run_benchmark("pruner_replay.py", "--storage", db, "--checked", checked, cwd=tmp_path)
         assert bad.returncode == 2 and why in bad.stderr, bad.stderr
     at = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3", "--rungs", "0.5", cwd=tmp_path)
     assert at.returncode == 0 and "| rungs 0.5 | hourglass |" in at.stdout
-    orders = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3", "--orders",
-                           "study,smallest-first,budget-last", "--json", out, cwd=tmp_path)
+    orders = run_benchmark(
+        "pruner_replay.py",
+        "--storage",
+        db,
+        "--graces",
+        "1/3",
+        "--orders",
+        "study,smallest-first,budget-last",
+        "--json",
+        out,
+        cwd=tmp_path,
+    )
     assert orders.returncode == 0, orders.stderr[-3000:]
     got = json.loads(out.read_text())["plain"]
-    assert set(got) == {"0.333", "0.333, smallest-first", "0.333, budget-last", "study work kept", "budget corners' work",
-                        "rank agreement", "fronts' own work"}
+    assert set(got) == {
+        "0.333",
+        "0.333, smallest-first",
+        "0.333, budget-last",
+        "study work kept",
+        "budget corners' work",
+        "rank agreement",
+        "fronts' own work",
+    }
     assert set(got["rank agreement"]) == {"1"}  # 3 epochs: the rung at 1 and grace 1/3's first epoch, 1
     assert "| hourglass | " in orders.stdout.split("how well an epoch ranks")[1]
     assert 0 < got["budget corners' work"] < 1 and "the budget corners" in orders.stdout
@@ -172,8 +258,22 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     assert all(0 < v <= 1 for v in got["study work kept"].values())
     assert "| 0.333, budget-last | " in orders.stdout.split("work kept by the whole study")[1]
     assert "| 0.333, smallest-first | hourglass |" in orders.stdout
-    why = run_benchmark("pruner_replay.py", "--storage", db, "--graces", "1/3", "--checked", "1:0.5", "--best-so-far",
-                        "--false-stops", "--trust-first", "1", "--json", out, cwd=tmp_path)
+    why = run_benchmark(
+        "pruner_replay.py",
+        "--storage",
+        db,
+        "--graces",
+        "1/3",
+        "--checked",
+        "1:0.5",
+        "--best-so-far",
+        "--false-stops",
+        "--trust-first",
+        "1",
+        "--json",
+        out,
+        cwd=tmp_path,
+    )
     assert why.returncode == 0, why.stderr[-3000:]
     got = json.loads(out.read_text())["plain"]
     assert {"0.333, best so far", "checked-rungs 1:0.5, best so far"} <= set(got)
@@ -210,8 +310,14 @@ def test_verdict_calibration_reads_replicate_searches(tmp_path):
     rng = np.random.default_rng(0)
     for seed in setting.seeds[:6]:
         name = f"dn-{seed}"
-        store.create_or_load_study(name, task="digits-denoise", families=list(setting.families), metric="psnr",
-                                   direction="maximize", budget=60_000)
+        store.create_or_load_study(
+            name,
+            task="digits-denoise",
+            families=list(setting.families),
+            metric="psnr",
+            direction="maximize",
+            budget=60_000,
+        )
         for i in range(vc.TRIALS):
             fam = setting.families[i % 2]
             params = int(np.exp(rng.uniform(np.log(3000), np.log(60_000))))
@@ -221,8 +327,12 @@ def test_verdict_calibration_reads_replicate_searches(tmp_path):
             store.finish_trial(name, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
     store.close()
     out = tmp_path / "cal.json"
-    assert vc.main(["--dir", str(tmp_path), "--no-run", "--settings", "dn", "--methods", "default,seed",
-                    "--json", str(out)]) == 0
+    assert (
+        vc.main(
+            ["--dir", str(tmp_path), "--no-run", "--settings", "dn", "--methods", "default,seed", "--json", str(out)]
+        )
+        == 0
+    )
     default, seed, pooled = json.loads(out.read_text())
     assert default["method"] == "default" and default["replicates"] == 6 and pooled["replicates"] == 2
     # one search calls the clear difference wherever it has models enough to read (the
@@ -260,12 +370,13 @@ def _law_study(store, name: str, rng, gap: float = 0.0, noise: float = 0.003) ->
 
     from core.trials import RunResult, TrialResult
 
-    store.create_or_load_study(name, task="digits-classify", families=["a", "b"], metric="accuracy",
-                               direction="maximize", budget=100_000)
+    store.create_or_load_study(
+        name, task="digits-classify", families=["a", "b"], metric="accuracy", direction="maximize", budget=100_000
+    )
     for i in range(60):
         fam = "ab"[i % 2]
         params = int(np.exp(rng.uniform(np.log(100), np.log(100_000))))
-        error = 0.02 + 3 * params ** -0.5 + (gap if fam == "b" else 0.0) + (rng.exponential(0.02) if i % 3 == 0 else 0)
+        error = 0.02 + 3 * params**-0.5 + (gap if fam == "b" else 0.0) + (rng.exponential(0.02) if i % 3 == 0 else 0)
         n = store.add_trial(name, family=fam, config={"i": i}, params=params, seeds=[0, 1, 2])
         runs = [RunResult(k, "complete", {"accuracy": 1 - error + rng.normal(0, noise)}, 1, [], 0.1) for k in range(3)]
         store.finish_trial(name, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
@@ -306,8 +417,13 @@ def test_predict_calibration_rejects_bad_arguments(tmp_path, capsys):
     sys.path.insert(0, str(REPO))
     from benchmarks import predict_calibration as pc
 
-    for argv in (["--cut", "1.5", "--source", "x=y.db"], ["--source", "nolabel"], ["--recipes", "a"],
-                 ["--source", f"x={tmp_path / 'missing.db'}"], []):
+    for argv in (
+        ["--cut", "1.5", "--source", "x=y.db"],
+        ["--source", "nolabel"],
+        ["--recipes", "a"],
+        ["--source", f"x={tmp_path / 'missing.db'}"],
+        [],
+    ):
         with pytest.raises(SystemExit) as e:
             pc.main(argv)
         assert e.value.code == 2
@@ -317,8 +433,9 @@ def test_predict_calibration_rejects_bad_arguments(tmp_path, capsys):
 def test_weights_overhead_tiny(tmp_path):
     """Issue 34's figures: the write per trial and the store under --keep pareto vs all, run tiny."""
     out = tmp_path / "w.json"
-    done = run_benchmark("weights_overhead.py", "--trials", "3", "--seeds", "2", "--work", tmp_path / "work",
-                         "--json", out, cwd=tmp_path)
+    done = run_benchmark(
+        "weights_overhead.py", "--trials", "3", "--seeds", "2", "--work", tmp_path / "work", "--json", out, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     write, paired, store = report["write"], report["paired"], report["store"]
@@ -327,8 +444,10 @@ def test_weights_overhead_tiny(tmp_path):
     assert store["none"]["files"] == [0, 0] and store["all"]["files"] == [3, 3]
     assert all(0 < p <= a for p, a in zip(store["pareto"]["files"], store["all"]["files"]))
     # (a file's metadata names its study: "w-pareto-s0" is a few bytes longer than "w-all-s0")
-    assert all(0 < p <= a + 64 * n for p, a, n in zip(store["pareto"]["bytes"], store["all"]["bytes"],
-                                                      store["pareto"]["files"]))
+    assert all(
+        0 < p <= a + 64 * n
+        for p, a, n in zip(store["pareto"]["bytes"], store["all"]["bytes"], store["pareto"]["files"])
+    )
     # the folders hold what the studies' records say they keep
     assert len(list((tmp_path / "work" / "w-all-s0-artifacts").iterdir())) == 3
     assert "| `write_weights` per trial (ms) |" in done.stdout and "| pareto |" in done.stdout
@@ -336,8 +455,9 @@ def test_weights_overhead_tiny(tmp_path):
     assert bad.returncode == 2 and "must be at least 1" in bad.stderr
 
 
-def test_verdict_calibration_replicates_pick_the_seeds_and_bad_counts_stop_before_anything(tmp_path, monkeypatch,
-                                                                                            capsys):
+def test_verdict_calibration_replicates_pick_the_seeds_and_bad_counts_stop_before_anything(
+    tmp_path, monkeypatch, capsys
+):
     """--replicates N runs seeds 11 .. 10 + N of each setting (more replicates for a
     narrower answer rate); a count out of range is one line, exit 2, and no folder made."""
     sys.path.insert(0, str(REPO))
@@ -345,12 +465,40 @@ def test_verdict_calibration_replicates_pick_the_seeds_and_bad_counts_stop_befor
 
     calls = []
     monkeypatch.setattr(vc.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
-    monkeypatch.setattr(vc, "evaluate", lambda setting, folder, m, conf: {
-        "setting": setting.name, "method": m, "replicates": len(setting.seeds), "contradict": 0.0, "disjoint": 0.0,
-        "coverage": 1.0, "power": float("nan"), "clear_budgets": 0, "aa_not_distinguishable": 1.0, "thin": 0.0,
-        "median_half_width": 1.0})
-    assert vc.main(["--dir", str(tmp_path / "cal"), "--settings", "gc", "--replicates", "12", "--methods", "default",
-                    "--pool", "0"]) == 0
+    monkeypatch.setattr(
+        vc,
+        "evaluate",
+        lambda setting, folder, m, conf: {
+            "setting": setting.name,
+            "method": m,
+            "replicates": len(setting.seeds),
+            "contradict": 0.0,
+            "disjoint": 0.0,
+            "coverage": 1.0,
+            "power": float("nan"),
+            "clear_budgets": 0,
+            "aa_not_distinguishable": 1.0,
+            "thin": 0.0,
+            "median_half_width": 1.0,
+        },
+    )
+    assert (
+        vc.main(
+            [
+                "--dir",
+                str(tmp_path / "cal"),
+                "--settings",
+                "gc",
+                "--replicates",
+                "12",
+                "--methods",
+                "default",
+                "--pool",
+                "0",
+            ]
+        )
+        == 0
+    )
     assert [c[c.index("--seed") + 1] for c in calls] == [str(s) for s in range(11, 23)]
     assert "| gc | 12 | default |" in capsys.readouterr().out
     for bad in ("1", "101"):
@@ -375,13 +523,20 @@ def test_verdict_calibration_does_not_rerun_a_pruned_search(tmp_path, monkeypatc
     store = Store(f"sqlite:///{tmp_path / 'dn.db'}")
     for seed, n_trials in ((11, vc.TRIALS), (12, vc.TRIALS - 1)):
         name = f"dn-{seed}"
-        store.create_or_load_study(name, task="digits-denoise", families=list(setting.families), metric="psnr",
-                                   direction="maximize", budget=60_000)
+        store.create_or_load_study(
+            name,
+            task="digits-denoise",
+            families=list(setting.families),
+            metric="psnr",
+            direction="maximize",
+            budget=60_000,
+        )
         for i in range(n_trials):
             n = store.add_trial(name, family=setting.families[i % 2], config={"i": i}, params=1000 + i, seeds=[0])
             status = "pruned" if i % 3 == 0 else "complete"
-            store.finish_trial(name, n, TrialResult(n, status, [RunResult(0, status, {"psnr": 20.0}, 1, [], 0.1)],
-                                                    0.1, "cpu"))
+            store.finish_trial(
+                name, n, TrialResult(n, status, [RunResult(0, status, {"psnr": 20.0}, 1, [], 0.1)], 0.1, "cpu")
+            )
     store.close()
     calls = []
     monkeypatch.setattr(vc.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
@@ -405,15 +560,45 @@ def test_pruned_seconds_sets_the_pruners_saving_in_seconds_beside_parameter_epoc
     GPU checklist's `prunework` step writes) and fits seconds per epoch on depth and size."""
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     for pruner in ("pareto", "none"):
-        run = subprocess.run([sys.executable, "-m", "search.cli", "run", "--space", "hourglass",
-                              "--task", "digits-denoise", "--budget", "60K", "--trials", "5", "--epochs", "3",
-                              "--max-train-samples", "256", "--pruner", pruner, "--no-report", "--keep", "none",
-                              "--storage", f"sqlite:///{tmp_path}/{pruner}.db", "--study", "pw"],
-                             capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "search.cli",
+                "run",
+                "--space",
+                "hourglass",
+                "--task",
+                "digits-denoise",
+                "--budget",
+                "60K",
+                "--trials",
+                "5",
+                "--epochs",
+                "3",
+                "--max-train-samples",
+                "256",
+                "--pruner",
+                pruner,
+                "--no-report",
+                "--keep",
+                "none",
+                "--storage",
+                f"sqlite:///{tmp_path}/{pruner}.db",
+                "--study",
+                "pw",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            cwd=tmp_path,
+        )
         assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "pw.json"
-    done = run_benchmark("pruned_seconds.py", "--pair", tmp_path / "pareto.db", tmp_path / "none.db",
-                         "--json", out, cwd=tmp_path)
+    done = run_benchmark(
+        "pruned_seconds.py", "--pair", tmp_path / "pareto.db", tmp_path / "none.db", "--json", out, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (pair,) = json.loads(out.read_text())["pairs"]
     assert pair["trials"] == 5 and pair["unpruned_s"] > 0 and pair["unpruned_work"] > 0
@@ -426,8 +611,9 @@ def test_pruned_seconds_sets_the_pruners_saving_in_seconds_beside_parameter_epoc
     assert "| 1 |" in done.stdout and "seconds per epoch over 8 trained trials" in done.stdout
     missing = run_benchmark("pruned_seconds.py", "--pair", tmp_path / "pareto.db", tmp_path / "nope.db", cwd=tmp_path)
     assert missing.returncode == 2 and "no such database" in missing.stderr and missing.stderr.count("\n") == 1
-    other = run_benchmark("pruned_seconds.py", "--pair", tmp_path / "pareto.db", tmp_path / "none.db",
-                          "--study", "x", cwd=tmp_path)
+    other = run_benchmark(
+        "pruned_seconds.py", "--pair", tmp_path / "pareto.db", tmp_path / "none.db", "--study", "x", cwd=tmp_path
+    )
     assert other.returncode == 2 and "holds no study named x" in other.stderr
 
 
@@ -436,8 +622,23 @@ def test_start_draws_compares_the_two_shape_draws_first_trials(tmp_path):
     """benchmarks/start_draws.py: untrained proposals of both draws, KS-tested per column, and
     the first trained trials' hypervolume paired by seed (read back from --storage)."""
     out, db = tmp_path / "draws.json", f"sqlite:///{tmp_path}/draws.db"
-    args = ("start_draws.py", "--setting", "hourglass", "--first", "3", "--proposals", "2", "--trained", "2",
-            "--search-flags", "--start ramp --corners last", "--storage", db, "--json", out)
+    args = (
+        "start_draws.py",
+        "--setting",
+        "hourglass",
+        "--first",
+        "3",
+        "--proposals",
+        "2",
+        "--trained",
+        "2",
+        "--search-flags",
+        "--start ramp --corners last",
+        "--storage",
+        db,
+        "--json",
+        out,
+    )
     done = run_benchmark(*args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
@@ -445,16 +646,21 @@ def test_start_draws_compares_the_two_shape_draws_first_trials(tmp_path):
     assert {("hourglass", c) for c in ("params", "L", "d_z", "d_h", "lr")} <= cols
     assert all(r["n"] == [6, 6] and 0 <= r["ks_p"] <= 1 for r in report["proposals"])  # 2 seeds x 3 trials a draw
     fr = report["trained"]["fractions"]
-    assert set(fr) == {"modelled", "random"} and all(len(v) == 2 and all(0 < x <= 1 + 1e-9 for x in v)
-                                                   for v in fr.values())
+    assert set(fr) == {"modelled", "random"} and all(
+        len(v) == 2 and all(0 < x <= 1 + 1e-9 for x in v) for v in fr.values()
+    )
     assert max(max(v) for v in fr.values()) <= 1 + 1e-9 and sum(report["trained"]["ahead"].values()) == 2
     again = run_benchmark(*args[:6], "0", *args[7:], cwd=tmp_path)  # --proposals 0: the trained studies read back
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads(out.read_text())["trained"]["fractions"] == fr
-    for bad, why in ((("--setting", "nope"), "unknown --setting"), (("--first", "0"), "--first must be between"),
-                     (("--trained", "1"), "at least 2 seeds"), (("--search-flags=--start",), "flag-value pairs"),
-                     (("--search-flags", "--epochs 3"), "--search-flags knows"),
-                     (("--search-flags", "--start sideways"), "unknown --start")):
+    for bad, why in (
+        (("--setting", "nope"), "unknown --setting"),
+        (("--first", "0"), "--first must be between"),
+        (("--trained", "1"), "at least 2 seeds"),
+        (("--search-flags=--start",), "flag-value pairs"),
+        (("--search-flags", "--epochs 3"), "--search-flags knows"),
+        (("--search-flags", "--start sideways"), "unknown --start"),
+    ):
         r = run_benchmark("start_draws.py", "--proposals", "1", *bad, cwd=tmp_path, timeout=120)
         assert r.returncode == 2 and why in r.stderr and r.stderr.count("\n") == 1, (bad, r.stderr)
 

@@ -1,5 +1,6 @@
 """benchmarks/big_studies.py (issue 33): its bulk-written studies are the studies the
 store's own writes make, and the script runs end to end."""
+
 from __future__ import annotations
 
 import sys
@@ -34,17 +35,30 @@ def test_bulk_writes_are_the_stores_own_rows(tmp_path, seeds):
     if seeds > 1:  # the runs differ: the verdicts' intervals have seed noise to draw
         done = a[a["status"] == "complete"]
         assert (done["n_runs"] == seeds).all() and (done["psnr_std"] > 0).all()
-    for sql in ("SELECT trial_id, repeat, seed, status, best_epoch, metrics, duration_s, error FROM runs ORDER BY id",
-                "SELECT run_id, epoch, train_loss, metrics, elapsed_s FROM epochs ORDER BY id",
-                "SELECT trial_id, name, mean, std, n FROM trial_metrics ORDER BY id",
-                "SELECT number, optuna, owner, attempt, retry_of, traceback, objective FROM trials ORDER BY id"):
+    for sql in (
+        "SELECT trial_id, repeat, seed, status, best_epoch, metrics, duration_s, error FROM runs ORDER BY id",
+        "SELECT run_id, epoch, train_loss, metrics, elapsed_s FROM epochs ORDER BY id",
+        "SELECT trial_id, name, mean, std, n FROM trial_metrics ORDER BY id",
+        "SELECT number, optuna, owner, attempt, retry_of, traceback, objective FROM trials ORDER BY id",
+    ):
         assert _rows(one, sql) == _rows(bulk, sql), sql
 
 
 @pytest.mark.slow
 def test_the_script_prints_its_tables(tmp_path):
-    done = run_benchmark("big_studies.py", "--sizes", "40,120", "--repeats", "1", "--clients", "2,3",
-                         "--requests", "2", "--writer", cwd=tmp_path)
+    done = run_benchmark(
+        "big_studies.py",
+        "--sizes",
+        "40,120",
+        "--repeats",
+        "1",
+        "--clients",
+        "2,3",
+        "--requests",
+        "2",
+        "--writer",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "| 40 |" in out and "| 120 |" in out

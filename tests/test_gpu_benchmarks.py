@@ -1,5 +1,6 @@
 """The GPU checklist's benchmark scripts (benchmarks/gpu_checklist.sh) run on the CPU too:
 tiny settings, real output."""
+
 import json
 
 import pytest
@@ -12,9 +13,29 @@ from tests.tasks.test_lm import SHARED_DATA, needs_shakespeare
 @needs_shakespeare
 def test_lm_mfu_measures_the_trainers_steady_rate_on_the_cpu(tmp_path):
     out = tmp_path / "mfu.json"
-    r = run_benchmark("lm_mfu.py", "--device", "cpu", "--d-model", "128", "--layers", "1", "--context", "32",
-                      "--batch", "2", "--steps", "2", "--repeats", "2", "--compile", "off", "--json", out,
-                      "--data-dir", SHARED_DATA)
+    r = run_benchmark(
+        "lm_mfu.py",
+        "--device",
+        "cpu",
+        "--d-model",
+        "128",
+        "--layers",
+        "1",
+        "--context",
+        "32",
+        "--batch",
+        "2",
+        "--steps",
+        "2",
+        "--repeats",
+        "2",
+        "--compile",
+        "off",
+        "--json",
+        out,
+        "--data-dir",
+        SHARED_DATA,
+    )
     assert r.returncode == 0, r.stderr
     assert "| 128 | 1 |" in r.stdout
     data = json.loads(out.read_text())
@@ -27,8 +48,22 @@ def test_lm_mfu_measures_the_trainers_steady_rate_on_the_cpu(tmp_path):
 @pytest.mark.slow
 def test_gpu_pack_runs_k_processes_on_one_study(tmp_path):
     out = tmp_path / "pack.json"
-    r = run_benchmark("gpu_pack.py", "--task", "digits-denoise", "--k", "1,2", "--packs", "2", "--trials", "2",
-                      "--epochs", "1", "--json", out, timeout=240)
+    r = run_benchmark(
+        "gpu_pack.py",
+        "--task",
+        "digits-denoise",
+        "--k",
+        "1,2",
+        "--packs",
+        "2",
+        "--trials",
+        "2",
+        "--epochs",
+        "1",
+        "--json",
+        out,
+        timeout=240,
+    )
     assert r.returncode == 0, r.stderr
     rows = json.loads(out.read_text())["rows"]
     assert [(row["k"], row["pack"]) for row in rows] == [(1, 1), (2, 1), (1, 2)]

@@ -12,6 +12,7 @@ and inside `search`, its sub-packages in this order (each may import those named
 No two modules import each other. Every import statement counts, including those inside
 functions (a lazy import is still a dependency). Tests and benchmarks may import anything.
 """
+
 from __future__ import annotations
 
 import ast
@@ -168,6 +169,9 @@ def test_the_sub_package_checker_can_fail(tmp_path):
     (tmp_path / "search" / "engine" / "a.py").write_text("from search.cli import b\n")
     (tmp_path / "search" / "cli" / "b.py").write_text("def f():\n    from search.engine.a import x\n")
     (tmp_path / "search" / "loose.py").write_text("")
-    assert search_violations(tmp_path) == ["search.engine.a imports search.cli.b", "search.loose is in no sub-package "
-                                           "of search (recipes, spaces, artifacts, plugins, executors, engine, integrations, tune, api, cli)"]
+    assert search_violations(tmp_path) == [
+        "search.engine.a imports search.cli.b",
+        "search.loose is in no sub-package "
+        "of search (recipes, spaces, artifacts, plugins, executors, engine, integrations, tune, api, cli)",
+    ]
     assert mutual_imports(import_graph(tmp_path)) == [("search.cli.b", "search.engine.a")]

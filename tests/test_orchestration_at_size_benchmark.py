@@ -1,5 +1,6 @@
 """benchmarks/orchestration_at_size.py (issue 33 item 4): our resumed study and the bare
 Optuna study start from the same past, and the script prints its table."""
+
 from __future__ import annotations
 
 import sys
@@ -10,6 +11,7 @@ from tests.bench_scripts import REPO, run_benchmark
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import orchestration_at_size as bench  # a script of benchmarks/, found through the sys.path entry above
+
 from search.executors import EXECUTORS
 
 

@@ -1,5 +1,6 @@
 """What the wheel ships: the product's packages only, test tools as an extra, a true
 Python floor (space files are read with tomllib, new in 3.11)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -16,8 +17,12 @@ PRODUCT = {"core", "models", "tasks", "storage", "reports", "search"}
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("wheel")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(REPO)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     (path,) = out.glob("*.whl")
     return zipfile.ZipFile(path)

@@ -3,6 +3,7 @@ ranges. Unit checks drive each peer's ask/tell with a made-up metric (no trainin
 the random start so that each model proposes); the quick benchmark runs them end to end
 through the product's study loop and trainer. Ax's checks are skipped without the
 `peers` extra; the Optuna peers need nothing beyond the product's dependencies."""
+
 import json
 import math
 import sys
@@ -91,9 +92,11 @@ def test_tune_optuna_search_draws_what_optuna_tpe_draws(prep):
     """Tune's OptunaSearch is Optuna's TPE with the same defaults: at 40 trials (10 start-up
     trials either way) the two peers propose the same configurations, rejections included,
     past the start into TPE's model."""
+
     def proposals(name):
-        proposer = make_proposer(name, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=3,
-                                 trials=40)
+        proposer = make_proposer(
+            name, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=3, trials=40
+        )
         done, rejected = drive(proposer, 14)
         check_proposals(prep, done, rejected)
         return proposer, [(p.family, p.config) for p in done], [(r.family, r.reason) for r in rejected]
@@ -174,6 +177,7 @@ def test_a_search_stuck_on_rejected_proposals_is_measured_not_fatal(tmp_path, mo
     import dataclasses
 
     import search_efficiency as se
+
     from core.errors import RejectedInARow
     from core.trials import TrainSettings
     from storage import Store
@@ -189,8 +193,10 @@ def test_a_search_stuck_on_rejected_proposals_is_measured_not_fatal(tmp_path, mo
     train = TrainSettings(epochs=1, max_train_samples=64)
     record, frame, wall, stopped = se.run(store, se.SETTINGS["hourglass"], "s", "random", 0, 5, train, None)
     assert len(frame) == 2 and (frame["status"] == "complete").all() and wall > 0
-    assert stopped == "stopped after 2 finished trials: 1000 proposals in a row were rejected: widen the space " \
-                      "or raise the budget"
+    assert (
+        stopped == "stopped after 2 finished trials: 1000 proposals in a row were rejected: widen the space "
+        "or raise the budget"
+    )
     monkeypatch.setattr(se, "run_study", lambda spec, store, progress: (_ for _ in ()).throw(UserError("other")))
     with pytest.raises(UserError, match="other"):
         se.run(store, se.SETTINGS["hourglass"], "t", "random", 0, 5, train, None)

@@ -1,5 +1,6 @@
 """benchmarks/tune_front.py (issue 29 item 3): the same short study on `--executor local`
 and on `--executor tune --max-concurrent 1`, compared trial by trial and front by front."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,14 @@ import tune_front  # noqa: E402  a script of benchmarks/, found through the sys.
 
 
 def trial(number, config, params, status="complete", metric=10.0, epochs=2):
-    return {"number": number, "config": {"d_h": config}, "params": params, "status": status, "metric": metric,
-            "epochs": epochs}
+    return {
+        "number": number,
+        "config": {"d_h": config},
+        "params": params,
+        "status": status,
+        "metric": metric,
+        "epochs": epochs,
+    }
 
 
 def test_compare_finds_the_first_different_trial_and_the_metric_difference():

@@ -2,6 +2,7 @@
 cost a study (lost, duplicated, retried), and the quick mode kills the worker node of a
 two-node Ray cluster under a study on Tune: the trial on it is failed, retried, and the
 study ends complete with nothing lost or run twice."""
+
 from __future__ import annotations
 
 import json
@@ -23,11 +24,21 @@ def row(number, status, config, attempt=0, retry_of=None, error=None):
 
 def test_the_verdict_counts_retried_lost_and_duplicated():
     before = [row(0, "complete", 1), row(1, "running", 2), row(2, "running", 3)]
-    good = [row(0, "complete", 1), row(1, "failed", 2, error="Tune trial failed: actor died"),
-            row(2, "complete", 3), row(3, "complete", 2, 1, 1)]
+    good = [
+        row(0, "complete", 1),
+        row(1, "failed", 2, error="Tune trial failed: actor died"),
+        row(2, "complete", 3),
+        row(3, "complete", 2, 1, 1),
+    ]
     v = tune_node_loss.verdict(before, good, 3)
-    assert (v["complete"], v["failed"], v["retried"], v["retried_complete"], v["lost"], v["duplicated"]) == \
-        (3, 1, 1, 1, 0, 0)
+    assert (v["complete"], v["failed"], v["retried"], v["retried_complete"], v["lost"], v["duplicated"]) == (
+        3,
+        1,
+        1,
+        1,
+        0,
+        0,
+    )
     assert v["running_at_kill"] == [1, 2]
     # a trial complete before the kill changed after it; a failed trial that nothing ran again
     bad = [row(0, "failed", 1), row(1, "failed", 2), row(2, "complete", 3)]

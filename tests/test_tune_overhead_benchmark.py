@@ -1,6 +1,7 @@
 """benchmarks/tune_overhead.py (issue 29 item 3): its stand-in trial is a trial result the
 study stores, and the quick mode runs the same stand-in through the local, Ray and Tune
 executors (the Tune path's searcher, scheduler and trainable) and writes its figures."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,15 @@ import tune_overhead  # noqa: E402  a script of benchmarks/, found through the s
 
 def test_the_stand_in_sleeps_reports_each_seeds_epoch_and_returns_a_complete_result(monkeypatch):
     monkeypatch.setenv(tune_overhead.SLEEP_ENV, "0.01")
-    spec = TrialSpec("s", 3, "hourglass", {"d_z": 8, "d_h": 16, "L": 2, "lr": 0.001}, "digits-denoise", (5, 6),
-                     TrainSettings(epochs=1))
+    spec = TrialSpec(
+        "s",
+        3,
+        "hourglass",
+        {"d_z": 8, "d_h": 16, "L": 2, "lr": 0.001},
+        "digits-denoise",
+        (5, 6),
+        TrainSettings(epochs=1),
+    )
     seen = []
     result = tune_overhead.stand_in_run_guarded(spec, on_epoch=lambda repeat, record: seen.append((repeat, record)))
     assert result.number == 3 and result.status == "complete" and [r.seed for r in result.runs] == [5, 6]
@@ -52,7 +60,13 @@ def test_the_quick_mode_runs_the_three_executors_and_writes_its_json(tmp_path):
     tune = [r for r in data["rows"] if r["executor"] == "tune"]
     # each trial went through the product's trainable on Tune: its folder, its epoch and its final report
     assert tune and all(r["tune_trial_folders"] == 3 and r["tune_reports"] == 6 for r in tune)
-    for key in ("import_ray_s", "ray_init_s", "import_tune_s", "first_study_local_s", "first_study_ray_s",
-                "first_study_tune_s"):
+    for key in (
+        "import_ray_s",
+        "ray_init_s",
+        "import_tune_s",
+        "first_study_local_s",
+        "first_study_ray_s",
+        "first_study_tune_s",
+    ):
         assert data["startup"][key] >= 0
     assert "| tune | 1 |" in done.stdout and "overhead per trial ms" in done.stdout

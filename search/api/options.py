@@ -2,12 +2,14 @@
 underscores) with the default the command line gives it, so `search.run(**options)` and
 `search run --flags` build the same `RunSpec` through one function (search/api/run.py).
 tests/search/api/test_run_api.py holds this table against the parser's defaults."""
+
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from types import SimpleNamespace
-from typing import Any, Mapping
+from typing import Any
 
 from core.errors import UserError
 
@@ -15,16 +17,60 @@ DEFAULT_REPORT_DIR = "search-reports"
 
 # name -> default, as `search run` parses an empty command line (None: the flag not given).
 RUN_OPTIONS: dict[str, Any] = {
-    "recipe": None, "space": None, "budget": None, "task": None, "budget_of": None, "trials": None,
-    "repeats": None, "study": None, "seed": None, "search_repeats": 1, "space_file": None, "smoke": False,
-    "sampler": None, "spread": None, "share": None, "sampler_scope": None, "corners": None, "start": None,
-    "revisit": None, "shape_draw": None, "size_scale": None, "pruner": None, "prune_grace": None,
-    "epochs": None, "batch_size": None, "optimizer": None, "lr": None, "ema": None, "ema_warmup": None,
-    "compile": None, "fuse": None, "device": "auto", "max_train_samples": None, "tokens": None, "data": None,
-    "data_dir": None, "task_option": None, "executor": None, "retries": None, "oom_retry": False,
-    "ray_address": None, "gpus_per_trial": None, "cpus_per_trial": None, "max_concurrent": None,
-    "trial_timeout": None, "tune_dir": None, "pack": None, "storage": None, "storage_wait": None, "keep": None, "artifacts": None,
-    "out": DEFAULT_REPORT_DIR, "no_report": False, "plugin": None,
+    "recipe": None,
+    "space": None,
+    "budget": None,
+    "task": None,
+    "budget_of": None,
+    "trials": None,
+    "repeats": None,
+    "study": None,
+    "seed": None,
+    "search_repeats": 1,
+    "space_file": None,
+    "smoke": False,
+    "sampler": None,
+    "spread": None,
+    "share": None,
+    "sampler_scope": None,
+    "corners": None,
+    "start": None,
+    "revisit": None,
+    "shape_draw": None,
+    "size_scale": None,
+    "pruner": None,
+    "prune_grace": None,
+    "epochs": None,
+    "batch_size": None,
+    "optimizer": None,
+    "lr": None,
+    "ema": None,
+    "ema_warmup": None,
+    "compile": None,
+    "fuse": None,
+    "device": "auto",
+    "max_train_samples": None,
+    "tokens": None,
+    "data": None,
+    "data_dir": None,
+    "task_option": None,
+    "executor": None,
+    "retries": None,
+    "oom_retry": False,
+    "ray_address": None,
+    "gpus_per_trial": None,
+    "cpus_per_trial": None,
+    "max_concurrent": None,
+    "trial_timeout": None,
+    "tune_dir": None,
+    "pack": None,
+    "storage": None,
+    "storage_wait": None,
+    "keep": None,
+    "artifacts": None,
+    "out": DEFAULT_REPORT_DIR,
+    "no_report": False,
+    "plugin": None,
 }
 
 
@@ -67,6 +113,7 @@ def print_frame(df, fmt: str) -> None:
     elif df.empty:
         print("(no rows)")
     else:
-        with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200,
-                               "display.max_colwidth", 60):
+        with pd.option_context(
+            "display.max_rows", None, "display.max_columns", None, "display.width", 200, "display.max_colwidth", 60
+        ):
             print(df.to_string(index=False))

@@ -5,12 +5,14 @@
   seconds (default a minute), so that a long trial is never silent for long.
 Trials on Ray workers report their epochs through the driver, so both modes show them.
 Everything goes to stderr so stdout stays clean for results."""
+
 from __future__ import annotations
 
 import math
 import sys
 import time
-from typing import Any, Callable, Mapping, TextIO
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
 
 from core.budget import format_count
 from core.trials import EpochRecord, TrialResult, TrialSpec
@@ -34,9 +36,14 @@ EPOCH_INTERVAL_S = 60.0  # the least time between two epoch lines of one trial i
 
 
 class ConsoleProgress:
-    def __init__(self, stream: TextIO | None = None, live: bool | None = None,
-                 epoch_interval: float = EPOCH_INTERVAL_S, clock: Callable[[], float] = time.monotonic,
-                 search: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        live: bool | None = None,
+        epoch_interval: float = EPOCH_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+        search: Mapping[str, Any] | None = None,
+    ) -> None:
         self.stream = stream or sys.stderr
         self.search = search  # the running search's settings (search_flags.search_settings), said at the start
         self.live = self.stream.isatty() if live is None else live
@@ -64,8 +71,10 @@ class ConsoleProgress:
         measure = (study.settings or {}).get("budget_of", "params")
         self.unit = "params" if measure == "params" else measure
         self.t0 = time.monotonic()
-        what = (f"study {study.name!r}: task {study.task}, {', '.join(study.families)}, budget "
-                f"{format_count(study.budget)}" + ("" if self.unit == "params" else f" {self.unit}"))
+        what = (
+            f"study {study.name!r}: task {study.task}, {', '.join(study.families)}, budget "
+            f"{format_count(study.budget)}" + ("" if self.unit == "params" else f" {self.unit}")
+        )
         if done:
             what += f"; resuming with {done}/{total} finished"
         if retries:
@@ -81,14 +90,18 @@ class ConsoleProgress:
         self._print(f"searching with {format_flags(search_flags(self.search, families))}")
         changed = changed_flags(study.settings or {}, self.search, families)
         if changed:
-            self._print(f"note: the study was created with {format_flags(changed)}; this run searches as above "
-                        "(its finished trials are kept, and told to the sampler)")
+            self._print(
+                f"note: the study was created with {format_flags(changed)}; this run searches as above "
+                "(its finished trials are kept, and told to the sampler)"
+            )
 
     def trial_started(self, spec: TrialSpec, params: int, note: str | None) -> None:
         if note and note.startswith("retry "):
             self._retries.add(spec.number)
-        line = (f"[{self.done + 1}/{self.total}] #{spec.number} {spec.family} {format_config(spec.config)} "
-                f"({format_count(params)} {self.unit})")
+        line = (
+            f"[{self.done + 1}/{self.total}] #{spec.number} {spec.family} {format_config(spec.config)} "
+            f"({format_count(params)} {self.unit})"
+        )
         if self.live:
             self._show_live(line + " ...")
         else:
@@ -103,8 +116,10 @@ class ConsoleProgress:
             self._last_line[spec.number] = now
         val = record.metrics.get(self.metric, math.nan)
         seed = f" seed {repeat + 1}/{len(spec.seeds)}" if len(spec.seeds) > 1 else ""
-        line = (f"[{self.done + 1}/{self.total}] #{spec.number} {spec.family}{seed} epoch {record.epoch}: "
-                f"loss {record.train_loss:.4g}, val {self.metric} {val:.4g}  {format_duration(record.elapsed_s)}")
+        line = (
+            f"[{self.done + 1}/{self.total}] #{spec.number} {spec.family}{seed} epoch {record.epoch}: "
+            f"loss {record.train_loss:.4g}, val {self.metric} {val:.4g}  {format_duration(record.elapsed_s)}"
+        )
         if self.live:
             self._show_live(line)
         else:

@@ -8,6 +8,7 @@ CLI (`search compare`, `search predict`) only prints them.
 Bad input raises `core.errors.UserError` with a one-line message (the CLI's exit 2);
 a study that is not stored raises its subclass `StorageError`.
 """
+
 from __future__ import annotations
 
 import json
@@ -89,31 +90,76 @@ class Comparison:
             fams = []
             for r in v.families:
                 study, trial = self.origin(r.number)
-                fams.append({"family": r.family, "value": r.value, "low": r.low, "high": r.high, "study": study,
-                             "trial": trial, "params": r.params, "config": r.config, "runs": r.runs,
-                             "searches": r.searches,
-                             "thin": None if r.thin is None else {"kind": r.thin.kind, "near": r.thin.near,
-                                                                  "needed": r.thin.needed,
-                                                                  "more_trials": r.thin.more_trials,
-                                                                  "window": [r.thin.low, r.thin.budget]}})
-            levels.append({"budget": v.budget, "families": fams, "winner": v.winner, "runner_up": v.runner_up,
-                           "margin": v.margin, "margin_low": v.margin_low, "margin_high": v.margin_high,
-                           "status": v.status, "equivalence": v.equivalence, "verdict": v.text})
+                fams.append(
+                    {
+                        "family": r.family,
+                        "value": r.value,
+                        "low": r.low,
+                        "high": r.high,
+                        "study": study,
+                        "trial": trial,
+                        "params": r.params,
+                        "config": r.config,
+                        "runs": r.runs,
+                        "searches": r.searches,
+                        "thin": None
+                        if r.thin is None
+                        else {
+                            "kind": r.thin.kind,
+                            "near": r.thin.near,
+                            "needed": r.thin.needed,
+                            "more_trials": r.thin.more_trials,
+                            "window": [r.thin.low, r.thin.budget],
+                        },
+                    }
+                )
+            levels.append(
+                {
+                    "budget": v.budget,
+                    "families": fams,
+                    "winner": v.winner,
+                    "runner_up": v.runner_up,
+                    "margin": v.margin,
+                    "margin_low": v.margin_low,
+                    "margin_high": v.margin_high,
+                    "status": v.status,
+                    "equivalence": v.equivalence,
+                    "verdict": v.text,
+                }
+            )
         d = self.difference
-        return {"studies": [r.name for r in self.records], "task": self.records[0].task, "metric": self.metric,
-                "direction": self.direction,
-                "confidence": self.confidence, "interval": self.interval, "levels": levels,
-                "fronts": [{"family": f.family, "hypervolume": f.value, "low": f.low, "high": f.high}
-                           for f in self.volumes],
-                "hypervolume_reference": None if self.reference is None else [float(x) for x in self.reference],
-                "front_difference": None if d is None else {
-                    "first": d.first, "second": d.second, "difference": d.difference, "low": d.low, "high": d.high}}
+        return {
+            "studies": [r.name for r in self.records],
+            "task": self.records[0].task,
+            "metric": self.metric,
+            "direction": self.direction,
+            "confidence": self.confidence,
+            "interval": self.interval,
+            "levels": levels,
+            "fronts": [
+                {"family": f.family, "hypervolume": f.value, "low": f.low, "high": f.high} for f in self.volumes
+            ],
+            "hypervolume_reference": None if self.reference is None else [float(x) for x in self.reference],
+            "front_difference": None
+            if d is None
+            else {"first": d.first, "second": d.second, "difference": d.difference, "low": d.low, "high": d.high},
+        }
 
 
-def compare(store: Store | str | None, studies: Sequence[str], *, families: Sequence[str] | None = None,
-            metric: str | None = None, budgets: Sequence[float | str] | None = None, levels: int | None = None,
-            confidence: float = 0.95, interval: str = "trials", min_near: int = DEFAULT_MIN_NEAR,
-            replicates: bool = False, margin: float | None = None) -> Comparison:
+def compare(
+    store: Store | str | None,
+    studies: Sequence[str],
+    *,
+    families: Sequence[str] | None = None,
+    metric: str | None = None,
+    budgets: Sequence[float | str] | None = None,
+    levels: int | None = None,
+    confidence: float = 0.95,
+    interval: str = "trials",
+    min_near: int = DEFAULT_MIN_NEAR,
+    replicates: bool = False,
+    margin: float | None = None,
+) -> Comparison:
     """Which family wins at each budget, with intervals (`search compare`): a `Comparison`.
 
     `store`: a `storage.Store`, or a storage URL (None: $SEARCH_STORAGE or search.db)
@@ -158,8 +204,9 @@ def compare(store: Store | str | None, studies: Sequence[str], *, families: Sequ
         raise UserError(f"--confidence must be between 0 and 1, got {confidence:g}")
     if min_near < 0:
         raise UserError(f"--min-near must be at least 0, got {min_near}")
-    if margin is not None and not (isinstance(margin, (int, float)) and not isinstance(margin, bool)
-                                   and 0 < margin < float("inf")):
+    if margin is not None and not (
+        isinstance(margin, (int, float)) and not isinstance(margin, bool) and 0 < margin < float("inf")
+    ):
         raise UserError(f"--margin must be a difference above 0 in the metric's units, got {margin!r}")
     if interval not in INTERVALS:
         raise UserError(f"unknown interval {interval!r}; known: {', '.join(INTERVALS)}")
@@ -182,18 +229,30 @@ def compare(store: Store | str | None, studies: Sequence[str], *, families: Sequ
     at = [float(b) for b in at]
     if pooled:
         reps = [candidates(df[df["study"] == r.name], metric, fams) for r in records]
-        verdicts = compare_replicates(reps, at, direction, confidence=confidence, min_near=min_near,
-                                      equivalence=margin)
+        verdicts = compare_replicates(reps, at, direction, confidence=confidence, min_near=min_near, equivalence=margin)
         volumes, reference, difference = [], None, None
         text = f"{POOLED_TEXT} ({len(records)} searches)"
     else:
-        verdicts = compare_at(cands, at, direction, confidence=confidence, method=interval, min_near=min_near,
-                              equivalence=margin)
+        verdicts = compare_at(
+            cands, at, direction, confidence=confidence, method=interval, min_near=min_near, equivalence=margin
+        )
         volumes, reference = front_volumes(cands, direction, confidence=confidence, method=interval)
         difference = front_difference(volumes, confidence=confidence)
         text = METHOD_TEXT[interval]
-    return Comparison(tuple(records), df, tuple(verdicts), tuple(volumes), reference, difference, metric,
-                      direction, text, pooled, confidence, (rec.settings or {}).get("budget_of", "params"))
+    return Comparison(
+        tuple(records),
+        df,
+        tuple(verdicts),
+        tuple(volumes),
+        reference,
+        difference,
+        metric,
+        direction,
+        text,
+        pooled,
+        confidence,
+        (rec.settings or {}).get("budget_of", "params"),
+    )
 
 
 def resolve(store: Store, names: Sequence[str]) -> tuple[list[StudyRecord], bool]:
@@ -206,8 +265,11 @@ def resolve(store: Store, names: Sequence[str]) -> tuple[list[StudyRecord], bool
             records.append(store.get_study(name))
             continue
         except StorageError:
-            group = [r for r in (store.get_study(s.name) for s in store.list_studies()
-                                 if s.name.startswith(f"{name}-r")) if (r.settings or {}).get("replicate_of") == name]
+            group = [
+                r
+                for r in (store.get_study(s.name) for s in store.list_studies() if s.name.startswith(f"{name}-r"))
+                if (r.settings or {}).get("replicate_of") == name
+            ]
             if not group:
                 raise
         records.extend(sorted(group, key=lambda r: r.settings.get("replicate", 0)))
@@ -271,8 +333,11 @@ class Prediction:
 
         frame = predictions_frame(list(self.families), list(self.races), list(self.targets), self.metric)
         got = [self.proposal(f, t) for f, t in zip(frame["family"], frame["budget"])]
-        return frame.assign(config=[json.dumps(p.config) if p.config else "" for p in got],
-                            config_params=[p.count for p in got], config_notes=["; ".join(p.notes) for p in got])
+        return frame.assign(
+            config=[json.dumps(p.config) if p.config else "" for p in got],
+            config_params=[p.count for p in got],
+            config_notes=["; ".join(p.notes) for p in got],
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """`search predict --format json`'s object: the studies, metric, direction, error
@@ -280,24 +345,60 @@ class Prediction:
         alpha), front points, span and trust; per target each family's value, interval,
         chance to be best and configuration, with the leader, runner-up and margin (its
         interval). Non-finite numbers are None."""
-        return {"studies": [r.name for r in self.records], "metric": self.metric, "direction": self.direction,
-                "error_scale": self.scale.name, "confidence": self.confidence, "search_budget": self.search_budget,
-                "law": "error(N) = E + A * N^(-alpha)", "measure": self.measure,
-                "families": [{"family": p.family, "front_points": p.front_points, "span": p.span, "trust": p.trust,
-                              "E": _num(p.law.E) if p.law else None, "A": _num(p.law.A) if p.law else None,
-                              "alpha": _num(p.law.alpha) if p.law else None} for p in self.families],
-                "targets": [{"budget": r.target,
-                             "families": [{"family": p.family, "value": _num(p.values[i]), "low": _num(p.low[i]),
-                                           "high": _num(p.high[i]), "p_best": _num(r.p_win.get(p.family)),
-                                           "configuration": _configuration(self.proposal(p.family, r.target))}
-                                          for p in self.families],
-                             "leader": r.leader, "runner_up": r.runner_up, "margin": _num(r.margin),
-                             "margin_low": _num(r.low), "margin_high": _num(r.high)}
-                            for i, r in enumerate(self.races)]}
+        return {
+            "studies": [r.name for r in self.records],
+            "metric": self.metric,
+            "direction": self.direction,
+            "error_scale": self.scale.name,
+            "confidence": self.confidence,
+            "search_budget": self.search_budget,
+            "law": "error(N) = E + A * N^(-alpha)",
+            "measure": self.measure,
+            "families": [
+                {
+                    "family": p.family,
+                    "front_points": p.front_points,
+                    "span": p.span,
+                    "trust": p.trust,
+                    "E": _num(p.law.E) if p.law else None,
+                    "A": _num(p.law.A) if p.law else None,
+                    "alpha": _num(p.law.alpha) if p.law else None,
+                }
+                for p in self.families
+            ],
+            "targets": [
+                {
+                    "budget": r.target,
+                    "families": [
+                        {
+                            "family": p.family,
+                            "value": _num(p.values[i]),
+                            "low": _num(p.low[i]),
+                            "high": _num(p.high[i]),
+                            "p_best": _num(r.p_win.get(p.family)),
+                            "configuration": _configuration(self.proposal(p.family, r.target)),
+                        }
+                        for p in self.families
+                    ],
+                    "leader": r.leader,
+                    "runner_up": r.runner_up,
+                    "margin": _num(r.margin),
+                    "margin_low": _num(r.low),
+                    "margin_high": _num(r.high),
+                }
+                for i, r in enumerate(self.races)
+            ],
+        }
 
 
-def predict(store: Store | str | None, studies: Sequence[str], *, at: str | Sequence[float | str],
-            families: Sequence[str] | None = None, confidence: float = 0.9) -> Prediction:
+def predict(
+    store: Store | str | None,
+    studies: Sequence[str],
+    *,
+    at: str | Sequence[float | str],
+    families: Sequence[str] | None = None,
+    confidence: float = 0.9,
+) -> Prediction:
     """Each family's front read at budgets above the search's (`search predict`): a
     `Prediction`.
 
@@ -336,22 +437,39 @@ def predict(store: Store | str | None, studies: Sequence[str], *, at: str | Sequ
         try:
             scale = error_scale(rec.metric, rec.direction)
         except ValueError:
-            raise UserError(f"cannot predict {rec.metric}: no error scale for it (known: loss-like minimised "
-                            f"metrics, {', '.join(ERROR_SCALES)})") from None
+            raise UserError(
+                f"cannot predict {rec.metric}: no error scale for it (known: loss-like minimised "
+                f"metrics, {', '.join(ERROR_SCALES)})"
+            ) from None
         budget = max(r.budget for r in records)
         targets = parse_targets(text, budget, "--at")
         df = combined_frame([(r, st.trials_frame(r.name)) for r in records])
     fams = _families(df, families)
     if len(fams) < 2:
-        raise UserError(f"predict compares families: {', '.join(r.name for r in records)} "
-                        f"{'has' if len(records) == 1 else 'have'} {len(fams)} ({', '.join(fams) or 'none'})")
+        raise UserError(
+            f"predict compares families: {', '.join(r.name for r in records)} "
+            f"{'has' if len(records) == 1 else 'have'} {len(fams)} ({', '.join(fams) or 'none'})"
+        )
     preds, races = predict_study(df, rec.metric, rec.direction, targets, fams, confidence=confidence)
     if all(p.front_points < 3 for p in preds):
-        raise UserError("too few complete trials to fit any family's front (a fit needs 4 front points spanning "
-                        "a factor 10 in parameters)")
+        raise UserError(
+            "too few complete trials to fit any family's front (a fit needs 4 front points spanning "
+            "a factor 10 in parameters)"
+        )
     proposals = {(p.family, p.target): p for p in study_proposals(records, df, targets, fams)}
-    return Prediction(tuple(records), tuple(preds), tuple(races), tuple(targets), proposals, rec.metric,
-                      rec.direction, scale, confidence, budget, (rec.settings or {}).get("budget_of") or "params")
+    return Prediction(
+        tuple(records),
+        tuple(preds),
+        tuple(races),
+        tuple(targets),
+        proposals,
+        rec.metric,
+        rec.direction,
+        scale,
+        confidence,
+        budget,
+        (rec.settings or {}).get("budget_of") or "params",
+    )
 
 
 # -- shared ----------------------------------------------------------------------------------
@@ -399,5 +517,10 @@ def _num(x) -> Any:
 
 def _configuration(p: Proposal) -> dict[str, Any]:
     """A `Proposal` (search/spaces/extrapolate.py) as JSON: the config, its exact count."""
-    return {"config": p.config, "params": p.count, "width_factor": _num(p.factor),
-            "trends": {t.key: round(t.slope, 4) for t in p.trends if t.kind == "power"}, "notes": list(p.notes)}
+    return {
+        "config": p.config,
+        "params": p.count,
+        "width_factor": _num(p.factor),
+        "trends": {t.key: round(t.slope, 4) for t in p.trends if t.kind == "power"},
+        "notes": list(p.notes),
+    }

@@ -1,6 +1,7 @@
 """`search run` and `search.run(...)`: one path from the options to the studies. The CLI
 (search/cli/run.py) parses flags into a namespace, the Python API (search/api/study.py)
 builds the same namespace from keywords (search/api/options.py); both call `execute`."""
+
 from __future__ import annotations
 
 import math
@@ -71,12 +72,12 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
     summary and Pareto table printed (stdout) with its progress (stderr), and the pages
     written. Returns (study record, trials frame) per study. Nothing is written to the
     database before every check has passed."""
+    from reports.savings import early_stopping_savings, savings_line
     from search.api.progress import ConsoleProgress
-    from search.engine.specs import replicate_specs
     from search.engine.search_flags import search_settings
+    from search.engine.specs import replicate_specs
     from search.engine.study import prepare, run_study
     from search.tune import run_tune_study
-    from reports.savings import early_stopping_savings, savings_line
     from tasks import load_data
 
     spec = run_spec(a)
@@ -95,12 +96,17 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
         run = run_tune_study if one.executor == "tune" else run_study
         out = run(one, store, ConsoleProgress(search=search_settings(one)), prepare(one) if one is not spec else prep)
         df = store.trials_frame(one.study_name)
-        print(f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
-              + (f" ({out.retried} retries)" if out.retried else "") +
-              f", {out.rejected} proposal(s) rejected over budget or shape"
-              + (" (grid exhausted)" if out.exhausted else "")
-              + (f", {out.answered} proposal(s) of a trained configuration answered from its result"
-                 if out.answered else ""))
+        print(
+            f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
+            + (f" ({out.retried} retries)" if out.retried else "")
+            + f", {out.rejected} proposal(s) rejected over budget or shape"
+            + (" (grid exhausted)" if out.exhausted else "")
+            + (
+                f", {out.answered} proposal(s) of a trained configuration answered from its result"
+                if out.answered
+                else ""
+            )
+        )
         savings = early_stopping_savings(df)
         if savings is not None:
             print(savings_line(savings))
@@ -110,12 +116,13 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
 
             print(f"Tune experiment: {experiment_dir(one, store.url)} (tensorboard --logdir it)")
         if weights is not None:
-            print(f"weights ({'the fronts' if spec.keep == 'pareto' else 'every complete trial'}): {weights}; "
-                  f"search model {one.study_name} TRIAL --out DIR")
+            print(
+                f"weights ({'the fronts' if spec.keep == 'pareto' else 'every complete trial'}): {weights}; "
+                f"search model {one.study_name} TRIAL --out DIR"
+            )
         done.append((out.study, df))
     if len(specs) > 1:
-        print(f"{len(specs)} replicate searches; which family wins, pooled over them: "
-              f"search compare {spec.study_name}")
+        print(f"{len(specs)} replicate searches; which family wins, pooled over them: search compare {spec.study_name}")
     if not a.no_report:
         from reports import write_site
         from reports.kept import store_kept
@@ -143,10 +150,18 @@ def run_spec(a: Any):
     if a.space is None or a.budget is None:
         raise UserError("search run needs --space and --budget (or a --recipe that sets them)")
     spaces = tuple(s.strip() for s in str(a.space).split(",") if s.strip())
-    executor_options = {k: v for k, v in (
-        ("address", a.ray_address), ("gpus_per_trial", a.gpus_per_trial), ("cpus_per_trial", a.cpus_per_trial),
-        ("max_concurrent", a.max_concurrent), ("trial_timeout", a.trial_timeout), ("tune_dir", a.tune_dir))
-        if v is not None}
+    executor_options = {
+        k: v
+        for k, v in (
+            ("address", a.ray_address),
+            ("gpus_per_trial", a.gpus_per_trial),
+            ("cpus_per_trial", a.cpus_per_trial),
+            ("max_concurrent", a.max_concurrent),
+            ("trial_timeout", a.trial_timeout),
+            ("tune_dir", a.tune_dir),
+        )
+        if v is not None
+    }
     if a.fuse not in (None, "on", "off"):
         raise UserError(f"--fuse must be on or off, got {a.fuse!r}")
     if a.pack is not None:
@@ -155,24 +170,52 @@ def run_spec(a: Any):
         executor_options["pack"] = check_pack(a.pack)
     if a.tune_dir is not None and _or(a.executor, "local") != "tune":
         raise UserError("--tune-dir is for --executor tune")
-    train = TrainSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, device=a.device,
-                          max_train_samples=a.max_train_samples, tokens=a.tokens, optimizer=a.optimizer,
-                          ema=_or(a.ema, 0.0), compile=a.compile, fuse=_or(a.fuse, "on") == "on",
-                          # `--ema 0` turns a recipe's EMA off, its warm-up with it
-                          ema_warmup=bool(a.ema_warmup) and (warmup_given or _or(a.ema, 0.0) > 0))
+    train = TrainSettings(
+        epochs=a.epochs,
+        batch_size=a.batch_size,
+        lr=a.lr,
+        device=a.device,
+        max_train_samples=a.max_train_samples,
+        tokens=a.tokens,
+        optimizer=a.optimizer,
+        ema=_or(a.ema, 0.0),
+        compile=a.compile,
+        fuse=_or(a.fuse, "on") == "on",
+        # `--ema 0` turns a recipe's EMA off, its warm-up with it
+        ema_warmup=bool(a.ema_warmup) and (warmup_given or _or(a.ema, 0.0) > 0),
+    )
     return RunSpec(
-        spaces=spaces, task=a.task or (default_task(spaces) if spaces else ""), budget=parse_budget(str(a.budget)),
-        trials=_or(a.trials, 20), repeats=_or(a.repeats, 1), sampler=a.sampler,
-        spread=_or(a.spread, DEFAULT_SPREAD), share=_or(a.share, DEFAULT_SHARE),
-        scope=a.sampler_scope, corners=_or(a.corners, DEFAULT_CORNERS),
-        size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE), start=_or(a.start, DEFAULT_START),
-        revisit=_or(a.revisit, DEFAULT_REVISIT), shape_draw=a.shape_draw,
+        spaces=spaces,
+        task=a.task or (default_task(spaces) if spaces else ""),
+        budget=parse_budget(str(a.budget)),
+        trials=_or(a.trials, 20),
+        repeats=_or(a.repeats, 1),
+        sampler=a.sampler,
+        spread=_or(a.spread, DEFAULT_SPREAD),
+        share=_or(a.share, DEFAULT_SHARE),
+        scope=a.sampler_scope,
+        corners=_or(a.corners, DEFAULT_CORNERS),
+        size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE),
+        start=_or(a.start, DEFAULT_START),
+        revisit=_or(a.revisit, DEFAULT_REVISIT),
+        shape_draw=a.shape_draw,
         budget_of=_or(a.budget_of, "params"),
-        pruner=_or(a.pruner, DEFAULT_PRUNER), prune_grace=a.prune_grace, study=a.study,
-        storage=a.storage, data_dir=a.data_dir, seed=_or(a.seed, 0), executor=_or(a.executor, "local"),
-        space_file=a.space_file, train=train, task_options=(recipe.task_options if recipe else {}) | task_options(a),
-        retries=_or(a.retries, 1), oom_retry=a.oom_retry, recipe=recipe.name if recipe else None,
-        executor_options=executor_options, keep=_or(a.keep, DEFAULT_KEEP), artifacts=a.artifacts,
+        pruner=_or(a.pruner, DEFAULT_PRUNER),
+        prune_grace=a.prune_grace,
+        study=a.study,
+        storage=a.storage,
+        data_dir=a.data_dir,
+        seed=_or(a.seed, 0),
+        executor=_or(a.executor, "local"),
+        space_file=a.space_file,
+        train=train,
+        task_options=(recipe.task_options if recipe else {}) | task_options(a),
+        retries=_or(a.retries, 1),
+        oom_retry=a.oom_retry,
+        recipe=recipe.name if recipe else None,
+        executor_options=executor_options,
+        keep=_or(a.keep, DEFAULT_KEEP),
+        artifacts=a.artifacts,
     )
 
 

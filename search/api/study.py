@@ -1,20 +1,22 @@
 """`search.run`, `search.open` and the study handle they return (issue 60, item 1).
 
-    import search
+import search
 
-    study = search.run(space=["hourglass", "conventional"], task="digits-denoise",
-                       budget="100K", trials=40)
-    study.trials()                    # every trial as a pandas DataFrame
-    study.front("hourglass")          # that family's Pareto-optimal trials
-    verdict = study.compare()         # which family wins at each budget, with intervals
-    verdict.to_dict()                 # what `search compare --format json` prints
-    model = study.load_model(12)      # trial 12's trained module, in eval mode
+study = search.run(space=["hourglass", "conventional"], task="digits-denoise",
+                   budget="100K", trials=40)
+study.trials()                    # every trial as a pandas DataFrame
+study.front("hourglass")          # that family's Pareto-optimal trials
+verdict = study.compare()         # which family wins at each budget, with intervals
+verdict.to_dict()                 # what `search compare --format json` prints
+model = study.load_model(12)      # trial 12's trained module, in eval mode
 
-    study = search.open("digits-denoise-hourglass+conventional", storage="search.db")
+study = search.open("digits-denoise-hourglass+conventional", storage="search.db")
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from core.errors import UserError
 
@@ -89,8 +91,9 @@ class Study:
 
         return predict(self.store, self.names, at=at, **options)
 
-    def load_model(self, trial: int, *, seed: int = 0, device: str = "cpu", artifacts: str | None = None,
-                   retraining: int = 0) -> Any:
+    def load_model(
+        self, trial: int, *, seed: int = 0, device: str = "cpu", artifacts: str | None = None, retraining: int = 0
+    ) -> Any:
         """Trial `trial`'s trained module (its kept weights, checked against their record),
         in eval mode on `device`; `seed`: which of its runs (default its first);
         `retraining` k: a run of its retraining k (`search train`). Its family must be
@@ -98,10 +101,13 @@ class Study:
         from search.artifacts.load import load_model
 
         if len(self.names) > 1:
-            raise UserError(f"{self.name!r} is {len(self.names)} replicate searches: open one of "
-                            f"{', '.join(self.names)} to load its trial")
-        return load_model(self.name, trial, storage=self.storage, seed=seed, artifacts=artifacts, device=device,
-                          retraining=retraining)
+            raise UserError(
+                f"{self.name!r} is {len(self.names)} replicate searches: open one of "
+                f"{', '.join(self.names)} to load its trial"
+            )
+        return load_model(
+            self.name, trial, storage=self.storage, seed=seed, artifacts=artifacts, device=device, retraining=retraining
+        )
 
 
 def open(name: str, storage: str | None = None, plugins: Iterable[str] = ()) -> Study:  # noqa: A001
@@ -124,17 +130,30 @@ def _handle(name: str, storage: str | None) -> Study:
         return Study(name, storage)
     except StorageError:
         store = open_store(storage)
-        group = sorted((r for r in (store.get_study(s.name) for s in store.list_studies() if s.name.startswith(f"{name}-r"))
-                        if (r.settings or {}).get("replicate_of") == name),
-                       key=lambda r: r.settings.get("replicate", 0))
+        group = sorted(
+            (
+                r
+                for r in (store.get_study(s.name) for s in store.list_studies() if s.name.startswith(f"{name}-r"))
+                if (r.settings or {}).get("replicate_of") == name
+            ),
+            key=lambda r: r.settings.get("replicate", 0),
+        )
         if not group:
             raise
         return Study(name, storage, [r.name for r in group])
 
 
-def run(space: str | list[str] | None = None, budget: int | str | None = None, *, task: str | None = None,
-        trials: int | None = None, storage: str | None = None, plugins: Iterable[str] = (), report: bool = True,
-        **options: Any) -> Study:
+def run(
+    space: str | list[str] | None = None,
+    budget: int | str | None = None,
+    *,
+    task: str | None = None,
+    trials: int | None = None,
+    storage: str | None = None,
+    plugins: Iterable[str] = (),
+    report: bool = True,
+    **options: Any,
+) -> Study:
     """Run (or resume) a study, as `search run` does, and return its `Study`.
 
     The same options as `search run`'s flags, by the flags' names with underscores
@@ -162,8 +181,18 @@ def run(space: str | list[str] | None = None, budget: int | str | None = None, *
 
     listed = list(plugins)
     load_plugins(listed)
-    a = run_namespace({**options, "space": space, "budget": budget, "task": task, "trials": trials,
-                       "storage": storage, "no_report": not report, "plugin": listed or None})
+    a = run_namespace(
+        {
+            **options,
+            "space": space,
+            "budget": budget,
+            "task": task,
+            "trials": trials,
+            "storage": storage,
+            "no_report": not report,
+            "plugin": listed or None,
+        }
+    )
     done = execute(a)
     names = [record.name for record, _ in done]
     if len(names) == 1:

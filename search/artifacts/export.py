@@ -5,6 +5,7 @@ Writes `trial<N>-seed<S>.safetensors` (the file as kept, checked by `read_weight
 trial's metrics) and `load.py`, a short script that rebuilds the module with the family's
 own code (`models`) and loads the weights into it.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,17 +47,29 @@ def write_model_folder(weights: KeptWeights, out: str | Path, metrics: dict[str,
     folder = Path(out)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        info = {"study": weights.study, "trial": weights.trial, "retraining": weights.retraining,
-                "seed": weights.seed, "family": weights.family,
-                "config": weights.config, "task": weights.task, "task_options": weights.task_options,
-                "params": weights.params, "weights": weights.filename, "sha256": weights.record["sha256"],
-                "metrics": metrics or {}}
+        info = {
+            "study": weights.study,
+            "trial": weights.trial,
+            "retraining": weights.retraining,
+            "seed": weights.seed,
+            "family": weights.family,
+            "config": weights.config,
+            "task": weights.task,
+            "task_options": weights.task_options,
+            "params": weights.params,
+            "weights": weights.filename,
+            "sha256": weights.record["sha256"],
+            "metrics": metrics or {},
+        }
         paths = [folder / weights.filename, folder / "config.json", folder / "load.py"]
         paths[0].write_bytes(weights.data)
         paths[1].write_text(json.dumps(info, indent=2) + "\n")
         again = f", retraining={weights.retraining}" if weights.retraining else ""
-        paths[2].write_text(SNIPPET.format(study=weights.study, trial=weights.trial, seed=weights.seed,
-                                           family=weights.family, again=again))
+        paths[2].write_text(
+            SNIPPET.format(
+                study=weights.study, trial=weights.trial, seed=weights.seed, family=weights.family, again=again
+            )
+        )
     except OSError as e:
         raise UserError(f"cannot write the model to {str(out)!r}: {one_line(e)}") from e
     return paths

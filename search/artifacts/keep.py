@@ -14,6 +14,7 @@ Run by the driver around each result it stores (`StudyLoop.on_result`):
 
 A file that cannot be deleted is reported on stderr and left (its record says removed).
 """
+
 from __future__ import annotations
 
 import sys
@@ -72,4 +73,3 @@ class Keeper:
             open_location(record["store"]).remove(record["store_key"])
         except Exception as e:
             print(f"warning: could not delete {record['store_key']} from {record['store']}: {e}", file=sys.stderr)
-

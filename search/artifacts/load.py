@@ -8,6 +8,7 @@ builds the family's module from the trial's configuration (`models`), loads the 
 returns it in eval mode. Everything a user can get wrong is a one-line `UserError`, and
 nothing here writes to the database.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,13 +50,20 @@ def metadata_of(data: bytes) -> dict[str, str]:
     little-endian header length, then the JSON header."""
     try:
         (n,) = struct.unpack("<Q", data[:8])
-        return dict(json.loads(data[8:8 + n]).get("__metadata__") or {})
+        return dict(json.loads(data[8 : 8 + n]).get("__metadata__") or {})
     except (struct.error, ValueError, AttributeError) as e:
         raise UserError(f"not a safetensors file: {e}") from e
 
 
-def read_weights(study: str, trial: int, *, storage: str | None = None, seed: int = 0,
-                 artifacts: str | None = None, retraining: int = 0) -> KeptWeights:
+def read_weights(
+    study: str,
+    trial: int,
+    *,
+    storage: str | None = None,
+    seed: int = 0,
+    artifacts: str | None = None,
+    retraining: int = 0,
+) -> KeptWeights:
     """The checked weights of trial `trial` of `study`, run `seed` (its index among the
     trial's seeds, 0 the first; or one of the seeds themselves). `artifacts` reads the
     file from that store instead of the recorded one (e.g. a folder that moved).
@@ -74,32 +82,56 @@ def read_weights(study: str, trial: int, *, storage: str | None = None, seed: in
             kept = [a for a in store.artifacts(study, trial, WEIGHTS) if a["store_key"]]
     if not kept:
         keep = record.settings.get("keep")
-        why = (f"it is {t.status}" if t.status != "complete" else
-               "the study keeps none (--keep none)" if keep == "none" else
-               "the study was created before weights were kept" if keep is None else
-               "none were recorded for it")
+        why = (
+            f"it is {t.status}"
+            if t.status != "complete"
+            else "the study keeps none (--keep none)"
+            if keep == "none"
+            else "the study was created before weights were kept"
+            if keep is None
+            else "none were recorded for it"
+        )
         raise UserError(f"trial {trial} of study {study!r} has no weights: {why}")
     run = _pick(kept, seed, study, trial)
     if run["removed_at"] is not None:
-        raise UserError(f"the weights of trial {trial} of study {study!r} were removed when it fell off its "
-                        "family's Pareto front (--keep pareto; --keep all keeps every trial's)")
+        raise UserError(
+            f"the weights of trial {trial} of study {study!r} were removed when it fell off its "
+            "family's Pareto front (--keep pareto; --keep all keeps every trial's)"
+        )
     location = open_location(artifacts or run["store"])
     data = location.read(run["store_key"])
     digest = hashlib.sha256(data).hexdigest()
     if len(data) != run["size"] or digest != run["sha256"]:
-        raise UserError(f"the weights file {run['store_key']} in {location.url} differs from its record "
-                        f"(sha256 {digest[:12]}..., {len(data):,} bytes; recorded {str(run['sha256'])[:12]}..., "
-                        f"{run['size']:,} bytes)")
+        raise UserError(
+            f"the weights file {run['store_key']} in {location.url} differs from its record "
+            f"(sha256 {digest[:12]}..., {len(data):,} bytes; recorded {str(run['sha256'])[:12]}..., "
+            f"{run['size']:,} bytes)"
+        )
     meta = metadata_of(data)
     config = json.loads(meta.get("config", "null"))
     if meta.get("family") != t.family or config != t.config:
-        raise UserError(f"the weights file {run['store_key']} is of another model "
-                        f"({meta.get('family')!r}) than trial {trial} ({t.family!r})")
+        raise UserError(
+            f"the weights file {run['store_key']} is of another model "
+            f"({meta.get('family')!r}) than trial {trial} ({t.family!r})"
+        )
     if record.settings.get("budget_of", "params") == "params" and int(meta["params"]) != t.params:
-        raise UserError(f"the weights file {run['store_key']} counts {int(meta['params']):,} parameters, "
-                        f"trial {trial} {t.params:,}")
-    return KeptWeights(study, trial, int(run["seed"]), int(run["repeat"]), t.family, t.config, meta["task"],
-                       json.loads(meta.get("task_options", "{}")), int(meta["params"]), data, run, int(retraining))
+        raise UserError(
+            f"the weights file {run['store_key']} counts {int(meta['params']):,} parameters, trial {trial} {t.params:,}"
+        )
+    return KeptWeights(
+        study,
+        trial,
+        int(run["seed"]),
+        int(run["repeat"]),
+        t.family,
+        t.config,
+        meta["task"],
+        json.loads(meta.get("task_options", "{}")),
+        int(meta["params"]),
+        data,
+        run,
+        int(retraining),
+    )
 
 
 def _retrained(store: Any, study: str, trial: int, retraining: int) -> list[dict[str, Any]]:
@@ -112,11 +144,16 @@ def _retrained(store: Any, study: str, trial: int, retraining: int) -> list[dict
     if not chosen:
         have = ", ".join(str(r.number) for r in found) or "none (search train makes one)"
         raise UserError(f"trial {trial} of study {study!r} has no retraining {retraining}; it has {have}")
-    kept = [{**a, "repeat": run["repeat"], "seed": run["seed"]} for run in chosen[0].runs
-            for a in run["artifacts"] if a["name"] == WEIGHTS and a["store_key"]]
+    kept = [
+        {**a, "repeat": run["repeat"], "seed": run["seed"]}
+        for run in chosen[0].runs
+        for a in run["artifacts"]
+        if a["name"] == WEIGHTS and a["store_key"]
+    ]
     if not kept:
-        raise UserError(f"retraining {retraining} of trial {trial} of study {study!r} has no weights: "
-                        f"it is {chosen[0].status}")
+        raise UserError(
+            f"retraining {retraining} of trial {trial} of study {study!r} has no weights: it is {chosen[0].status}"
+        )
     return kept
 
 
@@ -148,22 +185,33 @@ def build_model(weights: KeptWeights, device: str = "cpu") -> Any:
     try:
         model.load_state_dict(load(weights.data), strict=True)
     except RuntimeError as e:
-        raise UserError(f"the weights of trial {weights.trial} do not fit its {weights.family} model: "
-                        f"{str(e).splitlines()[0]}") from e
+        raise UserError(
+            f"the weights of trial {weights.trial} do not fit its {weights.family} model: {str(e).splitlines()[0]}"
+        ) from e
     counted = sum(p.numel() for p in model.parameters() if p.requires_grad)
     if not counted == weights.params == family.count_params(weights.config, io_spec):
-        raise UserError(f"trial {weights.trial}: the model has {counted:,} trainable parameters, its record "
-                        f"{weights.params:,}")
+        raise UserError(
+            f"trial {weights.trial}: the model has {counted:,} trainable parameters, its record {weights.params:,}"
+        )
     return model.to(device).eval()
 
 
-def load_model(study: str, trial: int, *, storage: str | None = None, seed: int = 0,
-               artifacts: str | None = None, device: str = "cpu", retraining: int = 0) -> Any:
+def load_model(
+    study: str,
+    trial: int,
+    *,
+    storage: str | None = None,
+    seed: int = 0,
+    artifacts: str | None = None,
+    device: str = "cpu",
+    retraining: int = 0,
+) -> Any:
     """The trained model of trial `trial` of `study` (run `seed`, the first by default):
     the family's torch module with the weights its test metrics come from, in eval mode.
 
         from search import load_model
         model = load_model("digits-denoise-hourglass-conventional", 3, storage="search.db")
     """
-    return build_model(read_weights(study, trial, storage=storage, seed=seed, artifacts=artifacts,
-                                    retraining=retraining), device)
+    return build_model(
+        read_weights(study, trial, storage=storage, seed=seed, artifacts=artifacts, retraining=retraining), device
+    )

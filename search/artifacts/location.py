@@ -13,6 +13,7 @@ memory) needs `--artifacts URL`, or `--keep none`.
 `search run --keep` (`KEEP`): `pareto` (the default) keeps the weights of the trials on
 their family's Pareto front, `all` every complete trial's, `none` none.
 """
+
 from __future__ import annotations
 
 import functools
@@ -46,13 +47,13 @@ def normalize(url: str) -> str:
     if not text:
         raise UserError(f"--artifacts needs a folder, {_BUCKETS}")
     if text.startswith("file://"):
-        text = text[len("file://"):]
+        text = text[len("file://") :]
     if "://" not in text:
         return os.path.abspath(os.path.expanduser(text))
     scheme = text.split("://", 1)[0]
     if scheme not in BUCKET_SCHEMES:
         raise UserError(f"--artifacts {text!r}: unknown scheme {scheme!r}; use a folder, {_BUCKETS}")
-    bucket = text[len(scheme) + 3:].split("/", 1)[0]
+    bucket = text[len(scheme) + 3 :].split("/", 1)[0]
     if not bucket:
         raise UserError(f"--artifacts {text!r} names no bucket; use {scheme}://BUCKET/PREFIX")
     return text.rstrip("/")
@@ -67,11 +68,12 @@ def default_location(storage_url: str) -> str:
     except Exception as e:
         raise UserError(f"cannot read the storage URL {storage_url!r}: {one_line(e)}") from e
     database = parsed.database or ""
-    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" \
-            or database.startswith("file:"):
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
         shown = parsed.render_as_string(hide_password=True)
-        raise UserError(f"the database {shown} is not a file, so its weights have no folder beside it: "
-                        f"give --artifacts FOLDER, {_BUCKETS}, or --keep none")
+        raise UserError(
+            f"the database {shown} is not a file, so its weights have no folder beside it: "
+            f"give --artifacts FOLDER, {_BUCKETS}, or --keep none"
+        )
     path = Path(os.path.abspath(os.path.expanduser(database)))
     return str(path.with_name(path.stem + ARTIFACTS_SUFFIX))
 
@@ -151,7 +153,7 @@ def _open_s3(url: str) -> Location:
         from optuna.artifacts import Boto3ArtifactStore
     except ImportError as e:
         raise UserError(f"--artifacts {url} needs boto3 (pip install boto3)") from e
-    bucket, _, prefix = url[len("s3://"):].partition("/")
+    bucket, _, prefix = url[len("s3://") :].partition("/")
     try:
         client = boto3.client("s3")
         client.head_bucket(Bucket=bucket)
@@ -172,12 +174,18 @@ def _open_gcs(url: str) -> Location:
         from optuna.exceptions import ExperimentalWarning
     except ImportError as e:
         raise UserError(f"--artifacts {url} needs google-cloud-storage (pip install google-cloud-storage)") from e
-    bucket, _, prefix = url[len("gs://"):].partition("/")
+    bucket, _, prefix = url[len("gs://") :].partition("/")
     retry = getattr(DEFAULT_RETRY, "with_timeout", DEFAULT_RETRY.with_deadline)(15.0)  # not the default 120 s
     try:
         client = storage.Client()
-        next(iter(client.list_blobs(bucket, prefix=f"{prefix}/" if prefix else None, max_results=1,
-                                    timeout=15.0, retry=retry)), None)
+        next(
+            iter(
+                client.list_blobs(
+                    bucket, prefix=f"{prefix}/" if prefix else None, max_results=1, timeout=15.0, retry=retry
+                )
+            ),
+            None,
+        )
         with warnings.catch_warnings():  # experimental in Optuna since 3.4
             warnings.simplefilter("ignore", ExperimentalWarning)
             store = GCSArtifactStore(bucket, client=client)

@@ -8,6 +8,7 @@ token), so a process killed mid-write can leave at most an unrecorded file: the 
 (`weights_record`: store, key, size, sha256) travels back with the run's result and is
 stored with it in one transaction (`Store.finish_trial`), never before the file is whole.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,10 +37,17 @@ def weights_metadata(spec: TrialSpec, seed: int) -> dict[str, str]:
     from tasks import get_task
 
     io_spec = get_task(spec.task, spec.task_options).io()
-    return {"format": "pt", "family": spec.family, "config": json.dumps(spec.config, sort_keys=True),
-            "params": str(get_family(spec.family).count_params(spec.config, io_spec)),
-            "task": spec.task, "task_options": json.dumps(spec.task_options, sort_keys=True),
-            "study": spec.study, "trial": str(spec.number), "seed": str(seed)}
+    return {
+        "format": "pt",
+        "family": spec.family,
+        "config": json.dumps(spec.config, sort_keys=True),
+        "params": str(get_family(spec.family).count_params(spec.config, io_spec)),
+        "task": spec.task,
+        "task_options": json.dumps(spec.task_options, sort_keys=True),
+        "study": spec.study,
+        "trial": str(spec.number),
+        "seed": str(seed),
+    }
 
 
 def encode(state: dict[str, Any], metadata: dict[str, str]) -> bytes:
@@ -57,8 +65,13 @@ def write_weights(url: str, spec: TrialSpec, seed: int, state: dict[str, Any]) -
     key = weights_key(spec, seed)
     _inject_fault(location, key, data)
     location.write(key, data)
-    return {"media_type": MEDIA_TYPE, "store": location.url, "store_key": key, "size": len(data),
-            "sha256": hashlib.sha256(data).hexdigest()}
+    return {
+        "media_type": MEDIA_TYPE,
+        "store": location.url,
+        "store_key": key,
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
 
 
 def weights_sink(url: str):

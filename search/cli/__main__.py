@@ -1,4 +1,5 @@
 """`python -m search.cli ...`, the same as the `search` command."""
+
 import sys
 
 from search.cli.main import main

@@ -1,4 +1,5 @@
 """Reading a database: `search report`, `studies`, `trials` and `sql`."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,9 +17,12 @@ def add_parsers(sub) -> None:
     rep = sub.add_parser("report", help="write the report pages")
     rep.add_argument("studies", nargs="*", metavar="STUDY", help="studies (default: all)")
     rep.add_argument("--out", default=DEFAULT_REPORT_DIR, help=f"folder (default {DEFAULT_REPORT_DIR})")
-    rep.add_argument("--predict-at", metavar="BUDGETS",
-                     help="comma list of budgets above the studies' (e.g. 1M,10M): the front figures extend each "
-                          "family's fitted law to the largest and mark each (default: the law to 10x the budget)")
+    rep.add_argument(
+        "--predict-at",
+        metavar="BUDGETS",
+        help="comma list of budgets above the studies' (e.g. 1M,10M): the front figures extend each "
+        "family's fitted law to the largest and mark each (default: the law to 10x the budget)",
+    )
     storage_arg(rep)
     rep.set_defaults(func=cmd_report)
 
@@ -29,7 +33,11 @@ def add_parsers(sub) -> None:
 
     tr = sub.add_parser("trials", help="list a study's trials")
     tr.add_argument("study")
-    tr.add_argument("--pareto", action="store_true", help="only Pareto-optimal trials (per family), by parameters, with overall_front")
+    tr.add_argument(
+        "--pareto",
+        action="store_true",
+        help="only Pareto-optimal trials (per family), by parameters, with overall_front",
+    )
     tr.add_argument("--family", help="only this family")
     tr.add_argument("--format", choices=("table", "csv", "json"), default="table")
     storage_arg(tr)
@@ -37,8 +45,13 @@ def add_parsers(sub) -> None:
 
     q = sub.add_parser("sql", help="run a read-only SQL query")
     q.add_argument("query")
-    q.add_argument("--timeout", type=float, default=SQL_TIMEOUT_S, metavar="SECONDS",
-                   help=f"stop the query after this long (default {SQL_TIMEOUT_S:g})")
+    q.add_argument(
+        "--timeout",
+        type=float,
+        default=SQL_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"stop the query after this long (default {SQL_TIMEOUT_S:g})",
+    )
     q.add_argument("--format", choices=("table", "csv", "json"), default="table")
     storage_arg(q)
     q.set_defaults(func=cmd_sql)
@@ -47,9 +60,14 @@ def add_parsers(sub) -> None:
     storage_arg(sv)
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     sv.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
-    sv.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                    help="also answer requests whose Host header is NAME (repeatable; the address served always "
-                         "is; '*' answers any host, which lets other sites' pages read the studies)")
+    sv.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME (repeatable; the address served always "
+        "is; '*' answers any host, which lets other sites' pages read the studies)",
+    )
     sv.set_defaults(func=cmd_serve)
 
 
@@ -64,11 +82,17 @@ def cmd_report(a: argparse.Namespace) -> int:
     if not names:
         raise UserError("no studies in this database yet: run 'search run' first")
     records = [store.get_study(n) for n in names]
-    targets = () if a.predict_at is None else parse_targets(a.predict_at, max(r.budget for r in records),
-                                                             "--predict-at")
+    targets = (
+        () if a.predict_at is None else parse_targets(a.predict_at, max(r.budget for r in records), "--predict-at")
+    )
     studies = [(rec, store.trials_frame(rec.name)) for rec in records]
-    index = write_site(studies, a.out, store_samples(store), predict_at=targets,  # one query for all samples
-                       kept=store_kept(store))
+    index = write_site(
+        studies,
+        a.out,
+        store_samples(store),
+        predict_at=targets,  # one query for all samples
+        kept=store_kept(store),
+    )
     print(f"report: {index}")
     return 0
 
@@ -79,10 +103,19 @@ def cmd_studies(a: argparse.Namespace) -> int:
     from core.budget import format_count
 
     rows = [
-        {"study": s.name, "task": s.task, "families": ",".join(s.families), "budget": format_count(s.budget),
-         "done": s.n_complete, "failed": s.n_failed, "running": s.n_running, "rejected": s.n_rejected,
-         "pruned": s.n_pruned,
-         "best": None if s.best is None else round(s.best, 4), "metric": s.metric}
+        {
+            "study": s.name,
+            "task": s.task,
+            "families": ",".join(s.families),
+            "budget": format_count(s.budget),
+            "done": s.n_complete,
+            "failed": s.n_failed,
+            "running": s.n_running,
+            "rejected": s.n_rejected,
+            "pruned": s.n_pruned,
+            "best": None if s.best is None else round(s.best, 4),
+            "metric": s.metric,
+        }
         for s in open_store(a.storage).list_studies()
     ]
     if not rows and a.format == "table":
@@ -143,8 +176,13 @@ def cmd_trials(a: argparse.Namespace) -> int:
         return 0
     from search.api.progress import format_config
 
-    cols = {"number": df["number"], "status": df["status"], "family": df["family"],
-            "config": df["config"].map(format_config), "params": df["params"]}
+    cols = {
+        "number": df["number"],
+        "status": df["status"],
+        "family": df["family"],
+        "config": df["config"].map(format_config),
+        "params": df["params"],
+    }
     for m in metrics:
         cols[m] = df[m].round(4)
         if df[f"{m}_std"].notna().any():
@@ -172,8 +210,11 @@ def cmd_serve(a: argparse.Namespace) -> int:
 
     server = make_server(open_store(a.storage), a.host, a.port, allow_hosts=a.allow_host, read_file=read_kept_file)
     host, port = server.server_address[:2]
-    print(f"serving the studies of {a.storage or 'the default database'} at http://{host}:{port}/ "
-          "(read-only; Ctrl-C stops)", flush=True)
+    print(
+        f"serving the studies of {a.storage or 'the default database'} at http://{host}:{port}/ "
+        "(read-only; Ctrl-C stops)",
+        flush=True,
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -1,4 +1,5 @@
 """What the registries hold: `search params`, `spaces` and `tasks`."""
+
 from __future__ import annotations
 
 import argparse
@@ -43,12 +44,27 @@ def cmd_params(a: argparse.Namespace) -> int:
     parts = fam.param_breakdown(config, io)
     violation = fam.shape_violation(config, io)
     if a.json:
-        print(json.dumps({"space": fam.name, "task": task.name, "config": config, "params": n,
-                          "convention": fam.param_convention, "breakdown": parts, "d_x": io.d_in,
-                          "d_out": io.d_out, "shape_ok": violation is None, "shape_violation": violation}))
+        print(
+            json.dumps(
+                {
+                    "space": fam.name,
+                    "task": task.name,
+                    "config": config,
+                    "params": n,
+                    "convention": fam.param_convention,
+                    "breakdown": parts,
+                    "d_x": io.d_in,
+                    "d_out": io.d_out,
+                    "shape_ok": violation is None,
+                    "shape_violation": violation,
+                }
+            )
+        )
     else:
-        print(f"{n} {fam.param_convention} ({format_count(n)}) for {fam.name} on {task.name} "
-              f"(d_x={io.d_in}, d_out={io.d_out})")
+        print(
+            f"{n} {fam.param_convention} ({format_count(n)}) for {fam.name} on {task.name} "
+            f"(d_x={io.d_in}, d_out={io.d_out})"
+        )
         for name, count in parts.items():
             print(f"  {name}: {count} ({format_count(count)})")
         if violation:
@@ -64,8 +80,10 @@ def cmd_spaces(a: argparse.Namespace) -> int:
         return _show_space(a.family, a.task)
     for name, fam in FAMILIES.items():
         fits = [t for t in TASKS.names() if fam.fits(get_task(t).io())]
-        print(f"{name:<14} {fam.description}; default task {fam.default_task or 'none'}; "
-              f"keys {', '.join(fam.key_dims)}; tasks: {', '.join(fits)}; from: {FAMILIES.origin(name)}")
+        print(
+            f"{name:<14} {fam.description}; default task {fam.default_task or 'none'}; "
+            f"keys {', '.join(fam.key_dims)}; tasks: {', '.join(fits)}; from: {FAMILIES.origin(name)}"
+        )
     return 0
 
 
@@ -87,8 +105,12 @@ def cmd_recipes(a: argparse.Namespace) -> int:
         for label, text in (("paper", r.paper), ("claim", r.claim)):
             if text:
                 print(f"{label}: {text}")
-        flags = " ".join(f"--{'' if v else 'no-'}{k.replace('_', '-')}" if isinstance(v, bool)  # ema_warmup
-                         else f"--{k.replace('_', '-')} {v}" for k, v in r.run.items())
+        flags = " ".join(
+            f"--{'' if v else 'no-'}{k.replace('_', '-')}"
+            if isinstance(v, bool)  # ema_warmup
+            else f"--{k.replace('_', '-')} {v}"
+            for k, v in r.run.items()
+        )
         opts = " ".join(f"--task-option {k}={v}" for k, v in r.task_options.items())
         print(f"runs: search run {flags}{' ' + opts if opts else ''}")
         return 0
@@ -101,9 +123,9 @@ def _show_space(family: str, task: str | None) -> int:
     """The default search space of `family` on `task` (its default task if None): every
     key with its range or choices, the shape rules, and the smallest model."""
     from core.budget import format_count
-    from search.spaces import build_spaces, min_params
     from search.engine.specs import RunSpec
     from search.engine.study import default_task, prepare
+    from search.spaces import build_spaces, min_params
 
     prep = prepare(RunSpec(spaces=(family,), task=task or default_task((family,)), budget=10**15))
     space = build_spaces([family], prep.io, None, prep.task.search_lrs)[family]

@@ -1,4 +1,5 @@
 """What the sub-commands share: opening the store, printing frames, key=value options."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -9,8 +10,11 @@ from search.api.run import open_store, parse_value, task_options  # noqa: F401  
 
 
 def storage_arg(p) -> None:
-    p.add_argument("--storage", metavar="URL",
-                   help="SQLAlchemy URL or SQLite file (default: $SEARCH_STORAGE or sqlite:///search.db)")
+    p.add_argument(
+        "--storage",
+        metavar="URL",
+        help="SQLAlchemy URL or SQLite file (default: $SEARCH_STORAGE or sqlite:///search.db)",
+    )
 
 
 def key_values(items: list[str] | None, what: str) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """`search compare`: which family wins at each budget, with intervals, printed (the answer:
 search/api/readings.py's `compare`, over reports/compare.py)."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,25 +16,46 @@ def add_parser(sub) -> None:
     cp = sub.add_parser("compare", help="which family wins at each budget, with confidence intervals")
     cp.add_argument("studies", nargs="+", metavar="STUDY", help="studies of one task and metric")
     cp.add_argument("--families", help="comma list (default: every family of the studies)")
-    cp.add_argument("--metric", help="compare on this metric of the studies' trials, e.g. frechet or "
-                                     "sample_accuracy (default: the studies' searched metric); its direction is "
-                                     "the metric's own")
+    cp.add_argument(
+        "--metric",
+        help="compare on this metric of the studies' trials, e.g. frechet or "
+        "sample_accuracy (default: the studies' searched metric); its direction is "
+        "the metric's own",
+    )
     levels = cp.add_mutually_exclusive_group()
     levels.add_argument("--budgets", help="comma list of budgets, e.g. 10K,100K,1M")
-    levels.add_argument("--levels", type=int, help="log-spaced budgets from the smallest to the largest model (default 5)")
+    levels.add_argument(
+        "--levels", type=int, help="log-spaced budgets from the smallest to the largest model (default 5)"
+    )
     cp.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
-    cp.add_argument("--interval", choices=("trials", "seed"), default="trials",
-                    help="what an interval carries: trials (which configurations a search finds, and seed noise; "
-                         "the default) or seed (seed noise of the configurations found only)")
-    cp.add_argument("--min-near", type=int, default=DEFAULT_MIN_NEAR, metavar="N",
-                    help="configurations a family needs within a factor 3 below a budget, else the answer there "
-                         f"is 'too thin to tell' (default {DEFAULT_MIN_NEAR}; 0: never)")
-    cp.add_argument("--replicates", action="store_true",
-                    help="the studies are replicate searches of one question: pool them (a name given to "
-                         "'search run --search-repeats' does this by itself)")
-    cp.add_argument("--margin", type=float, metavar="D",
-                    help="a difference that does not matter, in the metric's units (e.g. 0.1 dB): a budget whose "
-                         "difference's interval lies inside ±D is answered 'equivalent within ±D'")
+    cp.add_argument(
+        "--interval",
+        choices=("trials", "seed"),
+        default="trials",
+        help="what an interval carries: trials (which configurations a search finds, and seed noise; "
+        "the default) or seed (seed noise of the configurations found only)",
+    )
+    cp.add_argument(
+        "--min-near",
+        type=int,
+        default=DEFAULT_MIN_NEAR,
+        metavar="N",
+        help="configurations a family needs within a factor 3 below a budget, else the answer there "
+        f"is 'too thin to tell' (default {DEFAULT_MIN_NEAR}; 0: never)",
+    )
+    cp.add_argument(
+        "--replicates",
+        action="store_true",
+        help="the studies are replicate searches of one question: pool them (a name given to "
+        "'search run --search-repeats' does this by itself)",
+    )
+    cp.add_argument(
+        "--margin",
+        type=float,
+        metavar="D",
+        help="a difference that does not matter, in the metric's units (e.g. 0.1 dB): a budget whose "
+        "difference's interval lies inside ±D is answered 'equivalent within ±D'",
+    )
     cp.add_argument("--format", choices=("table", "csv", "json"), default="table")
     storage_arg(cp)
     cp.set_defaults(func=cmd_compare)
@@ -44,10 +66,19 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from core.budget import format_count
     from search.api.readings import compare
 
-    c = compare(a.storage, a.studies, families=_list(a.families), metric=a.metric,
-                budgets=[b for b in a.budgets.split(",") if b.strip()] if a.budgets else None, levels=a.levels,
-                confidence=a.confidence, interval=a.interval, min_near=a.min_near, replicates=a.replicates,
-                margin=a.margin)
+    c = compare(
+        a.storage,
+        a.studies,
+        families=_list(a.families),
+        metric=a.metric,
+        budgets=[b for b in a.budgets.split(",") if b.strip()] if a.budgets else None,
+        levels=a.levels,
+        confidence=a.confidence,
+        interval=a.interval,
+        min_near=a.min_near,
+        replicates=a.replicates,
+        margin=a.margin,
+    )
     if a.format == "json":
         print(json.dumps(c.to_dict(), indent=2))
         return 0
@@ -62,13 +93,20 @@ def cmd_compare(a: argparse.Namespace) -> int:
             if r.value is None:
                 print(f"  {r.family:<24} no model this small")
                 continue
-            ci = "interval unknown (single run)" if r.low is None and r.thin is None else \
-                "too thin" if r.low is None else f"[{r.low:.4g}, {r.high:.4g}]"
+            ci = (
+                "interval unknown (single run)"
+                if r.low is None and r.thin is None
+                else "too thin"
+                if r.low is None
+                else f"[{r.low:.4g}, {r.high:.4g}]"
+            )
             study, trial = c.origin(r.number)
             where = f"{study} " if c.pooled else ""
             of = f", mean of {r.searches} searches; best: " if c.pooled else " "
-            print(f"  {r.family:<24} {r.value:.4g} {ci}{of}{where}trial #{trial} "
-                  f"({format_count(r.params)} {unit}, {r.runs} run(s))")
+            print(
+                f"  {r.family:<24} {r.value:.4g} {ci}{of}{where}trial #{trial} "
+                f"({format_count(r.params)} {unit}, {r.runs} run(s))"
+            )
     if c.volumes:
         print(f"\nfront hypervolume (log10 {unit} x metric, one reference):")
         for f in c.volumes:

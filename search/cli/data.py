@@ -1,6 +1,7 @@
 """`search data`: each task's data, whether it is present and where, its size and how to
 get it; `search data fetch NAME` downloads one data set ahead of a run (e.g. before a
 cluster job with no network). The data sets are tasks/datasets/sources.py's."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,15 +12,17 @@ from core.errors import UserError
 
 def add_parser(sub) -> None:
     d = sub.add_parser(
-        "data", help="each task's data: present or not, where, size, how to get it; 'data fetch NAME' downloads one",
+        "data",
+        help="each task's data: present or not, where, size, how to get it; 'data fetch NAME' downloads one",
         description="Without arguments: one row per task. 'search data fetch NAME' downloads data set NAME "
-                    "(or a task's) into the cache unless it is found in the search order; with --data-dir DIR, "
-                    "into DIR/<its folder>/ unless it is in DIR already.",
+        "(or a task's) into the cache unless it is found in the search order; with --data-dir DIR, "
+        "into DIR/<its folder>/ unless it is in DIR already.",
     )
     d.add_argument("action", nargs="?", metavar="fetch", help="fetch: download NAME now")
     d.add_argument("name", nargs="?", help="with fetch: a data set (mnist, cifar10, tiny-shakespeare, ...) or a task")
-    d.add_argument("--data-dir", help="look here first (default: $SEARCH_DATA_DIR, then the user cache); "
-                                      "fetch downloads into it")
+    d.add_argument(
+        "--data-dir", help="look here first (default: $SEARCH_DATA_DIR, then the user cache); fetch downloads into it"
+    )
     d.add_argument("--json", action="store_true", help="the rows as JSON")
     d.set_defaults(func=cmd_data)
 
@@ -68,8 +71,14 @@ def _fetch(name: str, data_dir: str | None, as_json: bool) -> int:
 def _location_row(loc) -> dict:
     from tasks.datasets import catalog
 
-    return {"data": loc.name, "present": loc.present, "directory": str(loc.directory) if loc.directory else None,
-            "origin": loc.origin or None, "bytes": loc.size, "how": catalog.how_to_get(loc.name)}
+    return {
+        "data": loc.name,
+        "present": loc.present,
+        "directory": str(loc.directory) if loc.directory else None,
+        "origin": loc.origin or None,
+        "bytes": loc.size,
+        "how": catalog.how_to_get(loc.name),
+    }
 
 
 def _list(data_dir: str | None, as_json: bool) -> int:
@@ -81,8 +90,17 @@ def _list(data_dir: str | None, as_json: bool) -> int:
         task = get_task(task_name)
         needs = task.data_sets()
         if not needs:
-            rows.append({"task": task_name, "data": task.data_note, "present": None, "directory": None,
-                         "origin": None, "bytes": None, "how": "-"})
+            rows.append(
+                {
+                    "task": task_name,
+                    "data": task.data_note,
+                    "present": None,
+                    "directory": None,
+                    "origin": None,
+                    "bytes": None,
+                    "how": "-",
+                }
+            )
         for i, n in enumerate(needs):
             row = _location_row(catalog.locate(n, data_dir))
             if i:
@@ -108,6 +126,8 @@ def _list(data_dir: str | None, as_json: bool) -> int:
         if not catalog.locate(n, data_dir).present:
             print(f"{n}: {sources.get(n).manual}")
     order = [f"{d} ({o})" for o, d in fetch.search_roots(data_dir)]
-    print(f"search order: {', then '.join(order)}; in each, the files or the data set's folder "
-          f"(mnist/, cifar-10-batches-py/, ...)")
+    print(
+        f"search order: {', then '.join(order)}; in each, the files or the data set's folder "
+        f"(mnist/, cifar-10-batches-py/, ...)"
+    )
     return 0

@@ -1,9 +1,10 @@
 """`search export-optuna`: a study written as an Optuna study (search/integrations/optuna_export.py)."""
+
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING
 
 from core.errors import UserError
@@ -23,7 +24,7 @@ def add_parser(sub) -> None:
     ex.set_defaults(func=cmd_export_optuna)
 
 
-def default_log_scale(record: "StudyRecord") -> Callable[[str, str], bool]:
+def default_log_scale(record: StudyRecord) -> Callable[[str, str], bool]:
     """(family, key) -> whether the family's default space on the study's task draws the
     key on a log scale (False where that cannot be told)."""
     from search.spaces import default_space
@@ -34,7 +35,7 @@ def default_log_scale(record: "StudyRecord") -> Callable[[str, str], bool]:
     except UserError:
         return lambda family, key: False
 
-    @lru_cache(maxsize=None)
+    @cache
     def log(family: str, key: str) -> bool:
         try:
             return default_space(family, io).dim(key).log
@@ -51,6 +52,8 @@ def cmd_export_optuna(a: argparse.Namespace) -> int:
     record = store.get_study(a.study)
     trials = store.trials(a.study)
     study = export_study(record, trials, a.to, a.name, default_log_scale(record))
-    print(f"exported {len(study.trials)} trial(s) of {a.study!r} to {a.to} as Optuna study {study.study_name!r} "
-          f"(running trials are left out); open it with: optuna-dashboard {a.to}")
+    print(
+        f"exported {len(study.trials)} trial(s) of {a.study!r} to {a.to} as Optuna study {study.study_name!r} "
+        f"(running trials are left out); open it with: optuna-dashboard {a.to}"
+    )
     return 0

@@ -3,6 +3,7 @@ function of the modules beside this one (run, browse, catalog, compare, export, 
 
 Errors a user can fix (UserError) print one line and exit with status 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,13 +26,26 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="search", description="Pareto-frontier architecture search for neural-network shapes.")
     p.add_argument("--version", action="version", version=f"search {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for add in (run.add_parser, browse.add_parsers, compare.add_parser, predict.add_parser, export.add_parser,
-                model.add_parser, train.add_parser, catalog.add_parsers, data.add_parser):
+    for add in (
+        run.add_parser,
+        browse.add_parsers,
+        compare.add_parser,
+        predict.add_parser,
+        export.add_parser,
+        model.add_parser,
+        train.add_parser,
+        catalog.add_parsers,
+        data.add_parser,
+    ):
         add(sub)
     for command in sub.choices.values():
-        command.add_argument("--plugin", action="append", metavar="MODULE_OR_FILE",
-                             help="import a module or .py file that registers your own families and tasks "
-                                  "before the command runs (repeatable; also $SEARCH_PLUGINS, a ':' list)")
+        command.add_argument(
+            "--plugin",
+            action="append",
+            metavar="MODULE_OR_FILE",
+            help="import a module or .py file that registers your own families and tasks "
+            "before the command runs (repeatable; also $SEARCH_PLUGINS, a ':' list)",
+        )
     return p
 
 
@@ -65,4 +79,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-

@@ -3,6 +3,7 @@ saturating power law with bootstrap intervals (reports/scaling.py), and the conf
 to train there: the front's shape trends read at the budget, rounded into the family's
 space within it (search/spaces/extrapolate.py). The answer is search/api/readings.py's
 `predict`; this module prints it."""
+
 from __future__ import annotations
 
 import argparse
@@ -37,9 +38,11 @@ def cmd_predict(a: argparse.Namespace) -> int:
         print(json.dumps(pr.to_dict(), indent=2))
         return 0
     unit = "parameters" if pr.measure == "params" else pr.measure
-    print(f"{pr.metric} ({pr.direction}) predicted by error(N) = E + A * N^(-alpha) on {pr.scale.name}, fitted "
-          f"to each family's front (searched up to {format_count(pr.search_budget)}); {pr.confidence:.0%} "
-          "intervals: bootstrap over the configurations and seed noise, the law refitted in every draw")
+    print(
+        f"{pr.metric} ({pr.direction}) predicted by error(N) = E + A * N^(-alpha) on {pr.scale.name}, fitted "
+        f"to each family's front (searched up to {format_count(pr.search_budget)}); {pr.confidence:.0%} "
+        "intervals: bootstrap over the configurations and seed noise, the law refitted in every draw"
+    )
     for p in pr.families:
         law = "" if p.law is None else f"E={p.law.E:.4g} A={p.law.A:.4g} alpha={p.law.alpha:.3g}, "
         note = f"  NOT TRUSTED: {p.trust}" if p.trust else ""
@@ -50,8 +53,10 @@ def cmd_predict(a: argparse.Namespace) -> int:
             if p.trust:
                 print(f"  {p.family:<24} no prediction ({p.trust})")
                 continue
-            print(f"  {p.family:<24} {p.values[i]:.4g} [{p.low[i]:.4g}, {p.high[i]:.4g}]  "
-                  f"best in {r.p_win.get(p.family, float('nan')):.0%} of draws")
+            print(
+                f"  {p.family:<24} {p.values[i]:.4g} [{p.low[i]:.4g}, {p.high[i]:.4g}]  "
+                f"best in {r.p_win.get(p.family, float('nan')):.0%} of draws"
+            )
         if r.runner_up is not None:
             ci = "" if r.low is None else f" (interval {r.low:.4g} .. {r.high:.4g})"
             print(f"  {r.leader} ahead of {r.runner_up} by {r.margin:.4g}{ci}")
@@ -68,5 +73,7 @@ def _configuration_line(p, unit: str) -> str:
         return f"no configuration to train at {format_count(p.target)}: {'; '.join(p.notes)}"
     trends = ", ".join(t.describe() for t in p.trends if t.kind == "power") or "no shape trend fitted"
     notes = f"; {'; '.join(p.notes)}" if p.notes else ""
-    return (f"configuration to train at {format_count(p.target)}: {json.dumps(p.config)} ({p.count:,} {unit}; "
-            f"{trends}{notes})")
+    return (
+        f"configuration to train at {format_count(p.target)}: {json.dumps(p.config)} ({p.count:,} {unit}; "
+        f"{trends}{notes})"
+    )

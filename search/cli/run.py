@@ -1,168 +1,257 @@
 """`search run`: parse the flags into a RunSpec, check everything, run the study, print
 its Pareto table and write its report page."""
+
 from __future__ import annotations
 
 import argparse
 
+from core.limits import DEFAULT_STORAGE_WAIT_S
+from search.api.options import DEFAULT_REPORT_DIR  # noqa: E402  (re-exported: browse.py)
 from search.artifacts.location import DEFAULT_KEEP, KEEP
 from search.cli.common import storage_arg
-from core.limits import DEFAULT_STORAGE_WAIT_S
 from search.engine.policies import (
     CORNERS,
     DEFAULT_CORNERS,
-    DEFAULT_SIZE_SCALE,
     DEFAULT_REVISIT,
-    DEFAULT_START,
-    REVISITS,
-    MODELLED_FROM,
-    SHAPE_DRAWS,
-    SIZE_SCALES,
-    STARTS,
     DEFAULT_SAMPLER,
     DEFAULT_SCOPE,
     DEFAULT_SHARE,
+    DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
+    DEFAULT_START,
     FREE_SHARE_SAMPLER,
+    MODELLED_FROM,
+    REVISITS,
     SCOPES,
+    SHAPE_DRAWS,
     SHARES,
+    SIZE_SCALES,
     SPREADS,
+    STARTS,
 )
 from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.samplers import SAMPLERS
-
-from search.api.options import DEFAULT_REPORT_DIR  # noqa: E402  (re-exported: browse.py)
 
 
 def add_parser(sub) -> None:
     """`search run`'s flags, in groups as `search run --help` shows them."""
     r = sub.add_parser("run", help="run or resume a study")
     what = r.add_argument_group("what to search")
-    what.add_argument("--recipe", help="a paper experiment by name ('search recipes') or a recipe .toml file; "
-                                       "flags given here override its values")
-    what.add_argument("--space", "--family", dest="space",
-                      help="family or comma list, e.g. hourglass,conventional (required without --recipe); "
-                           "--family is the same flag")
-    what.add_argument("--budget", help="max trainable parameters: 500K, 80M, 1.5B, 80000000 (required without --recipe)")
+    what.add_argument(
+        "--recipe",
+        help="a paper experiment by name ('search recipes') or a recipe .toml file; "
+        "flags given here override its values",
+    )
+    what.add_argument(
+        "--space",
+        "--family",
+        dest="space",
+        help="family or comma list, e.g. hourglass,conventional (required without --recipe); --family is the same flag",
+    )
+    what.add_argument(
+        "--budget", help="max trainable parameters: 500K, 80M, 1.5B, 80000000 (required without --recipe)"
+    )
     what.add_argument("--task", help="task (default: the first family's paper task)")
-    what.add_argument("--budget-of", help="what --budget counts: params (each family's parameter convention, the "
-                                          "default) or omega (connections per layer: mixer, s-mixer, rp-mixer, "
-                                          "sw-mlp; the sparse-MLP paper's fixed quantity)")
+    what.add_argument(
+        "--budget-of",
+        help="what --budget counts: params (each family's parameter convention, the "
+        "default) or omega (connections per layer: mixer, s-mixer, rp-mixer, "
+        "sw-mlp; the sparse-MLP paper's fixed quantity)",
+    )
     what.add_argument("--trials", type=int, help="finished trials to reach (default 20)")
     what.add_argument("--repeats", type=int, help="seeds per configuration (default 1)")
     what.add_argument("--study", help="study name (default: TASK-FAMILIES)")
     what.add_argument("--seed", type=int, help="study seed (default 0)")
-    what.add_argument("--search-repeats", type=int, default=1, metavar="K",
-                      help="run K independent searches of the question (studies NAME-r1..NAME-rK, seeds SEED.."
-                           "SEED+K-1); 'search compare NAME' pools them, with intervals from the spread between "
-                           "them (default 1)")
+    what.add_argument(
+        "--search-repeats",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run K independent searches of the question (studies NAME-r1..NAME-rK, seeds SEED.."
+        "SEED+K-1); 'search compare NAME' pools them, with intervals from the spread between "
+        "them (default 1)",
+    )
     what.add_argument("--space-file", help="TOML or YAML file overriding the spaces' ranges")
     what.add_argument("--smoke", action="store_true", help="tiny run: 2 trials, 1 epoch, 512 samples")
     how = r.add_argument_group("how to search")
-    how.add_argument("--sampler",
-                     help=f"{', '.join(SAMPLERS.names())} (default {DEFAULT_SAMPLER}; {FREE_SHARE_SAMPLER} with --share free "
-                          f"and several families)")
-    how.add_argument("--spread",
-                     help=f"{', '.join(SPREADS)}: with an Optuna sampler, draw a target size log-uniformly between the "
-                          f"smallest model and the budget first and aim the config at it, or not (default {DEFAULT_SPREAD})")
-    how.add_argument("--share",
-                     help=f"{', '.join(SHARES)}: with an Optuna sampler and several families, give the families "
-                          f"turns, let the sampler choose the family, or give the next trial to the family whose "
-                          f"last trials most often joined its front (default {DEFAULT_SHARE})")
-    how.add_argument("--sampler-scope",
-                     help=f"{', '.join(SCOPES)}: with an Optuna sampler and several families, one sampler for the "
-                          f"study (it ranks every family's trials together) or one per family under the turns (each "
-                          f"learns from its own family's trials only) (default: family for gp, {DEFAULT_SCOPE} for the others "
-                          f"and with --share free)")
-    how.add_argument("--corners",
-                     help=f"{', '.join(CORNERS)}: with an Optuna sampler and --spread size, what a new study trains "
-                          f"first: each family's smallest model and a model at the budget, the smallest only, "
-                          f"neither (the sampler's own start), or the smallest first and the budget models as the "
-                          f"study's last trials (default {DEFAULT_CORNERS})")
-    how.add_argument("--start",
-                     help=f"{', '.join(STARTS)}: with an Optuna sampler and --spread size, the target sizes of each "
-                          f"family's random start: spread over its whole size range, or under a cap that rises from "
-                          f"its smallest model to the budget, so that the first trials are cheap (default {DEFAULT_START})")
-    how.add_argument("--revisit",
-                     help=f"{', '.join(REVISITS)}: with an Optuna sampler, what a proposal of a configuration the "
-                          f"study has already trained or pruned gets (its seeds follow from it, so training it again "
-                          f"recomputes the stored curve): the sampler is told the stored result and proposes again, "
-                          f"or it is trained again (default {DEFAULT_REVISIT})")
-    how.add_argument("--shape-draw",
-                     help=f"{', '.join(SHAPE_DRAWS)}: with an Optuna sampler, how each width and depth is drawn: "
-                          f"as a parameter over the range it may take (under a target size that range moves, so "
-                          f"a GP sampler leaves it to its random draw), or as its position in that range, which "
-                          f"the sampler models (default: modelled with gp when --space names several families, "
-                          f"or one given at least {MODELLED_FROM} trials, else random)")
-    how.add_argument("--size-scale",
-                     help=f"{', '.join(SIZE_SCALES)}: how an Optuna sampler is told each trial's parameter count "
-                          f"(its first objective): as counted, or log10 of it, the axis the fronts are drawn and "
-                          f"measured on (default {DEFAULT_SIZE_SCALE})")
-    how.add_argument("--pruner", help="pareto: stop a trial after an epoch at which a finished trial of its family "
-                                      "with no more parameters was clearly better; rungs: judge at the epochs 1, 3, 9, "
-                                      "27, ... and keep a trial while fewer than a third of its family rank ahead of it "
-                                      "there (non-dominated sorting); checked-rungs: a rung judges a family only "
-                                      "while, replayed on the family's finished trials, it keeps 0.99 of their "
-                                      "front, and the pareto rule judges elsewhere; none: never "
-                                      f"(default {DEFAULT_PRUNER})")
-    how.add_argument("--prune-grace", type=float,
-                     help="the first epoch at which a trial may be stopped, a fraction of the epochs in (0, 1) "
-                          "(default: 1/3 for pareto, the first epoch for rungs and checked-rungs)")
+    how.add_argument(
+        "--sampler",
+        help=f"{', '.join(SAMPLERS.names())} (default {DEFAULT_SAMPLER}; {FREE_SHARE_SAMPLER} with --share free "
+        f"and several families)",
+    )
+    how.add_argument(
+        "--spread",
+        help=f"{', '.join(SPREADS)}: with an Optuna sampler, draw a target size log-uniformly between the "
+        f"smallest model and the budget first and aim the config at it, or not (default {DEFAULT_SPREAD})",
+    )
+    how.add_argument(
+        "--share",
+        help=f"{', '.join(SHARES)}: with an Optuna sampler and several families, give the families "
+        f"turns, let the sampler choose the family, or give the next trial to the family whose "
+        f"last trials most often joined its front (default {DEFAULT_SHARE})",
+    )
+    how.add_argument(
+        "--sampler-scope",
+        help=f"{', '.join(SCOPES)}: with an Optuna sampler and several families, one sampler for the "
+        f"study (it ranks every family's trials together) or one per family under the turns (each "
+        f"learns from its own family's trials only) (default: family for gp, {DEFAULT_SCOPE} for the others "
+        f"and with --share free)",
+    )
+    how.add_argument(
+        "--corners",
+        help=f"{', '.join(CORNERS)}: with an Optuna sampler and --spread size, what a new study trains "
+        f"first: each family's smallest model and a model at the budget, the smallest only, "
+        f"neither (the sampler's own start), or the smallest first and the budget models as the "
+        f"study's last trials (default {DEFAULT_CORNERS})",
+    )
+    how.add_argument(
+        "--start",
+        help=f"{', '.join(STARTS)}: with an Optuna sampler and --spread size, the target sizes of each "
+        f"family's random start: spread over its whole size range, or under a cap that rises from "
+        f"its smallest model to the budget, so that the first trials are cheap (default {DEFAULT_START})",
+    )
+    how.add_argument(
+        "--revisit",
+        help=f"{', '.join(REVISITS)}: with an Optuna sampler, what a proposal of a configuration the "
+        f"study has already trained or pruned gets (its seeds follow from it, so training it again "
+        f"recomputes the stored curve): the sampler is told the stored result and proposes again, "
+        f"or it is trained again (default {DEFAULT_REVISIT})",
+    )
+    how.add_argument(
+        "--shape-draw",
+        help=f"{', '.join(SHAPE_DRAWS)}: with an Optuna sampler, how each width and depth is drawn: "
+        f"as a parameter over the range it may take (under a target size that range moves, so "
+        f"a GP sampler leaves it to its random draw), or as its position in that range, which "
+        f"the sampler models (default: modelled with gp when --space names several families, "
+        f"or one given at least {MODELLED_FROM} trials, else random)",
+    )
+    how.add_argument(
+        "--size-scale",
+        help=f"{', '.join(SIZE_SCALES)}: how an Optuna sampler is told each trial's parameter count "
+        f"(its first objective): as counted, or log10 of it, the axis the fronts are drawn and "
+        f"measured on (default {DEFAULT_SIZE_SCALE})",
+    )
+    how.add_argument(
+        "--pruner",
+        help="pareto: stop a trial after an epoch at which a finished trial of its family "
+        "with no more parameters was clearly better; rungs: judge at the epochs 1, 3, 9, "
+        "27, ... and keep a trial while fewer than a third of its family rank ahead of it "
+        "there (non-dominated sorting); checked-rungs: a rung judges a family only "
+        "while, replayed on the family's finished trials, it keeps 0.99 of their "
+        "front, and the pareto rule judges elsewhere; none: never "
+        f"(default {DEFAULT_PRUNER})",
+    )
+    how.add_argument(
+        "--prune-grace",
+        type=float,
+        help="the first epoch at which a trial may be stopped, a fraction of the epochs in (0, 1) "
+        "(default: 1/3 for pareto, the first epoch for rungs and checked-rungs)",
+    )
     train = r.add_argument_group("training")
     train.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")
     train.add_argument("--batch-size", type=int, help="batch size (default: the task's)")
-    train.add_argument("--optimizer", help="adamw (AdamW, linear decay; the default), sgd-step (SGD with momentum "
-                                           "0.9, lr x0.2 at 50/70/90%% of the steps, Yu & Zhang's recipe) or adamw-uvit "
-                                           "(betas 0.9/0.9, warm-up then constant: Hu & Rostami's Table 5)")
-    train.add_argument("--lr", type=float, help="learning rate when the space does not search one (default: the task's)")
-    train.add_argument("--ema", type=float, metavar="DECAY",
-                       help="an exponential moving average of the weights with this decay per step, in [0, 1) "
-                            "(e.g. 0.9999, U-ViT's); validation, the kept state and the test metrics (sample "
-                            "quality) use the average (default 0: off; supervised tasks)")
-    train.add_argument("--ema-warmup", action=argparse.BooleanOptionalAction, default=None,
-                       help="with --ema: the decay of update n is min(DECAY, (1+n)/(10+n)), as latent-diffusion's "
-                            "LitEma, so the average forgets the initialisation on a short run (default off, as U-ViT)")
-    train.add_argument("--compile", metavar="MODE",
-                       help="train through torch.compile(mode=MODE): default, reduce-overhead (CUDA graphs: what "
-                            "pays for small models on a GPU), max-autotune, max-autotune-no-cudagraphs (default: eager)")
-    train.add_argument("--fuse", choices=("on", "off"),
-                       help="on (the default): a trial's seeds (--repeats) train as one batched program where its "
-                            "family fuses (hourglass, conventional: about 2-3x fewer seconds per seed on a CPU); "
-                            "off: one seed after another")
+    train.add_argument(
+        "--optimizer",
+        help="adamw (AdamW, linear decay; the default), sgd-step (SGD with momentum "
+        "0.9, lr x0.2 at 50/70/90%% of the steps, Yu & Zhang's recipe) or adamw-uvit "
+        "(betas 0.9/0.9, warm-up then constant: Hu & Rostami's Table 5)",
+    )
+    train.add_argument(
+        "--lr", type=float, help="learning rate when the space does not search one (default: the task's)"
+    )
+    train.add_argument(
+        "--ema",
+        type=float,
+        metavar="DECAY",
+        help="an exponential moving average of the weights with this decay per step, in [0, 1) "
+        "(e.g. 0.9999, U-ViT's); validation, the kept state and the test metrics (sample "
+        "quality) use the average (default 0: off; supervised tasks)",
+    )
+    train.add_argument(
+        "--ema-warmup",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --ema: the decay of update n is min(DECAY, (1+n)/(10+n)), as latent-diffusion's "
+        "LitEma, so the average forgets the initialisation on a short run (default off, as U-ViT)",
+    )
+    train.add_argument(
+        "--compile",
+        metavar="MODE",
+        help="train through torch.compile(mode=MODE): default, reduce-overhead (CUDA graphs: what "
+        "pays for small models on a GPU), max-autotune, max-autotune-no-cudagraphs (default: eager)",
+    )
+    train.add_argument(
+        "--fuse",
+        choices=("on", "off"),
+        help="on (the default): a trial's seeds (--repeats) train as one batched program where its "
+        "family fuses (hourglass, conventional: about 2-3x fewer seconds per seed on a CPU); "
+        "off: one seed after another",
+    )
     train.add_argument("--device", default="auto", help="auto (cuda when available), cpu, cuda, cuda:1, ...")
     train.add_argument("--max-train-samples", type=int, help="cap the training set (quick looks)")
     train.add_argument("--tokens", type=int, help="training tokens per run (language-model tasks)")
     train.add_argument("--data", help="a data file the task reads (e.g. a text file for lm-text)")
     train.add_argument("--data-dir", help="where data sets are (default: $SEARCH_DATA_DIR, then the user cache)")
-    train.add_argument("--task-option", action="append", metavar="KEY=VALUE", help="task option, e.g. noise=0.5 (repeatable)")
+    train.add_argument(
+        "--task-option", action="append", metavar="KEY=VALUE", help="task option, e.g. noise=0.5 (repeatable)"
+    )
     where = r.add_argument_group("where trials run")
     where.add_argument("--executor", help="where trials run (default: local, in this process)")
-    where.add_argument("--pack", metavar="K",
-                       help="train up to K trials at once (in this process, or in each Ray task with --executor "
-                            "ray) as one batched program where their family fuses (hourglass, conventional), each "
-                            "recorded as if trained alone; auto (the default) chooses by device: 1 until a pack is "
-                            "measured to pay (on a CPU, packs of different shapes gain little: docs/benchmarks.md)")
+    where.add_argument(
+        "--pack",
+        metavar="K",
+        help="train up to K trials at once (in this process, or in each Ray task with --executor "
+        "ray) as one batched program where their family fuses (hourglass, conventional), each "
+        "recorded as if trained alone; auto (the default) chooses by device: 1 until a pack is "
+        "measured to pay (on a CPU, packs of different shapes gain little: docs/benchmarks.md)",
+    )
     where.add_argument("--retries", type=int, help="re-runs of a failed or interrupted trial (default 1)")
-    where.add_argument("--oom-retry", action="store_true", help="re-run an out-of-memory trial once with half the batch")
-    where.add_argument("--ray-address", help="with --executor ray or tune: 'auto' or HOST:PORT of a cluster (default: a local Ray)")
-    where.add_argument("--gpus-per-trial", type=float, help="with --executor ray or tune: GPUs per trial, e.g. 0.25 packs 4 on a GPU")
+    where.add_argument(
+        "--oom-retry", action="store_true", help="re-run an out-of-memory trial once with half the batch"
+    )
+    where.add_argument(
+        "--ray-address", help="with --executor ray or tune: 'auto' or HOST:PORT of a cluster (default: a local Ray)"
+    )
+    where.add_argument(
+        "--gpus-per-trial", type=float, help="with --executor ray or tune: GPUs per trial, e.g. 0.25 packs 4 on a GPU"
+    )
     where.add_argument("--cpus-per-trial", type=float, help="with --executor ray or tune: CPUs per trial (default 1)")
-    where.add_argument("--max-concurrent", type=int, help="with --executor ray or tune: trials at once (default: what fits)")
-    where.add_argument("--trial-timeout", type=float, help="with --executor ray: seconds a trial may run, from its start in a worker, before it counts as hung")
-    where.add_argument("--tune-dir", help="with --executor tune: where Tune's experiment folders go, one per study "
-                                          "(default: beside the SQLite database, search-tune/ for search.db); "
-                                          "tensorboard --logdir DIR/STUDY shows the trials' curves")
+    where.add_argument(
+        "--max-concurrent", type=int, help="with --executor ray or tune: trials at once (default: what fits)"
+    )
+    where.add_argument(
+        "--trial-timeout",
+        type=float,
+        help="with --executor ray: seconds a trial may run, from its start in a worker, before it counts as hung",
+    )
+    where.add_argument(
+        "--tune-dir",
+        help="with --executor tune: where Tune's experiment folders go, one per study "
+        "(default: beside the SQLite database, search-tune/ for search.db); "
+        "tensorboard --logdir DIR/STUDY shows the trials' curves",
+    )
     out = r.add_argument_group("results")
     storage_arg(out)
-    out.add_argument("--storage-wait", type=float, metavar="S",
-                     help="seconds to wait for a database that goes away during the search (a restart, a failover) "
-                          f"before stopping; trials in flight go on training and are recorded when it is back "
-                          f"(default {DEFAULT_STORAGE_WAIT_S:g}; 0: stop at once)")
-    out.add_argument("--keep", help=f"whose trained weights are kept: {', '.join(KEEP)} (pareto: the trials on "
-                                    f"their family's Pareto front; a trial that falls off it loses its file; "
-                                    f"default {DEFAULT_KEEP})")
-    out.add_argument("--artifacts", metavar="URL",
-                     help="where weights are kept: a folder, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (default: "
-                          "a folder beside the SQLite database, search-artifacts/ for search.db)")
+    out.add_argument(
+        "--storage-wait",
+        type=float,
+        metavar="S",
+        help="seconds to wait for a database that goes away during the search (a restart, a failover) "
+        f"before stopping; trials in flight go on training and are recorded when it is back "
+        f"(default {DEFAULT_STORAGE_WAIT_S:g}; 0: stop at once)",
+    )
+    out.add_argument(
+        "--keep",
+        help=f"whose trained weights are kept: {', '.join(KEEP)} (pareto: the trials on "
+        f"their family's Pareto front; a trial that falls off it loses its file; "
+        f"default {DEFAULT_KEEP})",
+    )
+    out.add_argument(
+        "--artifacts",
+        metavar="URL",
+        help="where weights are kept: a folder, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (default: "
+        "a folder beside the SQLite database, search-artifacts/ for search.db)",
+    )
     out.add_argument("--out", default=DEFAULT_REPORT_DIR, help=f"report folder (default {DEFAULT_REPORT_DIR})")
     out.add_argument("--no-report", action="store_true", help="do not write the report pages")
     r.set_defaults(func=cmd_run)

@@ -6,9 +6,11 @@ models (measured on one core, hourglass: 0.30 s per proposal at 50 trials, 0.45 
 100, 0.81 s at 200, 1.43 s at 300; TPE 0.01-0.04 s), and the benchmarks that show the
 GP ahead (docs/benchmarks.md §14, §19) end at 40 trials.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler
@@ -28,8 +30,7 @@ class HandOver(BaseSampler):
         self._then: set[int] = set()  # the numbers of the trials `then` draws
 
     def _finished(self, study: Study) -> int:
-        return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED,
-                                                             TrialState.FAIL)))
+        return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)))
 
     def _pick(self, study: Study, trial: FrozenTrial) -> BaseSampler:
         return self.then if trial.number in self._then else self.first
@@ -42,16 +43,17 @@ class HandOver(BaseSampler):
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         return self._pick(study, trial).infer_relative_search_space(study, trial)
 
-    def sample_relative(self, study: Study, trial: FrozenTrial,
-                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
         return self._pick(study, trial).sample_relative(study, trial, search_space)
 
-    def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
-                           param_distribution: BaseDistribution) -> Any:
+    def sample_independent(
+        self, study: Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
+    ) -> Any:
         return self._pick(study, trial).sample_independent(study, trial, param_name, param_distribution)
 
-    def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState,
-                    values: Sequence[float] | None) -> None:
+    def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None) -> None:
         self._pick(study, trial).after_trial(study, trial, state, values)
 
     def reseed_rng(self) -> None:

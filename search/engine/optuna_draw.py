@@ -1,4 +1,5 @@
 """The adapters that let `search.spaces.suggest_config` draw from an Optuna trial."""
+
 from __future__ import annotations
 
 import math

@@ -5,6 +5,7 @@ a heartbeat that the owner refreshes every HEARTBEAT_S; a running trial whose ow
 process is gone (same host) or whose heartbeat is older than STALE_S is an orphan, which
 the next process to start marks `interrupted` and re-runs.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,7 +13,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from storage.records import TrialRecord
 
@@ -21,7 +22,7 @@ STALE_S = 120.0  # a running trial without a heartbeat for this long is an orpha
 
 
 def owner_id() -> str:
-    """"host:pid:token" of this process (the token tells apart reused pids)."""
+    """ "host:pid:token" of this process (the token tells apart reused pids)."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
@@ -44,7 +45,7 @@ def is_orphan(trial: TrialRecord, now: datetime | None = None) -> bool:
     pid = rest.partition(":")[0]
     if host == socket.gethostname() and pid.isdigit() and not _pid_alive(int(pid)):
         return True
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return trial.heartbeat_at is None or (now - trial.heartbeat_at).total_seconds() > STALE_S
 
 
@@ -53,8 +54,9 @@ class Heartbeat:
     numbers this process runs now (`running()`); a failed beat is skipped, the next one
     retries."""
 
-    def __init__(self, beat: Callable[[list[int]], None], running: Callable[[], Iterable[int]],
-                 every: float = HEARTBEAT_S) -> None:
+    def __init__(
+        self, beat: Callable[[list[int]], None], running: Callable[[], Iterable[int]], every: float = HEARTBEAT_S
+    ) -> None:
         self.beat, self.running, self.every = beat, running, every
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="search-heartbeat", daemon=True)

@@ -65,6 +65,7 @@ them.
   distribution never moves, so the sampler models the shape too, as Ax's GP does (docs/
   benchmarks.md §19, "Modelling the shape").
 """
+
 from __future__ import annotations
 
 import math
@@ -178,6 +179,7 @@ def scope_for(sampler: str, share: str, scope: str | None) -> str:
     if scope:
         return scope
     return "family" if sampler in FAMILY_SCOPED and has_turns(share) else DEFAULT_SCOPE
+
 
 UNCERTAIN_WINDOW = 4  # a family's last finished trials that say whether its front still moves
 

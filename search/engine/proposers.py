@@ -4,13 +4,15 @@ A proposer's `ask()` returns a `Proposal` (a config within budget, with its exac
 parameter count) or a `Rejection` (never trained; stored with its reason). `tell()` gives
 the proposer a finished trial's objectives: (params, validation metric).
 """
+
 from __future__ import annotations
 
 import itertools
 import json
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import optuna
@@ -23,31 +25,23 @@ from search.engine.optuna_draw import POSITION_SUFFIX, PositionDraw, TrialDraw
 from search.engine.policies import (
     CORNER_SIZES,
     DEFAULT_CORNERS,
-    DEFAULT_SIZE_SCALE,
+    DEFAULT_REVISIT,
     DEFAULT_SCOPE,
+    DEFAULT_SHAPE_DRAW,
     DEFAULT_SHARE,
+    DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
     DEFAULT_START,
-    DEFAULT_REVISIT,
-    DEFAULT_SHAPE_DRAW,
     LAST_CORNERS,
-    RANDOM_AFTER_REVISITS,
     MAX_REVISITS,
+    RANDOM_AFTER_REVISITS,
     has_turns,
     ramp_target,
     size_objective,
     startup_trials,
     uncertain_turn,
 )
-from search.spaces import (
-    Infeasible,
-    Space,
-    check_config,
-    grid_configs,
-    min_params,
-    smallest_config,
-    suggest_config,
-)
+from search.spaces import Infeasible, Space, check_config, grid_configs, min_params, smallest_config, suggest_config
 from storage.records import TrialRecord
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -146,11 +140,27 @@ class OptunaProposer(Proposer):
     what every trial shares, which is `family` alone). One family: the two are the same.
     """
 
-    def __init__(self, spaces, io, budget, count, *, make_sampler: Callable[[int, int], optuna.samplers.BaseSampler],
-                 direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE,
-                 scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS, size_scale: str = DEFAULT_SIZE_SCALE,
-                 start: str = DEFAULT_START, revisit: str = DEFAULT_REVISIT, shape_draw: str = DEFAULT_SHAPE_DRAW,
-                 stopped_as_complete: bool = False) -> None:
+    def __init__(
+        self,
+        spaces,
+        io,
+        budget,
+        count,
+        *,
+        make_sampler: Callable[[int, int], optuna.samplers.BaseSampler],
+        direction: str,
+        seed: int,
+        trials: int,
+        spread: str = DEFAULT_SPREAD,
+        share: str = DEFAULT_SHARE,
+        scope: str = DEFAULT_SCOPE,
+        corners: str = DEFAULT_CORNERS,
+        size_scale: str = DEFAULT_SIZE_SCALE,
+        start: str = DEFAULT_START,
+        revisit: str = DEFAULT_REVISIT,
+        shape_draw: str = DEFAULT_SHAPE_DRAW,
+        stopped_as_complete: bool = False,
+    ) -> None:
         super().__init__(spaces, io, budget, count)
         self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
         self.corners = CORNER_SIZES[corners]  # the sizes a new study visits first
@@ -184,8 +194,9 @@ class OptunaProposer(Proposer):
         # of its finished trials whether it joined the family's front then
         self._points: dict[str, list[tuple[float, float]]] = {f: [] for f in self.families}
         self._hits: dict[str, list[bool]] = {f: [] for f in self.families}
-        self._smallest = {f: min_params(s, io, lambda c, f=f: count(f, c)) for f, s in spaces.items()} \
-            if spread == "size" else {}
+        self._smallest = (
+            {f: min_params(s, io, lambda c, f=f: count(f, c)) for f, s in spaces.items()} if spread == "size" else {}
+        )
 
     @property
     def study(self) -> optuna.Study | None:
@@ -218,15 +229,16 @@ class OptunaProposer(Proposer):
                         fixed = {f"{fam}.{SIZE_PARAM}": lo if size == "smallest" else hi}
                         if size == "smallest":  # the whole config, choices too
                             config = smallest_config(self.spaces[fam], self.io, lambda c, f=fam: self.count(f, c))
-                            fixed |= {self._fixed_name(fam, k): 0.0 if self._is_position(fam, k) else v
-                                      for k, v in config.items()}
+                            fixed |= {
+                                self._fixed_name(fam, k): 0.0 if self._is_position(fam, k) else v
+                                for k, v in config.items()
+                            }
                         study.enqueue_trial(fixed | ({"family": fam} if self.named else {}))
         return study
 
     def _is_position(self, fam: str, key: str) -> bool:
         """Whether `fam`'s dim `key` is drawn as a position (`PositionDraw`: a range dim)."""
-        return self._drawer is PositionDraw and any(d.name == key and d.kind != "choice"
-                                                    for d in self.spaces[fam].dims)
+        return self._drawer is PositionDraw and any(d.name == key and d.kind != "choice" for d in self.spaces[fam].dims)
 
     def _fixed_name(self, fam: str, key: str) -> str:
         """The Optuna parameter that fixes `fam`'s dim `key` in an enqueued trial (the
@@ -246,8 +258,11 @@ class OptunaProposer(Proposer):
         dists = {k: json_to_distribution(v) for k, v in record["distributions"].items() if k != "family"}
         if self.named:
             params["family"] = record["params"].get("family", family)
-            dists["family"] = (json_to_distribution(record["distributions"]["family"])
-                               if "family" in record["distributions"] else CategoricalDistribution(self.families))
+            dists["family"] = (
+                json_to_distribution(record["distributions"]["family"])
+                if "family" in record["distributions"]
+                else CategoricalDistribution(self.families)
+            )
         return params, dists
 
     def _size_range(self, fam: str) -> tuple[float, float]:
@@ -261,8 +276,11 @@ class OptunaProposer(Proposer):
         if family not in self._hits:
             return
         sign = 1.0 if self.direction == "maximize" else -1.0
-        hit = objective is not None and math.isfinite(objective) and not any(
-            n <= params and sign * v >= sign * objective for n, v in self._points[family])
+        hit = (
+            objective is not None
+            and math.isfinite(objective)
+            and not any(n <= params and sign * v >= sign * objective for n, v in self._points[family])
+        )
         self._hits[family].append(hit)
         if objective is not None and math.isfinite(objective):
             self._points[family].append((float(params), float(objective)))
@@ -284,7 +302,8 @@ class OptunaProposer(Proposer):
             if r.status in ("complete", "pruned"):
                 self._known[config_key(r.family, r.config)] = values, state
             trials.setdefault(self._key(r.family), []).append(
-                optuna.trial.create_trial(params=params, distributions=dists, values=values, state=state))
+                optuna.trial.create_trial(params=params, distributions=dists, values=values, state=state)
+            )
         for key in [None] if not self.split else self.families:
             self._replayed[key] = len(trials.get(key, ()))
             self.studies[key] = self._make_study(key)
@@ -301,8 +320,12 @@ class OptunaProposer(Proposer):
         return self.spread == "size" and self._smallest[fam] <= self.budget
 
     def _is_budget_target(self, fam: str, target: float | None) -> bool:
-        return target is not None and fam in self._smallest and self._sized(fam) \
+        return (
+            target is not None
+            and fam in self._smallest
+            and self._sized(fam)
             and abs(float(target) - self._size_range(fam)[1]) < 1e-12
+        )
 
     def _budget_due(self) -> list[str]:
         """With "last" corners, the families whose budget model is due now: those without
@@ -380,7 +403,9 @@ class OptunaProposer(Proposer):
             return
         lo, hi = self._size_range(fam)
         rng = np.random.default_rng([self.seed & 0xFFFFFFFF, self.families.index(fam), self.answered, 1])
-        study.enqueue_trial({f"{fam}.{SIZE_PARAM}": float(rng.uniform(lo, hi))} | ({"family": fam} if self.named else {}))
+        study.enqueue_trial(
+            {f"{fam}.{SIZE_PARAM}": float(rng.uniform(lo, hi))} | ({"family": fam} if self.named else {})
+        )
 
     def _ask_once(self) -> Proposal | Rejection:
         fam = self._next_family()
@@ -399,7 +424,10 @@ class OptunaProposer(Proposer):
         if isinstance(cfg, Infeasible):
             study.tell(t, state=TrialState.PRUNED)
             return Rejection(fam, cfg.config, None, cfg.reason)
-        record = {"params": dict(t.params), "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()}}
+        record = {
+            "params": dict(t.params),
+            "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()},
+        }
         at_budget = self._is_budget_target(fam, t.params.get(f"{fam}.{SIZE_PARAM}"))
         last = at_budget and fam in self._budget_due()
         if at_budget:
@@ -407,11 +435,13 @@ class OptunaProposer(Proposer):
         self._turns[fam] += 1
         # a budget model trained last is there for `search compare`'s top levels: the pruner,
         # which judges it against every smaller finished trial, would often stop it
-        return Proposal(fam, cfg, self.count(fam, cfg), record, handle=t,
-                        note=UNPRUNED_NOTE if last else None, unpruned=last)
+        return Proposal(
+            fam, cfg, self.count(fam, cfg), record, handle=t, note=UNPRUNED_NOTE if last else None, unpruned=last
+        )
 
-    def _outcome(self, objective: float | None, params: float, pruned: bool, complete: bool = True
-                 ) -> tuple[list[float] | None, TrialState]:
+    def _outcome(
+        self, objective: float | None, params: float, pruned: bool, complete: bool = True
+    ) -> tuple[list[float] | None, TrialState]:
         """What the Optuna study is told of a finished trial: (values, state); the size on
         the study's `--size-scale`."""
         known = objective is not None and math.isfinite(objective)

@@ -7,7 +7,8 @@ e: it is dominated at equal fidelity (fewer or as many parameters, better metric
 finishing it is unlikely to add a point to its family's front. Only its own family
 judges it: the pages draw one front per family, and stopping a weaker family's trials
 because another family is better would thin out exactly the front being compared (the
-first version, which judged across families, did so: docs/benchmarks.md §14). "Clearly": better by more than `margin` times the
+first version, which judged across families, did so: docs/benchmarks.md §14). "Clearly": better by more than
+`margin` times the
 magnitude of the better value (1% by default, e.g. 0.18 dB at 18 dB PSNR).
 
 Only the first seed of a trial is watched and compared (the other seeds run only if it is
@@ -41,12 +42,12 @@ finished trials, it keeps 0.99 of the front of those that trained to the end (an
 before five did: `rung_trusted`), and lets the Pareto rule judge everywhere else, so a
 family whose first epochs mislead (HanNet on digits) is judged as `pareto` judges it.
 """
+
 from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
-from typing import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -58,8 +59,14 @@ from reports.pareto import hypervolume_share, pareto_mask
 DEFAULT_MARGIN = 0.01
 
 
-def dominated_at(params: int, epoch: int, value: float, curves: Sequence[tuple[int, Sequence[float]]],
-                 direction: str, margin: float = DEFAULT_MARGIN) -> tuple[int, float] | None:
+def dominated_at(
+    params: int,
+    epoch: int,
+    value: float,
+    curves: Sequence[tuple[int, Sequence[float]]],
+    direction: str,
+    margin: float = DEFAULT_MARGIN,
+) -> tuple[int, float] | None:
     """(its params, its value) of the best finished trial with params <= `params` whose
     validation value at `epoch` (1-based; curves[i] = (params, values by epoch)) beats
     `value` by more than margin * |that value|; None when there is none. Non-finite values
@@ -100,8 +107,14 @@ def grace_epochs(epochs: int, fraction: float = DEFAULT_GRACE) -> int:
 
 
 class ParetoPruner(Pruner):
-    def __init__(self, direction: str, epochs: int, grace: int | None = None, margin: float = DEFAULT_MARGIN,
-                 unit: str = "parameters") -> None:
+    def __init__(
+        self,
+        direction: str,
+        epochs: int,
+        grace: int | None = None,
+        margin: float = DEFAULT_MARGIN,
+        unit: str = "parameters",
+    ) -> None:
         """`unit`: what the sizes count, for the reason's text (the study's budget measure)."""
         self.direction, self.margin, self.epochs, self.unit = check_direction(direction), margin, epochs, unit
         self.grace = grace if grace is not None else grace_epochs(epochs)
@@ -117,9 +130,12 @@ class ParetoPruner(Pruner):
         hit = dominated_at(params, epoch, value, self.curves.get(family, ()), self.direction, self.margin)
         if hit is None:
             return None
-        return stop_reason(epoch, self.epochs,
-                           f"validation {value:.4g}, while a trial{f' of {family}' if family else ''} "
-                           f"with {hit[0]:,} {self.unit} (no more than its {params:,}) had {hit[1]:.4g} at that epoch")
+        return stop_reason(
+            epoch,
+            self.epochs,
+            f"validation {value:.4g}, while a trial{f' of {family}' if family else ''} "
+            f"with {hit[0]:,} {self.unit} (no more than its {params:,}) had {hit[1]:.4g} at that epoch",
+        )
 
 
 def rung_epochs(epochs: int, first: int = 1, eta: int = 3) -> tuple[int, ...]:
@@ -162,8 +178,9 @@ def nondominated_ranks(points: Sequence[tuple[int, float]], direction: str) -> l
     return ranks
 
 
-def rung_verdict(params: int, value: float, rung: Sequence[tuple[int, float]], direction: str,
-                 eta: int = 3) -> tuple[int, int, tuple[int, float]] | None:
+def rung_verdict(
+    params: int, value: float, rung: Sequence[tuple[int, float]], direction: str, eta: int = 3
+) -> tuple[int, int, tuple[int, float]] | None:
     """Asynchronous successive halving at one rung with the parameter axis (MO-ASHA's
     non-dominated sorting; Schmucker et al. 2021, as Syne Tune's MOASHA): the trial
     (`params`, `value`) continues when fewer than max(1, n // eta) of the n points
@@ -197,8 +214,9 @@ class RungPruner(Pruner):
     SuccessiveHalvingPruner): nothing is paused, checkpointed or re-trained, so a
     promotion costs nothing and every rung's value is the trial's stored epoch."""
 
-    def __init__(self, direction: str, epochs: int, first: int = 1, eta: int = DEFAULT_ETA,
-                 unit: str = "parameters") -> None:
+    def __init__(
+        self, direction: str, epochs: int, first: int = 1, eta: int = DEFAULT_ETA, unit: str = "parameters"
+    ) -> None:
         self.direction, self.epochs, self.eta, self.unit = check_direction(direction), epochs, eta, unit
         self.rungs = frozenset(rung_epochs(epochs, first, eta))
         self.curves: dict[str, list[tuple[int, list[float]]]] = {}
@@ -215,19 +233,23 @@ class RungPruner(Pruner):
         if hit is None:
             return None
         ahead, quota, (n, v) = hit
-        return stop_reason(epoch, self.epochs,
-                           f"at the rung of epoch {epoch}, {ahead} of the {len(rung) + 1} trials"
-                           f"{f' of {family}' if family else ''} there rank ahead of it (the top "
-                           f"{quota} continue); a trial with {n:,} {self.unit} (no more than its "
-                           f"{params:,}) had {v:.4g} against its {value:.4g}")
+        return stop_reason(
+            epoch,
+            self.epochs,
+            f"at the rung of epoch {epoch}, {ahead} of the {len(rung) + 1} trials"
+            f"{f' of {family}' if family else ''} there rank ahead of it (the top "
+            f"{quota} continue); a trial with {n:,} {self.unit} (no more than its "
+            f"{params:,}) had {v:.4g} against its {value:.4g}",
+        )
 
 
 DEFAULT_MIN_COMPLETE = 5  # trials of a family trained to the end before `checked-rungs` trusts any rung
 DEFAULT_KEEP = 0.99  # the share of those trials' front hypervolume a rung must keep to judge
 
 
-def rung_keeps(rung: int, curves: Sequence[tuple[int, Sequence[float]]], epochs: int, direction: str,
-               eta: int = DEFAULT_ETA) -> float | None:
+def rung_keeps(
+    rung: int, curves: Sequence[tuple[int, Sequence[float]]], epochs: int, direction: str, eta: int = DEFAULT_ETA
+) -> float | None:
     """What the rung at epoch `rung` would cost this family's front, judged on its finished
     trials (`curves`: (params, validation by epoch), a stopped one up to its stop): the
     share of the front hypervolume of the trials that trained all `epochs` (on (log10
@@ -238,28 +260,40 @@ def rung_keeps(rung: int, curves: Sequence[tuple[int, Sequence[float]]], epochs:
     None when no trial trained to the end. One ranking: O(n log n) for n finished trials."""
     check_direction(direction)
     finished = [(int(n), [float(v) for v in c]) for n, c in curves if len(c) >= rung]
-    ends = [(i, n, c[epochs - 1]) for i, (n, c) in enumerate(finished)
-            if len(c) >= epochs and n > 0 and math.isfinite(c[epochs - 1])]
+    ends = [
+        (i, n, c[epochs - 1])
+        for i, (n, c) in enumerate(finished)
+        if len(c) >= epochs and n > 0 and math.isfinite(c[epochs - 1])
+    ]
     if not ends:
         return None
     dirs = ["minimize", direction]
     pts = np.array([[math.log10(n), v] for _, n, v in ends])
     front = pareto_mask(pts, dirs)
     ranked = [i for i, (_, c) in enumerate(finished) if math.isfinite(c[rung - 1])]  # NaN is never ranked
-    rank = dict(zip(ranked, nondominated_ranks([(finished[i][0], finished[i][1][rung - 1]) for i in ranked],
-                                               direction)))
+    rank = dict(
+        zip(ranked, nondominated_ranks([(finished[i][0], finished[i][1][rung - 1]) for i in ranked], direction))
+    )
     ordered = sorted(rank.values())
     quota = max(1, len(ranked) // eta)
     # rung_verdict's rule, each trial among all the others: it continues while fewer than
     # `quota` rank ahead of it (lower ranks); a NaN at the rung is never judged
-    survives = np.array([on and (i not in rank or bisect.bisect_left(ordered, rank[i]) < quota)
-                         for (i, _, _), on in zip(ends, front)], dtype=bool)
+    survives = np.array(
+        [on and (i not in rank or bisect.bisect_left(ordered, rank[i]) < quota) for (i, _, _), on in zip(ends, front)],
+        dtype=bool,
+    )
     return hypervolume_share(pts, survives, dirs)
 
 
-def rung_trusted(rung: int, curves: Sequence[tuple[int, Sequence[float]]], epochs: int, direction: str,
-                 eta: int = DEFAULT_ETA, min_complete: int = DEFAULT_MIN_COMPLETE,
-                 keep: float = DEFAULT_KEEP) -> bool:
+def rung_trusted(
+    rung: int,
+    curves: Sequence[tuple[int, Sequence[float]]],
+    epochs: int,
+    direction: str,
+    eta: int = DEFAULT_ETA,
+    min_complete: int = DEFAULT_MIN_COMPLETE,
+    keep: float = DEFAULT_KEEP,
+) -> bool:
     """Whether the rung at epoch `rung` ranks this family's trials well enough to stop any:
     at least `min_complete` of its trials trained to the end, and replayed on its finished
     trials the rung keeps at least `keep` of their front's hypervolume (`rung_keeps`). A
@@ -284,9 +318,16 @@ class CheckedRungPruner(RungPruner):
     finished trial (a rung may close again), from the same curves the pruner observes, so a
     resumed study decides as the first run did."""
 
-    def __init__(self, direction: str, epochs: int, first: int = 1, eta: int = DEFAULT_ETA,
-                 unit: str = "parameters", min_complete: int = DEFAULT_MIN_COMPLETE,
-                 keep: float = DEFAULT_KEEP) -> None:
+    def __init__(
+        self,
+        direction: str,
+        epochs: int,
+        first: int = 1,
+        eta: int = DEFAULT_ETA,
+        unit: str = "parameters",
+        min_complete: int = DEFAULT_MIN_COMPLETE,
+        keep: float = DEFAULT_KEEP,
+    ) -> None:
         super().__init__(direction, epochs, first, eta, unit)
         self.min_complete, self.keep = min_complete, keep
         self.pareto = ParetoPruner(direction, epochs, unit=unit)
@@ -297,8 +338,10 @@ class CheckedRungPruner(RungPruner):
         curves = self.curves.get(family, [])
         seen = self._trust.get((family, rung))
         if seen is None or seen[0] != len(curves):  # only a new finished trial changes the answer
-            seen = (len(curves), rung_trusted(rung, curves, self.epochs, self.direction, self.eta,
-                                              self.min_complete, self.keep))
+            seen = (
+                len(curves),
+                rung_trusted(rung, curves, self.epochs, self.direction, self.eta, self.min_complete, self.keep),
+            )
             self._trust[(family, rung)] = seen
         return seen[1]
 
@@ -311,18 +354,29 @@ class CheckedRungPruner(RungPruner):
 PrunerFactory = Callable[[str, int, str, float | None], Pruner]  # (direction, epochs, unit, grace) -> Pruner
 PRUNERS: Registry[PrunerFactory] = Registry("pruner")
 PRUNERS.add("none", lambda direction, epochs, unit, grace: Pruner())
-PRUNERS.add("pareto", lambda direction, epochs, unit, grace: ParetoPruner(
-    direction, epochs, grace_epochs(epochs, DEFAULT_GRACE if grace is None else grace), unit=unit))
+PRUNERS.add(
+    "pareto",
+    lambda direction, epochs, unit, grace: ParetoPruner(
+        direction, epochs, grace_epochs(epochs, DEFAULT_GRACE if grace is None else grace), unit=unit
+    ),
+)
 # rungs: the first rung is the first epoch unless --prune-grace says otherwise
-PRUNERS.add("rungs", lambda direction, epochs, unit, grace: RungPruner(
-    direction, epochs, 1 if grace is None else grace_epochs(epochs, grace), unit=unit))
-PRUNERS.add("checked-rungs", lambda direction, epochs, unit, grace: CheckedRungPruner(
-    direction, epochs, 1 if grace is None else grace_epochs(epochs, grace), unit=unit))
+PRUNERS.add(
+    "rungs",
+    lambda direction, epochs, unit, grace: RungPruner(
+        direction, epochs, 1 if grace is None else grace_epochs(epochs, grace), unit=unit
+    ),
+)
+PRUNERS.add(
+    "checked-rungs",
+    lambda direction, epochs, unit, grace: CheckedRungPruner(
+        direction, epochs, 1 if grace is None else grace_epochs(epochs, grace), unit=unit
+    ),
+)
 DEFAULT_PRUNER = "pareto"
 
 
-def make_pruner(name: str, direction: str, epochs: int, unit: str = "parameters",
-                grace: float | None = None) -> Pruner:
+def make_pruner(name: str, direction: str, epochs: int, unit: str = "parameters", grace: float | None = None) -> Pruner:
     """`grace`: the first epoch at which a trial may be stopped, as a fraction of the
     epochs (`--prune-grace`); None: the pruner's own default (pareto: 1/3; rungs: the
     first epoch)."""

@@ -14,11 +14,12 @@ The seeds are the trial's own (`run_seeds` of the study's seed and the configura
 the first R seeds the search would draw for R repeats, so `--epochs` equal to the
 search's and `--repeats 1` trains the search's first run again.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timezone
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from core.errors import UserError
@@ -90,11 +91,9 @@ def plan_retraining(store: Any, req: RetrainRequest) -> RetrainPlan:
         raise UserError(f"study {req.study!r} has no trial {req.trial}")
     trial = found[0]
     if req.recipe_task is not None and req.recipe_task != study.task:
-        raise UserError(f"recipe {req.recipe!r} is for task {req.recipe_task}; study {study.name!r} is on "
-                        f"{study.task}")
+        raise UserError(f"recipe {req.recipe!r} is for task {req.recipe_task}; study {study.name!r} is on {study.task}")
     if trial.status != "complete":
-        raise UserError(f"trial {req.trial} of {req.study!r} is {trial.status}; only a complete trial is trained "
-                        "again")
+        raise UserError(f"trial {req.trial} of {req.study!r} is {trial.status}; only a complete trial is trained again")
     settings = study.settings or {}
     base = TrainSettings.from_dict(settings.get("train") or {})
     train = dataclasses.replace(base, **req.train, epochs=epochs, device=req.device, batch_size_halved=False)
@@ -103,13 +102,29 @@ def plan_retraining(store: Any, req: RetrainRequest) -> RetrainPlan:
     resolve_device(train.device)
     task_options = dict(settings.get("task_options") or {})
     seeds = run_seeds(int(settings.get("seed", 0)), trial.family, trial.config, repeats)
-    spec = TrialSpec(study.name, trial.number, trial.family, dict(trial.config), study.task, seeds, train,
-                     req.data_dir, task_options, weights=_weights_url(store, req))
+    spec = TrialSpec(
+        study.name,
+        trial.number,
+        trial.family,
+        dict(trial.config),
+        study.task,
+        seeds,
+        train,
+        req.data_dir,
+        task_options,
+        weights=_weights_url(store, req),
+    )
     task = get_task(study.task, task_options)
     Hyper.resolve(spec, task)  # epochs, batch size, learning rate, EMA
     load_data(task, req.data_dir, resolve_device(train.device))  # missing data fails here, before any write
-    record = {"epochs": epochs, "repeats": repeats, "seeds": list(seeds), "recipe": req.recipe,
-              "train": train.to_dict(), "weights": spec.weights}
+    record = {
+        "epochs": epochs,
+        "repeats": repeats,
+        "seeds": list(seeds),
+        "recipe": req.recipe,
+        "train": train.to_dict(),
+        "weights": spec.weights,
+    }
     return RetrainPlan(study, trial, spec, record)
 
 
@@ -145,13 +160,13 @@ def run_retraining(plan: RetrainPlan, store: Any, progress: RetrainProgress | No
     try:
         if progress is not None:
             progress.start(plan.study, 1, 0, 0)
-            progress.trial_started(spec, plan.trial.params, f"retraining: {plan.settings['epochs']} epochs, "
-                                                            f"{len(spec.seeds)} seed(s)")
-        started = datetime.now(timezone.utc)
+            progress.trial_started(
+                spec, plan.trial.params, f"retraining: {plan.settings['epochs']} epochs, {len(spec.seeds)} seed(s)"
+            )
+        started = datetime.now(UTC)
         try:
             result = run_trial(spec, on_epoch=on_epoch, keep=keep)
-            number = store.add_retraining(plan.study.name, plan.trial.number, plan.settings, result,
-                                          started_at=started)
+            number = store.add_retraining(plan.study.name, plan.trial.number, plan.settings, result, started_at=started)
         except BaseException:
             _delete(written)
             raise

@@ -5,6 +5,7 @@ the same configuration and seeds. A failed trial is retried up to `--retries` ti
 out-of-memory failure once more with half the batch when `--oom-retry` is on (before the
 ordinary retries). Diverged trials are not retried: they would diverge again.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,36 +28,56 @@ class Job:
     supersedes_final: bool = False  # the retried trial is failed, so counted as final until this runs
 
 
-def retry_job(number: int, proposal: Proposal, train: TrainSettings, attempt: int, why: str,
-              seeds: tuple[int, ...], failed: bool) -> Job:
+def retry_job(
+    number: int, proposal: Proposal, train: TrainSettings, attempt: int, why: str, seeds: tuple[int, ...], failed: bool
+) -> Job:
     """The job that re-runs trial `number` (attempt `attempt`), noted with the reason."""
     note = f"retry {attempt} of trial {number}: {why}" + (f"; {UNPRUNED_NOTE}" if proposal.unpruned else "")
-    return Job(Proposal(proposal.family, proposal.config, proposal.params, proposal.optuna, note=note,
-                        unpruned=proposal.unpruned), train, attempt, number, seeds, supersedes_final=failed)
+    return Job(
+        Proposal(
+            proposal.family, proposal.config, proposal.params, proposal.optuna, note=note, unpruned=proposal.unpruned
+        ),
+        train,
+        attempt,
+        number,
+        seeds,
+        supersedes_final=failed,
+    )
 
 
 def resume_job(record: TrialRecord, train: TrainSettings) -> Job:
     """The retry of a stored failed or interrupted trial, queued when a study resumes."""
     why = "interrupted" if record.status == "interrupted" else (record.error or "failed")
-    proposal = Proposal(record.family, record.config, record.params, record.optuna,
-                        unpruned=UNPRUNED_NOTE in (record.note or ""))
-    return retry_job(record.number, proposal, train, record.attempt + 1, why, tuple(record.seeds),
-                     record.status == "failed")
+    proposal = Proposal(
+        record.family, record.config, record.params, record.optuna, unpruned=UNPRUNED_NOTE in (record.note or "")
+    )
+    return retry_job(
+        record.number, proposal, train, record.attempt + 1, why, tuple(record.seeds), record.status == "failed"
+    )
 
 
 def out_of_memory(result: TrialResult) -> bool:
     return result.status == "failed" and "out of memory" in (result.error or "").lower()
 
 
-def follow_up(job: Job, number: int, seeds: tuple[int, ...], result: TrialResult, *, retries: int,
-              oom_retry: bool, default_batch: int) -> Job | None:
+def follow_up(
+    job: Job,
+    number: int,
+    seeds: tuple[int, ...],
+    result: TrialResult,
+    *,
+    retries: int,
+    oom_retry: bool,
+    default_batch: int,
+) -> Job | None:
     """The retry that trial `number` (run as `job`, finished with `result`) earns, if any."""
     if out_of_memory(result) and oom_retry and not job.train.batch_size_halved:
         batch = (job.train.batch_size or default_batch) // 2
         if batch >= 2:
             train = dataclasses.replace(job.train, batch_size=batch, batch_size_halved=True)
-            return retry_job(number, job.proposal, train, job.attempt + 1, f"out of memory; batch size {batch}",
-                             seeds, True)
+            return retry_job(
+                number, job.proposal, train, job.attempt + 1, f"out of memory; batch size {batch}", seeds, True
+            )
     if result.status == "failed" and job.attempt < retries:
         return retry_job(number, job.proposal, job.train, job.attempt + 1, result.error or "failed", seeds, True)
     return None

@@ -6,19 +6,21 @@ differ only in the Optuna sampler they build; `grid` is the paper-style grid. Op
 imported only when a proposer is built, so the CLI can check a name without it.
 A new sampler is one `SAMPLERS.add` here.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from core.registry import Registry
 from search.engine.policies import (
     DEFAULT_CORNERS,
+    DEFAULT_REVISIT,
     DEFAULT_SCOPE,
+    DEFAULT_SHAPE_DRAW,
     DEFAULT_SHARE,
     DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
-    DEFAULT_REVISIT,
-    DEFAULT_SHAPE_DRAW,
     DEFAULT_START,
     startup_trials,
 )
@@ -32,32 +34,63 @@ ProposerFactory = Callable[..., "Proposer"]  # (spaces, io, budget, count, *, di
 SAMPLERS: Registry[ProposerFactory] = Registry("sampler")
 
 
-def _optuna(build: Callable[[int, int], "optuna.samplers.BaseSampler"], stopped_as_complete: bool = False
-            ) -> ProposerFactory:
+def _optuna(
+    build: Callable[[int, int], optuna.samplers.BaseSampler], stopped_as_complete: bool = False
+) -> ProposerFactory:
     """A factory of `OptunaProposer`s whose Optuna sampler is `build(seed, trials)`;
     `stopped_as_complete` for a sampler that reads only complete trials (see OptunaProposer)."""
 
-    def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, spread: str = DEFAULT_SPREAD,
-                share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE, corners: str = DEFAULT_CORNERS,
-                size_scale: str = DEFAULT_SIZE_SCALE, start: str = DEFAULT_START, revisit: str = DEFAULT_REVISIT,
-                shape_draw: str = DEFAULT_SHAPE_DRAW, **_: Any) -> "Proposer":
+    def factory(
+        spaces,
+        io,
+        budget,
+        count,
+        *,
+        direction: str,
+        seed: int,
+        trials: int,
+        spread: str = DEFAULT_SPREAD,
+        share: str = DEFAULT_SHARE,
+        scope: str = DEFAULT_SCOPE,
+        corners: str = DEFAULT_CORNERS,
+        size_scale: str = DEFAULT_SIZE_SCALE,
+        start: str = DEFAULT_START,
+        revisit: str = DEFAULT_REVISIT,
+        shape_draw: str = DEFAULT_SHAPE_DRAW,
+        **_: Any,
+    ) -> Proposer:
         from search.engine.proposers import OptunaProposer
 
-        return OptunaProposer(spaces, io, budget, count, make_sampler=build, direction=direction, seed=seed,
-                              trials=trials, spread=spread, share=share, scope=scope, corners=corners,
-                              size_scale=size_scale, start=start, revisit=revisit, shape_draw=shape_draw,
-                              stopped_as_complete=stopped_as_complete)
+        return OptunaProposer(
+            spaces,
+            io,
+            budget,
+            count,
+            make_sampler=build,
+            direction=direction,
+            seed=seed,
+            trials=trials,
+            spread=spread,
+            share=share,
+            scope=scope,
+            corners=corners,
+            size_scale=size_scale,
+            start=start,
+            revisit=revisit,
+            shape_draw=shape_draw,
+            stopped_as_complete=stopped_as_complete,
+        )
 
     return factory
 
 
-def _tpe(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
+def _tpe(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     import optuna
 
     return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup_trials(trials))
 
 
-def _nsga2(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
+def _nsga2(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     import optuna
 
     return optuna.samplers.NSGAIISampler(seed=seed, population_size=min(50, max(4, trials // 3)))
@@ -66,7 +99,7 @@ def _nsga2(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
 GP_TRIALS = 200  # a study's finished trials after which `gp` hands it to TPE (search/engine/handover.py)
 
 
-def _gp(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
+def _gp(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     """Optuna's GPSampler (a Gaussian process, log expected hypervolume improvement with
     several objectives) after the same random start as tpe's, handing the study to tpe's
     TPE at GP_TRIALS finished trials (a GP's proposals grow costly with its trials)."""
@@ -74,18 +107,17 @@ def _gp(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
 
     from search.engine.handover import HandOver
 
-    gp = optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup_trials(trials),
-                                   warn_independent_sampling=False)
+    gp = optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup_trials(trials), warn_independent_sampling=False)
     return HandOver(gp, _tpe(seed, trials), GP_TRIALS)
 
 
-def _random(seed: int, trials: int) -> "optuna.samplers.BaseSampler":
+def _random(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     import optuna
 
     return optuna.samplers.RandomSampler(seed=seed)
 
 
-def _grid(spaces, io, budget, count, *, seed: int, **_: Any) -> "Proposer":
+def _grid(spaces, io, budget, count, *, seed: int, **_: Any) -> Proposer:
     from search.engine.proposers import GridProposer
 
     return GridProposer(spaces, io, budget, count, seed=seed)
@@ -98,14 +130,44 @@ SAMPLERS.add("random", _optuna(_random))
 SAMPLERS.add("grid", _grid)
 
 
-def make_proposer(sampler: str, spaces, io, budget, count, *, direction: str, seed: int, trials: int,
-                  spread: str = DEFAULT_SPREAD, share: str = DEFAULT_SHARE, scope: str = DEFAULT_SCOPE,
-                  corners: str = DEFAULT_CORNERS, size_scale: str = DEFAULT_SIZE_SCALE, start: str = DEFAULT_START,
-                  revisit: str = DEFAULT_REVISIT, shape_draw: str = DEFAULT_SHAPE_DRAW) -> "Proposer":
+def make_proposer(
+    sampler: str,
+    spaces,
+    io,
+    budget,
+    count,
+    *,
+    direction: str,
+    seed: int,
+    trials: int,
+    spread: str = DEFAULT_SPREAD,
+    share: str = DEFAULT_SHARE,
+    scope: str = DEFAULT_SCOPE,
+    corners: str = DEFAULT_CORNERS,
+    size_scale: str = DEFAULT_SIZE_SCALE,
+    start: str = DEFAULT_START,
+    revisit: str = DEFAULT_REVISIT,
+    shape_draw: str = DEFAULT_SHAPE_DRAW,
+) -> Proposer:
     """The proposer of sampler `sampler` (UserError listing the known names if unknown).
     `spread` (SPREADS), `share` (SHARES), `scope` (SCOPES), `corners` (CORNERS),
-    `size_scale` (SIZE_SCALES), `start` (STARTS), `revisit` (REVISITS) and `shape_draw` (SHAPE_DRAWS) are for the Optuna samplers; the grid ignores them (it
+    `size_scale` (SIZE_SCALES), `start` (STARTS), `revisit` (REVISITS) and `shape_draw` (SHAPE_DRAWS) are for
+    the Optuna samplers; the grid ignores them (it
     interleaves the families' points)."""
-    return SAMPLERS.get(sampler)(spaces, io, budget, count, direction=direction, seed=seed, trials=trials,
-                                 spread=spread, share=share, scope=scope, corners=corners, size_scale=size_scale,
-                                 start=start, revisit=revisit, shape_draw=shape_draw)
+    return SAMPLERS.get(sampler)(
+        spaces,
+        io,
+        budget,
+        count,
+        direction=direction,
+        seed=seed,
+        trials=trials,
+        spread=spread,
+        share=share,
+        scope=scope,
+        corners=corners,
+        size_scale=size_scale,
+        start=start,
+        revisit=revisit,
+        shape_draw=shape_draw,
+    )

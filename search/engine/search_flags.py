@@ -12,9 +12,11 @@ among them that apply to such a study, as (flag, value); `changed_flags(created,
 running, families)` those whose value differs from the stored one (settings a study
 created by an older version lacks are not compared).
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from search.engine.policies import unmet_need
 
@@ -35,12 +37,24 @@ FLAGS: dict[str, str] = {
     "pruner": "--pruner",
     "prune_grace": "--prune-grace",
 }
-def search_settings(spec: "RunSpec") -> dict[str, Any]:
+
+
+def search_settings(spec: RunSpec) -> dict[str, Any]:
     """A `RunSpec`'s search settings, keyed as `FLAGS` (every value resolved: the sampler,
     its scope and the shape draw as the spec's defaults chose them)."""
-    return {"sampler": spec.sampler, "scope": spec.sampler_scope, "share": spec.share, "spread": spec.spread,
-            "size_scale": spec.size_scale, "shape_draw": spec.shape_draw, "corners": spec.corners,
-            "start": spec.start, "revisit": spec.revisit, "pruner": spec.pruner, "prune_grace": spec.prune_grace}
+    return {
+        "sampler": spec.sampler,
+        "scope": spec.sampler_scope,
+        "share": spec.share,
+        "spread": spec.spread,
+        "size_scale": spec.size_scale,
+        "shape_draw": spec.shape_draw,
+        "corners": spec.corners,
+        "start": spec.start,
+        "revisit": spec.revisit,
+        "pruner": spec.pruner,
+        "prune_grace": spec.prune_grace,
+    }
 
 
 def applies(key: str, settings: Mapping[str, Any], families: int) -> bool:
@@ -61,17 +75,22 @@ def search_flags(settings: Mapping[str, Any], families: int) -> list[tuple[str, 
 def changed_flags(created: Mapping[str, Any], running: Mapping[str, Any], families: int) -> list[tuple[str, Any]]:
     """(flag, value as created) of each setting that applies to the running search and that
     the study was created with another value of."""
+
     def compared(key: str) -> bool:  # a grace given at creation differs from the pruner's own grace now
         if key == "prune_grace":
             return running.get("pruner") not in (None, "none")
         return applies(key, running, families)
 
-    return [(flag, created[key]) for key, flag in FLAGS.items()
-            if compared(key) and key in created and created[key] != running[key]]
+    return [
+        (flag, created[key])
+        for key, flag in FLAGS.items()
+        if compared(key) and key in created and created[key] != running[key]
+    ]
 
 
 def format_flags(flags: list[tuple[str, Any]]) -> str:
-    """"--sampler gp --pruner pareto"; a value not set reads "unset"."""
+    """ "--sampler gp --pruner pareto"; a value not set reads "unset"."""
+
     def text(value: Any) -> str:
         return "unset" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 

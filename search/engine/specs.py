@@ -2,6 +2,7 @@
 
 The trial-level specs and results every layer shares live in `core.trials`.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,10 +15,10 @@ from search.artifacts.location import DEFAULT_KEEP, check_keep
 from search.engine.policies import (
     CORNERS,
     DEFAULT_CORNERS,
-    DEFAULT_SIZE_SCALE,
-    DEFAULT_SHARE,
-    DEFAULT_SPREAD,
     DEFAULT_REVISIT,
+    DEFAULT_SHARE,
+    DEFAULT_SIZE_SCALE,
+    DEFAULT_SPREAD,
     DEFAULT_START,
     LAST_CORNERS,
     REVISITS,
@@ -50,7 +51,9 @@ class RunSpec:
     budget: int
     trials: int = 20  # finished (complete/failed/diverged) trials to reach
     repeats: int = 1  # seeds per configuration
-    sampler: str | None = None  # a name in search.engine.samplers.SAMPLERS; None: policies.sampler_for (always set after init)
+    sampler: str | None = (
+        None  # a name in search.engine.samplers.SAMPLERS; None: policies.sampler_for (always set after init)
+    )
     spread: str = DEFAULT_SPREAD  # search.engine.policies.SPREADS: aim proposals at sizes, or not
     share: str = DEFAULT_SHARE  # search.engine.policies.SHARES: families take turns, or the sampler chooses
     scope: str | None = None  # search.engine.policies.SCOPES: one Optuna study, or one per family; None: the default
@@ -58,7 +61,9 @@ class RunSpec:
     size_scale: str = DEFAULT_SIZE_SCALE  # search.engine.policies.SIZE_SCALES: params as the sampler sees them
     start: str = DEFAULT_START  # search.engine.policies.STARTS: the target sizes of each family's random start
     revisit: str = DEFAULT_REVISIT  # search.engine.policies.REVISITS: what a proposal of a trained configuration gets
-    shape_draw: str | None = None  # policies.SHAPE_DRAWS: widths and depth as the sampler sees them; None: shape_draw_for
+    shape_draw: str | None = (
+        None  # policies.SHAPE_DRAWS: widths and depth as the sampler sees them; None: shape_draw_for
+    )
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
     prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
@@ -94,9 +99,11 @@ class RunSpec:
         from search.engine.pruners import PRUNERS
 
         PRUNERS.get(self.pruner)  # unknown names fail with the known ones
-        if self.prune_grace is not None and (isinstance(self.prune_grace, bool)
-                                             or not isinstance(self.prune_grace, (int, float))
-                                             or not 0 < self.prune_grace < 1):
+        if self.prune_grace is not None and (
+            isinstance(self.prune_grace, bool)
+            or not isinstance(self.prune_grace, (int, float))
+            or not 0 < self.prune_grace < 1
+        ):
             raise UserError(f"--prune-grace must be a fraction of the epochs between 0 and 1, got {self.prune_grace!r}")
         if self.spread not in SPREADS:
             raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")
@@ -107,24 +114,34 @@ class RunSpec:
         if self.scope is not None and self.scope not in SCOPES:
             raise UserError(f"unknown --sampler-scope {self.scope!r}; known: {', '.join(SCOPES)}")
         if self.scope == "family" and not has_turns(self.share):
-            raise UserError("--sampler-scope family gives each family its own sampler under the turns; "
-                            "it needs --share equal or uncertain, not free")
+            raise UserError(
+                "--sampler-scope family gives each family its own sampler under the turns; "
+                "it needs --share equal or uncertain, not free"
+            )
         if self.corners not in CORNERS:
             raise UserError(f"unknown --corners {self.corners!r}; known: {', '.join(CORNERS)}")
         if self.corners != DEFAULT_CORNERS and self._unmet("corners") is not None:
-            raise UserError("--corners sets the sizes an Optuna sampler visits first; it needs --spread size and "
-                            "a sampler other than grid")
+            raise UserError(
+                "--corners sets the sizes an Optuna sampler visits first; it needs --spread size and "
+                "a sampler other than grid"
+            )
         if self.start not in STARTS:
             raise UserError(f"unknown --start {self.start!r}; known: {', '.join(STARTS)}")
         if self.start != DEFAULT_START and self._unmet("start") is not None:
-            raise UserError("--start sets the target sizes of an Optuna sampler's random start; it needs --spread size "
-                            "and a sampler other than grid")
+            raise UserError(
+                "--start sets the target sizes of an Optuna sampler's random start; it needs --spread size "
+                "and a sampler other than grid"
+            )
         if self.start != DEFAULT_START and len(self.spaces) > 1 and not has_turns(self.share):
-            raise UserError("--start ramp draws each family's start in its turns; with several families it needs "
-                            "--share equal or uncertain, not free")
+            raise UserError(
+                "--start ramp draws each family's start in its turns; with several families it needs "
+                "--share equal or uncertain, not free"
+            )
         if self.corners in LAST_CORNERS and len(self.spaces) > 1 and not has_turns(self.share):
-            raise UserError("--corners last gives each family its budget model in the last turns; with several "
-                            "families it needs --share equal or uncertain, not free")
+            raise UserError(
+                "--corners last gives each family its budget model in the last turns; with several "
+                "families it needs --share equal or uncertain, not free"
+            )
         if self.revisit not in REVISITS:
             raise UserError(f"unknown --revisit {self.revisit!r}; known: {', '.join(REVISITS)}")
         if self.revisit != DEFAULT_REVISIT and self._unmet("revisit") is not None:
@@ -133,8 +150,9 @@ class RunSpec:
             raise UserError(f"unknown --shape-draw {self.shape_draw!r}; known: {', '.join(SHAPE_DRAWS)}")
         if self.shape_draw == "modelled" and self._unmet("shape_draw") is not None:
             raise UserError("--shape-draw sets how an Optuna sampler draws widths and depth; the grid has no draw")
-        object.__setattr__(self, "shape_draw", shape_draw_for(self.shape_draw, self.sampler, self.trials,
-                                                              len(self.spaces)))
+        object.__setattr__(
+            self, "shape_draw", shape_draw_for(self.shape_draw, self.sampler, self.trials, len(self.spaces))
+        )
         if self.size_scale not in SIZE_SCALES:
             raise UserError(f"unknown --size-scale {self.size_scale!r}; known: {', '.join(SIZE_SCALES)}")
         if self.size_scale != DEFAULT_SIZE_SCALE and self._unmet("size_scale") is not None:
@@ -179,5 +197,7 @@ def replicate_specs(spec: RunSpec, searches: int) -> list[RunSpec]:
     if searches == 1:
         return [spec]
     base = spec.study_name
-    return [replace(spec, study=f"{base}-r{k}", seed=spec.seed + k - 1, replicate_of=base, replicate=k)
-            for k in range(1, searches + 1)]
+    return [
+        replace(spec, study=f"{base}-r{k}", seed=spec.seed + k - 1, replicate_of=base, replicate=k)
+        for k in range(1, searches + 1)
+    ]

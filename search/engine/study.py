@@ -10,6 +10,7 @@ so bad input leaves the database as it was. Each finished trial is committed at 
 into the sampler, trials left `running` by a killed process are marked `interrupted` and
 their configurations run again first.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,19 +28,19 @@ from core.trials import EpochRecord, TrialResult, TrialSpec, TrialStopped
 from models import FAMILIES, Family, get_family
 from search.artifacts.keep import Keeper
 from search.artifacts.location import weights_location
-from search.executors import Executor, check_executor, make_executor
 from search.engine.ownership import Heartbeat, is_orphan, owner_id
 from search.engine.proposers import Proposer, Rejection
 from search.engine.pruners import Pruner, make_pruner
 from search.engine.retries import Job, follow_up, resume_job
 from search.engine.samplers import make_proposer
 from search.engine.search_flags import search_settings
-from search.spaces import Space, build_spaces, min_params
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
-from storage.records import StudyRecord
+from search.executors import Executor, check_executor, make_executor
 from search.plugins import worker_sources
 from search.plugins.checks import check_own
+from search.spaces import Space, build_spaces, min_params
+from storage.records import StudyRecord
 from tasks import TASKS, get_task
 from tasks.base import Task
 
@@ -89,20 +90,25 @@ def prepare(spec: RunSpec) -> Prepared:
         lacking = [n for n, f in families.items() if spec.budget_of not in f.budget_measures]
         if lacking:
             able = [n for n in FAMILIES.names() if spec.budget_of in get_family(n).budget_measures]
-            raise UserError(f"--budget-of {spec.budget_of}: {', '.join(lacking)} cannot be counted so; "
-                            f"families that can: {', '.join(able)}")
+            raise UserError(
+                f"--budget-of {spec.budget_of}: {', '.join(lacking)} cannot be counted so; "
+                f"families that can: {', '.join(able)}"
+            )
     for name, fam in families.items():
         if not fam.fits(io):
             shape = io.input_shape or (io.d_in,)
-            raise UserError(f"family {name!r}{_from(name)} does not fit task {spec.task!r} ({io.output} output, input shape "
-                            f"{tuple(shape)}); 'search spaces' lists the tasks each family fits")
+            raise UserError(
+                f"family {name!r}{_from(name)} does not fit task {spec.task!r} ({io.output} output, input shape "
+                f"{tuple(shape)}); 'search spaces' lists the tasks each family fits"
+            )
     spaces = build_spaces(list(families), io, spec.space_file, task.search_lrs)
     prep = Prepared(spec, task, io, families, spaces, plugins)
     for name, space in spaces.items():
         smallest = min_params(space, io, lambda c, n=name: prep.count(n, c))
         if math.isinf(smallest):
-            raise UserError(f"family {name!r}{_from(name)}: its space allows no configuration on {spec.task!r}: "
-                            f"check its ranges")
+            raise UserError(
+                f"family {name!r}{_from(name)}: its space allows no configuration on {spec.task!r}: check its ranges"
+            )
         if smallest > spec.budget:
             raise UserError(
                 f"budget {format_count(spec.budget)} is below the smallest {name} model{_from(name)} on "
@@ -167,8 +173,9 @@ class StudyLoop:
     `--executor tune` drives them from Ray Tune's hooks instead (search/tune/).
     """
 
-    def __init__(self, spec: RunSpec, store: StudyStore, progress: Progress, prep: Prepared,
-                 executor: Executor | None = None) -> None:
+    def __init__(
+        self, spec: RunSpec, store: StudyStore, progress: Progress, prep: Prepared, executor: Executor | None = None
+    ) -> None:
         self.spec, self.store, self.progress, self.prep = spec, store, progress, prep
         self.name = spec.study_name
         self.owner = owner_id()
@@ -190,27 +197,48 @@ class StudyLoop:
     def start(self) -> Outcome:
         spec, prep, store = self.spec, self.prep, self.store
         study = store.create_or_load_study(
-            self.name, task=spec.task, families=list(spec.spaces), metric=prep.task.metric,
-            direction=prep.task.direction, budget=spec.budget, settings=study_settings(spec, prep),
+            self.name,
+            task=spec.task,
+            families=list(spec.spaces),
+            metric=prep.task.metric,
+            direction=prep.task.direction,
+            budget=spec.budget,
+            settings=study_settings(spec, prep),
         )
         if self.weights is not None:
             self.keeper = Keeper(spec.keep, store, self.name, study.direction)
         interrupted = store.interrupt_running(self.name, orphan=is_orphan)
         past = store.trials(self.name, statuses=REPLAYED_STATUSES)
         self.proposer = make_proposer(
-            spec.sampler, prep.spaces, prep.io, spec.budget, prep.count,
-            direction=prep.task.direction, seed=spec.seed, trials=spec.trials, spread=spec.spread,
-            share=spec.share, scope=spec.sampler_scope, corners=spec.corners, size_scale=spec.size_scale,
-            start=spec.start, revisit=spec.revisit, shape_draw=spec.shape_draw,
+            spec.sampler,
+            prep.spaces,
+            prep.io,
+            spec.budget,
+            prep.count,
+            direction=prep.task.direction,
+            seed=spec.seed,
+            trials=spec.trials,
+            spread=spec.spread,
+            share=spec.share,
+            scope=spec.sampler_scope,
+            corners=spec.corners,
+            size_scale=spec.size_scale,
+            start=spec.start,
+            revisit=spec.revisit,
+            shape_draw=spec.shape_draw,
         )
         # the finished trials' first-seed curves, read once: the pruner judges by them, and a
         # pruned trial is told to the proposer with its value at the epoch it was stopped
-        curves = (self.store.epochs_of(self.name, CURVE_STATUSES, repeat=0)  # one read, not one per trial
-                  if spec.pruner != "none" else {})
+        curves = (
+            self.store.epochs_of(self.name, CURVE_STATUSES, repeat=0)  # one read, not one per trial
+            if spec.pruner != "none"
+            else {}
+        )
         key, metric = prep.objective_key, prep.task.metric
         stopped = {n: c[-1] for n, rows in curves.items() if (c := first_seed_curve(rows, metric))}
-        self.proposer.replay(past, lambda r: stopped.get(r.number) if r.status == "pruned"
-                             else r.metrics.get(key, (None,))[0])
+        self.proposer.replay(
+            past, lambda r: stopped.get(r.number) if r.status == "pruned" else r.metrics.get(key, (None,))[0]
+        )
         self.pruner = self._pruner(past, curves)
         self.retries.extend(
             resume_job(r, spec.train)
@@ -229,8 +257,13 @@ class StudyLoop:
         resumed study judges by the same rule); curves: `Store.epochs_of` of run 0."""
         spec, prep = self.spec, self.prep
         epochs = spec.train.epochs or prep.task.defaults.epochs
-        pruner = make_pruner(spec.pruner, prep.task.direction, epochs,
-                             "parameters" if spec.budget_of == "params" else prep.convention, spec.prune_grace)
+        pruner = make_pruner(
+            spec.pruner,
+            prep.task.direction,
+            epochs,
+            "parameters" if spec.budget_of == "params" else prep.convention,
+            spec.prune_grace,
+        )
         if spec.pruner != "none":
             for r in past:
                 if r.status in CURVE_STATUSES:
@@ -274,19 +307,40 @@ class StudyLoop:
         self.out.rejected += 1
         self.rejected_in_a_row += 1
         if self.rejected_in_a_row >= MAX_REJECTIONS_IN_A_ROW:
-            raise RejectedInARow(f"{self.rejected_in_a_row} proposals in a row were rejected: "
-                                 "widen the space or raise the budget")
+            raise RejectedInARow(
+                f"{self.rejected_in_a_row} proposals in a row were rejected: widen the space or raise the budget"
+            )
 
     def submit(self, job: Job) -> TrialSpec:
         """Record the trial as running (owned by this process) and hand it to the executor."""
         assert self.executor is not None
         spec, p = self.spec, job.proposal
         seeds = job.seeds or run_seeds(spec.seed, p.family, p.config, spec.repeats)
-        number = self.store.add_trial(self.name, family=p.family, config=p.config, params=p.params,
-                                      seeds=list(seeds), optuna=p.optuna, note=p.note, owner=self.owner,
-                                      attempt=job.attempt, retry_of=job.retry_of)
-        tspec = TrialSpec(self.name, number, p.family, p.config, spec.task, seeds, job.train, spec.data_dir,
-                          spec.task_options, weights=self.weights, plugins=self.prep.plugins)
+        number = self.store.add_trial(
+            self.name,
+            family=p.family,
+            config=p.config,
+            params=p.params,
+            seeds=list(seeds),
+            optuna=p.optuna,
+            note=p.note,
+            owner=self.owner,
+            attempt=job.attempt,
+            retry_of=job.retry_of,
+        )
+        tspec = TrialSpec(
+            self.name,
+            number,
+            p.family,
+            p.config,
+            spec.task,
+            seeds,
+            job.train,
+            spec.data_dir,
+            spec.task_options,
+            weights=self.weights,
+            plugins=self.prep.plugins,
+        )
         self.pending[number] = job
         self.executor.submit(tspec)
         self.progress.trial_started(tspec, p.params, p.note)
@@ -324,8 +378,15 @@ class StudyLoop:
         self.out.ran += 1
         self.out.retried += job.attempt > 0
         self.out.results.append(result)
-        again = follow_up(job, tspec.number, tspec.seeds, result, retries=self.spec.retries,
-                          oom_retry=self.spec.oom_retry, default_batch=self.prep.task.defaults.batch_size)
+        again = follow_up(
+            job,
+            tspec.number,
+            tspec.seeds,
+            result,
+            retries=self.spec.retries,
+            oom_retry=self.spec.oom_retry,
+            default_batch=self.prep.task.defaults.batch_size,
+        )
         if again is not None:
             self.retries.append(again)
         self._counted = self.store.progress(self.name)
@@ -336,8 +397,9 @@ class StudyLoop:
         out = self.start()
         executor = self.executor
         assert executor is not None
-        beat = Heartbeat(lambda numbers: self.store.heartbeat(self.name, numbers, self.owner),
-                         lambda: list(self.pending))
+        beat = Heartbeat(
+            lambda numbers: self.store.heartbeat(self.name, numbers, self.owner), lambda: list(self.pending)
+        )
         try:
             while True:
                 while executor.in_flight < executor.capacity and not out.exhausted:
@@ -366,10 +428,20 @@ def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
 
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
-    out = {"recipe": spec.recipe, **search_settings(spec), "seed": spec.seed, "repeats": spec.repeats, "trials": spec.trials,
-            "train": spec.train.to_dict(), "space_file": spec.space_file, "executor": spec.executor,
-            "task_options": spec.task_options,
-            "budget_of": spec.budget_of, "param_convention": prep.convention, "keep": spec.keep}
+    out = {
+        "recipe": spec.recipe,
+        **search_settings(spec),
+        "seed": spec.seed,
+        "repeats": spec.repeats,
+        "trials": spec.trials,
+        "train": spec.train.to_dict(),
+        "space_file": spec.space_file,
+        "executor": spec.executor,
+        "task_options": spec.task_options,
+        "budget_of": spec.budget_of,
+        "param_convention": prep.convention,
+        "keep": spec.keep,
+    }
     if spec.replicate_of is not None:  # one of K replicate searches (`search run --search-repeats K`)
         out |= {"replicate_of": spec.replicate_of, "replicate": spec.replicate}
     return out

@@ -4,6 +4,7 @@
 in-memory fake (tests/search/fakes.py). Every write is its own transaction, committed
 before the call returns, so a killed driver loses nothing it was told about.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -14,8 +15,17 @@ from storage.records import StudyRecord, TrialRecord
 
 
 class StudyStore(Protocol):
-    def create_or_load_study(self, name: str, *, task: str, families: Iterable[str], metric: str, direction: str,
-                             budget: int, settings: dict[str, Any] | None = None) -> StudyRecord:
+    def create_or_load_study(
+        self,
+        name: str,
+        *,
+        task: str,
+        families: Iterable[str],
+        metric: str,
+        direction: str,
+        budget: int,
+        settings: dict[str, Any] | None = None,
+    ) -> StudyRecord:
         """Create study `name`, or load it (adding new families, taking the new budget).
         A different task, metric or direction than the stored one is a StorageError."""
         ...
@@ -34,7 +44,9 @@ class StudyStore(Protocol):
         """Trials with one of `statuses`, `attempt < max_attempt` and no retry yet."""
         ...
 
-    def epochs_of(self, study: str, statuses: Iterable[str], repeat: int | None = None) -> dict[int, list[dict[str, Any]]]:
+    def epochs_of(
+        self, study: str, statuses: Iterable[str], repeat: int | None = None
+    ) -> dict[int, list[dict[str, Any]]]:
         """Per-epoch rows (repeat, seed, epoch, train_loss, validation metrics, elapsed_s)
         of every run (only run `repeat` if given) of the trials with one of `statuses`, by
         trial number, in one read (the pruner's curves after a resume)."""
@@ -50,9 +62,21 @@ class StudyStore(Protocol):
         FINISHED_STATUSES) that no retry supersedes, and trials running now."""
         ...
 
-    def add_trial(self, study: str, *, family: str, config: dict[str, Any], params: int, seeds: Iterable[int],
-                  status: str = "running", optuna: dict[str, Any] | None = None, note: str | None = None,
-                  owner: str | None = None, attempt: int = 0, retry_of: int | None = None) -> int:
+    def add_trial(
+        self,
+        study: str,
+        *,
+        family: str,
+        config: dict[str, Any],
+        params: int,
+        seeds: Iterable[int],
+        status: str = "running",
+        optuna: dict[str, Any] | None = None,
+        note: str | None = None,
+        owner: str | None = None,
+        attempt: int = 0,
+        retry_of: int | None = None,
+    ) -> int:
         """Insert a trial with the study's next free number (unique across processes),
         its heartbeat starting now when it has an owner; return the number."""
         ...

@@ -1,4 +1,5 @@
 """Executors by name (`--executor`)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,10 +4,12 @@ The study driver submits `TrialSpec`s up to `capacity` at a time and collects
 `TrialResult`s as they finish. The local executor runs one trial at a time in this
 process; a Ray executor (a later issue) runs many on GPU workers behind the same calls.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from core.errors import one_line
 from core.trials import EpochRecord, TrialResult, TrialSpec
@@ -113,5 +115,12 @@ def _failed(spec: TrialSpec, t0: float, e: Exception) -> TrialResult:
     import time
     import traceback
 
-    return TrialResult(spec.number, "failed", [], time.monotonic() - t0, "unknown", error=one_line(e, with_type=True),
-                       traceback=traceback.format_exc())
+    return TrialResult(
+        spec.number,
+        "failed",
+        [],
+        time.monotonic() - t0,
+        "unknown",
+        error=one_line(e, with_type=True),
+        traceback=traceback.format_exc(),
+    )

@@ -12,6 +12,7 @@ Executors call `inject(spec)` just before running a trial, in the process that r
 A kill in the middle of writing a trial's weights is SEARCH_FAULT_WEIGHTS=crash
 (search/artifacts/weights.py: half the file is written, then the process exits).
 """
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """The default executor: trials run in this process, one after another, or `--pack K` at
 a time as one batched program where they fuse (tasks/fused_train.py)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,6 +1,7 @@
 """`--pack K|auto`: how many trials the local executor trains at once as one batched
 program (tasks/fused_train.py; a trial's own seeds fuse whatever K is). `auto` is chosen
 per device by measurement (docs/benchmarks.md, "Fused trials"): AUTO_PACK."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -24,6 +24,7 @@ and a trial the pruner stops is told so at its next epoch (it ends `pruned`).
 Workers import this package: on a cluster, install it on every node (`pip install -e .`)
 and give every node the data at the same `--data-dir` path.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,8 @@ from typing import Any
 from core.errors import MAX_ERROR_CHARS, UserError, one_line
 from core.trials import TrialResult, TrialSpec
 from search.executors.base import EpochCallback, Executor, run_guarded_pack
-from search.executors.packs import check_pack, resolve_pack
 from search.executors.faults import ENV as FAULT_ENV
+from search.executors.packs import check_pack, resolve_pack
 
 
 def worker_threads(cpus_per_trial: float) -> int:
@@ -44,8 +45,9 @@ def worker_threads(cpus_per_trial: float) -> int:
     return max(1, int(math.floor(cpus_per_trial + 1e-9)))
 
 
-def _run_remote(spec_dicts: list[dict[str, Any]], threads: int, board: Any = None,
-                stream: bool = True) -> list[dict[str, Any]]:
+def _run_remote(
+    spec_dicts: list[dict[str, Any]], threads: int, board: Any = None, stream: bool = True
+) -> list[dict[str, Any]]:
     """Runs inside a Ray worker: one trial, or a pack of trials (`--pack K`: trained as one
     batched program where they fuse, `run_guarded_pack`), with `threads` torch threads,
     returned as plain data. With an epoch `board` (an EpochBoard actor), each trial's start
@@ -65,10 +67,12 @@ def _run_remote(spec_dicts: list[dict[str, Any]], threads: int, board: Any = Non
         for spec in specs:
             board.begin.remote(spec.number)  # the timeout counts from here
     if board is not None and stream:
+
         def on_epoch(spec, index, record):
             reason = ray.get(board.post.remote(spec.number, index, dataclasses.asdict(record)))
             if reason is not None:
                 raise TrialStopped(reason)
+
     return [r.to_dict() for r in run_guarded_pack(specs, on_epoch=on_epoch)]
 
 
@@ -107,9 +111,17 @@ def _failed(spec: TrialSpec, error: str, started: float, device: str = "ray") ->
 
 
 # Options of `--executor ray` (RayExecutor's keywords that the CLI passes): name -> flag.
-FLAGS = {"address": "--ray-address", "gpus_per_trial": "--gpus-per-trial", "cpus_per_trial": "--cpus-per-trial",
-         "max_concurrent": "--max-concurrent", "trial_timeout": "--trial-timeout", "num_cpus": "num_cpus",
-         "num_gpus": "num_gpus", "poll_s": "poll_s", "pack": "--pack"}
+FLAGS = {
+    "address": "--ray-address",
+    "gpus_per_trial": "--gpus-per-trial",
+    "cpus_per_trial": "--cpus-per-trial",
+    "max_concurrent": "--max-concurrent",
+    "trial_timeout": "--trial-timeout",
+    "num_cpus": "num_cpus",
+    "num_gpus": "num_gpus",
+    "poll_s": "poll_s",
+    "pack": "--pack",
+}
 
 
 def check_address(address: str | None, timeout_s: float = 5.0) -> None:
@@ -134,9 +146,15 @@ def _join_ray(ray, address: str | None, num_cpus: int | None, num_gpus: int | No
     check_address(address)
     try:
         env = {k: os.environ[k] for k in (FAULT_ENV, "SEARCH_DATA_DIR") if k in os.environ}
-        ray.init(address=None if address in (None, "", "local") else address, num_cpus=num_cpus,
-                 num_gpus=num_gpus, include_dashboard=False, log_to_driver=True,
-                 configure_logging=False, runtime_env={"env_vars": env} if env else None)
+        ray.init(
+            address=None if address in (None, "", "local") else address,
+            num_cpus=num_cpus,
+            num_gpus=num_gpus,
+            include_dashboard=False,
+            log_to_driver=True,
+            configure_logging=False,
+            runtime_env={"env_vars": env} if env else None,
+        )
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise UserError(f"cannot start or join Ray at {address or 'local'}: {one_line(e)}") from None
 
@@ -163,13 +181,33 @@ class RayExecutor(Executor):
         # study is written to the database (the executor itself is made after that)
         check_address(options.get("address"))
 
-    def __init__(self, on_epoch: EpochCallback | None = None, *, address: str | None = None,
-                 gpus_per_trial: float = 0.0, cpus_per_trial: float = 1.0, max_concurrent: int | None = None,
-                 trial_timeout: float | None = None, num_cpus: int | None = None, num_gpus: int | None = None,
-                 poll_s: float = 1.0, pack: int | str = 1) -> None:
-        self.check_options(dict(address=address, gpus_per_trial=gpus_per_trial, cpus_per_trial=cpus_per_trial,
-                                max_concurrent=max_concurrent, trial_timeout=trial_timeout, num_cpus=num_cpus,
-                                num_gpus=num_gpus, poll_s=poll_s, pack=pack))
+    def __init__(
+        self,
+        on_epoch: EpochCallback | None = None,
+        *,
+        address: str | None = None,
+        gpus_per_trial: float = 0.0,
+        cpus_per_trial: float = 1.0,
+        max_concurrent: int | None = None,
+        trial_timeout: float | None = None,
+        num_cpus: int | None = None,
+        num_gpus: int | None = None,
+        poll_s: float = 1.0,
+        pack: int | str = 1,
+    ) -> None:
+        self.check_options(
+            dict(
+                address=address,
+                gpus_per_trial=gpus_per_trial,
+                cpus_per_trial=cpus_per_trial,
+                max_concurrent=max_concurrent,
+                trial_timeout=trial_timeout,
+                num_cpus=num_cpus,
+                num_gpus=num_gpus,
+                poll_s=poll_s,
+                pack=pack,
+            )
+        )
         try:
             import ray
         except ImportError:  # pragma: no cover - ray is a dependency
@@ -185,8 +223,7 @@ class RayExecutor(Executor):
         self.capacity = (max_concurrent or self._fitting(cpus_per_trial, gpus_per_trial)) * self.pack
         self.trial_timeout = trial_timeout
         self.poll_s = poll_s
-        self._remote = ray.remote(_run_remote).options(num_cpus=cpus_per_trial, num_gpus=gpus_per_trial,
-                                                       max_retries=0)
+        self._remote = ray.remote(_run_remote).options(num_cpus=cpus_per_trial, num_gpus=gpus_per_trial, max_retries=0)
         self.threads = worker_threads(cpus_per_trial)
         self._refs: dict[Any, tuple[list[TrialSpec], float]] = {}  # a Ray task -> its trials, when submitted
         self._forming: list[TrialSpec] = []  # trials submitted, waiting for their pack to fill
@@ -271,8 +308,9 @@ class RayExecutor(Executor):
                     done.extend(zip(specs, (TrialResult.from_dict(r) for r in ray.get(ref))))
                 except ray.exceptions.RayTaskError as e:  # an exception outside our guard, e.g. at import
                     cause = e.cause if getattr(e, "cause", None) is not None else e
-                    done.extend((s, _failed(s, f"error in worker: {one_line(cause, with_type=True)}", started))
-                                for s in specs)
+                    done.extend(
+                        (s, _failed(s, f"error in worker: {one_line(cause, with_type=True)}", started)) for s in specs
+                    )
                 except ray.exceptions.RayError as e:  # the worker process or its node died
                     done.extend((s, _failed(s, f"worker died: {one_line(e, with_type=True)}", started)) for s in specs)
             if self.trial_timeout is not None:
@@ -286,8 +324,12 @@ class RayExecutor(Executor):
                         del self._refs[ref]
                         for spec in specs:
                             self._running_since.pop(spec.number, None)
-                            done.append((spec, _failed(spec, f"timed out after {self.trial_timeout:g} s (hung worker)",
-                                                       started)))
+                            done.append(
+                                (
+                                    spec,
+                                    _failed(spec, f"timed out after {self.trial_timeout:g} s (hung worker)", started),
+                                )
+                            )
             if done:
                 return done
 

@@ -8,6 +8,7 @@ tune` takes, checked before the database is touched, and the hand-off the study 
 submits a trial to (the searcher takes it from there and gives it to Tune as the trial's
 configuration).
 """
+
 from __future__ import annotations
 
 import math
@@ -19,9 +20,15 @@ from core.trials import TrialResult, TrialSpec
 from search.executors.base import EpochCallback, Executor
 
 # Options of `--executor tune` (the keywords the CLI passes): name -> flag.
-FLAGS = {"address": "--ray-address", "gpus_per_trial": "--gpus-per-trial", "cpus_per_trial": "--cpus-per-trial",
-         "max_concurrent": "--max-concurrent", "tune_dir": "--tune-dir", "num_cpus": "num_cpus",
-         "num_gpus": "num_gpus"}
+FLAGS = {
+    "address": "--ray-address",
+    "gpus_per_trial": "--gpus-per-trial",
+    "cpus_per_trial": "--cpus-per-trial",
+    "max_concurrent": "--max-concurrent",
+    "tune_dir": "--tune-dir",
+    "num_cpus": "num_cpus",
+    "num_gpus": "num_gpus",
+}
 # Options of other executors that Tune cannot honour, and why.
 CANNOT = {"trial_timeout": "--trial-timeout: a hung trial reports nothing for Tune to act on (use --executor ray)"}
 
@@ -69,5 +76,6 @@ class TuneExecutor(Executor):
         return len(self._queue)
 
     def wait(self) -> list[tuple[TrialSpec, TrialResult]]:
-        raise RuntimeError("--executor tune runs its trials through Ray Tune: search.tune.run_tune_study, "
-                           "not StudyLoop.run")
+        raise RuntimeError(
+            "--executor tune runs its trials through Ray Tune: search.tune.run_tune_study, not StudyLoop.run"
+        )

@@ -16,9 +16,11 @@ Objectives: the parameter count (minimised, the study's convention) and the stud
 metric (its mean test value, the one the reports plot; the study's direction).
 States: complete -> COMPLETE with both values; failed, diverged, interrupted -> FAIL;
 rejected -> PRUNED (proposed, never trained); pruned -> PRUNED (stopped early by the
-Pareto pruner); running trials are left out (no outcome yet). User attributes: the trial's number in our database, family, status, parameter
+Pareto pruner); running trials are left out (no outcome yet). User attributes: the trial's number in our
+database, family, status, parameter
 count, every metric's mean and std, runs, seeds, note, error and duration.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,20 +29,19 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import optuna
-from optuna.distributions import (
-    BaseDistribution,
-    CategoricalDistribution,
-    FloatDistribution,
-    IntDistribution,
-)
+from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from core.errors import UserError, one_line
 from storage.records import StudyRecord, TrialRecord
 
 STATES: dict[str, TrialState] = {
-    "complete": TrialState.COMPLETE, "failed": TrialState.FAIL, "diverged": TrialState.FAIL,
-    "interrupted": TrialState.FAIL, "rejected": TrialState.PRUNED, "pruned": TrialState.PRUNED,
+    "complete": TrialState.COMPLETE,
+    "failed": TrialState.FAIL,
+    "diverged": TrialState.FAIL,
+    "interrupted": TrialState.FAIL,
+    "rejected": TrialState.PRUNED,
+    "pruned": TrialState.PRUNED,
 }
 LogScale = Callable[[str, str], bool]  # (family, key) -> drawn on a log scale
 
@@ -75,8 +76,14 @@ def distributions(params: Iterable[dict[str, Any]], log: Callable[[str], bool]) 
 
 def user_attrs(trial: TrialRecord) -> dict[str, Any]:
     attrs: dict[str, Any] = {
-        "search_number": trial.number, "family": trial.family, "status": trial.status, "params": trial.params,
-        "seeds": list(trial.seeds), "note": trial.note, "error": trial.error, "duration_s": trial.duration_s,
+        "search_number": trial.number,
+        "family": trial.family,
+        "status": trial.status,
+        "params": trial.params,
+        "seeds": list(trial.seeds),
+        "note": trial.note,
+        "error": trial.error,
+        "duration_s": trial.duration_s,
     }
     for name, (mean, std, n) in trial.metrics.items():
         attrs[name] = mean
@@ -102,13 +109,21 @@ def frozen_trials(record: StudyRecord, trials: list[TrialRecord], log_scale: Log
         if state == TrialState.COMPLETE and (value is None or not math.isfinite(value)):
             state = TrialState.FAIL  # complete without a finite metric has no point to plot
         values = [float(t.params), float(value)] if state == TrialState.COMPLETE else None
-        out.append(create_trial(params=p, distributions={k: dists[k] for k in p}, values=values, state=state,
-                                user_attrs=user_attrs(t)))
+        out.append(
+            create_trial(
+                params=p, distributions={k: dists[k] for k in p}, values=values, state=state, user_attrs=user_attrs(t)
+            )
+        )
     return out
 
 
-def export_study(record: StudyRecord, trials: list[TrialRecord], url: str, name: str | None = None,
-                 log_scale: LogScale = lambda family, key: False) -> optuna.Study:
+def export_study(
+    record: StudyRecord,
+    trials: list[TrialRecord],
+    url: str,
+    name: str | None = None,
+    log_scale: LogScale = lambda family, key: False,
+) -> optuna.Study:
     """Write the study into the Optuna storage at `url` as a new study named `name`
     (default: the study's own name). UserError when that study exists or the storage
     cannot be opened; nothing is written then."""

@@ -33,6 +33,7 @@ rungs' trust test says of a rung on a family's first trials against all of them.
 each family's budget corner moved to the end (what `--corners last` changes, the
 sampler's other proposals aside).
 """
+
 from __future__ import annotations
 
 import math
@@ -59,8 +60,9 @@ def replay_stops(trials: Sequence[ReplayTrial], pruner: Pruner) -> list[int | No
     trial i against trials 0..i-1 only. `pruner` is fresh and is fed as it goes."""
     stops: list[int | None] = []
     for t in trials:
-        stop = next((e for e, v in enumerate(t.curve, start=1)
-                     if pruner.check(t.params, e, v, t.family) is not None), None)
+        stop = next(
+            (e for e, v in enumerate(t.curve, start=1) if pruner.check(t.params, e, v, t.family) is not None), None
+        )
         pruner.observe(t.params, t.curve[:stop] if stop else t.curve, t.family)
         stops.append(stop)
     return stops
@@ -110,7 +112,9 @@ class ReplaySummary:
     front_work: float = 1.0
 
 
-def _family_front(trials: Sequence[ReplayTrial], family: str, direction: str) -> tuple[list[int], np.ndarray, np.ndarray]:
+def _family_front(
+    trials: Sequence[ReplayTrial], family: str, direction: str
+) -> tuple[list[int], np.ndarray, np.ndarray]:
     """(indices of `family`'s trials with a finite value and parameters, their points in
     (log10 params, value), which of them are on the family's front): the front `summarise`
     and `false_stops` both draw."""
@@ -139,10 +143,14 @@ def summarise(trials: Sequence[ReplayTrial], stops: Sequence[int | None], direct
         floor = sum(t.params * (len(t.curve) if id(t) in front_params else min(1, len(t.curve))) for t, _ in mine)
         hv_kept = hypervolume_share(pts, survived, dirs) if len(ok) else 1.0
         out[family] = ReplaySummary(
-            trials=len(mine), stopped=sum(s is not None for _, s in mine),
-            work_kept=kept / full if full else 1.0, front=int(on_front.sum()),
-            front_stopped=int((on_front & ~survived).sum()), hypervolume_kept=float(hv_kept),
-            front_work=floor / full if full else 1.0)
+            trials=len(mine),
+            stopped=sum(s is not None for _, s in mine),
+            work_kept=kept / full if full else 1.0,
+            front=int(on_front.sum()),
+            front_stopped=int((on_front & ~survived).sum()),
+            hypervolume_kept=float(hv_kept),
+            front_work=floor / full if full else 1.0,
+        )
     return out
 
 
@@ -156,8 +164,14 @@ def rank_agreement(trials: Sequence[ReplayTrial], epoch: int) -> dict[str, float
 
     out: dict[str, float] = {}
     for family in dict.fromkeys(t.family for t in trials):
-        pairs = [(t.curve[epoch - 1], t.curve[-1]) for t in trials if t.family == family
-                 and len(t.curve) > epoch and math.isfinite(t.curve[epoch - 1]) and math.isfinite(t.curve[-1])]
+        pairs = [
+            (t.curve[epoch - 1], t.curve[-1])
+            for t in trials
+            if t.family == family
+            and len(t.curve) > epoch
+            and math.isfinite(t.curve[epoch - 1])
+            and math.isfinite(t.curve[-1])
+        ]
         if len(pairs) < 3 or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
             out[family] = math.nan
             continue
@@ -171,6 +185,7 @@ class FalseStop:
     before it in the replay, of its family, with no more parameters, at the stop epoch
     (the trial `dominated_at` and `rung_verdict` name). Indices are into the replayed
     sequence; values are first-seed validation values (`value`: the reported metric)."""
+
     index: int
     family: str
     params: int
@@ -200,13 +215,23 @@ def false_stops(trials: Sequence[ReplayTrial], stops: Sequence[int | None], dire
                 continue
             t = trials[i]
             # a judge trained to the epoch: its curve up to its own stop
-            judges = [j for j in range(i) if trials[j].family == family and trials[j].params <= t.params
-                      and len(trials[j].curve) >= s and (stops[j] is None or stops[j] >= s)
-                      and math.isfinite(trials[j].curve[s - 1])]
+            judges = [
+                j
+                for j in range(i)
+                if trials[j].family == family
+                and trials[j].params <= t.params
+                and len(trials[j].curve) >= s
+                and (stops[j] is None or stops[j] >= s)
+                and math.isfinite(trials[j].curve[s - 1])
+            ]
             j = max(judges, key=lambda k: sign * trials[k].curve[s - 1], default=None)
-            judge = {} if j is None else dict(
-                judge_params=trials[j].params, judge_at_stop=trials[j].curve[s - 1],
-                judge_end=trials[j].curve[-1])
+            judge = (
+                {}
+                if j is None
+                else dict(
+                    judge_params=trials[j].params, judge_at_stop=trials[j].curve[s - 1], judge_end=trials[j].curve[-1]
+                )
+            )
             out.append(FalseStop(i, family, t.params, s, t.curve[s - 1], t.curve[-1], t.value, j, **judge))
     return sorted(out, key=lambda f: f.index)
 
@@ -228,7 +253,9 @@ def best_so_far(trials: Sequence[ReplayTrial], direction: str) -> list[ReplayTri
     return out
 
 
-def rung_trust(trials: Sequence[ReplayTrial], rung: int, direction: str, first: int | None = None) -> dict[str, float | None]:
+def rung_trust(
+    trials: Sequence[ReplayTrial], rung: int, direction: str, first: int | None = None
+) -> dict[str, float | None]:
     """Per family, what `checked-rungs`' trust test (`rung_keeps`) says the rung at epoch
     `rung` keeps of the front, judged on the family's first `first` trials (all of them:
     None), every one trained to the end as in an unpruned study. A test that opens a rung

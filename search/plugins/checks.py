@@ -11,6 +11,7 @@ so that bad input is one line and the database stays as it was:
 `check_own(prep)` runs them for the families and task of a prepared study when either is
 the user's own; each check runs once per process.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -52,8 +53,9 @@ def check_counts(fam: OwnFamily, space: Any, io: Any, budget: int) -> None:
         if built == 0:
             continue  # the builder cannot build it: that trial will fail with the builder's error
         if stated != built:
-            raise UserError(f"{fam.owner}: count gives {stated:,} parameters for {config} but the module it builds "
-                            f"has {built:,}")
+            raise UserError(
+                f"{fam.owner}: count gives {stated:,} parameters for {config} but the module it builds has {built:,}"
+            )
 
 
 def check_fit(fam: Any, task: Any, space: Any, io: Any, data: Any) -> None:
@@ -72,25 +74,32 @@ def check_fit(fam: Any, task: Any, space: Any, io: Any, data: Any) -> None:
     try:
         model = fam.build(config, io, seed=0)
     except Exception as e:
-        raise UserError(f"{where}: the smallest model {config} cannot be built: {one_line(e, with_type=True)}") from None
+        raise UserError(
+            f"{where}: the smallest model {config} cannot be built: {one_line(e, with_type=True)}"
+        ) from None
     try:
         with torch.no_grad():
             pred = model(x)
     except Exception as e:
-        raise UserError(f"{where}: the smallest model {config} cannot take the data's inputs "
-                        f"{tuple(x.shape)}: {one_line(e, with_type=True)}") from None
+        raise UserError(
+            f"{where}: the smallest model {config} cannot take the data's inputs "
+            f"{tuple(x.shape)}: {one_line(e, with_type=True)}"
+        ) from None
     if not isinstance(pred, torch.Tensor):
         raise UserError(f"{where}: the model returned {type(pred).__name__}, not a tensor")
     if isinstance(task, OwnTask):
         want = (len(x), io.d_out) if io.output == "logits" else tuple(y.shape)
         if tuple(pred.shape) != want:
-            raise UserError(f"{where}: the model maps inputs {tuple(x.shape)} to {tuple(pred.shape)}, but the "
-                            f"targets need {want}")
+            raise UserError(
+                f"{where}: the model maps inputs {tuple(x.shape)} to {tuple(pred.shape)}, but the targets need {want}"
+            )
     try:
         task.loss(pred, y)
     except Exception as e:
-        raise UserError(f"{where}: the task's loss fails on the model's output {tuple(pred.shape)} and targets "
-                        f"{tuple(y.shape)}: {one_line(e, with_type=True)}") from None
+        raise UserError(
+            f"{where}: the task's loss fails on the model's output {tuple(pred.shape)} and targets "
+            f"{tuple(y.shape)}: {one_line(e, with_type=True)}"
+        ) from None
 
 
 def _where(task: Any, fam: Any) -> str:
@@ -114,8 +123,9 @@ def check_run(fam: Any, task: Any, space: Any, io: Any, data: Any, spec: Any) ->
     from tasks.train import Hyper, RunLog
 
     config = smallest_config(space, io, lambda c: fam.count_params(c, io))
-    tspec = TrialSpec("check", 0, fam.name, config, task.name, (0,), replace(spec.train, epochs=1),
-                      spec.data_dir, spec.task_options)
+    tspec = TrialSpec(
+        "check", 0, fam.name, config, task.name, (0,), replace(spec.train, epochs=1), spec.data_dir, spec.task_options
+    )
     device = data.device if data is not None else resolve_device(spec.train.device)
     where = f"task {task.name!r} ({task.origin})"
     try:
@@ -126,8 +136,10 @@ def check_run(fam: Any, task: Any, space: Any, io: Any, data: Any, spec: Any) ->
     except PluginError:
         raise
     except Exception as e:
-        raise UserError(f"{where}: the check run (family {fam.name!r}'s smallest model {config}, one epoch) "
-                        f"raised {one_line(e, with_type=True)}") from None
+        raise UserError(
+            f"{where}: the check run (family {fam.name!r}'s smallest model {config}, one epoch) "
+            f"raised {one_line(e, with_type=True)}"
+        ) from None
     if result.status != "complete":
         raise UserError(f"{where}: the check run ended {result.status}: {result.error}")
 
@@ -144,8 +156,14 @@ def check_own(prep: Any) -> None:
         own_family = isinstance(fam, OwnFamily)
         if not (own_task or own_family):
             continue
-        key = (name, spec.task, repr(sorted(spec.task_options.items())), spec.budget, str(prep.spaces[name]),
-               spec.train.device)
+        key = (
+            name,
+            spec.task,
+            repr(sorted(spec.task_options.items())),
+            spec.budget,
+            str(prep.spaces[name]),
+            spec.train.device,
+        )
         if key in _done:
             continue
         if own_family:

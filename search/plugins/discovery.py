@@ -16,6 +16,7 @@ spec carries them: `worker_sources`): a file by its absolute path (so on a clust
 must be at that path on every node, e.g. through Ray's runtime environment
 `working_dir`), a module by its name (installed on every node), entry points as found.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,9 +24,10 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from core.errors import UserError, one_line
 from core.registry import BUILT_IN, Registry, registering_from
@@ -118,8 +120,9 @@ def load_entry_points() -> None:
                 except BaseException as e:
                     raise UserError(f"{origin} failed to import: {one_line(e, with_type=True)}") from None
             if ep.name not in registry:
-                raise UserError(f"{origin} registered no {registry.kind} named {ep.name!r} (its entry point "
-                                f"in {group})")
+                raise UserError(
+                    f"{origin} registered no {registry.kind} named {ep.name!r} (its entry point in {group})"
+                )
     _entry_points_loaded = True
 
 
@@ -155,9 +158,11 @@ def worker_sources(origins: Iterable[str], other_processes: bool = True) -> tupl
         elif origin.startswith("module "):
             source = origin.removeprefix("module ")
             if source == "__main__" or not _importable(source):
-                raise UserError(f"a family or task registered in {source} (a script or notebook) cannot reach other "
-                                "processes: put it in a .py file and pass it as a plugin (plugins=[FILE], "
-                                "--plugin FILE) to run it with --executor ray or tune")
+                raise UserError(
+                    f"a family or task registered in {source} (a script or notebook) cannot reach other "
+                    "processes: put it in a .py file and pass it as a plugin (plugins=[FILE], "
+                    "--plugin FILE) to run it with --executor ray or tune"
+                )
         else:
             continue
         if source not in out:

@@ -28,11 +28,13 @@ or a `Dim`. `rules` are 'LEFT OP [SCALE *] RIGHT' between keys and the io sizes 
 count, so a count must not decrease when any integer key grows. `space` may also be a
 function of the task's `IOSpec` returning such a dict (ranges that scale with the data).
 """
+
 from __future__ import annotations
 
 import inspect
 import numbers
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from core.errors import UserError, one_line
 from core.io import IOSpec
@@ -52,9 +54,18 @@ class OwnFamily(Family):
 
     paper = "the user's own"
 
-    def __init__(self, name: str, build: Builder, count: Count | None, rules: tuple[Constraint, ...],
-                 key_dims: tuple[str, ...], description: str, default_task: str, outputs: tuple[str, ...] | None,
-                 origin: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        build: Builder,
+        count: Count | None,
+        rules: tuple[Constraint, ...],
+        key_dims: tuple[str, ...],
+        description: str,
+        default_task: str,
+        outputs: tuple[str, ...] | None,
+        origin: str,
+    ) -> None:
         self.name = name  # type: ignore[misc]
         self.description = description  # type: ignore[misc]
         self.default_task = default_task  # type: ignore[misc]
@@ -85,8 +96,9 @@ class OwnFamily(Family):
         if self.stated is not None:
             stated, built = self._stated(config, io), trainable_params(model)
             if stated != built:
-                raise UserError(f"{self.owner}: count gives {stated:,} parameters for {config} but the built "
-                                f"module has {built:,}")
+                raise UserError(
+                    f"{self.owner}: count gives {stated:,} parameters for {config} but the built module has {built:,}"
+                )
         return model
 
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
@@ -149,9 +161,18 @@ def _positional_arity(fn: Callable[..., Any]) -> int | None:
     return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
 
 
-def family(name: str, *, space: SpaceSpec, build: Builder | None = None, count: Count | None = None,
-           rules: tuple[str, ...] | list[str] = (), key_dims: tuple[str, ...] | None = None,
-           description: str | None = None, default_task: str = "", outputs: tuple[str, ...] | None = None) -> Any:
+def family(
+    name: str,
+    *,
+    space: SpaceSpec,
+    build: Builder | None = None,
+    count: Count | None = None,
+    rules: tuple[str, ...] | list[str] = (),
+    key_dims: tuple[str, ...] | None = None,
+    description: str | None = None,
+    default_task: str = "",
+    outputs: tuple[str, ...] | None = None,
+) -> Any:
     """Register a model family of your own; use it as a decorator on the builder or call it
     with `build=`. Returns the builder (decorator) or the registered family.
 
@@ -181,10 +202,24 @@ def family(name: str, *, space: SpaceSpec, build: Builder | None = None, count: 
             raise UserError(f"family {name!r}: build must take (config, io)")
         origin = origin_of(builder)
         probe = space_of(name, space, constraints, IOSpec(1, 1)) if not callable(space) else None
-        keys = key_dims if key_dims is not None else tuple(
-            d.name for d in (probe.dims if probe else ()) if d.kind != "choice" and d.name not in TRAINING_KEYS)
-        fam = OwnFamily(name, builder, count, constraints, tuple(keys),
-                        description or f"{name}: the user's own family", default_task, outputs, origin)
+        keys = (
+            key_dims
+            if key_dims is not None
+            else tuple(
+                d.name for d in (probe.dims if probe else ()) if d.kind != "choice" and d.name not in TRAINING_KEYS
+            )
+        )
+        fam = OwnFamily(
+            name,
+            builder,
+            count,
+            constraints,
+            tuple(keys),
+            description or f"{name}: the user's own family",
+            default_task,
+            outputs,
+            origin,
+        )
         FAMILIES.check_free(name, origin)  # both checked first: neither is registered without the other
         SPACES.check_free(name, origin)
         FAMILIES.add(name, fam, origin)

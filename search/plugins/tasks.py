@@ -16,10 +16,12 @@ with fn(pred, y) -> scalar over a whole split, or a list of the built-in names
 (accuracy, error, mse, rmse, loss). The first is the task's metric: the one searched,
 compared and predicted. The classes themselves are in tasks/own.py.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from core.directions import DIRECTIONS, declare_direction, metric_direction
 from core.errors import UserError
@@ -59,8 +61,9 @@ def metrics_of(name: str, origin: str, spec: Any) -> dict[str, Metric]:
         if direction is None:
             raise UserError(f"{owner}: metric {metric!r} has no direction; give 'maximize' or 'minimize'")
         if direction not in DIRECTIONS:
-            raise UserError(f"{owner}: metric {metric!r}: direction must be 'maximize' or 'minimize', "
-                            f"got {direction!r}")
+            raise UserError(
+                f"{owner}: metric {metric!r}: direction must be 'maximize' or 'minimize', got {direction!r}"
+            )
         if fn is not None and not callable(fn):
             raise UserError(f"{owner}: metric {metric!r}: its function is not callable")
         out[str(metric)] = Metric(direction, fn)
@@ -80,19 +83,47 @@ def _check_name(name: Any) -> str:
     return name
 
 
-def _class(base: type[OwnTask], name: str, origin: str, declared: dict[str, Metric], description: str | None,
-           defaults: Any, **attrs: Any) -> type[OwnTask]:
+def _class(
+    base: type[OwnTask],
+    name: str,
+    origin: str,
+    declared: dict[str, Metric],
+    description: str | None,
+    defaults: Any,
+    **attrs: Any,
+) -> type[OwnTask]:
     primary = next(iter(declared))
-    return type(f"Own_{name}", (base,), {
-        "name": name, "origin": origin, "declared": declared, "metric": primary,
-        "direction": declared[primary].direction, "metrics": tuple(declared), "defaults": defaults,
-        "description": description or f"{name}: the user's own task ({origin})", "__module__": base.__module__,
-        **attrs})
+    return type(
+        f"Own_{name}",
+        (base,),
+        {
+            "name": name,
+            "origin": origin,
+            "declared": declared,
+            "metric": primary,
+            "direction": declared[primary].direction,
+            "metrics": tuple(declared),
+            "defaults": defaults,
+            "description": description or f"{name}: the user's own task ({origin})",
+            "__module__": base.__module__,
+            **attrs,
+        },
+    )
 
 
-def array_task(name: str, data: Any, *, metrics: Any, loss: str | Callable[..., Any] | None = None,
-               num_classes: int | None = None, description: str | None = None, epochs: int = 10,
-               batch_size: int = 64, lr: float = 1e-3, weight_decay: float = 0.0) -> type[OwnTask]:
+def array_task(
+    name: str,
+    data: Any,
+    *,
+    metrics: Any,
+    loss: str | Callable[..., Any] | None = None,
+    num_classes: int | None = None,
+    description: str | None = None,
+    epochs: int = 10,
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    weight_decay: float = 0.0,
+) -> type[OwnTask]:
     """Register a task on your own arrays; the product's trainer trains it.
 
     - data: {"train": (x, y), "val": (x, y), "test": (x, y)} of NumPy arrays or tensors,
@@ -116,23 +147,44 @@ def array_task(name: str, data: Any, *, metrics: Any, loss: str | Callable[..., 
             raise UserError(f"task {name!r} ({origin}): metric {metric!r} needs a function fn(pred, y) -> scalar")
     if isinstance(loss, str) and loss not in LOSSES:
         raise UserError(f"task {name!r} ({origin}): loss must be {', '.join(LOSSES)} or a function, got {loss!r}")
-    if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
-                                    or num_classes < 2):
+    if num_classes is not None and (
+        isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2
+    ):
         raise UserError(f"task {name!r} ({origin}): num_classes must be an integer >= 2")
     if data is None:
         raise UserError(f"task {name!r} ({origin}): data is missing")
-    cls = _class(ArrayTask, name, origin, declared, description, own_defaults(epochs, batch_size, lr, weight_decay),
-                 source=staticmethod(data) if callable(data) else data, num_classes=num_classes,
-                 loss_fn=staticmethod(loss) if callable(loss) else loss)
+    cls = _class(
+        ArrayTask,
+        name,
+        origin,
+        declared,
+        description,
+        own_defaults(epochs, batch_size, lr, weight_decay),
+        source=staticmethod(data) if callable(data) else data,
+        num_classes=num_classes,
+        loss_fn=staticmethod(loss) if callable(loss) else loss,
+    )
     if not callable(data):
         cls().io()  # the splits are checked now, where the task is defined
     return _register(cls, origin)
 
 
-def task(name: str, train: Callable[..., Any] | None = None, *, metrics: Any, inputs: Any = None,
-         outputs: int | None = None, output: str = "regression", num_classes: int | None = None,
-         data: Any = None, description: str | None = None, epochs: int = 10, batch_size: int = 64,
-         lr: float = 1e-3, weight_decay: float = 0.0) -> Any:
+def task(
+    name: str,
+    train: Callable[..., Any] | None = None,
+    *,
+    metrics: Any,
+    inputs: Any = None,
+    outputs: int | None = None,
+    output: str = "regression",
+    num_classes: int | None = None,
+    data: Any = None,
+    description: str | None = None,
+    epochs: int = 10,
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    weight_decay: float = 0.0,
+) -> Any:
     """Register a task with your own training function; a decorator on it, or a call with
     `train=`.
 
@@ -163,17 +215,32 @@ def task(name: str, train: Callable[..., Any] | None = None, *, metrics: Any, in
             raise UserError(f"task {name!r}: outputs must be a positive integer, got {outputs!r}")
         if output not in OUTPUTS:
             raise UserError(f"task {name!r}: output must be one of {', '.join(OUTPUTS)}, got {output!r}")
-        io = IOSpec(math.prod(shape), outputs, output, None, shape,  # type: ignore[arg-type]
-                    outputs if output == "logits" else num_classes)
+        io = IOSpec(
+            math.prod(shape),
+            outputs,
+            output,
+            None,
+            shape,  # type: ignore[arg-type]
+            outputs if output == "logits" else num_classes,
+        )
 
     def register(fn: Callable[..., Any]) -> type[OwnTask]:
         if not callable(fn):
             raise UserError(f"task {name!r}: train must be a function (model, settings, report) -> dict")
         origin = origin_of(fn)
         declared = metrics_of(name, origin, metrics)
-        cls = _class(FunctionTask, name, origin, declared, description,
-                     own_defaults(epochs, batch_size, lr, weight_decay), train_fn=staticmethod(fn), io_spec=io,
-                     source=staticmethod(data) if callable(data) else data, num_classes=num_classes)
+        cls = _class(
+            FunctionTask,
+            name,
+            origin,
+            declared,
+            description,
+            own_defaults(epochs, batch_size, lr, weight_decay),
+            train_fn=staticmethod(fn),
+            io_spec=io,
+            source=staticmethod(data) if callable(data) else data,
+            num_classes=num_classes,
+        )
         return _register(cls, origin)
 
     if train is not None:

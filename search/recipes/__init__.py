@@ -20,6 +20,7 @@ A recipe file in this folder (or any path ending in .toml) holds:
 Every paper-scale recipe NAME has a NAME-small twin that finishes on a 2-core CPU within
 30 minutes. Flags given on the command line override the recipe's values.
 """
+
 from __future__ import annotations
 
 import tomllib
@@ -33,12 +34,34 @@ RECIPE_DIR = Path(__file__).resolve().parent
 
 # The `search run` settings a recipe may set: key -> accepted Python types.
 RUN_KEYS: dict[str, tuple[type, ...]] = {
-    "space": (str,), "task": (str,), "budget": (str, int), "budget_of": (str,), "trials": (int,), "repeats": (int,),
-    "sampler": (str,), "spread": (str,), "share": (str,), "sampler_scope": (str,), "corners": (str,), "size_scale": (str,), "start": (str,), "pruner": (str,), "prune_grace": (float,), "seed": (int,), "epochs": (int,),
-    "batch_size": (int,), "optimizer": (str,), "lr": (float, int), "max_train_samples": (int,), "tokens": (int,),
-    "ema": (float, int), "ema_warmup": (bool,),
+    "space": (str,),
+    "task": (str,),
+    "budget": (str, int),
+    "budget_of": (str,),
+    "trials": (int,),
+    "repeats": (int,),
+    "sampler": (str,),
+    "spread": (str,),
+    "share": (str,),
+    "sampler_scope": (str,),
+    "corners": (str,),
+    "size_scale": (str,),
+    "start": (str,),
+    "pruner": (str,),
+    "prune_grace": (float,),
+    "seed": (int,),
+    "epochs": (int,),
+    "batch_size": (int,),
+    "optimizer": (str,),
+    "lr": (float, int),
+    "max_train_samples": (int,),
+    "tokens": (int,),
+    "ema": (float, int),
+    "ema_warmup": (bool,),
     "space_file": (str,),
-    "retries": (int,), "executor": (str,), "study": (str,),
+    "retries": (int,),
+    "executor": (str,),
+    "study": (str,),
 }
 TOP_KEYS = {"description", "paper", "claim", "run", "task_options"}
 

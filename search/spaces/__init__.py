@@ -8,6 +8,7 @@ picks one.
     defs/        the default spaces, one file per family or group
 
 """
+
 from search.spaces.files import CONSTRAINTS_KEY, build_spaces, load_space_file, parse_constraint, parse_dim
 from search.spaces.registry import SPACES, default_space, register_space, scale, scaled
 from search.spaces.sizing import (
@@ -23,7 +24,25 @@ from search.spaces.sizing import (
 from search.spaces.space import PAPER_LRS, Dim, Space
 
 __all__ = [
-    "CONSTRAINTS_KEY", "PAPER_LRS", "SPACES", "ConfigCounter", "Dim", "Infeasible", "Space", "Suggester",
-    "build_spaces", "check_config", "default_space", "grid_configs", "load_space_file", "min_params",
-    "parse_constraint", "parse_dim", "register_space", "scale", "scaled", "smallest_config", "suggest_config",
+    "CONSTRAINTS_KEY",
+    "PAPER_LRS",
+    "SPACES",
+    "ConfigCounter",
+    "Dim",
+    "Infeasible",
+    "Space",
+    "Suggester",
+    "build_spaces",
+    "check_config",
+    "default_space",
+    "grid_configs",
+    "load_space_file",
+    "min_params",
+    "parse_constraint",
+    "parse_dim",
+    "register_space",
+    "scale",
+    "scaled",
+    "smallest_config",
+    "suggest_config",
 ]

@@ -22,6 +22,7 @@ at the trends' depths count above the target (a front whose depth rose while its
 sat at their smallest, read at a larger budget) are the depths scaled down too, by one
 common factor (`fit_depth`), and the notes say so.
 """
+
 from __future__ import annotations
 
 import math
@@ -62,8 +63,9 @@ class Proposal:
     notes: tuple[str, ...]
 
 
-def place(space: Space, io: IOSpec, values: dict[str, Any], factor: float = 1.0,
-          depth: frozenset[str] = DEPTH_KEYS) -> dict[str, Any] | None:
+def place(
+    space: Space, io: IOSpec, values: dict[str, Any], factor: float = 1.0, depth: frozenset[str] = DEPTH_KEYS
+) -> dict[str, Any] | None:
     """`values` (a reading per key, floats allowed) rounded into a valid configuration of
     `space`, width keys multiplied by `factor` first; None when the constraints leave a
     key no valid value."""
@@ -89,11 +91,18 @@ def place(space: Space, io: IOSpec, values: dict[str, Any], factor: float = 1.0,
     return {k: v for k, v in known.items() if k not in ("d_x", "d_out")}
 
 
-def fit_budget(space: Space, io: IOSpec, count: ConfigCounter, values: dict[str, Any], target: float,
-               depth: frozenset[str] = DEPTH_KEYS) -> tuple[dict[str, Any], int, float] | None:
+def fit_budget(
+    space: Space,
+    io: IOSpec,
+    count: ConfigCounter,
+    values: dict[str, Any],
+    target: float,
+    depth: frozenset[str] = DEPTH_KEYS,
+) -> tuple[dict[str, Any], int, float] | None:
     """(config, exact count, factor): the largest width factor in FACTOR_RANGE whose
     placed configuration counts within `target` (bisection on log factor; counts grow
     with every width); None when even the narrowest does not fit."""
+
     def counted(log_f: float) -> tuple[dict[str, Any] | None, float]:
         cfg = place(space, io, values, math.exp(log_f), depth)
         if cfg is None:
@@ -120,17 +129,30 @@ def fit_budget(space: Space, io: IOSpec, count: ConfigCounter, values: dict[str,
     return best[0], int(best[1]), math.exp(a)
 
 
-def fit_depth(space: Space, io: IOSpec, count: ConfigCounter, values: dict[str, Any], target: float,
-              depth: frozenset[str] = DEPTH_KEYS) -> tuple[float, tuple[dict[str, Any], int, float] | None]:
+def fit_depth(
+    space: Space,
+    io: IOSpec,
+    count: ConfigCounter,
+    values: dict[str, Any],
+    target: float,
+    depth: frozenset[str] = DEPTH_KEYS,
+) -> tuple[float, tuple[dict[str, Any], int, float] | None]:
     """(depth factor, `fit_budget`'s fit): when even the narrowest widths at the trends'
     depths count above `target` (a front whose depth rose while its widths sat at their
     smallest), the largest common factor below 1 on the depth keys with which the
     configuration fits (bisection on log factor: a shallower model counts less); the
     fit is None when not even the shallowest fits."""
+
     def fitted(log_g: float):
         g = math.exp(log_g)
-        return fit_budget(space, io, count, {k: v * g if k in depth and v is not None else v
-                                             for k, v in values.items()}, target, depth)
+        return fit_budget(
+            space,
+            io,
+            count,
+            {k: v * g if k in depth and v is not None else v for k, v in values.items()},
+            target,
+            depth,
+        )
 
     a, b = math.log(FACTOR_RANGE[0]), 0.0
     best = fitted(a)
@@ -146,8 +168,16 @@ def fit_depth(space: Space, io: IOSpec, count: ConfigCounter, values: dict[str, 
     return math.exp(a), best
 
 
-def propose_config(family: str, space: Space, io: IOSpec, count: ConfigCounter, params, configs: Sequence[dict],
-                   target: float, depth: frozenset[str] = DEPTH_KEYS) -> Proposal:
+def propose_config(
+    family: str,
+    space: Space,
+    io: IOSpec,
+    count: ConfigCounter,
+    params,
+    configs: Sequence[dict],
+    target: float,
+    depth: frozenset[str] = DEPTH_KEYS,
+) -> Proposal:
     """The configuration to train at `target` from a family's front points (params (k,),
     configs (k,)): trends read, placed and fitted within the target."""
     params = np.asarray(params, dtype=float)
@@ -165,16 +195,21 @@ def propose_config(family: str, space: Space, io: IOSpec, count: ConfigCounter, 
     if fit is None and any(k in depth for k in numeric):
         shallower, fit = fit_depth(space, io, count, values, target, depth)
         if fit is not None:
-            notes.append(f"depths scaled by {shallower:.3g} from the trends' readings: at the trends' depths "
-                         "even the narrowest widths count above the target")
+            notes.append(
+                f"depths scaled by {shallower:.3g} from the trends' readings: at the trends' depths "
+                "even the narrowest widths count above the target"
+            )
     if fit is None:
         notes.append("no configuration fits the budget, even at the narrowest widths and the shallowest depths")
         return Proposal(family, target, None, None, math.nan, len(params), tuple(trends.values()), tuple(notes))
     config, n, factor = fit
     if abs(math.log(factor)) > math.log(1 + SCALED_NOTE):
         notes.append(f"widths scaled by {factor:.3g} from the trends' readings to count within the target")
-    notes += [f"{d.name}={config[d.name]:g} is above the searched range (at most {d.high:g})"
-              for d in space.dims if d.kind != "choice" and config.get(d.name, -math.inf) > d.high]
+    notes += [
+        f"{d.name}={config[d.name]:g} is above the searched range (at most {d.high:g})"
+        for d in space.dims
+        if d.kind != "choice" and config.get(d.name, -math.inf) > d.high
+    ]
     return Proposal(family, target, config, n, factor, len(params), tuple(trends.values()), tuple(notes))
 
 
@@ -184,10 +219,21 @@ def proposals_frame(proposals: Sequence[Proposal]):
     configurations)."""
     import pandas as pd
 
-    return pd.DataFrame([{"budget": p.target, "family": p.family, "config": p.config, "params": p.count,
-                          "width_factor": p.factor, "front_points": p.front_points,
-                          "trends": "; ".join(t.describe() for t in p.trends if t.kind == "power"),
-                          "notes": "; ".join(p.notes)} for p in proposals])
+    return pd.DataFrame(
+        [
+            {
+                "budget": p.target,
+                "family": p.family,
+                "config": p.config,
+                "params": p.count,
+                "width_factor": p.factor,
+                "front_points": p.front_points,
+                "trends": "; ".join(t.describe() for t in p.trends if t.kind == "power"),
+                "notes": "; ".join(p.notes),
+            }
+            for p in proposals
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -242,14 +288,16 @@ def study_proposals(records, df, targets, families: Sequence[str] | None = None)
     out = []
     for label, c in candidates(df, rec.metric, list(families) if families else None).items():
         study, _, family = label.rpartition(": ")
-        owner = next((r for r in records if r.name == study and family in r.families), None) or \
-            next(r for r in records if label in r.families)
+        owner = next((r for r in records if r.name == study and family in r.families), None) or next(
+            r for r in records if label in r.families
+        )
         family = family if owner.name == study else label
         ctx = built[owner.name]
         mask = front_mask(c.params, scale.to_error(c.means))
         configs = [c.configs[i] for i in np.flatnonzero(mask)]
         for target in targets:
-            p = propose_config(label, ctx.spaces[family], ctx.io, ctx.counter(family), c.params[mask], configs,
-                               float(target))
+            p = propose_config(
+                label, ctx.spaces[family], ctx.io, ctx.counter(family), c.params[mask], configs, float(target)
+            )
             out.append(replace(p, notes=ctx.notes + p.notes))
     return out

@@ -2,6 +2,7 @@
 space's keys and optionally its search constraints; `build_spaces` puts the defaults,
 the task's learning rates and a file's overrides together.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -82,8 +83,13 @@ def load_space_file(path: str | Path) -> dict[str, dict[str, Any]]:
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise UserError(f"malformed space file {str(p)!r}: expected one table per family")
     try:
-        return {fam: {k: (tuple(parse_constraint(c) for c in _as_list(v)) if k == CONSTRAINTS_KEY else parse_dim(k, v))
-                      for k, v in table.items()} for fam, table in data.items()}
+        return {
+            fam: {
+                k: (tuple(parse_constraint(c) for c in _as_list(v)) if k == CONSTRAINTS_KEY else parse_dim(k, v))
+                for k, v in table.items()
+            }
+            for fam, table in data.items()
+        }
     except UserError as e:
         raise UserError(f"malformed space file {str(p)!r}: {e}") from None
 
@@ -94,8 +100,9 @@ def _as_list(v: Any) -> list[Any]:
     return v
 
 
-def build_spaces(families: list[str], io: IOSpec, space_file: str | None,
-                 lrs: tuple[float, ...] | None = None) -> dict[str, Space]:
+def build_spaces(
+    families: list[str], io: IOSpec, space_file: str | None, lrs: tuple[float, ...] | None = None
+) -> dict[str, Space]:
     """The families' default spaces on `io`, with the task's learning rates `lrs` (if any:
     `Task.search_lrs`) as every `lr` choice, then the space file's overrides."""
     overrides = load_space_file(space_file) if space_file else {}

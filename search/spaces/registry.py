@@ -4,9 +4,10 @@ search/spaces/defs/ (one file per family or group), `default_space(family, io)` 
 Defaults are the papers' ranges (Chen et al., MNIST, for the MLPs), scaled by
 max(d_x, d_out)/784 for tasks of another size (e.g. 64-pixel digits).
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from core.errors import UserError
 from core.io import IOSpec

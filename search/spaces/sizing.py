@@ -8,20 +8,21 @@ produce an over-budget proposal and the accepted models spread from the smallest
 up to the budget instead of piling up at it. Only categorical choices (and grid points)
 can be infeasible; those proposals are rejected, recorded and never trained.
 """
+
 from __future__ import annotations
 
 import itertools
 import math
 import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from core.io import IOSpec
 from core.shape_rules import io_values
 from core.trials import TRAINING_KEYS
 from search.spaces.space import Dim, Space
-
 
 # ---------------------------------------------------------------- constraint bounds
 
@@ -39,12 +40,20 @@ def _bounds(space: Space, dim: Dim, known: dict[str, Any]) -> tuple[float, float
             continue
         if step:  # integers strictly/loosely below or above a possibly fractional bound
             other = Fraction(other)
-            bound = {"<": math.ceil(other) - 1, "<=": math.floor(other), ">": math.floor(other) + 1,
-                     ">=": math.ceil(other)}[op]
+            bound = {
+                "<": math.ceil(other) - 1,
+                "<=": math.floor(other),
+                ">": math.floor(other) + 1,
+                ">=": math.ceil(other),
+            }[op]
         else:
             other = float(other)
-            bound = {"<": math.nextafter(other, -math.inf), "<=": other,
-                     ">": math.nextafter(other, math.inf), ">=": other}[op]
+            bound = {
+                "<": math.nextafter(other, -math.inf),
+                "<=": other,
+                ">": math.nextafter(other, math.inf),
+                ">=": other,
+            }[op]
         if op in ("<", "<="):
             hi = min(hi, bound)
         else:
@@ -79,8 +88,9 @@ def _min_completion(space: Space, start: int, known: dict[str, Any], count: Conf
     return _smallest_completion(space, start, known, count)[0]
 
 
-def _smallest_completion(space: Space, start: int, known: dict[str, Any],
-                         count: ConfigCounter) -> tuple[float, dict[str, Any]]:
+def _smallest_completion(
+    space: Space, start: int, known: dict[str, Any], count: ConfigCounter
+) -> tuple[float, dict[str, Any]]:
     """(count, config) of the smallest valid completion of `known` (inf, {} when none)."""
     vals = dict(known)
     for dim in space.dims[start:]:
@@ -92,8 +102,10 @@ def _smallest_completion(space: Space, start: int, known: dict[str, Any],
                 vals[dim.name] = options[0]
                 continue
             nxt = _index(space, dim.name) + 1
-            return min((_smallest_completion(space, nxt, dict(vals, **{dim.name: v}), count) for v in options),
-                       key=lambda nc: nc[0])
+            return min(
+                (_smallest_completion(space, nxt, dict(vals, **{dim.name: v}), count) for v in options),
+                key=lambda nc: nc[0],
+            )
         lo, hi = _bounds(space, dim, vals)
         if lo > hi:
             return math.inf, {}
@@ -113,8 +125,9 @@ def _max_corner(space: Space, start: int, known: dict[str, Any], count: ConfigCo
             options = [v for v in dim.choices if _choice_ok(space, dim.name, v, vals)]
             if dim.name in TRAINING_KEYS:  # a learning rate never changes the count
                 options = options[:1]
-            return max((_max_corner(space, i + 1, dict(vals, **{dim.name: v}), count) for v in options),
-                       default=-math.inf)
+            return max(
+                (_max_corner(space, i + 1, dict(vals, **{dim.name: v}), count) for v in options), default=-math.inf
+            )
         lo, hi = _bounds(space, dim, vals)
         if lo > hi:
             return -math.inf
@@ -122,8 +135,9 @@ def _max_corner(space: Space, start: int, known: dict[str, Any], count: ConfigCo
     return count({k: v for k, v in vals.items() if k not in ("d_x", "d_out")})
 
 
-def _largest_fitting(space: Space, dim: Dim, i: int, known: dict[str, Any], count: ConfigCounter, limit: float,
-                     lo: int, hi: int) -> int:
+def _largest_fitting(
+    space: Space, dim: Dim, i: int, known: dict[str, Any], count: ConfigCounter, limit: float, lo: int, hi: int
+) -> int:
     """The largest v = lo + j * step <= hi whose smallest completion fits `limit` (binary
     search: counts grow monotonically with every width and depth); lo must fit."""
     fits = lambda v: _min_completion(space, i + 1, dict(known, **{dim.name: v}), count) <= limit  # noqa: E731
@@ -135,8 +149,9 @@ def _largest_fitting(space: Space, dim: Dim, i: int, known: dict[str, Any], coun
     return lo + a * k
 
 
-def _smallest_reaching(space: Space, dim: Dim, i: int, known: dict[str, Any], count: ConfigCounter,
-                       target: float, lo: int, hi: int) -> int:
+def _smallest_reaching(
+    space: Space, dim: Dim, i: int, known: dict[str, Any], count: ConfigCounter, target: float, lo: int, hi: int
+) -> int:
     """The smallest v = lo + j * step <= hi whose largest completion reaches `target` (hi
     when none does). Counts are monotone, so a completion within budget lands between
     the target and the budget whenever the largest one reaches the target, up to the
@@ -232,11 +247,21 @@ def suggest_config(
             return Infeasible(f"over budget even with the smallest {dim.name}={low}", _strip(known))
         limit = budget if target is None else min(budget, max(target, smallest))
         if dim.kind == "float":
-            top = _float_edge(lambda v: _min_completion(space, i + 1, dict(known, **{dim.name: v}), count) <= limit,
-                              lo, hi, dim.log, first=False)
+            top = _float_edge(
+                lambda v: _min_completion(space, i + 1, dict(known, **{dim.name: v}), count) <= limit,  # noqa: B023 (called now)
+                lo,
+                hi,
+                dim.log,
+                first=False,
+            )
             if target is not None:
-                lo = _float_edge(lambda v: _max_corner(space, i + 1, dict(known, **{dim.name: v}), count) >= limit,
-                                 lo, top, dim.log, first=True)
+                lo = _float_edge(
+                    lambda v: _max_corner(space, i + 1, dict(known, **{dim.name: v}), count) >= limit,  # noqa: B023 (called now)
+                    lo,
+                    top,
+                    dim.log,
+                    first=True,
+                )
             known[dim.name] = draw.float(dim.name, lo, top, dim.log)
             continue
         lo, hi = int(lo), int(hi)

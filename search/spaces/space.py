@@ -4,6 +4,7 @@
 Defaults are the papers' ranges (search/spaces/defs/), a space file overrides any of
 them (search/spaces/files.py), and search/spaces/sizing.py draws budget-aware configs.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,8 +51,10 @@ class Dim:
         if self.step == 1:
             return lo, hi
         base = int(self.low)
-        return (base + math.ceil((lo - base) / self.step) * self.step,
-                base + math.floor((hi - base) / self.step) * self.step)
+        return (
+            base + math.ceil((lo - base) / self.step) * self.step,
+            base + math.floor((hi - base) / self.step) * self.step,
+        )
 
     def grid_values(self) -> tuple[Any, ...]:
         if self.kind == "choice":
@@ -89,16 +92,14 @@ class Space:
                 return d
         raise KeyError(name)
 
-    def with_overrides(self, overrides: dict[str, Dim]) -> "Space":
+    def with_overrides(self, overrides: dict[str, Dim]) -> Space:
         known = {d.name for d in self.dims}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise UserError(
-                f"space {self.family!r} has no key {', '.join(unknown)}; keys: {', '.join(sorted(known))}"
-            )
+            raise UserError(f"space {self.family!r} has no key {', '.join(unknown)}; keys: {', '.join(sorted(known))}")
         return replace(self, dims=tuple(overrides.get(d.name, d) for d in self.dims))
 
-    def with_constraints(self, search: tuple[Constraint, ...], shape_rules: tuple[Constraint, ...]) -> "Space":
+    def with_constraints(self, search: tuple[Constraint, ...], shape_rules: tuple[Constraint, ...]) -> Space:
         """This space with `search` as its search constraints: the family's `shape_rules`
         stay, the default search-only ones (ratios, aspect ranges) are replaced. Each
         side must be a key of the space or an io size (d_x, d_out)."""
@@ -106,6 +107,8 @@ class Space:
         for c in search:
             bad = [k for k in (c.left, c.right) if k not in known]
             if bad:
-                raise UserError(f"constraint '{c}' names {', '.join(bad)}, not a key of space {self.family!r} "
-                                f"({', '.join(sorted(known))})")
+                raise UserError(
+                    f"constraint '{c}' names {', '.join(bad)}, not a key of space {self.family!r} "
+                    f"({', '.join(sorted(known))})"
+                )
         return replace(self, constraints=tuple(shape_rules) + tuple(search))

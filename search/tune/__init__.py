@@ -17,13 +17,18 @@ tune`), and the product's searcher and trainable in a user's own Tune script.
 Ray is imported only when a study runs on Tune; the names below are imported on first
 use, so that a worker importing the trainable does not import the study loop.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 _HOMES = {
-    "experiment_dir": "driver", "run_tune_study": "driver", "tune_dir": "driver",
-    "BudgetedSearcher": "budgeted", "budgeted_searcher": "api", "product_trainable": "api",
+    "experiment_dir": "driver",
+    "run_tune_study": "driver",
+    "tune_dir": "driver",
+    "BudgetedSearcher": "budgeted",
+    "budgeted_searcher": "api",
+    "product_trainable": "api",
     "TuneInputError": "trainable",
 }
 __all__ = sorted(_HOMES)

@@ -54,9 +54,11 @@ Bad input (issue 29, item 4) is a `TuneInputError`, a ValueError with a one-line
 message, raised before anything is written: a space or budget that allows no
 configuration, an unknown task or family, a bad storage URL, a bad setting.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from core.budget import parse_budget
 from core.errors import UserError, one_line
@@ -137,9 +139,30 @@ def budgeted_searcher(
     running by a dead process are marked `interrupted` and proposed again first).
     """
     try:
-        spec, own = _run_spec(space, budget, task, storage, study, count_params, trials, epochs, sampler, spread,
-                              share, seed, repeats, retries, space_file, task_options, data_dir, max_train_samples,
-                              batch_size, device, keep, artifacts)
+        spec, own = _run_spec(
+            space,
+            budget,
+            task,
+            storage,
+            study,
+            count_params,
+            trials,
+            epochs,
+            sampler,
+            spread,
+            share,
+            seed,
+            repeats,
+            retries,
+            space_file,
+            task_options,
+            data_dir,
+            max_train_samples,
+            batch_size,
+            device,
+            keep,
+            artifacts,
+        )
         prep = prepare_with_own(spec, space, own)
         _check_weights_store(spec)
         from search.api.run import storage_wait as checked_wait
@@ -158,9 +181,30 @@ def budgeted_searcher(
     return BudgetedSearcher(loop, epochs)
 
 
-def _run_spec(space, budget, task, storage, study, count_params, trials, epochs, sampler, spread, share, seed,
-              repeats, retries, space_file, task_options, data_dir, max_train_samples, batch_size, device, keep,
-              artifacts) -> tuple[RunSpec, dict[str, CountParams]]:
+def _run_spec(
+    space,
+    budget,
+    task,
+    storage,
+    study,
+    count_params,
+    trials,
+    epochs,
+    sampler,
+    spread,
+    share,
+    seed,
+    repeats,
+    retries,
+    space_file,
+    task_options,
+    data_dir,
+    max_train_samples,
+    batch_size,
+    device,
+    keep,
+    artifacts,
+) -> tuple[RunSpec, dict[str, CountParams]]:
     """The study's `RunSpec` and the user's own families (name -> count), checked."""
     if isinstance(space, str):
         names = [s.strip() for s in space.split(",") if s.strip()]
@@ -178,15 +222,18 @@ def _run_spec(space, budget, task, storage, study, count_params, trials, epochs,
     if callable(count_params):
         unknown = [n for n in names if n not in FAMILIES]
         if len(unknown) != 1:
-            raise TuneInputError(f"count_params counts one family of your own in space, found {unknown or 'none'} "
-                                 "(a dict family -> count_params for several)")
+            raise TuneInputError(
+                f"count_params counts one family of your own in space, found {unknown or 'none'} "
+                "(a dict family -> count_params for several)"
+            )
         own = {unknown[0]: count_params}
     elif isinstance(count_params, Mapping):
         own = dict(count_params)
         bad = [n for n, f in own.items() if n not in names or not callable(f)]
         if bad:
-            raise TuneInputError(f"count_params names {', '.join(map(repr, bad))}: not a family of space with a "
-                                 "function")
+            raise TuneInputError(
+                f"count_params names {', '.join(map(repr, bad))}: not a family of space with a function"
+            )
     elif count_params is None:
         own = {}
     else:
@@ -198,8 +245,10 @@ def _run_spec(space, budget, task, storage, study, count_params, trials, epochs,
             if not isinstance(space, Mapping) or not space[name]:
                 raise TuneInputError(f"your family {name!r} needs its keys in space: {{{name!r}: {{key: range}}}}")
         elif name not in FAMILIES:
-            raise TuneInputError(f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES.names()))}; "
-                                 "or search your own with count_params=")
+            raise TuneInputError(
+                f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES.names()))}; "
+                "or search your own with count_params="
+            )
     if not isinstance(task, str):
         raise TuneInputError(f"task must be a task's name, got {task!r}")
     if isinstance(budget, bool) or not isinstance(budget, (int, str)):
@@ -213,12 +262,27 @@ def _run_spec(space, budget, task, storage, study, count_params, trials, epochs,
 
     url = normalize_url(storage or default_url())
     spec = RunSpec(
-        spaces=tuple(names), task=task, budget=int(count), trials=trials, repeats=repeats, sampler=sampler,
-        spread=spread, share=share, pruner="none", study=study, storage=url, data_dir=data_dir, seed=seed,
-        executor="tune", space_file=space_file,
+        spaces=tuple(names),
+        task=task,
+        budget=int(count),
+        trials=trials,
+        repeats=repeats,
+        sampler=sampler,
+        spread=spread,
+        share=share,
+        pruner="none",
+        study=study,
+        storage=url,
+        data_dir=data_dir,
+        seed=seed,
+        executor="tune",
+        space_file=space_file,
         train=TrainSettings(epochs=epochs, batch_size=batch_size, max_train_samples=max_train_samples, device=device),
-        task_options=dict(task_options or {}), retries=retries, keep=keep,
-        artifacts=artifacts)
+        task_options=dict(task_options or {}),
+        retries=retries,
+        keep=keep,
+        artifacts=artifacts,
+    )
     return spec, own
 
 
@@ -265,10 +329,23 @@ def product_trainable(
     """
     from ray import tune
 
-    defaults = {k: v for k, v in dict(task=task, family=family, epochs=epochs, batch_size=batch_size,
-                                          max_train_samples=max_train_samples, device=device, seed=seed,
-                                          repeats=repeats, data_dir=data_dir, task_options=task_options,
-                                          **settings).items() if v is not None}
+    defaults = {
+        k: v
+        for k, v in dict(
+            task=task,
+            family=family,
+            epochs=epochs,
+            batch_size=batch_size,
+            max_train_samples=max_train_samples,
+            device=device,
+            seed=seed,
+            repeats=repeats,
+            data_dir=data_dir,
+            task_options=task_options,
+            **settings,
+        ).items()
+        if v is not None
+    }
     unknown = sorted(set(settings) - {"optimizer", "tokens", "ema", "ema_warmup", "weights", "lr", "weight_decay"})
     if unknown:
         raise TuneInputError(f"product_trainable takes no {', '.join(unknown)}")
@@ -280,8 +357,9 @@ def product_trainable(
         except UserError as e:
             raise TuneInputError(one_line(e)) from None
         if family is not None and not known_family(family).fits(io):
-            raise TuneInputError(f"family {family!r} does not fit task {task!r}; 'search spaces' lists the tasks "
-                                 "each family fits")
+            raise TuneInputError(
+                f"family {family!r} does not fit task {task!r}; 'search spaces' lists the tasks each family fits"
+            )
     elif family is not None:
         known_family(family)
     if not (isinstance(cpus, (int, float)) and cpus > 0 and isinstance(gpus, (int, float)) and gpus >= 0):
@@ -289,8 +367,9 @@ def product_trainable(
     for key in ("epochs", "batch_size", "max_train_samples", "repeats", "seed"):
         v = defaults.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < (0 if key == "seed" else 1)):
-            raise TuneInputError(f"{key} must be a {'non-negative' if key == 'seed' else 'positive'} integer, "
-                                 f"got {v!r}")
+            raise TuneInputError(
+                f"{key} must be a {'non-negative' if key == 'seed' else 'positive'} integer, got {v!r}"
+            )
     if defaults.get("optimizer") is not None:
         from tasks.optimizers import OPTIMIZERS
 
@@ -300,4 +379,3 @@ def product_trainable(
             raise TuneInputError(one_line(e)) from None
     trainable = tune.with_parameters(train_trial, threads=worker_threads(float(cpus)), defaults=defaults)
     return tune.with_resources(trainable, {"cpu": float(cpus), "gpu": float(gpus)})
-

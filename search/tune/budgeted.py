@@ -3,6 +3,7 @@
 trainable's reports as well as the product's trainable's, keeps its own heartbeats and
 raises the study's errors through Tune's `fit()` (see api.py's docstring for what a
 trainable reports and how each trial is stored)."""
+
 from __future__ import annotations
 
 import math
@@ -65,8 +66,9 @@ class BudgetedSearcher(StudySearcher):
             self._give_up()
         if isinstance(out, dict) and self._beat is None:
             loop = self.loop
-            self._beat = Heartbeat(lambda numbers: loop.store.heartbeat(loop.name, numbers, loop.owner),
-                                   lambda: list(loop.pending))
+            self._beat = Heartbeat(
+                lambda numbers: loop.store.heartbeat(loop.name, numbers, loop.owner), lambda: list(loop.pending)
+            )
         return out
 
     def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
@@ -84,8 +86,10 @@ class BudgetedSearcher(StudySearcher):
         if tspec is None:
             return
         if error:
-            self.errors.setdefault(trial_id, "the trainable raised, or its Ray worker died (Tune's error.txt in "
-                                             "the trial's folder says which)")
+            self.errors.setdefault(
+                trial_id,
+                "the trainable raised, or its Ray worker died (Tune's error.txt in the trial's folder says which)",
+            )
             super().on_trial_complete(trial_id, result, error)
         elif result is None:  # removed before it ran: interrupted, run again when the study resumes
             self._forget(trial_id)
@@ -126,13 +130,24 @@ class BudgetedSearcher(StudySearcher):
         epoch, repeat = int(result["epoch"]), int(result["repeat"])
         epochs = tspec.train.epochs or self.loop.prep.task.defaults.epochs
         if epoch >= epochs and repeat >= len(tspec.seeds) - 1:
-            return (f"stopped by Tune at its last epoch ({epoch}), before the trainable reported its test metrics: "
-                    f"a scheduler's max_t must exceed the epochs")
+            return (
+                f"stopped by Tune at its last epoch ({epoch}), before the trainable reported its test metrics: "
+                f"a scheduler's max_t must exceed the epochs"
+            )
         return f"stopped by Tune at epoch {epoch} of {epochs} (its scheduler or stopper)"
 
     def _forget(self, trial_id: str) -> None:
-        for held in (self.specs, self.started, self.first_seed, self.device, self.worker_s, self.stops, self.errors,
-                     self.reports, self.seen):
+        for held in (
+            self.specs,
+            self.started,
+            self.first_seed,
+            self.device,
+            self.worker_s,
+            self.stops,
+            self.errors,
+            self.reports,
+            self.seen,
+        ):
             held.pop(trial_id, None)
 
     def _user_result(self, trial_id: str, number: int, seed: int, result: dict[str, Any]) -> TrialResult:
@@ -148,18 +163,28 @@ class BudgetedSearcher(StudySearcher):
         if duration is None:
             duration = time.monotonic() - self.started.get(trial_id, time.monotonic())
         device = str(result.get("device", "unknown"))
-        epochs = [EpochRecord(_epoch_of(r, i), _number(r.get("train_loss"), math.nan),
-                              {m: v for m in names if (v := _number(r.get(f"val_{m}", r.get(m)))) is not None},
-                              _number(r.get("time_total_s"), 0.0))
-                  for i, r in enumerate(reports, 1)]
+        epochs = [
+            EpochRecord(
+                _epoch_of(r, i),
+                _number(r.get("train_loss"), math.nan),
+                {m: v for m in names if (v := _number(r.get(f"val_{m}", r.get(m)))) is not None},
+                _number(r.get("time_total_s"), 0.0),
+            )
+            for i, r in enumerate(reports, 1)
+        ]
         if not any(metric in r for r in reports):
-            why = (f"the trainable reported no {metric!r}, the study's metric on {self.loop.spec.task}: "
-                   f"tune.report({{{metric!r}: value}}) after each epoch")
+            why = (
+                f"the trainable reported no {metric!r}, the study's metric on {self.loop.spec.task}: "
+                f"tune.report({{{metric!r}: value}}) after each epoch"
+            )
             return TrialResult(number, "failed", [], duration, device, error=why)
         complete = not stopped or (self.epochs is not None and len(reports) >= self.epochs)
         if not complete:
-            reason = f"stopped by Tune at epoch {len(reports)}" + (f" of {self.epochs}" if self.epochs else "") + \
-                     " (its scheduler or stopper)"
+            reason = (
+                f"stopped by Tune at epoch {len(reports)}"
+                + (f" of {self.epochs}" if self.epochs else "")
+                + " (its scheduler or stopper)"
+            )
             run = RunResult(seed, "pruned", {}, None, epochs, duration, error=reason)
             return TrialResult(number, "pruned", [run], duration, device, error=reason)
         scored = [(i, r) for i, r in enumerate(reports) if metric in r]

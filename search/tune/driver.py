@@ -27,6 +27,7 @@ in the executor's place:
 A trial still pending when Tune returns (Ctrl-C, an error in the driver) is marked
 `interrupted`: the same command again runs it anew.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -40,8 +41,8 @@ from typing import Any
 
 from core.errors import UserError
 from search.engine.ownership import Heartbeat
-from search.engine.study import Outcome, Prepared, Progress, StudyLoop, prepare
 from search.engine.specs import RunSpec
+from search.engine.study import Outcome, Prepared, Progress, StudyLoop, prepare
 from search.engine.study_store import StudyStore
 from search.executors.ray import _join_ray, worker_threads
 from search.executors.ray import check_address as check_address  # the probe's old home: re-exported
@@ -65,8 +66,13 @@ def tune_dir(spec: RunSpec, storage_url: str | None) -> Path:
         except Exception:
             parsed = None
         database = (parsed.database or "") if parsed is not None else ""
-        if parsed is not None and parsed.get_backend_name() == "sqlite" and database \
-                and database != ":memory:" and not database.startswith("file:"):
+        if (
+            parsed is not None
+            and parsed.get_backend_name() == "sqlite"
+            and database
+            and database != ":memory:"
+            and not database.startswith("file:")
+        ):
             path = Path(os.path.abspath(os.path.expanduser(database)))
             return path.with_name(path.stem + TUNE_SUFFIX)
     return Path(os.path.abspath(DEFAULT_TUNE_DIR))
@@ -167,15 +173,27 @@ def run_tune_study(spec: RunSpec, store: StudyStore, progress: Progress, prep: P
         loop = StudyLoop(spec, store, progress, prep, executor=handoff)
         out = loop.start()
         searcher = StudySearcher(loop)
-        trainable = tune.with_resources(tune.with_parameters(train_trial, threads=worker_threads(cpus)),
-                                        {"cpu": cpus, "gpu": gpus})
+        trainable = tune.with_resources(
+            tune.with_parameters(train_trial, threads=worker_threads(cpus)), {"cpu": cpus, "gpu": gpus}
+        )
         tuner = tune.Tuner(
             trainable,
-            tune_config=tune.TuneConfig(search_alg=searcher, scheduler=ParetoScheduler(searcher), num_samples=-1,
-                                        max_concurrent_trials=capacity, reuse_actors=True, trial_name_creator=trial_folder,
-                                        trial_dirname_creator=trial_folder),
-            run_config=tune.RunConfig(name=experiment_name(spec.study_name), storage_path=str(where), verbose=0,
-                                      stop=searcher.stopper(), failure_config=tune.FailureConfig(max_failures=0)),
+            tune_config=tune.TuneConfig(
+                search_alg=searcher,
+                scheduler=ParetoScheduler(searcher),
+                num_samples=-1,
+                max_concurrent_trials=capacity,
+                reuse_actors=True,
+                trial_name_creator=trial_folder,
+                trial_dirname_creator=trial_folder,
+            ),
+            run_config=tune.RunConfig(
+                name=experiment_name(spec.study_name),
+                storage_path=str(where),
+                verbose=0,
+                stop=searcher.stopper(),
+                failure_config=tune.FailureConfig(max_failures=0),
+            ),
         )
         beat = Heartbeat(lambda numbers: store.heartbeat(loop.name, numbers, loop.owner), lambda: list(loop.pending))
         left: list[int] = []

@@ -13,6 +13,7 @@ Tune's own schedulers (ASHA, PBT, ...) compare one metric across trials and know
 parameter budget; this one applies the product's rule, which judges a trial only against
 smaller trials of its own family.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -23,6 +23,7 @@ command resumes the study and runs it again.
 The SQL database stays the truth: this searcher keeps no state of its own that a resumed
 study would need (`save` writes a note saying so; `restore` refuses).
 """
+
 from __future__ import annotations
 
 import json
@@ -121,8 +122,14 @@ class StudySearcher(Searcher):
             outcome = pruned_result(tspec, epochs, stopped, duration, device)
         elif error:
             why = message or "its Ray worker died or raised outside the trainer"
-            outcome = TrialResult(tspec.number, "failed", [], time.monotonic() - started, device,
-                                  error=f"Tune trial failed: {why}"[:MAX_ERROR_CHARS])
+            outcome = TrialResult(
+                tspec.number,
+                "failed",
+                [],
+                time.monotonic() - started,
+                device,
+                error=f"Tune trial failed: {why}"[:MAX_ERROR_CHARS],
+            )
         else:
             return  # stopped by Tune before it finished (Ctrl-C, a driver error): interrupted, run again
         if self.error is not None:
@@ -136,8 +143,13 @@ class StudySearcher(Searcher):
     # -- Tune's checkpoints: the database is the state ----------------------------------
     def save(self, checkpoint_path: str) -> None:
         with open(checkpoint_path, "w") as f:
-            json.dump({"study": self.loop.name, "note": "the study's state is its database; run the same "
-                                                        "search run command again to resume"}, f)
+            json.dump(
+                {
+                    "study": self.loop.name,
+                    "note": "the study's state is its database; run the same search run command again to resume",
+                },
+                f,
+            )
 
     def restore(self, checkpoint_path: str) -> None:
         raise UserError("a study on Tune resumes from its database: run the same search run command again")
@@ -147,7 +159,7 @@ class StudySearcher(Searcher):
         stays out of it."""
         return {"_metric": None, "_mode": None, "loop": None}
 
-    def stopper(self) -> "StopOnError":
+    def stopper(self) -> StopOnError:
         return StopOnError(self)
 
 
@@ -174,8 +186,9 @@ def tune_config(tspec: TrialSpec) -> dict[str, Any]:
     return {"trial": tspec.number, "family": tspec.family, **tspec.config, SPEC_KEY: json.dumps(sent.to_dict())}
 
 
-def pruned_result(tspec: TrialSpec, epochs: list[EpochRecord], reason: str, duration_s: float,
-                  device: str) -> TrialResult:
+def pruned_result(
+    tspec: TrialSpec, epochs: list[EpochRecord], reason: str, duration_s: float, device: str
+) -> TrialResult:
     """What the trainer returns for a trial stopped after its last reported epoch
     (tasks/train.py: the first seed's run `pruned` with its epochs, no more seeds), built
     from the epochs Tune saw: the worker was stopped by Tune, not by its own on_epoch."""
@@ -192,7 +205,7 @@ def error_message(trial: Any) -> str | None:
             lines = [ln.strip() for ln in open(path).read().splitlines() if ln.strip()]
             if lines:
                 text = " ".join(lines[-1].split())
-                return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..." 
+                return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
     except OSError:
         pass
     return None

@@ -40,6 +40,7 @@ a study's trial reports its failure instead, and the study decides (`--retries`)
 
 This module is imported by Ray workers: it imports nothing of the driver's study loop.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -76,9 +77,14 @@ class TrialFailed(RuntimeError):
 
 def epoch_report(repeat: int, record: EpochRecord, device: str) -> dict[str, Any]:
     """What one epoch reports to Tune (flat scalars, TensorBoard's curves)."""
-    return {"epoch": record.epoch, "repeat": repeat, "train_loss": float(record.train_loss),
-            **{f"val_{k}": float(v) for k, v in record.metrics.items()},
-            "elapsed_s": float(record.elapsed_s), "device": device}
+    return {
+        "epoch": record.epoch,
+        "repeat": repeat,
+        "train_loss": float(record.train_loss),
+        **{f"val_{k}": float(v) for k, v in record.metrics.items()},
+        "elapsed_s": float(record.elapsed_s),
+        "device": device,
+    }
 
 
 def is_epoch_report(report: dict[str, Any]) -> bool:
@@ -89,8 +95,9 @@ def is_epoch_report(report: dict[str, Any]) -> bool:
 def record_of(report: dict[str, Any]) -> tuple[int, EpochRecord]:
     """(repeat, EpochRecord) back from an epoch's report (the inverse of `epoch_report`)."""
     metrics = {k[4:]: float(v) for k, v in report.items() if k.startswith("val_")}
-    return int(report["repeat"]), EpochRecord(int(report["epoch"]), float(report["train_loss"]), metrics,
-                                              float(report["elapsed_s"]))
+    return int(report["repeat"]), EpochRecord(
+        int(report["epoch"]), float(report["train_loss"]), metrics, float(report["elapsed_s"])
+    )
 
 
 def is_final(report: dict[str, Any]) -> bool:
@@ -135,8 +142,10 @@ def trial_spec_of(config: dict[str, Any]) -> TrialSpec:
     config = {k: _plain(v) for k, v in config.items()}
     for key in ("family", "task"):
         if not isinstance(config.get(key), str) or not config[key]:
-            raise TuneInputError(f"the trainable's config needs {key!r} (a name: 'search spaces' and 'search tasks' "
-                                 f"list them), got {config.get(key)!r}")
+            raise TuneInputError(
+                f"the trainable's config needs {key!r} (a name: 'search spaces' and 'search tasks' "
+                f"list them), got {config.get(key)!r}"
+            )
     options = config.get("task_options") or {}
     if not isinstance(options, dict):
         raise TuneInputError(f"task_options must be a dict, got {options!r}")
@@ -147,8 +156,10 @@ def trial_spec_of(config: dict[str, Any]) -> TrialSpec:
     family = known_family(config["family"])
     io = task.io()
     if not family.fits(io):
-        raise TuneInputError(f"family {family.name!r} does not fit task {task.name!r} ({io.output} output); "
-                             "'search spaces' lists the tasks each family fits")
+        raise TuneInputError(
+            f"family {family.name!r} does not fit task {task.name!r} ({io.output} output); "
+            "'search spaces' lists the tasks each family fits"
+        )
     model = {k: v for k, v in config.items() if k not in SETTING_KEYS}
     try:
         parsed = family.parse(model, io)
@@ -156,8 +167,10 @@ def trial_spec_of(config: dict[str, Any]) -> TrialSpec:
             known = {f.name for f in dataclasses.fields(parsed)} | set(TRAINING_KEYS)
             unknown = sorted(set(model) - known)
             if unknown:
-                raise UserError(f"family {family.name!r} takes no key {', '.join(unknown)}; its keys: "
-                                f"{', '.join(sorted(known))}; settings: {', '.join(SETTING_KEYS)}")
+                raise UserError(
+                    f"family {family.name!r} takes no key {', '.join(unknown)}; its keys: "
+                    f"{', '.join(sorted(known))}; settings: {', '.join(SETTING_KEYS)}"
+                )
         broken = family.shape_violation(model, io)
         if broken:
             raise UserError(broken)
@@ -172,8 +185,18 @@ def trial_spec_of(config: dict[str, Any]) -> TrialSpec:
     except TypeError as e:
         raise TuneInputError(one_line(e)) from None
     seeds = tuple((int(seed or 0) + 7919 * r) % 2**31 for r in range(repeats or 1))
-    return TrialSpec("tune", int(_count("trial", config.get("trial", 0), positive=False) or 0), family.name, model,
-                     task.name, seeds, settings, config.get("data_dir"), dict(options), weights=config.get("weights"))
+    return TrialSpec(
+        "tune",
+        int(_count("trial", config.get("trial", 0), positive=False) or 0),
+        family.name,
+        model,
+        task.name,
+        seeds,
+        settings,
+        config.get("data_dir"),
+        dict(options),
+        weights=config.get("weights"),
+    )
 
 
 def train_trial(config: dict[str, Any], threads: int = 1, defaults: dict[str, Any] | None = None) -> None:

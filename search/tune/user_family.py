@@ -3,20 +3,22 @@ exact parameter count only (`count_params`), so that `budgeted_searcher`
 (search/tune/api.py) proposes and budgets it while the user's trainable builds and trains
 it; and `prepare_with_own`, search/engine/study.py's `prepare` with the same checks for
 such families and a dict's overrides of the product's spaces."""
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from core.budget import format_count
 from core.errors import UserError
 from core.io import IOSpec
 from models import Family
 from search.engine.specs import RunSpec
-from search.plugins.families import user_count
 from search.engine.study import Prepared, prepare
 from search.executors import check_executor
+from search.plugins.families import user_count
 from search.spaces import CONSTRAINTS_KEY, Space, min_params, parse_constraint, parse_dim
 from search.tune.trainable import TuneInputError
 
@@ -88,8 +90,12 @@ def prepare_with_own(spec: RunSpec, space: Any, own: dict[str, CountParams]) -> 
             continue  # prepare checked it
         smallest = min_params(prep.spaces[name], io, lambda c, n=name: prep.count(n, c))
         if math.isinf(smallest):
-            raise TuneInputError(f"family {name!r}: its space allows no configuration on {spec.task!r}: check its ranges")
+            raise TuneInputError(
+                f"family {name!r}: its space allows no configuration on {spec.task!r}: check its ranges"
+            )
         if smallest > spec.budget:
-            raise TuneInputError(f"budget {format_count(spec.budget)} is below the smallest {name} model on "
-                                 f"{spec.task} ({smallest:,} {prep.convention})")
+            raise TuneInputError(
+                f"budget {format_count(spec.budget)} is below the smallest {name} model on "
+                f"{spec.task} ({smallest:,} {prep.convention})"
+            )
     return prep

@@ -1,6 +1,7 @@
 """Alembic environment, run by `storage.migrate` with a connection in
 `config.attributes["connection"]`; no alembic.ini is needed at runtime. Without a
 connection it uses the config's `sqlalchemy.url` (online) or prints SQL (offline)."""
+
 from __future__ import annotations
 
 from alembic import context
@@ -23,8 +24,7 @@ def _run(connection: Connection) -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=config.get_main_option("sqlalchemy.url"),
-                      target_metadata=Base.metadata, literal_binds=True)
+    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=Base.metadata, literal_binds=True)
     with context.begin_transaction():
         context.run_migrations()
 elif (connection := config.attributes.get("connection")) is not None:

@@ -8,6 +8,7 @@
 
 `search data` (search/cli/data.py) prints these for every task.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

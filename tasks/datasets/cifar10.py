@@ -15,6 +15,7 @@ that is not a CIFAR batch cannot run code. Split: 45k train / 5k validation draw
 the 50k training images with a fixed `split_seed` (10% of a smaller set); the official
 10k test set.
 """
+
 from __future__ import annotations
 
 import pickle
@@ -147,6 +148,11 @@ def load_cifar10(data_dir: str | None = None, split_seed: int = 0, val_size: int
         raise DataError(f"CIFAR-10 training batches hold {len(x)} images: too few to split")
     val_idx, train_idx = split_indices(len(x), (n_val,), split_seed)
     return ImageSplits(
-        train_x=x[train_idx], train_y=y[train_idx], val_x=x[val_idx], val_y=y[val_idx],
-        test_x=torch.from_numpy(test_x), test_y=torch.from_numpy(test_y), num_classes=10,
+        train_x=x[train_idx],
+        train_y=y[train_idx],
+        val_x=x[val_idx],
+        val_y=y[val_idx],
+        test_x=torch.from_numpy(test_x),
+        test_y=torch.from_numpy(test_y),
+        num_classes=10,
     )

@@ -3,6 +3,7 @@
 Pixel values 0..16 are scaled to [0, 1] by /16. There is no official split: 1197 train /
 300 validation / 300 test, drawn with a fixed `split_seed`. Needs no download.
 """
+
 from __future__ import annotations
 
 import torch

@@ -11,6 +11,7 @@ leaves no file behind. A data set of several files (or an archive to unpack) is 
 temporary folder beside its own (`staged`) and moved into place only when whole. Progress
 goes to stderr: a bar on a terminal, else one line when a download starts and one when it ends.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -173,8 +174,11 @@ class _Progress:
         if self.bar is not None:
             self.bar.close()
         if ok:
-            print(f"downloaded {self.dest.name}: {format_bytes(self.done)} in {time.monotonic() - self.t0:.1f} s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"downloaded {self.dest.name}: {format_bytes(self.done)} in {time.monotonic() - self.t0:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def download(url: str, dest: Path, timeout: float = DOWNLOAD_TIMEOUT_S) -> None:
@@ -210,7 +214,7 @@ def file_sha256(path: Path, gunzipped: bool = False) -> str:
     """The SHA-256 of a file's bytes (of its gunzipped bytes with `gunzipped`), streamed."""
     h = hashlib.sha256()
     try:
-        with (gzip.open(path, "rb") if gunzipped else open(path, "rb")) as f:
+        with gzip.open(path, "rb") if gunzipped else open(path, "rb") as f:
             while block := f.read(CHUNK):
                 h.update(block)
     except (OSError, EOFError, zlib.error) as e:
@@ -237,8 +241,10 @@ def fetch_remote(remote: Remote, folder: Path) -> Path:
         got = "unreadable"
     if got != remote.sha256:
         dest.unlink(missing_ok=True)
-        raise DataError(f"downloaded {remote.name} does not match its SHA-256; removed it (got {got[:12]}..., "
-                        f"expected {remote.sha256[:12]}...)")
+        raise DataError(
+            f"downloaded {remote.name} does not match its SHA-256; removed it (got {got[:12]}..., "
+            f"expected {remote.sha256[:12]}...)"
+        )
     return dest
 
 

@@ -3,6 +3,7 @@
 An IDX file is a 4-byte magic number (two zero bytes, a type code, the number of
 dimensions), one big-endian uint32 per dimension, then the values in C order.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -14,14 +15,7 @@ import numpy as np
 from core.errors import DataError
 
 # IDX type code -> big-endian numpy dtype.
-IDX_DTYPES: dict[int, str] = {
-    0x08: "u1",
-    0x09: "i1",
-    0x0B: ">i2",
-    0x0C: ">i4",
-    0x0D: ">f4",
-    0x0E: ">f8",
-}
+IDX_DTYPES: dict[int, str] = {0x08: "u1", 0x09: "i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -48,9 +42,7 @@ def parse_idx(data: bytes, name: str = "IDX data") -> np.ndarray:
     dtype = np.dtype(IDX_DTYPES[code])
     expected = header + int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
     if len(data) != expected:
-        raise DataError(
-            f"{name}: IDX header says shape {dims} ({expected} bytes) but the data has {len(data)} bytes"
-        )
+        raise DataError(f"{name}: IDX header says shape {dims} ({expected} bytes) but the data has {len(data)} bytes")
     return np.frombuffer(data, dtype, offset=header).reshape(dims)
 
 

@@ -10,6 +10,7 @@ The official validation set is our test set; a seeded holdout of the training im
 many training batches are read (each is ~128k images, ~390 MB of uint8; loading briefly
 needs about twice the final size).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -63,8 +64,12 @@ def _read_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def load_imagenet32(
-    data_dir: str | None = None, *, train_batches: int | None = None, val_size: int | None = None,
-    split_seed: int = 0, val_from: str = "official",
+    data_dir: str | None = None,
+    *,
+    train_batches: int | None = None,
+    val_size: int | None = None,
+    split_seed: int = 0,
+    val_from: str = "official",
 ) -> ImageSplits:
     """ImageNet-32 as uint8 (N, 3, 32, 32) tensors, labels 0..999.
 
@@ -93,8 +98,15 @@ def load_imagenet32(
         if len(tx) < 2:
             raise DataError(f"the official validation set has {len(tx)} image(s): too few to split in two")
         val_idx, test_idx = split_indices(len(tx), (len(tx) // 2,), split_seed)
-        return ImageSplits(train_x=x, train_y=y, val_x=tx[val_idx], val_y=ty[val_idx], test_x=tx[test_idx],
-                           test_y=ty[test_idx], num_classes=1000)
+        return ImageSplits(
+            train_x=x,
+            train_y=y,
+            val_x=tx[val_idx],
+            val_y=ty[val_idx],
+            test_x=tx[test_idx],
+            test_y=ty[test_idx],
+            num_classes=1000,
+        )
     n_val = min(10_000, max(1, round(0.05 * len(x)))) if val_size is None else int(val_size)
     if not 0 < n_val < len(x):
         raise DataError(f"val_size={n_val} must be between 1 and {len(x) - 1}")

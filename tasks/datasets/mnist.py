@@ -6,6 +6,7 @@ bytes are checked against the SHA-256 below (once per file: a stamp remembers it
 Split (Chen et al.): 50k train / 10k validation drawn from the 60k training images with a
 fixed `split_seed`; the official 10k test images for reporting.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,8 +33,9 @@ def _download_all(dest: Path) -> None:
         return
     with fetch.staged(dest) as tmp:
         for name in missing:
-            remote = sources.Remote(f"{name}.gz", tuple(m + f"{name}.gz" for m in MIRRORS), SHA256[name],
-                                    checks="content")
+            remote = sources.Remote(
+                f"{name}.gz", tuple(m + f"{name}.gz" for m in MIRRORS), SHA256[name], checks="content"
+            )
             fetch.fetch_remote(remote, tmp)
     for name in missing:
         fetch.mark_verified(dest / f"{name}.gz", SHA256[name])

@@ -1,4 +1,5 @@
 """Train/validation/test image splits and the seeded split of a pool of images."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -12,6 +12,7 @@ A missing corpus (offline) is a one-line DataError saying where to put which fil
 TextSplits records the corpus it came from (name, file, SHA-256 of its bytes).
 Any UTF-8 text file can be read by path (`read_text_file`, gz or raw).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -42,8 +43,7 @@ class TextSplits:
 
     def record(self) -> dict[str, object]:
         """What a run stores about its data: corpus, file, SHA-256 and size of the text."""
-        return {"corpus": self.corpus or "file", "file": self.source, "sha256": self.sha256,
-                "bytes": sum(self.sizes())}
+        return {"corpus": self.corpus or "file", "file": self.source, "sha256": self.sha256, "bytes": sum(self.sizes())}
 
     def sizes(self) -> tuple[int, int, int]:
         return len(self.train), len(self.val), len(self.test)
@@ -94,8 +94,14 @@ def split_bytes(
     n_train = int(n * fractions[0])
     n_val = int(n * fractions[1])
     t = torch.frombuffer(bytearray(data), dtype=torch.uint8)
-    return TextSplits(t[:n_train].clone(), t[n_train : n_train + n_val].clone(), t[n_train + n_val :].clone(), source,
-                      corpus, hashlib.sha256(data).hexdigest())
+    return TextSplits(
+        t[:n_train].clone(),
+        t[n_train : n_train + n_val].clone(),
+        t[n_train + n_val :].clone(),
+        source,
+        corpus,
+        hashlib.sha256(data).hexdigest(),
+    )
 
 
 def load_corpus(name: str, filename: str, data_dir: str | None) -> TextSplits:
@@ -131,8 +137,10 @@ def find_shakespeare(corpus: str, data_dir: str | None) -> tuple[str, Path]:
             return "shakespeare", found[gutenberg]
         if corpus == "shakespeare":
             where = (Path(data_dir) if data_dir is not None else fetch.cache_root()) / "shakespeare"
-            raise DataError(f"Shakespeare corpus not found: put {gutenberg}.gz (or {gutenberg}) in {where} or pass "
-                            f"--data-dir (it has no download; corpus=tiny-shakespeare downloads char-rnn's)")
+            raise DataError(
+                f"Shakespeare corpus not found: put {gutenberg}.gz (or {gutenberg}) in {where} or pass "
+                f"--data-dir (it has no download; corpus=tiny-shakespeare downloads char-rnn's)"
+            )
     found = fetch.find_all(fetch.candidate_dirs("tiny-shakespeare", data_dir), [tiny])
     if found:
         return "tiny-shakespeare", found[tiny]

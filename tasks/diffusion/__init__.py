@@ -1,6 +1,7 @@
 """The math and evaluation pieces of a class-conditional DDPM: noise schedules, DDIM
 sampling with classifier-free guidance, the Fréchet distance, and a small cached digit
 classifier that scores generated samples."""
+
 from tasks.diffusion.classifier import (
     DigitClassifier,
     TrainedClassifier,
@@ -10,13 +11,7 @@ from tasks.diffusion.classifier import (
 )
 from tasks.diffusion.frechet import feature_stats, frechet_distance
 from tasks.diffusion.sampler import ddim_sample, ddim_timesteps, guided_eps
-from tasks.diffusion.schedule import (
-    SCHEDULES,
-    NoiseSchedule,
-    cosine_schedule,
-    linear_schedule,
-    noisy_mix,
-)
+from tasks.diffusion.schedule import SCHEDULES, NoiseSchedule, cosine_schedule, linear_schedule, noisy_mix
 
 __all__ = [
     "DigitClassifier",

@@ -19,6 +19,7 @@ callers; files are written to a temporary name and renamed into place.
 `sample_quality` scores generated images: the classifier's accuracy on the labels they were
 generated for, and the Fréchet distance of their features to the real test images'.
 """
+
 from __future__ import annotations
 
 import fcntl

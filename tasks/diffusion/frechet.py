@@ -10,6 +10,7 @@ only with each other, never with published FID numbers.
 computed in float64 with symmetric eigendecompositions (torch.linalg.eigh); tiny negative
 eigenvalues from round-off are clipped to 0. No scipy.
 """
+
 from __future__ import annotations
 
 import torch

@@ -17,9 +17,10 @@ Guidance in U-ViT's convention (Bao et al. 2023): eps = eps_c + w (eps_c - eps_u
 eps_u is the prediction for the null label; w = 0 is plain conditional sampling (one model
 pass), otherwise the conditional and unconditional passes are one batched call.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -41,12 +42,7 @@ def ddim_timesteps(T: int, steps: int) -> list[int]:  # noqa: N803
 
 
 def guided_eps(
-    eps_fn: EpsFn,
-    x: torch.Tensor,
-    t: torch.Tensor,
-    labels: torch.Tensor,
-    guidance: float,
-    null_label: int | None,
+    eps_fn: EpsFn, x: torch.Tensor, t: torch.Tensor, labels: torch.Tensor, guidance: float, null_label: int | None
 ) -> torch.Tensor:
     """Classifier-free guided epsilon: eps_c + guidance (eps_c - eps_u).
 

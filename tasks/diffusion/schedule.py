@@ -9,11 +9,12 @@ reference implementations (ermongroup/ddim, improved-diffusion, diffusers).
 Betas and alpha_bar are float64 on the CPU; `alpha_bar_at` gathers float32 values on the
 device the training/sampling tensors live on.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

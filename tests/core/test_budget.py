@@ -4,8 +4,17 @@ from core.budget import format_count, parse_budget
 from core.errors import UserError
 
 
-@pytest.mark.parametrize("text,n", [("500K", 500_000), ("80M", 80_000_000), ("1.5B", 1_500_000_000),
-                                    ("80000000", 80_000_000), ("3m", 3_000_000), (" 2.5k ", 2500)])
+@pytest.mark.parametrize(
+    "text,n",
+    [
+        ("500K", 500_000),
+        ("80M", 80_000_000),
+        ("1.5B", 1_500_000_000),
+        ("80000000", 80_000_000),
+        ("3m", 3_000_000),
+        (" 2.5k ", 2500),
+    ],
+)
 def test_parse(text, n):
     assert parse_budget(text) == n
 

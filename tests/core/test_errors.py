@@ -1,4 +1,5 @@
 """The one-line error text every layer uses (core.errors.one_line)."""
+
 import pytest
 
 from core.errors import MAX_ERROR_CHARS, one_line
@@ -12,14 +13,21 @@ class Wrapped(Exception):
         self.orig = orig
 
 
-@pytest.mark.parametrize("exc, with_type, expected", [
-    (ValueError("bad shape"), False, "bad shape"),
-    (ValueError("bad shape"), True, "ValueError: bad shape"),
-    (RuntimeError("out of memory\n  second   line\n"), True, "RuntimeError: out of memory second line"),
-    (ConnectionError(""), False, "ConnectionError"),  # an empty message: the class name, no IndexError
-    (ConnectionError("   \n "), True, "ConnectionError"),
-    (Wrapped(KeyError("UNIQUE constraint failed: trials.number")), False, "'UNIQUE constraint failed: trials.number'"),
-])
+@pytest.mark.parametrize(
+    "exc, with_type, expected",
+    [
+        (ValueError("bad shape"), False, "bad shape"),
+        (ValueError("bad shape"), True, "ValueError: bad shape"),
+        (RuntimeError("out of memory\n  second   line\n"), True, "RuntimeError: out of memory second line"),
+        (ConnectionError(""), False, "ConnectionError"),  # an empty message: the class name, no IndexError
+        (ConnectionError("   \n "), True, "ConnectionError"),
+        (
+            Wrapped(KeyError("UNIQUE constraint failed: trials.number")),
+            False,
+            "'UNIQUE constraint failed: trials.number'",
+        ),
+    ],
+)
 def test_one_line(exc, with_type, expected):
     assert one_line(exc, with_type=with_type) == expected
 

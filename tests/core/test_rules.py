@@ -1,4 +1,5 @@
 """Statuses, directions and shape rules: the shared rules of core/."""
+
 import pytest
 
 from core.directions import DIRECTIONS, METRIC_DIRECTIONS, arrow, better, check_direction, metric_direction
@@ -16,8 +17,14 @@ from core.statuses import (
 
 
 def test_status_groups_are_subsets_of_the_one_list():
-    for group in (FINISHED_STATUSES, PROBLEM_STATUSES, RETRY_STATUSES, HEADLINE_STATUSES, FAILURE_STATUSES,
-                  REPLAYED_STATUSES):
+    for group in (
+        FINISHED_STATUSES,
+        PROBLEM_STATUSES,
+        RETRY_STATUSES,
+        HEADLINE_STATUSES,
+        FAILURE_STATUSES,
+        REPLAYED_STATUSES,
+    ):
         assert set(group) <= set(TRIAL_STATUSES)
     assert "running" not in FINISHED_STATUSES and "rejected" not in FINISHED_STATUSES
     assert not set(FINISHED_STATUSES) & {"interrupted"} and "complete" not in PROBLEM_STATUSES
@@ -32,10 +39,17 @@ def test_the_schema_check_constraint_is_built_from_the_one_list():
     assert all(repr(d) in str(direction.sqltext) for d in DIRECTIONS)
 
 
-@pytest.mark.parametrize("value, best, direction, expected", [
-    (2.0, 1.0, "maximize", True), (2.0, 1.0, "minimize", False), (1.0, 1.0, "maximize", False),
-    (5.0, None, "minimize", True), (float("nan"), None, "maximize", False), (float("nan"), 1.0, "minimize", False),
-])
+@pytest.mark.parametrize(
+    "value, best, direction, expected",
+    [
+        (2.0, 1.0, "maximize", True),
+        (2.0, 1.0, "minimize", False),
+        (1.0, 1.0, "maximize", False),
+        (5.0, None, "minimize", True),
+        (float("nan"), None, "maximize", False),
+        (float("nan"), 1.0, "minimize", False),
+    ],
+)
 def test_better(value, best, direction, expected):
     assert better(value, best, direction) is expected
 

@@ -1,4 +1,5 @@
 """core/stops.py: a pruned trial's reason says where it stopped, and is read back."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,8 +14,17 @@ def test_the_reason_is_read_back(epoch, epochs):
     assert stopped_at(reason) == (epoch, epochs)
 
 
-@pytest.mark.parametrize("text", [None, "", "boom", "stopped at epoch 4: validation 12",  # before "of E"
-                                  "stopped at epoch 0 of 5: x", "stopped at epoch 6 of 5: x",
-                                  "xstopped at epoch 1 of 5: x"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        None,
+        "",
+        "boom",
+        "stopped at epoch 4: validation 12",  # before "of E"
+        "stopped at epoch 0 of 5: x",
+        "stopped at epoch 6 of 5: x",
+        "xstopped at epoch 1 of 5: x",
+    ],
+)
 def test_other_texts_say_nothing(text):
     assert stopped_at(text) is None

@@ -1,4 +1,5 @@
 """Helpers shared by the model tests."""
+
 import torch
 
 

@@ -1,4 +1,5 @@
 """Every family in the registry: builds, runs forward/backward, counts exactly."""
+
 import random
 
 import pytest
@@ -8,13 +9,22 @@ from core.errors import UserError
 from core.io import IOSpec
 from models import get_family, trainable_params
 
-IOS = [IOSpec(784, 784, "image"), IOSpec(196, 784, "image"), IOSpec(64, 64, "image"), IOSpec(16, 64, "image"),
-       IOSpec(64, 10, "logits")]
+IOS = [
+    IOSpec(784, 784, "image"),
+    IOSpec(196, 784, "image"),
+    IOSpec(64, 64, "image"),
+    IOSpec(16, 64, "image"),
+    IOSpec(64, 10, "logits"),
+]
 
 
 def random_config(rng: random.Random) -> dict:
-    return {"d_z": rng.randint(1, 300), "d_h": rng.randint(1, 300), "L": rng.randint(1, 6),
-            "fixed_w_in": rng.random() < 0.5}
+    return {
+        "d_z": rng.randint(1, 300),
+        "d_h": rng.randint(1, 300),
+        "L": rng.randint(1, 6),
+        "fixed_w_in": rng.random() < 0.5,
+    }
 
 
 MLP_FAMILIES = ["hourglass", "conventional"]
@@ -81,8 +91,15 @@ def test_shape_rules():
     assert "d_h > d_z" in conv.shape_violation({"d_z": 256, "d_h": 100, "L": 1}, io)
 
 
-@pytest.mark.parametrize("bad", [{"d_z": 0, "d_h": 1, "L": 1}, {"d_z": 10, "d_h": 1.5, "L": 1},
-                                 {"d_z": 10, "d_h": 5}, {"d_z": 10, "d_h": 5, "L": 1, "fixed_w_in": "yes"}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"d_z": 0, "d_h": 1, "L": 1},
+        {"d_z": 10, "d_h": 1.5, "L": 1},
+        {"d_z": 10, "d_h": 5},
+        {"d_z": 10, "d_h": 5, "L": 1, "fixed_w_in": "yes"},
+    ],
+)
 def test_invalid_configs_are_user_errors(bad):
     with pytest.raises(UserError):
         get_family("hourglass").count_params(bad, IOSpec(8, 8))

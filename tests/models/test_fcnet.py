@@ -1,6 +1,7 @@
 """FCNet (Yu & Zhang, Sec. 4.2-4.3, Table 3): structure, depth convention, exact counts,
 init, the shared activations (ReLU, ABS, MaxMin, GroupSort(5)) and the orthogonal
 regulariser of OrthFC."""
+
 import random
 
 import pytest
@@ -44,8 +45,13 @@ def test_count_matches_the_module_over_random_configs():
     for _ in range(40):
         act = rng.choice(ACTIVATIONS.names())
         group = ACTIVATIONS.get(act).group
-        cfg = {"width": group * rng.randint(1, 40), "depth": rng.randint(1, 8), "activation": act,
-               "orth_reg": rng.choice([0.0, 0.1]), "init": rng.choice(["kaiming", "orthogonal"])}
+        cfg = {
+            "width": group * rng.randint(1, 40),
+            "depth": rng.randint(1, 8),
+            "activation": act,
+            "orth_reg": rng.choice([0.0, 0.1]),
+            "init": rng.choice(["kaiming", "orthogonal"]),
+        }
         io = rng.choice(ios)
         assert fam.count_params(cfg, io) == trainable_params(fam.build(cfg, io)), (cfg, io)
 
@@ -84,13 +90,23 @@ def test_kaiming_init_is_the_authors_and_orthogonal_is_an_option():
     assert torch.allclose(w_in.T @ w_in, torch.eye(2), atol=1e-5)
 
 
-@pytest.mark.parametrize("bad", [
-    {"width": 0, "depth": 3}, {"width": 8}, {"width": 8, "depth": 2.0}, {"width": 8, "depth": True},
-    {"width": 8, "depth": 2, "activation": "tanh"}, {"width": 8, "depth": 2, "activation": 1},
-    {"width": 8, "depth": 2, "orth_reg": -0.1}, {"width": 8, "depth": 2, "orth_reg": "0.1"},
-    {"width": 8, "depth": 2, "orth_reg": float("nan")}, {"width": 8, "depth": 2, "init": "xavier"},
-    {"width": 7, "depth": 2, "activation": "maxmin"}, {"width": 12, "depth": 2, "activation": "groupsort"},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"width": 0, "depth": 3},
+        {"width": 8},
+        {"width": 8, "depth": 2.0},
+        {"width": 8, "depth": True},
+        {"width": 8, "depth": 2, "activation": "tanh"},
+        {"width": 8, "depth": 2, "activation": 1},
+        {"width": 8, "depth": 2, "orth_reg": -0.1},
+        {"width": 8, "depth": 2, "orth_reg": "0.1"},
+        {"width": 8, "depth": 2, "orth_reg": float("nan")},
+        {"width": 8, "depth": 2, "init": "xavier"},
+        {"width": 7, "depth": 2, "activation": "maxmin"},
+        {"width": 12, "depth": 2, "activation": "groupsort"},
+    ],
+)
 def test_bad_configs_are_user_errors(bad):
     with pytest.raises(UserError):
         get_family("fcnet").count_params(bad, BOARD)
@@ -155,7 +171,7 @@ def test_orthogonal_regulariser_is_zero_for_orthogonal_weights_and_without_lambd
     assert float(fcnet({"width": 30, "depth": 1, "orth_reg": 1.0}).regularization().detach()) == 0.0  # no square layer
 
 
-@pytest.mark.parametrize("activation,gain", [("relu", 2 ** 0.5), ("abs", 1.0), ("maxmin", 1.0), ("groupsort", 1.0)])
+@pytest.mark.parametrize("activation,gain", [("relu", 2**0.5), ("abs", 1.0), ("maxmin", 1.0), ("groupsort", 1.0)])
 def test_matched_init_keeps_the_signal_through_20_layers(activation, gain):
     """init "matched": Kaiming normal for ReLU (gain sqrt 2), orthogonal for the
     norm-keeping activations (gain 1), so the mean square of the last hidden layer
@@ -170,7 +186,7 @@ def test_matched_init_keeps_the_signal_through_20_layers(activation, gain):
         first = h.pow(2).mean()
         for layer in net.hidden:
             h = net.act(layer(h))
-        return float(h.pow(2).mean() / first), float(w.std() * 400 ** 0.5)
+        return float(h.pow(2).mean() / first), float(w.std() * 400**0.5)
 
     ratio, std = spread("matched")
     assert std == pytest.approx(gain, rel=0.03)

@@ -1,5 +1,6 @@
 """Han layers: O(d) Householder reflection, orthogonal Jacobian, 1-Lipschitz, stable
 gradients through depth; HanNet and Han-Mixer structure and counts."""
+
 import pytest
 import torch
 from torch import nn
@@ -45,7 +46,9 @@ def test_one_lipschitz():
     layer = han(32, seed=1)
     g = torch.Generator().manual_seed(0)
     x = torch.randn(2000, 32, dtype=torch.float64, generator=g)
-    y = x + torch.randn(2000, 32, dtype=torch.float64, generator=g) * torch.rand(2000, 1, dtype=torch.float64, generator=g)
+    y = x + torch.randn(2000, 32, dtype=torch.float64, generator=g) * torch.rand(
+        2000, 1, dtype=torch.float64, generator=g
+    )
     with torch.no_grad():
         ratio = (layer(x) - layer(y)).norm(dim=1) / (x - y).norm(dim=1)
     assert ratio.max() <= 1 + 1e-12
@@ -121,10 +124,16 @@ def test_han_mixer_blocks_have_no_norm_and_no_residual():
     assert sum(isinstance(m, nn.LayerNorm) for m in m2.modules()) == 1 + 2 * 2
 
 
-@pytest.mark.parametrize("family,bad", [
-    ("han", {"width": 0, "depth": 3}), ("han", {"width": 8}), ("han", {"width": 8, "depth": 2.5}),
-    ("han-mixer", {"C": 8, "L": 1, "patch": 3}), ("han-mixer", {"C": 8, "L": 1, "patch": 2, "mixer_L": -1}),
-])
+@pytest.mark.parametrize(
+    "family,bad",
+    [
+        ("han", {"width": 0, "depth": 3}),
+        ("han", {"width": 8}),
+        ("han", {"width": 8, "depth": 2.5}),
+        ("han-mixer", {"C": 8, "L": 1, "patch": 3}),
+        ("han-mixer", {"C": 8, "L": 1, "patch": 2, "mixer_L": -1}),
+    ],
+)
 def test_bad_configs_are_user_errors(family, bad):
     with pytest.raises(UserError):
         get_family(family).count_params(bad, IOSpec(64, 10, "logits", None, (1, 8, 8)))
@@ -146,7 +155,8 @@ def test_hannet_without_input_layer_is_the_papers_40k_mnist_net():
     with pytest.raises(UserError, match="input_layer false needs width = d_x = 784"):
         fam.count_params({"input_layer": False, "width": 200, "depth": 20}, mnist)
     assert fam.count_params(PRESETS["regression-200"], IOSpec(8, 1, output="regression")) == (
-        8 * 200 + 200 + 20 * 400 + 200 + 1)
+        8 * 200 + 200 + 20 * 400 + 200 + 1
+    )
 
 
 def test_han_mixers_mixer_blocks_are_square_by_default():
@@ -171,8 +181,11 @@ def test_default_activation_is_abs_and_leaves_the_net_unchanged():
     explicit = fam.build({"width": 30, "depth": 5, "activation": "abs"}, io)
     x = torch.randn(9, 2)
     assert torch.equal(plain(x), explicit(x))
-    assert fam.count_params({"width": 30, "depth": 5, "activation": "abs"}, io) == fam.count_params(
-        {"width": 30, "depth": 5}, io) == trainable_params(plain)
+    assert (
+        fam.count_params({"width": 30, "depth": 5, "activation": "abs"}, io)
+        == fam.count_params({"width": 30, "depth": 5}, io)
+        == trainable_params(plain)
+    )
 
 
 @pytest.mark.parametrize("activation", ["relu", "maxmin", "groupsort"])
@@ -207,8 +220,9 @@ def test_han_activation_group_size_must_divide_the_width():
     with pytest.raises(UserError, match="multiple of 2, got 31"):
         fam.count_params({"width": 31, "depth": 2, "activation": "maxmin"}, io)
     with pytest.raises(UserError, match="multiple of 5, got 784"):  # no input layer: the width is d_x
-        fam.count_params({"input_layer": False, "width": 784, "depth": 2, "activation": "groupsort"},
-                         IOSpec(784, 10, "logits"))
+        fam.count_params(
+            {"input_layer": False, "width": 784, "depth": 2, "activation": "groupsort"}, IOSpec(784, 10, "logits")
+        )
     with pytest.raises(UserError, match="unknown activation 'tanh'"):
         fam.count_params({"width": 30, "depth": 2, "activation": "tanh"}, io)
 
@@ -235,10 +249,13 @@ def test_dense_layers_authors_is_their_checkerboard_householder_net():
     assert fam.count_params({"width": 100, "depth": 19}, io) == 300 + 19 * 200 + 202
 
 
-@pytest.mark.parametrize("cfg,match", [
-    ({"width": 8, "depth": 3, "dense_layers": "some"}, "dense_layers must be one of none, authors"),
-    ({"width": 2, "depth": 3, "dense_layers": "authors", "input_layer": False}, "needs the dense input layer"),
-])
+@pytest.mark.parametrize(
+    "cfg,match",
+    [
+        ({"width": 8, "depth": 3, "dense_layers": "some"}, "dense_layers must be one of none, authors"),
+        ({"width": 2, "depth": 3, "dense_layers": "authors", "input_layer": False}, "needs the dense input layer"),
+    ],
+)
 def test_dense_layers_bad_values_are_user_errors(cfg, match):
     with pytest.raises(UserError, match=match):
         get_family("han").count_params(cfg, IOSpec(2, 2, "logits", None, (2,)))

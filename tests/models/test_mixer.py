@@ -1,6 +1,7 @@
 """Mixer, S-Mixer and RP-Mixer: the first token mixing maps P patches to S tokens,
 RP permutations are stored indices (identity -> the Mixer), exact counts, monotone
 counts for budget-aware sampling, S = C reachable."""
+
 import itertools
 
 import pytest
@@ -44,7 +45,7 @@ def test_permutations_are_index_tensors_fixed_by_the_seed():
     a, b, c = fam.build(cfg, DIGITS, seed=7), fam.build(cfg, DIGITS, seed=7), fam.build(cfg, DIGITS, seed=8)
     perms = lambda m: [x for n, x in m.named_buffers() if n.endswith(".index")]  # noqa: E731
     assert len(perms(a)) == 4 * 2
-    for pa, pb, pc in zip(perms(a), perms(b), perms(c)):
+    for pa, pb, _pc in zip(perms(a), perms(b), perms(c)):
         assert pa.dtype == torch.int64 and pa.dim() == 1
         assert torch.equal(pa.sort().values, torch.arange(pa.numel()))  # a permutation
         assert torch.equal(pa, pb)
@@ -127,10 +128,14 @@ def test_flatten_readout_reads_every_token_and_counts_its_head(family):
     assert (pooled.head.in_features, flat.head.in_features) == (4, 6 * 4)
     for c, model in ((cfg, pooled), (dict(cfg, readout="flatten"), flat)):
         assert fam.count_params(c, DIGITS) == trainable_params(model)
-    flat_parts, pooled_parts = fam.param_breakdown(dict(cfg, readout="flatten"), DIGITS), fam.param_breakdown(cfg, DIGITS)
+    flat_parts, pooled_parts = (
+        fam.param_breakdown(dict(cfg, readout="flatten"), DIGITS),
+        fam.param_breakdown(cfg, DIGITS),
+    )
     assert flat_parts["head"] - pooled_parts["head"] == (6 * 4 - 4) * 10
-    assert [v for k, v in flat_parts.items() if k.startswith("omega")] == [v for k, v in pooled_parts.items()
-                                                                            if k.startswith("omega")]
+    assert [v for k, v in flat_parts.items() if k.startswith("omega")] == [
+        v for k, v in pooled_parts.items() if k.startswith("omega")
+    ]
     flat = randomise(flat)
     x = torch.randn(3, 64)
     with torch.no_grad():

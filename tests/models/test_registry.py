@@ -1,5 +1,6 @@
 """Every family x every task it fits: configs drawn from the family's own default search
 space build, run forward and backward without NaN, and count exactly."""
+
 import optuna
 import pytest
 import torch
@@ -66,8 +67,11 @@ def example_input(io, batch=4):
     """A batch of the task's inputs: token ids for language models, (x_t, t, y) for
     diffusion denoisers, floats otherwise."""
     if io.output == "noise":
-        return (torch.randn(batch, *io.input_shape), torch.rand(batch) * 1000,
-                torch.randint(0, io.num_classes + 1, (batch,)))
+        return (
+            torch.randn(batch, *io.input_shape),
+            torch.rand(batch) * 1000,
+            torch.randint(0, io.num_classes + 1, (batch,)),
+        )
     if io.output == "lm":
         return torch.randint(0, io.d_in, (batch, io.input_shape[0] if io.input_shape else 16))
     return torch.rand(batch, io.d_in)

@@ -1,6 +1,7 @@
 """The fused residual MLP (models/residual_mlp_fused.py): K members of any widths and
 depths padded into one batched program compute each member's own function, and every
 padded weight gets a zero gradient (so training never moves it)."""
+
 import pytest
 import torch
 
@@ -20,12 +21,19 @@ def members(family, configs, io=IO):
     return fam, built
 
 
-@pytest.mark.parametrize("family,configs,io", [
-    ("hourglass", CONFIGS, IO),
-    ("hourglass", [{**c, "fixed_w_in": True} for c in CONFIGS], IO),
-    ("conventional", [{"d_z": 8, "d_h": 20, "L": 2}, {"d_z": 12, "d_h": 30, "L": 4}], IOSpec(d_in=16, d_out=10, output="logits")),
-    ("conventional-noproj", [{"d_z": 16, "d_h": 20, "L": 2}, {"d_z": 16, "d_h": 40, "L": 3}], IO),
-])
+@pytest.mark.parametrize(
+    "family,configs,io",
+    [
+        ("hourglass", CONFIGS, IO),
+        ("hourglass", [{**c, "fixed_w_in": True} for c in CONFIGS], IO),
+        (
+            "conventional",
+            [{"d_z": 8, "d_h": 20, "L": 2}, {"d_z": 12, "d_h": 30, "L": 4}],
+            IOSpec(d_in=16, d_out=10, output="logits"),
+        ),
+        ("conventional-noproj", [{"d_z": 16, "d_h": 20, "L": 2}, {"d_z": 16, "d_h": 40, "L": 3}], IO),
+    ],
+)
 @pytest.mark.parametrize("training", [True, False])
 def test_each_member_computes_its_own_network(family, configs, io, training):
     fam, built = members(family, configs, io)
@@ -69,11 +77,11 @@ def test_padded_weights_get_no_gradient_and_stay_zero():
         for i in range(fused.L):
             g1, g2 = fused.w1[i].grad[k], fused.w2[i].grad[k]
             live = i < c["L"]
-            assert (g1[c["d_h"]:].abs().sum() + g1[:, c["d_z"]:].abs().sum()) == 0
-            assert (g2[c["d_h"]:].abs().sum() + g2[:, c["d_z"]:].abs().sum()) == 0
+            assert (g1[c["d_h"] :].abs().sum() + g1[:, c["d_z"] :].abs().sum()) == 0
+            assert (g2[c["d_h"] :].abs().sum() + g2[:, c["d_z"] :].abs().sum()) == 0
             assert (g1.abs().sum() > 0) == live  # a padded block is the identity
-        assert fused.w_in.grad[k][:, c["d_z"]:].abs().sum() == 0
-        assert fused.w_out.grad[k][c["d_z"]:].abs().sum() == 0
+        assert fused.w_in.grad[k][:, c["d_z"] :].abs().sum() == 0
+        assert fused.w_out.grad[k][c["d_z"] :].abs().sum() == 0
 
 
 def test_write_members_copies_the_stacked_state_back():
@@ -93,12 +101,16 @@ def test_families_that_fuse_and_those_that_do_not():
     io = IOSpec(d_in=64, d_out=64, output="image")
     hg = models.get_family("hourglass")
     assert hg.fusion_key({"d_z": 80, "d_h": 4, "L": 2}, io) == hg.fusion_key({"d_z": 99, "d_h": 9, "L": 7}, io)
-    assert hg.fusion_key({"d_z": 80, "d_h": 4, "L": 2}, io) != hg.fusion_key({"d_z": 80, "d_h": 4, "L": 2,
-                                                                               "fixed_w_in": True}, io)
+    assert hg.fusion_key({"d_z": 80, "d_h": 4, "L": 2}, io) != hg.fusion_key(
+        {"d_z": 80, "d_h": 4, "L": 2, "fixed_w_in": True}, io
+    )
     conv = models.get_family("conventional")
     assert conv.fusion_key({"d_z": 40, "d_h": 90, "L": 3}, io) == hg.fusion_key({"d_z": 80, "d_h": 4, "L": 2}, io)
     noproj = models.get_family("conventional-noproj")
     assert noproj.fusion_key({"d_z": 64, "d_h": 90, "L": 3}, io) != conv.fusion_key({"d_z": 64, "d_h": 90, "L": 3}, io)
-    fusing = {name for name in models.FAMILIES.names()
-              if models.get_family(name).fusion_key.__func__ is not models.base.Family.fusion_key}
+    fusing = {
+        name
+        for name in models.FAMILIES.names()
+        if models.get_family(name).fusion_key.__func__ is not models.base.Family.fusion_key
+    }
     assert fusing == {"hourglass", "conventional", "conventional-noproj", "conventional-narrow"}

@@ -2,6 +2,7 @@
 training, the non-zero-parameter budget and the tensor size beside it; the paper's stem
 (Hayase & Karakida A.2.5): global average pooling readout (Table S.1) and the sparse
 weights' N(0, 1/(fan_in * p)) init (sec. 4.3)."""
+
 import math
 
 import pytest
@@ -77,12 +78,19 @@ def test_init_scale_follows_the_density():
     assert 0.7 < float(h.std() / dense.std()) < 1.4  # pre-activations do not shrink with p
 
 
-@pytest.mark.parametrize("bad", [{"width": 8, "L": 1, "p": 0}, {"width": 8, "L": 1, "p": 1.5},
-                                 {"width": 8, "L": 0, "p": 0.5}, {"width": 8, "L": 1},
-                                 {"width": 8, "L": 1, "p": "s-mixer"},
-                                 {"stem": "patch", "patch": 2, "C": 8, "L": 1, "p": 0.1, "width": 8},
-                                 {"stem": "patch", "patch": 3, "C": 8, "L": 1, "p": 0.1},
-                                 {"stem": "conv", "width": 8, "L": 1, "p": 0.1}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"width": 8, "L": 1, "p": 0},
+        {"width": 8, "L": 1, "p": 1.5},
+        {"width": 8, "L": 0, "p": 0.5},
+        {"width": 8, "L": 1},
+        {"width": 8, "L": 1, "p": "s-mixer"},
+        {"stem": "patch", "patch": 2, "C": 8, "L": 1, "p": 0.1, "width": 8},
+        {"stem": "patch", "patch": 3, "C": 8, "L": 1, "p": 0.1},
+        {"stem": "conv", "width": 8, "L": 1, "p": 0.1},
+    ],
+)
 def test_bad_configs_are_user_errors(bad):
     with pytest.raises(UserError):
         get_family("sw-mlp").count_params(bad, IMG)
@@ -170,9 +178,9 @@ def test_patch_stem_sparse_init_is_the_papers_gaussian():
     model = get_family("sw-mlp").build(cfg, IMG, seed=0)
     for layer in model.layers:
         w = layer.weight.detach()[layer.mask.bool()]
-        m, p = 1024, w.numel() / 1024 ** 2
+        m, p = 1024, w.numel() / 1024**2
         stated = 1 / math.sqrt(m * p)
-        assert w.numel() == round(0.05 * 1024 ** 2)
+        assert w.numel() == round(0.05 * 1024**2)
         assert abs(float(w.std()) / stated - 1) < 0.03
         assert abs(float(w.mean())) < 0.03 * stated
         assert 0.040 < float((w.abs() > 2 * stated).float().mean()) < 0.051  # Gaussian tails (4.55%)
@@ -186,15 +194,18 @@ def test_dense_stem_sparse_init_is_unchanged_uniform():
     model = get_family("sw-mlp").build({"width": 1024, "L": 1, "p": 0.05}, IO, seed=0)
     layer = model.layers[0]
     w = layer.weight.detach()[layer.mask.bool()]
-    bound = 1 / math.sqrt(1024 * w.numel() / 1024 ** 2)
+    bound = 1 / math.sqrt(1024 * w.numel() / 1024**2)
     assert abs(float(w.std()) / (bound / math.sqrt(3)) - 1) < 0.03
     assert float(w.abs().max()) <= bound
 
 
-@pytest.mark.parametrize("cfg,match", [
-    (dict(PATCH, readout="mean"), "readout must be one of pool, flatten, got 'mean'"),
-    ({"width": 8, "L": 1, "p": 0.1, "readout": "pool"}, "stem 'dense' takes no readout"),
-])
+@pytest.mark.parametrize(
+    "cfg,match",
+    [
+        (dict(PATCH, readout="mean"), "readout must be one of pool, flatten, got 'mean'"),
+        ({"width": 8, "L": 1, "p": 0.1, "readout": "pool"}, "stem 'dense' takes no readout"),
+    ],
+)
 def test_bad_readout_is_a_one_line_user_error(cfg, match):
     with pytest.raises(UserError, match=match) as e:
         get_family("sw-mlp").build(cfg, IMG)
@@ -208,8 +219,11 @@ def test_s_mixer_twin_has_the_s_mixers_connections_per_layer():
     twin = {"stem": "patch", "patch": 2, "C": 8, "L": 2, "p": "s-mixer"}
     parts = get_family("sw-mlp").param_breakdown(twin, IMG)
     omega = get_family("s-mixer").param_breakdown({"S": 16, "C": 8, "L": 1, "patch": 2}, IMG)
-    assert parts["non-zero connections per sparse layer"] == 1536 == next(
-        v for k, v in omega.items() if k.startswith("omega"))
+    assert (
+        parts["non-zero connections per sparse layer"]
+        == 1536
+        == next(v for k, v in omega.items() if k.startswith("omega"))
+    )
     model = get_family("sw-mlp").build(twin, IMG, seed=3)
     assert all(int(layer.mask.sum()) == 1536 for layer in model.layers)
 

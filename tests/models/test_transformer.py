@@ -1,4 +1,5 @@
 """The transformer families: causality, RoPE, exact non-embedding counts, config rules."""
+
 from __future__ import annotations
 
 import math
@@ -23,10 +24,13 @@ def build(config, family="transformer-hourglass", io=IO, seed=0):
     return get_family(family).build(config, io).eval()
 
 
-@pytest.mark.parametrize("family,config", [
-    ("transformer-hourglass", HG),
-    ("transformer", {"d_model": 64, "L": 2, "d_h": 160, "n_heads": 2, "tied": True, "qk_norm": True}),
-])
+@pytest.mark.parametrize(
+    "family,config",
+    [
+        ("transformer-hourglass", HG),
+        ("transformer", {"d_model": 64, "L": 2, "d_h": 160, "n_heads": 2, "tied": True, "qk_norm": True}),
+    ],
+)
 def test_changing_token_t_never_changes_earlier_logits(family, config):
     model = build(config, family)
     x = torch.randint(0, 256, (2, 32), generator=torch.Generator().manual_seed(1))
@@ -91,10 +95,14 @@ def random_config(rng: random.Random) -> dict:
     d_model = n_heads * rng.choice([8, 16, 32])
     hourglass = rng.random() < 0.5
     return {
-        "d_model": d_model, "n_heads": n_heads, "L": rng.randint(1, 3),
+        "d_model": d_model,
+        "n_heads": n_heads,
+        "L": rng.randint(1, 3),
         "K": rng.randint(1, 4) if hourglass else 1,
         "d_h": rng.randint(2, d_model - 1) if hourglass else rng.randint(2 * d_model, 4 * d_model),
-        "tied": rng.random() < 0.5, "qk_norm": rng.random() < 0.5, "lr": 1e-3,
+        "tied": rng.random() < 0.5,
+        "qk_norm": rng.random() < 0.5,
+        "lr": 1e-3,
     }
 
 
@@ -112,8 +120,10 @@ def test_counts_are_exact_over_random_configs():
         assert fam.count_params(cfg, io) == model.budgeted_params() == parts["non-embedding"], cfg
         assert parts["total"] == trainable_params(model), cfg
         assert parts["embedding"] == sum(p.numel() for p in model.embedding_parameters()), cfg
-        assert parts["attention"] == sum(p.numel() for l in model.layers for p in l.attn.parameters()), cfg
-        assert parts["ffn"] == sum(p.numel() for l in model.layers for b in l.ffn for p in b.ffn.parameters()), cfg
+        assert parts["attention"] == sum(p.numel() for layer in model.layers for p in layer.attn.parameters()), cfg
+        assert parts["ffn"] == sum(
+            p.numel() for layer in model.layers for b in layer.ffn for p in b.ffn.parameters()
+        ), cfg
         # the papers' formula plus the RMSNorm scales (and QK-norm scales) we count
         qk = 2 * (d // cfg["n_heads"]) if cfg["qk_norm"] else 0
         assert parts["non-embedding"] == L * (4 * d * d + K * 3 * d * d_h + qk) + L * (1 + K) * d + d, cfg

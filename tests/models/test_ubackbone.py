@@ -1,6 +1,7 @@
 """The U-shaped diffusion families (lmlp, uvit, mixer-block): shapes follow the image and
 patch, long skips are wired LIFO, blocks compute their authors' equations, exact counts,
 one-line errors, the null class, deterministic builds."""
+
 import itertools
 import math
 
@@ -45,9 +46,11 @@ def inputs(io, batch=3, seed=0):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("io,patch", [(MNIST, 2), (MNIST, 4), (MNIST, 7), (DIGITS, 2), (DIGITS, 4),
-                                      (CIFAR, 4), (CIFAR, 8), (WIDE, 4)],
-                         ids=lambda v: "x".join(map(str, v.input_shape)) if isinstance(v, IOSpec) else str(v))
+@pytest.mark.parametrize(
+    "io,patch",
+    [(MNIST, 2), (MNIST, 4), (MNIST, 7), (DIGITS, 2), (DIGITS, 4), (CIFAR, 4), (CIFAR, 8), (WIDE, 4)],
+    ids=lambda v: "x".join(map(str, v.input_shape)) if isinstance(v, IOSpec) else str(v),
+)
 def test_output_shape_and_token_count_follow_image_and_patch(family, io, patch):
     c, h, w = io.input_shape
     model = get_family(family).build({"D": 32, "depth": 3, "patch": patch, "mlp_ratio": 2}, io)
@@ -182,8 +185,11 @@ def test_u_vit_init(family):
     assert all(m.bias is None or torch.count_nonzero(m.bias) == 0 for m in linears)
     w = torch.cat([m.weight.flatten() for m in linears])
     assert abs(w.std().item() - 0.02) < 0.002  # trunc-normal std .02 (cut at +-2, as timm's)
-    assert all(torch.equal(m.weight, torch.ones_like(m.weight)) and torch.count_nonzero(m.bias) == 0
-               for m in model.modules() if isinstance(m, nn.LayerNorm))
+    assert all(
+        torch.equal(m.weight, torch.ones_like(m.weight)) and torch.count_nonzero(m.bias) == 0
+        for m in model.modules()
+        if isinstance(m, nn.LayerNorm)
+    )
     assert abs(model.pos_embed.std().item() - 0.02) < 0.003
     assert model.label_emb.num_embeddings == 11  # 10 classes + the null token
 

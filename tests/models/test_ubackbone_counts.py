@@ -1,5 +1,6 @@
 """The U-shaped diffusion families' exact parameter counts (by hand and against the built
 model), their presets and their one-line errors (the rest: tests/models/test_ubackbone.py)."""
+
 import random
 
 import pytest
@@ -12,7 +13,7 @@ from tests.models.test_ubackbone import CIFAR, DIGITS, FAMILIES, MNIST, PRESETS,
 
 def test_count_formulas_by_hand():
     """MNIST, patch 4 (N = 49, L = 51), D = 64, h = 256, depth 5, 10 classes."""
-    D, h, L, N, p, K, depth = 64, 256, 51, 49, 4, 10, 5
+    D, h, L, p, K, depth = 64, 256, 51, 4, 10, 5  # (N = 49 patches: L - 2)
     cfg = {"D": D, "depth": depth, "patch": p, "mlp_ratio": 4, "skip": "add"}
     shared = (p * p * D + D) + (K + 1) * D + L * D + (2 * D + D * p * p + p * p + 9 + 1)
     mlp_p = 2 * D * h + h + D
@@ -33,7 +34,9 @@ def test_count_formulas_by_hand():
     assert sum(v for k, v in parts.items() if k != "token mixing (in blocks)") == lmlp.count_params(cfg, MNIST)
     # each family's default long skip: U-ViT's concat for uvit, the L-MLP code's add otherwise
     plain = {k: v for k, v in cfg.items() if k != "skip"}
-    assert get_family("uvit").count_params(plain, MNIST) == get_family("uvit").count_params(dict(cfg, skip="concat"), MNIST)
+    assert get_family("uvit").count_params(plain, MNIST) == get_family("uvit").count_params(
+        dict(cfg, skip="concat"), MNIST
+    )
     assert lmlp.count_params(plain, MNIST) == lmlp.count_params(cfg, MNIST)
     assert get_family("mixer-block").count_params(plain, MNIST) == get_family("mixer-block").count_params(cfg, MNIST)
 
@@ -42,8 +45,13 @@ def random_config(family, rng):
     io = rng.choice([MNIST, DIGITS, CIFAR, WIDE])
     _, h, w = io.input_shape
     patch = rng.choice([p for p in range(1, 9) if h % p == 0 and w % p == 0 and (h // p) * (w // p) <= 200])
-    cfg = {"D": rng.randint(2, 48), "depth": rng.choice([1, 3, 5, 7]), "patch": patch,
-           "mlp_ratio": rng.choice([0.5, 1, 1.7, 2, 3.3, 4]), "skip": rng.choice(["add", "concat"])}
+    cfg = {
+        "D": rng.randint(2, 48),
+        "depth": rng.choice([1, 3, 5, 7]),
+        "patch": patch,
+        "mlp_ratio": rng.choice([0.5, 1, 1.7, 2, 3.3, 4]),
+        "skip": rng.choice(["add", "concat"]),
+    }
     if family == "lmlp":
         cfg["mlp_norm"] = rng.choice(["shared", "separate"])
         cfg["residual"] = rng.choice(["normed", "input"])
@@ -93,18 +101,21 @@ def test_presets_are_valid():
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("cfg,io,match", [
-    ({"D": 32, "depth": 4, "patch": 4}, MNIST, "depth must be odd"),
-    ({"D": 32, "depth": 3, "patch": 3}, MNIST, "does not tile"),
-    ({"D": 32, "depth": 3, "patch": 5}, CIFAR, "does not tile"),
-    ({"D": 0, "depth": 3, "patch": 4}, MNIST, "D must be a positive integer"),
-    ({"D": 32, "depth": 3}, MNIST, "missing patch"),
-    ({"D": 32, "depth": 3, "patch": 4, "mlp_ratio": 0}, MNIST, "mlp_ratio"),
-    ({"D": 32, "depth": 3, "patch": 4, "mlp_ratio": 0.01}, MNIST, "empty MLP"),
-    ({"D": 32, "depth": 3, "patch": 4, "skip": "mul"}, MNIST, "skip must be"),
-    ({"D": 32, "depth": 3, "patch": 4}, IOSpec(64, 10, "logits", None, (1, 8, 8)), "class-conditional"),
-    ({"D": 32, "depth": 3, "patch": 4}, IOSpec(64, 64, "noise"), "image inputs"),
-])
+@pytest.mark.parametrize(
+    "cfg,io,match",
+    [
+        ({"D": 32, "depth": 4, "patch": 4}, MNIST, "depth must be odd"),
+        ({"D": 32, "depth": 3, "patch": 3}, MNIST, "does not tile"),
+        ({"D": 32, "depth": 3, "patch": 5}, CIFAR, "does not tile"),
+        ({"D": 0, "depth": 3, "patch": 4}, MNIST, "D must be a positive integer"),
+        ({"D": 32, "depth": 3}, MNIST, "missing patch"),
+        ({"D": 32, "depth": 3, "patch": 4, "mlp_ratio": 0}, MNIST, "mlp_ratio"),
+        ({"D": 32, "depth": 3, "patch": 4, "mlp_ratio": 0.01}, MNIST, "empty MLP"),
+        ({"D": 32, "depth": 3, "patch": 4, "skip": "mul"}, MNIST, "skip must be"),
+        ({"D": 32, "depth": 3, "patch": 4}, IOSpec(64, 10, "logits", None, (1, 8, 8)), "class-conditional"),
+        ({"D": 32, "depth": 3, "patch": 4}, IOSpec(64, 64, "noise"), "image inputs"),
+    ],
+)
 def test_invalid_configs_are_one_line_user_errors(family, cfg, io, match):
     fam = get_family(family)
     for call in (fam.count_params, fam.build, fam.param_breakdown):

@@ -1,6 +1,7 @@
 """The static pages in a real headless browser (Debian's chromium): the plots render, with
 the expected traces and tables, and no script error. `.ci/run` installs chromium and sets
 SEARCH_TEST_BROWSER=required, so there a missing browser fails instead of skipping."""
+
 from __future__ import annotations
 
 import os
@@ -17,9 +18,11 @@ from tests.reports.frames import make_trials, study_record, two_family_trials
 pytestmark = pytest.mark.slow
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 # Recorded into the DOM, so --dump-dom shows any uncaught error or failed resource.
-PROBE = ("<script>window.__errors=[];window.addEventListener('error',function(e){"
-         "document.documentElement.setAttribute('data-errors',(document.documentElement.getAttribute('data-errors')||'')"
-         "+'|'+(e.message||(e.target&&e.target.src)||'error'))},true);</script>")
+PROBE = (
+    "<script>window.__errors=[];window.addEventListener('error',function(e){"
+    "document.documentElement.setAttribute('data-errors',(document.documentElement.getAttribute('data-errors')||'')"
+    "+'|'+(e.message||(e.target&&e.target.src)||'error'))},true);</script>"
+)
 
 
 def rendered_dom(page: Path) -> str:
@@ -30,8 +33,20 @@ def rendered_dom(page: Path) -> str:
         pytest.skip("no chromium on this machine")
     probe = page.with_name("probe-" + page.name)
     probe.write_text(page.read_text().replace("<head>", "<head>" + PROBE, 1))
-    done = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
-                           "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            BROWSER,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -90,15 +105,17 @@ def test_a_lazy_table_is_drawn_when_opened_and_sorts(tmp_path, monkeypatch):
     rows += [trial(9, "hourglass", 10, status="failed", error="</script><b>boom</b>")]
     write_site([(study_record("lazy"), make_trials(rows))], tmp_path)
     page = tmp_path / "study-lazy.html"
-    opener = ("<script>document.querySelectorAll('details.lazy').forEach(function (d) { d.open = true; });"
-              "setTimeout(function () { var th = document.querySelector('#all-trials-drawn th');"
-              "th.click(); th.click(); }, 200);</script></body>")
+    opener = (
+        "<script>document.querySelectorAll('details.lazy').forEach(function (d) { d.open = true; });"
+        "setTimeout(function () { var th = document.querySelector('#all-trials-drawn th');"
+        "th.click(); th.click(); }, 200);</script></body>"
+    )
     text = page.read_text().replace('data-table="all-trials"', 'id="all-trials-drawn" data-table="all-trials"')
     page.write_text(text.replace("</body>", opener, 1))
     dom = rendered_dom(page)
     assert script_errors(dom) == ""
-    drawn = dom[dom.index('id="all-trials-drawn"'):]
-    drawn = drawn[:drawn.index("</table>")]
+    drawn = dom[dom.index('id="all-trials-drawn"') :]
+    drawn = drawn[: drawn.index("</table>")]
     numbers = re.findall(r'<tr><td class="num">(\d+)</td>', drawn)
     assert numbers == [str(i) for i in range(9, -1, -1)]  # clicked twice: descending
     assert '<span class="badge s-failed">failed</span>' in drawn

@@ -1,17 +1,11 @@
 """Which shape wins: the statistics of reports/compare.py on hand-built data with known answers."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from reports.compare import (
-    candidates,
-    recomputed,
-    compare_at,
-    default_levels,
-    front_volumes,
-    verdicts_frame,
-)
+from reports.compare import candidates, compare_at, default_levels, front_volumes, recomputed, verdicts_frame
 from tests.reports.frames import make_trials, trial
 
 
@@ -29,8 +23,14 @@ def verdicts(df, budgets, direction="maximize", families=None, **kw):
 
 
 def test_a_family_that_dominates_by_a_wide_margin_is_better():
-    df = frame([(0, "a", 1000, 30.0, 0.1, 3), (1, "a", 5000, 32.0, 0.1, 3),
-                (2, "b", 1000, 20.0, 0.1, 3), (3, "b", 5000, 21.0, 0.1, 3)])
+    df = frame(
+        [
+            (0, "a", 1000, 30.0, 0.1, 3),
+            (1, "a", 5000, 32.0, 0.1, 3),
+            (2, "b", 1000, 20.0, 0.1, 3),
+            (3, "b", 5000, 21.0, 0.1, 3),
+        ]
+    )
     v1, v2 = verdicts(df, [1000, 5000])
     assert (v1.winner, v1.runner_up, v1.status) == ("a", "b", "better") and v1.margin == pytest.approx(10.0)
     assert 9.0 < v1.margin_low < 10.0 < v1.margin_high < 11.0
@@ -69,8 +69,14 @@ def test_equivalence_where_the_interval_lies_inside_the_margin():
 
 
 def test_crossing_fronts_change_the_winner_with_the_budget():
-    df = frame([(0, "a", 1000, 20.0, 0.1, 4), (1, "a", 100_000, 22.0, 0.1, 4),
-                (2, "b", 3000, 15.0, 0.1, 4), (3, "b", 50_000, 30.0, 0.1, 4)])
+    df = frame(
+        [
+            (0, "a", 1000, 20.0, 0.1, 4),
+            (1, "a", 100_000, 22.0, 0.1, 4),
+            (2, "b", 3000, 15.0, 0.1, 4),
+            (3, "b", 50_000, 30.0, 0.1, 4),
+        ]
+    )
     small, middle, large = verdicts(df, [1000, 10_000, 100_000])
     assert small.status == "only one family" and small.winner == "a"
     assert middle.winner == "a" and middle.status == "better"  # b's small model is worse
@@ -129,8 +135,14 @@ def test_levels_fronts_and_the_table():
 def test_the_front_difference_has_an_interval_that_can_exclude_zero():
     from reports.compare import front_difference
 
-    df = frame([(0, "a", 1000, 30.0, 0.1, 3), (1, "a", 10_000, 32.0, 0.1, 3),
-                (2, "b", 1000, 20.0, 0.1, 3), (3, "b", 10_000, 21.0, 0.1, 3)])
+    df = frame(
+        [
+            (0, "a", 1000, 30.0, 0.1, 3),
+            (1, "a", 10_000, 32.0, 0.1, 3),
+            (2, "b", 1000, 20.0, 0.1, 3),
+            (3, "b", 10_000, 21.0, 0.1, 3),
+        ]
+    )
     d = front_difference(front_volumes(candidates(df, "psnr"), "maximize", method="seed")[0])
     assert (d.first, d.second) == ("a", "b") and d.difference > 0 and 0 < d.low <= d.difference <= d.high
     same = frame([(0, "a", 1000, 30.0, 0.5, 3), (1, "b", 1000, 30.0, 0.5, 3)])
@@ -143,11 +155,13 @@ def test_an_exact_recomputation_is_one_configuration():
     again) is dropped from the candidates; the same config with other seeds, in another
     study or of another family is not, nor is anything in a frame without seeds."""
     cfg = {"d_z": 65, "d_h": 4, "L": 1, "lr": 5e-3}
-    rows = [trial(0, "a", 1000, 20.0, psnr_std=0.1, n_runs=3, config=cfg),
-            trial(1, "a", 5000, 25.0, psnr_std=0.1, n_runs=3),
-            trial(2, "a", 1000, 20.0, psnr_std=0.1, n_runs=3, config=dict(cfg)),  # the recomputation
-            trial(3, "a", 1000, 20.5, psnr_std=0.1, n_runs=3, config=cfg),  # other seeds
-            trial(4, "b", 1000, 20.0, psnr_std=0.1, n_runs=3, config=cfg)]  # another family
+    rows = [
+        trial(0, "a", 1000, 20.0, psnr_std=0.1, n_runs=3, config=cfg),
+        trial(1, "a", 5000, 25.0, psnr_std=0.1, n_runs=3),
+        trial(2, "a", 1000, 20.0, psnr_std=0.1, n_runs=3, config=dict(cfg)),  # the recomputation
+        trial(3, "a", 1000, 20.5, psnr_std=0.1, n_runs=3, config=cfg),  # other seeds
+        trial(4, "b", 1000, 20.0, psnr_std=0.1, n_runs=3, config=cfg),
+    ]  # another family
     df = make_trials(rows)
     df["seeds"] = [[1, 2, 3], [4, 5, 6], [1, 2, 3], [7, 8, 9], [1, 2, 3]]
     assert recomputed(df).tolist() == [False, False, True, False, False]

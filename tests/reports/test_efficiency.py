@@ -1,4 +1,5 @@
 """Search-efficiency fractions on hand-computed fronts (reports/efficiency.py)."""
+
 import math
 
 import numpy as np
@@ -110,7 +111,8 @@ def test_least_work_matches_every_subset(seed):
     for share in (0.0, 0.3, 0.7, 0.95, 1.0, 1.2):
         goal = share * whole
         assert least_work(points, costs, directions, reference, goal) == pytest.approx(
-            _least_work_brute(points, costs, directions, reference, goal))
+            _least_work_brute(points, costs, directions, reference, goal)
+        )
 
 
 def test_least_work_by_hand():
@@ -130,8 +132,14 @@ def _cheapest_undominated_brute(y, c):
     no more cost; of identical copies the first stays."""
     kept = []
     for i in range(len(y)):
-        drops = [j for j in range(len(y)) if j != i and (y[j] <= y[i]).all() and c[j] <= c[i]
-                 and (j < i or not ((y[j] == y[i]).all() and c[j] == c[i]))]
+        drops = [
+            j
+            for j in range(len(y))
+            if j != i
+            and (y[j] <= y[i]).all()
+            and c[j] <= c[i]
+            and (j < i or not ((y[j] == y[i]).all() and c[j] == c[i]))
+        ]
         if not drops:
             kept.append(i)
     return kept
@@ -165,9 +173,9 @@ def test_work_to_reach_counts_up_to_the_first_trial_at_the_goal():
 def test_fraction_at_work_is_the_last_trial_paid_for_within_the_budget():
     curve = pd.DataFrame({"number": [0, 2, 5], "fraction": [0.2, 0.6, 0.9]})
     work = {0: 1.0, 2: 2.0, 5: 4.0, 9: 100.0}
-    assert fraction_at_work(curve, work, 0.5) == 0.0   # not even the first trial paid for
-    assert fraction_at_work(curve, work, 1.0) == 0.2   # exactly the first
-    assert fraction_at_work(curve, work, 6.9) == 0.6   # the third is running when it runs out
+    assert fraction_at_work(curve, work, 0.5) == 0.0  # not even the first trial paid for
+    assert fraction_at_work(curve, work, 1.0) == 0.2  # exactly the first
+    assert fraction_at_work(curve, work, 6.9) == 0.6  # the third is running when it runs out
     assert fraction_at_work(curve, work, 7.0) == 0.9
     assert fraction_at_work(curve, work, 1e9) == 0.9
     # brute force: the fraction at a budget is that of the longest prefix whose work fits
@@ -185,8 +193,10 @@ def test_random_order_fractions_match_a_brute_force_prefix(seed):
     the complete points it paid for within the budget (failed trials cost work, add none)."""
     rng = np.random.default_rng(seed)
     n = 7
-    rows = [(k, int(rng.integers(10, 10_000)), float(rng.uniform(5, 30)), "failed" if k == 3 else "complete", 1.0)
-            for k in range(n)]
+    rows = [
+        (k, int(rng.integers(10, 10_000)), float(rng.uniform(5, 30)), "failed" if k == 3 else "complete", 1.0)
+        for k in range(n)
+    ]
     grid = study(rows)
     ref = union_reference([grid], "psnr", "maximize")
     best = union_hypervolume([grid], "psnr", "maximize", ref)
@@ -204,7 +214,9 @@ def test_random_order_fractions_match_a_brute_force_prefix(seed):
                 if spent > budget + 1e-9:
                     break
                 paid.append(j)
-            pts = np.array([[math.log10(rows[j][1]), rows[j][2]] for j in paid if rows[j][3] == "complete"]).reshape(-1, 2)
+            pts = np.array([[math.log10(rows[j][1]), rows[j][2]] for j in paid if rows[j][3] == "complete"]).reshape(
+                -1, 2
+            )
             want = hypervolume_2d(pts, ["minimize", "maximize"], ref) / best if len(pts) else 0.0
             assert got[b, i] == pytest.approx(want)
     assert np.allclose(got[-1], 1.0) and (got[0] == 0.0).all()  # all of it; none of it

@@ -1,5 +1,6 @@
 """The fronts beyond the search as the pages draw them (reports/extrapolation.py and the
 curves of reports/figures.py), on synthetic studies whose laws are known."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,12 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from reports import figures, fronts
-from reports.extrapolation import (
-    DEFAULT_REACH,
-    extrapolate,
-    extrapolation_note,
-    page_draws,
-)
+from reports.extrapolation import DEFAULT_REACH, extrapolate, extrapolation_note, page_draws
 from reports.scaling import ERROR_SCALES, Law
 from tests.reports.frames import make_trials, trial
 
@@ -73,7 +69,8 @@ def test_the_front_figure_holds_each_curve_its_band_and_the_target_markers():
         assert band.fill == "toself" and max(band.x) == pytest.approx(1e7) and len(band.x) == 2 * len(c.x)
         assert list(marks.x) == [1e6, 1e7] and list(marks.y) == pytest.approx(list(c.at))
         assert marks.error_y.array[0] == pytest.approx(c.at_high[0] - c.at[0])
-        assert line.line.color == next(f.color for f in fronts.front_data(df, "psnr", "maximize").families
-                                       if f.family == c.family)
+        assert line.line.color == next(
+            f.color for f in fronts.front_data(df, "psnr", "maximize").families if f.family == c.family
+        )
     plain = figures.pareto_figure(fronts.front_data(df, "psnr", "maximize"))
     assert not any("predicted" in (t.name or "") for t in plain.data) and isinstance(fig, go.Figure)

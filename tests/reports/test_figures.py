@@ -1,4 +1,5 @@
 """Figures are drawn from the data objects: their traces carry exactly the data's values."""
+
 from __future__ import annotations
 
 import numpy as np

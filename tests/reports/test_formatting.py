@@ -1,14 +1,15 @@
 """Display text of single values and trials (reports.formatting)."""
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from reports.formatting import (
-    format_bytes,
     PALETTE,
     config_keys,
     family_colors,
+    format_bytes,
     format_duration,
     format_mean_std,
     format_params,

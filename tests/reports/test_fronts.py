@@ -1,4 +1,5 @@
 """Front and hypervolume data of a trials frame (asserted on data, not pixels)."""
+
 from __future__ import annotations
 
 import math
@@ -52,10 +53,9 @@ def test_front_data_std_and_hover(df):
 
 
 def test_front_data_minimize_direction():
-    df = make_trials([
-        trial(0, "a", 100, 5.0), trial(1, "a", 200, 3.0), trial(2, "a", 300, 4.0),
-        trial(3, "a", 50, 9.0),
-    ])
+    df = make_trials(
+        [trial(0, "a", 100, 5.0), trial(1, "a", 200, 3.0), trial(2, "a", 300, 4.0), trial(3, "a", 50, 9.0)]
+    )
     a = fronts.front_data(df, "psnr", "minimize").family("a")
     assert a.front_numbers.tolist() == [3, 0, 1]
 
@@ -93,9 +93,7 @@ def test_hypervolume_data(df):
 
 def test_hypervolume_curves_on_a_hand_computed_toy_study():
     """Two families, four points, linear params: every area computed by hand."""
-    df = make_trials([
-        trial(0, "a", 1, 2.0), trial(1, "b", 2, 4.0), trial(2, "a", 3, 3.0), trial(3, "b", 4, 1.0),
-    ])
+    df = make_trials([trial(0, "a", 1, 2.0), trial(1, "b", 2, 4.0), trial(2, "a", 3, 3.0), trial(3, "b", 4, 1.0)])
     data = fronts.hypervolume_curves(df, "psnr", "maximize", log_params=False)
     # the reference: 10% beyond the worst point on each axis (params 4 + 0.3, psnr 1 - 0.3)
     np.testing.assert_allclose(data.reference, [4.3, 0.7])

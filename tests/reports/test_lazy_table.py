@@ -1,5 +1,6 @@
 """Big tables as a JSON block drawn on demand (issue 33); the drawing itself is checked in a
 real browser in test_browser.py."""
+
 from __future__ import annotations
 
 import json
@@ -41,11 +42,15 @@ def test_constant_columns():
 
 def _table(n: int) -> pd.DataFrame:
     rng = np.random.default_rng(0)
-    return pd.DataFrame({
-        "number": np.arange(n), "status": rng.choice(["complete", "failed"], n),
-        "params": rng.integers(1, 10**6, n), "device": ["cpu"] * n,
-        "reason": [f"<b>{i}</b>" if i % 7 == 0 else "" for i in range(n)],
-    })
+    return pd.DataFrame(
+        {
+            "number": np.arange(n),
+            "status": rng.choice(["complete", "failed"], n),
+            "params": rng.integers(1, 10**6, n),
+            "device": ["cpu"] * n,
+            "reason": [f"<b>{i}</b>" if i % 7 == 0 else "" for i in range(n)],
+        }
+    )
 
 
 def test_small_tables_stay_html():

@@ -1,4 +1,5 @@
 """The live server's own pages (reports/live.py), built from hand-made frames."""
+
 from __future__ import annotations
 
 from reports.live import compare_page

@@ -1,21 +1,16 @@
 """Pages kept per version, conditional requests, one build at a time (issue 33)."""
+
 from __future__ import annotations
 
 import gzip
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
-from reports.page_cache import (
-    CachedPage,
-    PageCache,
-    accepts_gzip,
-    http_time,
-    not_modified,
-)
+from reports.page_cache import CachedPage, PageCache, accepts_gzip, http_time, not_modified
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 PAGE = CachedPage("v1", '"abc"', T0, b"<html>")
 
 
@@ -115,8 +110,9 @@ def test_callers_that_waited_take_the_page_built_meanwhile_whatever_their_versio
     first.start()
     time.sleep(0.05)  # the first build is under way
     got = []
-    threads = [threading.Thread(target=lambda i=i: got.append(cache.get("study:x", f"v{i}", T0, build)))
-               for i in range(1, 13)]
+    threads = [
+        threading.Thread(target=lambda i=i: got.append(cache.get("study:x", f"v{i}", T0, build))) for i in range(1, 13)
+    ]
     for t in threads:
         t.start()
     for t in threads + [first]:

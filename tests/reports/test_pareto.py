@@ -1,4 +1,5 @@
 """Pareto mask and 2-D hypervolume on hand-computed and brute-force cases."""
+
 from __future__ import annotations
 
 import itertools
@@ -6,13 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from reports.pareto import (
-    default_reference,
-    hypervolume_2d,
-    hypervolume_history,
-    hypervolume_share,
-    pareto_mask,
-)
+from reports.pareto import default_reference, hypervolume_2d, hypervolume_history, hypervolume_share, pareto_mask
 
 MIN2 = ["minimize", "minimize"]
 MIN_MAX = ["minimize", "maximize"]
@@ -141,8 +136,7 @@ def test_hv_points_not_better_than_reference_contribute_nothing():
     base = np.array([[1, 3], [2, 2]])
     worse = np.array([[4, 0], [0, 4], [5, 5], [0, 10]])
     assert hypervolume_2d(worse, MIN2, ref) == 0.0
-    assert hypervolume_2d(np.vstack([base, worse]), MIN2, ref) == pytest.approx(
-        hypervolume_2d(base, MIN2, ref))
+    assert hypervolume_2d(np.vstack([base, worse]), MIN2, ref) == pytest.approx(hypervolume_2d(base, MIN2, ref))
 
 
 def test_hv_ignores_nan_and_duplicates_and_dominated():
@@ -242,6 +236,7 @@ def test_hypervolume_share_hand_case_and_front_only():
     assert hypervolume_share(pts, [True, True, True], MIN_MAX) == 1.0
     assert hypervolume_share(pts, [True, True, False], MIN_MAX) == 1.0  # a dominated point adds nothing
     assert hypervolume_share(pts, [True, False, True], MIN_MAX) == pytest.approx(
-        hypervolume_2d(pts[[0, 2]], MIN_MAX, ref) / whole)
+        hypervolume_2d(pts[[0, 2]], MIN_MAX, ref) / whole
+    )
     assert hypervolume_share(pts, [False, False, False], MIN_MAX) == 0.0
     assert hypervolume_share(np.array([[1.0, 1.0]]), [False], MIN_MAX) == 0.0  # one point: padded reference

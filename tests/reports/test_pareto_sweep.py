@@ -1,22 +1,17 @@
 """The O(n log n) front and hypervolume history held against the brute force (issue 33):
 random data with ties, duplicates, signed zeros, non-finite rows and points outside the
 reference."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import reports.pareto as pareto
-from reports.pareto import (
-    hypervolume_2d,
-    hypervolume_history,
-    pareto_mask,
-    pareto_mask_brute,
-)
+from reports.pareto import hypervolume_2d, hypervolume_history, pareto_mask, pareto_mask_brute
 from reports.pareto_sweep import sweep_history, sweep_mask
 
-DIRECTIONS = [["minimize", "minimize"], ["minimize", "maximize"], ["maximize", "minimize"],
-              ["maximize", "maximize"]]
+DIRECTIONS = [["minimize", "minimize"], ["minimize", "maximize"], ["maximize", "minimize"], ["maximize", "maximize"]]
 
 
 def _messy_points(rng: np.random.Generator, n: int, span: int) -> np.ndarray:
@@ -62,8 +57,7 @@ def test_two_objectives_use_the_sweep(monkeypatch):
         raise AssertionError("the brute force was called for two objectives")
 
     monkeypatch.setattr(pareto, "pareto_mask_brute", refuse)
-    assert pareto_mask(np.array([[1.0, 2.0], [2.0, 1.0], [2.0, 2.0]]), DIRECTIONS[0]).tolist() == [
-        True, True, False]
+    assert pareto_mask(np.array([[1.0, 2.0], [2.0, 1.0], [2.0, 2.0]]), DIRECTIONS[0]).tolist() == [True, True, False]
     with pytest.raises(AssertionError):
         pareto_mask(np.zeros((2, 3)), ["minimize"] * 3)
 

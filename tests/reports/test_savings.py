@@ -1,4 +1,5 @@
 """reports/savings.py: the training early stopping saved, against hand-computed values."""
+
 from __future__ import annotations
 
 import math
@@ -14,14 +15,16 @@ def frame(rows):
 
 
 def test_a_pruned_trial_costs_its_epochs_and_runs_to_the_end():
-    df = frame([
-        (0, "complete", 10.0, None, [1, 2]),
-        (1, "pruned", 2.0, "stopped at epoch 2 of 10: validation 1", [1, 2]),  # 1 s an epoch, 2 runs
-        (2, "pruned", 3.0, "stopped at epoch 3 of 6: validation 1", [5]),  # 1 s an epoch, 1 run
-        (3, "failed", 1.0, "boom", [1]),
-        (4, "rejected", None, None, []),
-        (5, "running", 4.0, None, [1]),  # not finished: not counted
-    ])
+    df = frame(
+        [
+            (0, "complete", 10.0, None, [1, 2]),
+            (1, "pruned", 2.0, "stopped at epoch 2 of 10: validation 1", [1, 2]),  # 1 s an epoch, 2 runs
+            (2, "pruned", 3.0, "stopped at epoch 3 of 6: validation 1", [5]),  # 1 s an epoch, 1 run
+            (3, "failed", 1.0, "boom", [1]),
+            (4, "rejected", None, None, []),
+            (5, "running", 4.0, None, [1]),  # not finished: not counted
+        ]
+    )
     s = early_stopping_savings(df)
     assert (s.pruned, s.estimated) == (2, 2)
     assert s.spent_s == pytest.approx(16.0)
@@ -33,9 +36,13 @@ def test_a_pruned_trial_costs_its_epochs_and_runs_to_the_end():
 
 
 def test_reasons_without_the_epochs_are_counted_not_estimated():
-    df = frame([(0, "complete", 10.0, None, [1]),
-                (1, "pruned", 2.0, "stopped at epoch 2: validation 1, while ...", [1]),
-                (2, "pruned", 2.0, "stopped at epoch 2 of 4: validation 1", [1])])
+    df = frame(
+        [
+            (0, "complete", 10.0, None, [1]),
+            (1, "pruned", 2.0, "stopped at epoch 2: validation 1, while ...", [1]),
+            (2, "pruned", 2.0, "stopped at epoch 2 of 4: validation 1", [1]),
+        ]
+    )
     s = early_stopping_savings(df)
     assert (s.pruned, s.estimated) == (2, 1)
     assert s.full_s == pytest.approx(14.0 + 2.0)
@@ -49,6 +56,7 @@ def test_no_pruned_trial_no_figure():
 
 
 def test_a_missing_duration_counts_as_none():
-    s = early_stopping_savings(frame([(0, "complete", math.nan, None, [1]),
-                                      (1, "pruned", 2.0, "stopped at epoch 1 of 2: v", [1])]))
+    s = early_stopping_savings(
+        frame([(0, "complete", math.nan, None, [1]), (1, "pruned", 2.0, "stopped at epoch 1 of 2: v", [1])])
+    )
     assert (s.spent_s, s.full_s) == (2.0, 4.0) and s.saved == 0.5

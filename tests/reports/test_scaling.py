@@ -1,21 +1,13 @@
 """The saturating law of `search predict` (reports/scaling.py) on fronts whose E, A and
 alpha are known."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from reports.pareto import pareto_mask
-from reports.scaling import (
-    ERROR_SCALES,
-    IDENTITY,
-    Law,
-    error_scale,
-    fit_law,
-    front_mask,
-    predict_family,
-    race,
-)
+from reports.scaling import ERROR_SCALES, IDENTITY, Law, error_scale, fit_law, front_mask, predict_family, race
 
 TRUE = Law(E=0.02, A=8.0, alpha=0.45)
 
@@ -49,8 +41,9 @@ def test_a_noisy_front_gives_back_its_law_within_a_fifth_and_predicts_ten_times_
 def test_error_scales_round_trip_and_refuse_unknown_maximised_metrics():
     v = np.array([12.0, 30.0])
     assert np.allclose(ERROR_SCALES["psnr"].from_error(ERROR_SCALES["psnr"].to_error(v)), v)
-    assert error_scale("loss", "minimize") is IDENTITY and error_scale("accuracy", "maximize").to_error(0.9) == \
-        pytest.approx(0.1)
+    assert error_scale("loss", "minimize") is IDENTITY and error_scale("accuracy", "maximize").to_error(
+        0.9
+    ) == pytest.approx(0.1)
     with pytest.raises(ValueError, match="no error scale"):
         error_scale("bleu", "maximize")
 
@@ -77,11 +70,13 @@ def test_the_interval_holds_the_true_value_at_ten_times_the_largest_model():
 def test_a_fit_that_cannot_be_trusted_says_why_instead_of_a_number():
     rng = np.random.default_rng(3)
     params, means, stds, runs, numbers = family(rng, TRUE)
-    narrow = predict_family("a", params / params.max() * 5e3 + 1e3, means, stds, runs, numbers, [1e6],
-                            ERROR_SCALES["psnr"], draws=50)
+    narrow = predict_family(
+        "a", params / params.max() * 5e3 + 1e3, means, stds, runs, numbers, [1e6], ERROR_SCALES["psnr"], draws=50
+    )
     assert narrow.trust is not None and np.isnan(narrow.values[0])
-    few = predict_family("a", params[:2], means[:2], stds[:2], runs[:2], numbers[:2], [1e6], ERROR_SCALES["psnr"],
-                         draws=50)
+    few = predict_family(
+        "a", params[:2], means[:2], stds[:2], runs[:2], numbers[:2], [1e6], ERROR_SCALES["psnr"], draws=50
+    )
     assert "front points (a fit needs 4)" in few.trust
 
 

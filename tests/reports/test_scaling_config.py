@@ -1,5 +1,6 @@
 """The shape trends of `search predict`'s configurations (reports/scaling_config.py) on
 fronts whose trends are known."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,12 +30,15 @@ def test_a_noisy_trend_is_a_least_squares_line_in_log_log():
     assert t.slope == pytest.approx(0.3, abs=0.03)
 
 
-@pytest.mark.parametrize("params,values,kind,value,why", [
-    ([1e3, 1e4], [10, 30], "largest", 30, "2 front points (a trend needs 3)"),
-    ([1e3, 1e4, 1e5], [0, 1, 2], "largest", 2, "not positive"),
-    ([1e3, 1e4, 1e5], [None, None, None], "largest", None, "on no front configuration"),
-    ([1e3, 1e4, 1e5, 1e6], [None, 5, 5, 5], "fixed", 5, "the same"),
-])
+@pytest.mark.parametrize(
+    "params,values,kind,value,why",
+    [
+        ([1e3, 1e4], [10, 30], "largest", 30, "2 front points (a trend needs 3)"),
+        ([1e3, 1e4, 1e5], [0, 1, 2], "largest", 2, "not positive"),
+        ([1e3, 1e4, 1e5], [None, None, None], "largest", None, "on no front configuration"),
+        ([1e3, 1e4, 1e5, 1e6], [None, 5, 5, 5], "fixed", 5, "the same"),
+    ],
+)
 def test_a_key_without_a_trend_keeps_the_largest_front_value_and_says_why(params, values, kind, value, why):
     t = key_trend("k", np.array(params), values)
     assert t.kind == kind and t.value == value and why in t.why and t.at(1e9) == value

@@ -1,4 +1,5 @@
 """`search serve`: the pages served from the database, live while a study runs, read-only."""
+
 from __future__ import annotations
 
 import gzip
@@ -25,9 +26,17 @@ TASK = dict(task="digits-denoise", metric="psnr", direction="maximize", budget=6
 
 
 def result(number: int, seeds: list[int], psnr: float) -> TrialResult:
-    runs = [RunResult(s, "complete", {"psnr": psnr + i, "val_psnr": psnr + i}, 3,
-                      [EpochRecord(e, 1.0 / e, {"psnr": psnr - 3 + e + i}, 0.1 * e) for e in (1, 2, 3)], 0.3)
-            for i, s in enumerate(seeds)]
+    runs = [
+        RunResult(
+            s,
+            "complete",
+            {"psnr": psnr + i, "val_psnr": psnr + i},
+            3,
+            [EpochRecord(e, 1.0 / e, {"psnr": psnr - 3 + e + i}, 0.1 * e) for e in (1, 2, 3)],
+            0.3,
+        )
+        for i, s in enumerate(seeds)
+    ]
     return TrialResult(number, "complete", runs, 0.3, "cpu")
 
 
@@ -40,8 +49,14 @@ def served(request, tmp_path):
     for k, name in enumerate(names):
         store.create_or_load_study(name, families=["hourglass", "conventional"], **TASK)
         for i, fam in enumerate(["hourglass", "conventional", "hourglass"]):
-            n = store.add_trial(name, family=fam, config={"d_z": 70 + i, "d_h": 8 + i, "L": 1}, params=9000 + 1000 * i,
-                                seeds=[1, 2], owner="test:1:x")
+            n = store.add_trial(
+                name,
+                family=fam,
+                config={"d_z": 70 + i, "d_h": 8 + i, "L": 1},
+                params=9000 + 1000 * i,
+                seeds=[1, 2],
+                owner="test:1:x",
+            )
             if k == 1 or i < 2:
                 store.finish_trial(name, n, result(n, [1, 2], 14.0 + i + k))
     server = make_server(store, "127.0.0.1", 0, quiet=True)
@@ -120,16 +135,36 @@ def test_the_page_follows_a_running_study(tmp_path):
     server = make_server(store, "127.0.0.1", 0, quiet=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     page_url = f"http://127.0.0.1:{server.server_address[1]}/{study_filename('live')}"
-    run = run_subprocess(["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "60K", "--trials", "4",
-                          "--epochs", "6", "--no-report", "--study", "live", "--storage", url], cwd=tmp_path)
+    run = run_subprocess(
+        [
+            "run",
+            "--space",
+            "hourglass",
+            "--task",
+            "digits-denoise",
+            "--budget",
+            "60K",
+            "--trials",
+            "4",
+            "--epochs",
+            "6",
+            "--no-report",
+            "--study",
+            "live",
+            "--storage",
+            url,
+        ],
+        cwd=tmp_path,
+    )
     seen = []
     try:
         deadline = time.monotonic() + 240
         while run.poll() is None and time.monotonic() < deadline:
             code, page = get(page_url)
             if code == 200:
-                seen.append((page.count('<td><span class="badge s-complete">complete</span></td>'),
-                             'id="live-poll"' in page))
+                seen.append(
+                    (page.count('<td><span class="badge s-complete">complete</span></td>'), 'id="live-poll"' in page)
+                )
             time.sleep(0.2)
         run.communicate(timeout=60)
         code, final = get(page_url)
@@ -258,7 +293,7 @@ def test_a_live_page_asks_whether_it_changed(served, monkeypatch):
 
 
 def slugify_name(name: str) -> str:
-    return study_filename(name)[len("study-"):-len(".html")]
+    return study_filename(name)[len("study-") : -len(".html")]
 
 
 def test_one_build_serves_many_pollers(served):

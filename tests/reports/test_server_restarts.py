@@ -2,6 +2,7 @@
 be built answers 503 "Database unavailable" (not a traceback), and all answer 200 again
 once the database is back, without restarting the server. On a private PostgreSQL server
 (tests/storage/pg_server.py)."""
+
 from __future__ import annotations
 
 import threading
@@ -29,8 +30,9 @@ def test_pages_while_the_database_restarts(pg):
     store = Store(pg.url)  # as `search serve` opens it: no wait, a request never hangs
     store.create_or_load_study("s", families=["hourglass"], **TASK)
     for i in range(2):
-        n = store.add_trial("s", family="hourglass", config={"d_z": 70 + i, "d_h": 8, "L": 1}, params=9000 + i,
-                            seeds=[1])
+        n = store.add_trial(
+            "s", family="hourglass", config={"d_z": 70 + i, "d_h": 8, "L": 1}, params=9000 + i, seeds=[1]
+        )
         store.finish_trial("s", n, result(n, [1], 14.0 + i))
     server = make_server(store, "127.0.0.1", 0, quiet=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -1,4 +1,5 @@
 """The static site: files, offline plotly, escaping, empty studies."""
+
 from __future__ import annotations
 
 import re
@@ -17,11 +18,9 @@ def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site")
     studies = [
         (study_record("mnist-denoise-demo"), two_family_trials()),
-        (study_record("<b>x</b>", settings={"note": "<script>alert(1)</script>"}),
-         two_family_trials()),
+        (study_record("<b>x</b>", settings={"note": "<script>alert(1)</script>"}), two_family_trials()),
         (study_record("empty study"), make_trials([])),
-        (study_record("all failed"), make_trials([trial(0, "hourglass", 10, status="failed",
-                                                        error="boom <oops>")])),
+        (study_record("all failed"), make_trials([trial(0, "hourglass", 10, status="failed", error="boom <oops>")])),
     ]
     index = write_site(studies, out)
     return out, index, studies
@@ -51,9 +50,19 @@ def test_pages_use_local_plotly(site):
 def test_study_page_contents(site):
     out, _, _ = site
     page = (out / "study-mnist-denoise-demo.html").read_text()
-    for text in ("mnist-denoise", "psnr", "maximize", "80M", "nsga2", "Pareto front",
-                 "Hypervolume", "CUDA out of memory", "loss is NaN at epoch 3",
-                 "over budget: 10M &gt; 80M?", "20 ± 0.1"):
+    for text in (
+        "mnist-denoise",
+        "psnr",
+        "maximize",
+        "80M",
+        "nsga2",
+        "Pareto front",
+        "Hypervolume",
+        "CUDA out of memory",
+        "loss is NaN at epoch 3",
+        "over budget: 10M &gt; 80M?",
+        "20 ± 0.1",
+    ):
         assert text in page, text
     index = (out / "index.html").read_text()
     assert "26 ± 0.2" in index  # best metric
@@ -125,8 +134,7 @@ def test_sample_grids_of_pareto_optimal_trials_only(tmp_path):
         asked.append((study, number))
         if number == min(front):  # one Pareto-optimal trial without a grid
             return []
-        return [{"repeat": 0, "seed": 7, "name": "samples", "media_type": "image/png",
-                 "data": f"PNGDATA{number}"}]
+        return [{"repeat": 0, "seed": 7, "name": "samples", "media_type": "image/png", "data": f"PNGDATA{number}"}]
 
     write_site([(rec, df)], tmp_path, samples_for)
     page = (tmp_path / study_filename("diffusion demo")).read_text()
@@ -158,8 +166,9 @@ def test_sample_grids_are_read_in_one_call_when_the_source_can(tmp_path):
 
         def artifacts_of(self, study, numbers, name=None):
             self.calls.append((study, sorted(numbers), name))
-            return {n: [{"repeat": 0, "seed": 1, "name": name, "media_type": "image/png", "data": f"G{n}"}]
-                    for n in numbers}
+            return {
+                n: [{"repeat": 0, "seed": 1, "name": name, "media_type": "image/png", "data": f"G{n}"}] for n in numbers
+            }
 
     store = FakeStore()
     write_site([(rec, df)], tmp_path, StoreSamples(store))
@@ -194,9 +203,15 @@ def test_a_study_page_computes_its_front_and_pareto_table_once(monkeypatch):
 def test_settings_are_a_readable_table_not_raw_json():
     from reports import site
 
-    rec = study_record("settings", settings={
-        "sampler": "tpe", "train": {"epochs": 2, "batch_size": None, "device": "auto"},
-        "task_options": {}, "families": ["a", "<b>"]})
+    rec = study_record(
+        "settings",
+        settings={
+            "sampler": "tpe",
+            "train": {"epochs": 2, "batch_size": None, "device": "auto"},
+            "task_options": {},
+            "families": ["a", "<b>"],
+        },
+    )
     page = site.study_page(rec, two_family_trials())
     assert '{"' not in page.split("<dl")[1].split("</dl>")[0]  # no JSON text in the header
     assert "<tr><td>epochs</td><td>2</td></tr>" in page
@@ -208,10 +223,19 @@ def test_settings_are_a_readable_table_not_raw_json():
 def test_pruned_trials_are_shown_apart(tmp_path):
     from reports.site import study_page
 
-    df = make_trials([trial(0, "hourglass", 100, 20.0),
-                      trial(1, "hourglass", 200, status="pruned",
-                            error="stopped at epoch 4 of 10: validation 12, while a trial with 100 parameters had 19"),
-                      trial(2, "hourglass", 300, status="failed", error="boom")])
+    df = make_trials(
+        [
+            trial(0, "hourglass", 100, 20.0),
+            trial(
+                1,
+                "hourglass",
+                200,
+                status="pruned",
+                error="stopped at epoch 4 of 10: validation 12, while a trial with 100 parameters had 19",
+            ),
+            trial(2, "hourglass", 300, status="failed", error="boom"),
+        ]
+    )
     html = study_page(study_record("p"), df)
     assert "Stopped early (1 pruned)" in html
     section = html.split("Stopped early")[1].split("<h2>")[0]

@@ -1,4 +1,5 @@
 """The tables of a study: Pareto-optimal configurations, counts, best trial, problems, all trials."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -17,8 +18,20 @@ def test_pareto_table(df):
     table = tables.pareto_table(df, "psnr", "maximize")
     assert table["number"].tolist() == [7, 8, 9, 0, 1, 6]
     assert table["family"].tolist() == ["conventional"] * 3 + ["hourglass"] * 3
-    assert list(table.columns) == ["family", "number", "d_z", "d_h", "L", "lr", "params",
-                                   "psnr", "psnr_std", "ssim", "ssim_std", "overall_front"]
+    assert list(table.columns) == [
+        "family",
+        "number",
+        "d_z",
+        "d_h",
+        "L",
+        "lr",
+        "params",
+        "psnr",
+        "psnr_std",
+        "ssim",
+        "ssim_std",
+        "overall_front",
+    ]
     hg = table[table["family"] == "hourglass"]
     assert hg["params"].tolist() == [1000, 2000, 4000]
     assert hg["d_z"].tolist() == [1024, 1025, 1030]
@@ -47,13 +60,19 @@ def test_pareto_table_empty():
 
 def test_status_counts_and_problems(df):
     counts = tables.status_counts(df)
-    assert counts == {"running": 1, "complete": 10, "failed": 1, "diverged": 1,
-                      "interrupted": 0, "rejected": 1, "pruned": 0}
+    assert counts == {
+        "running": 1,
+        "complete": 10,
+        "failed": 1,
+        "diverged": 1,
+        "interrupted": 0,
+        "rejected": 1,
+        "pruned": 0,
+    }
     assert tables.status_counts(make_trials([]))["complete"] == 0
     probs = tables.problem_trials(df)
     assert probs["number"].tolist() == [3, 4, 11]
-    assert probs["reason"].tolist() == ["CUDA out of memory", "over budget: 10M > 80M?",
-                                        "loss is NaN at epoch 3"]
+    assert probs["reason"].tolist() == ["CUDA out of memory", "over budget: 10M > 80M?", "loss is NaN at epoch 3"]
 
 
 def test_best_trial(df):
@@ -80,8 +99,12 @@ def test_config_as_json_string():
 
 
 def test_nullable_dtypes(df):
-    df = df.assign(number=df["number"].astype("Int64"), family=df["family"].astype("string"),
-                   note=df["note"].astype("string"), error=df["error"].astype("string"))
+    df = df.assign(
+        number=df["number"].astype("Int64"),
+        family=df["family"].astype("string"),
+        note=df["note"].astype("string"),
+        error=df["error"].astype("string"),
+    )
     assert fronts.front_data(df, "psnr", "maximize").overall_numbers.tolist() == [7, 0, 1, 6, 9]
     assert tables.pareto_table(df, "psnr", "maximize")["number"].tolist() == [7, 8, 9, 0, 1, 6]
     assert tables.problem_trials(df)["reason"].tolist()[0] == "CUDA out of memory"
@@ -89,7 +112,15 @@ def test_nullable_dtypes(df):
 
 
 def test_minimal_frame_single_metric():
-    df = pd.DataFrame({"number": [0, 1], "status": ["complete"] * 2, "family": ["a", "a"],
-                       "params": [10, 20], "config": [{"w": 1}, {"w": 2}], "acc": [0.5, 0.7]})
+    df = pd.DataFrame(
+        {
+            "number": [0, 1],
+            "status": ["complete"] * 2,
+            "family": ["a", "a"],
+            "params": [10, 20],
+            "config": [{"w": 1}, {"w": 2}],
+            "acc": [0.5, 0.7],
+        }
+    )
     t = tables.pareto_table(df, "acc", "maximize")
     assert t["number"].tolist() == [0, 1] and t["w"].tolist() == [1, 2]

@@ -1,5 +1,6 @@
 """The statistical core of the verdicts (reports/uncertainty.py) and the verdicts it gives
 on synthetic searches whose true fronts are known."""
+
 from __future__ import annotations
 
 import itertools
@@ -9,14 +10,7 @@ import numpy as np
 import pytest
 
 from reports.compare import Candidates, compare_at, compare_replicates
-from reports.uncertainty import (
-    best_within,
-    front_draws,
-    interval,
-    resample_mask,
-    t_interval,
-    thin_at,
-)
+from reports.uncertainty import best_within, front_draws, interval, resample_mask, t_interval, thin_at
 
 BUDGET = 60_000.0
 
@@ -26,8 +20,16 @@ def true_front(params, top: float) -> np.ndarray:
     return top - 4.0 * (np.asarray(params) / 1000.0) ** -0.5
 
 
-def search(rng: np.random.Generator, family: str, top: float, *, k: int = 16, noise: float = 0.3,
-           runs: int = 3, shortfall: float = 0.8) -> Candidates:
+def search(
+    rng: np.random.Generator,
+    family: str,
+    top: float,
+    *,
+    k: int = 16,
+    noise: float = 0.3,
+    runs: int = 3,
+    shortfall: float = 0.8,
+) -> Candidates:
     """One synthetic search: k configurations at log-uniform sizes up to the budget, each
     below the true front by an exponential shortfall (the search did not find the best
     shape at that size), measured `runs` times with seed noise `noise`."""
@@ -158,8 +160,15 @@ def test_a_budget_with_nothing_near_it_is_too_thin():
 
 def test_replicate_searches_pool_by_the_spread_between_them():
     def cands(fam, value):
-        return Candidates(fam, np.array([0, 1]), np.array([900.0, 1000.0]), np.array([value - 1, value]),
-                          np.array([0.1, 0.1]), np.array([3, 3]), [{}, {}])
+        return Candidates(
+            fam,
+            np.array([0, 1]),
+            np.array([900.0, 1000.0]),
+            np.array([value - 1, value]),
+            np.array([0.1, 0.1]),
+            np.array([3, 3]),
+            [{}, {}],
+        )
 
     reps = [{"a": cands("a", va), "b": cands("b", vb)} for va, vb in ((10, 8), (11, 8.5), (12, 9.5))]
     (v,) = compare_replicates(reps, [1000.0], "maximize")
@@ -175,9 +184,17 @@ def test_replicate_searches_pool_by_the_spread_between_them():
 def test_a_value_that_resamples_too_often_miss_is_too_thin_not_single_run():
     """One of two configurations within the budget: a resample holds neither in 25% of the
     draws, more than the interval may leave out, so the family cannot be read there."""
+
     def cands(fam, top):
-        return Candidates(fam, np.array([0, 1]) + (10 if fam == "b" else 0), np.array([8000.0, 9000.0]),
-                          np.array([top - 1, top]), np.array([0.1, 0.1]), np.array([3, 3]), [{}, {}])
+        return Candidates(
+            fam,
+            np.array([0, 1]) + (10 if fam == "b" else 0),
+            np.array([8000.0, 9000.0]),
+            np.array([top - 1, top]),
+            np.array([0.1, 0.1]),
+            np.array([3, 3]),
+            [{}, {}],
+        )
 
     eight, nine = compare_at({"a": cands("a", 20.0), "b": cands("b", 18.0)}, [8000, 9000], "maximize")
     assert eight.status == "too thin" and all(r.thin.kind == "resampled" for r in eight.families)
@@ -214,8 +231,15 @@ def test_large_families_of_different_sizes_get_the_same_draws_and_a_verdict():
     cands = {}
     for fam, k, shift in (("a", 2100, 5.0), ("b", 2600, 0.0)):
         params = np.exp(rng.uniform(np.log(1000), np.log(BUDGET), k))
-        cands[fam] = Candidates(fam, np.arange(k) + (10_000 if fam == "b" else 0), params,
-                                rng.normal(size=k) * 0.1 + shift, np.full(k, 0.1), np.full(k, 10), [{}] * k)
+        cands[fam] = Candidates(
+            fam,
+            np.arange(k) + (10_000 if fam == "b" else 0),
+            params,
+            rng.normal(size=k) * 0.1 + shift,
+            np.full(k, 0.1),
+            np.full(k, 10),
+            [{}] * k,
+        )
     assert draws_for(2100, 2000) != draws_for(2600, 2000)
     (v,) = compare_at(cands, [BUDGET], "maximize")
     assert v.winner == "a" and v.status == "better" and v.margin_low is not None
@@ -228,12 +252,20 @@ def test_verdicts_drawn_lazily_are_the_eager_draws_intervals():
     cands = {}
     for fam in ("a", "b"):
         k = 40
-        cands[fam] = Candidates(fam, np.arange(k) + (100 if fam == "b" else 0), rng.uniform(1e3, 1e5, k),
-                                rng.normal(size=k), np.full(k, 0.5), np.full(k, 3), [{}] * k)
+        cands[fam] = Candidates(
+            fam,
+            np.arange(k) + (100 if fam == "b" else 0),
+            rng.uniform(1e3, 1e5, k),
+            rng.normal(size=k),
+            np.full(k, 0.5),
+            np.full(k, 3),
+            [{}] * k,
+        )
     budgets = [2e4, 5e4, 1e5]
     verdicts = compare_at(cands, budgets, "maximize", min_near=0)
-    boot = {f: front_draws(c.params, c.means, c.stds, c.runs, c.numbers, budgets, 1.0, name=f)
-            for f, c in cands.items()}
+    boot = {
+        f: front_draws(c.params, c.means, c.stds, c.runs, c.numbers, budgets, 1.0, name=f) for f, c in cands.items()
+    }
     for i, v in enumerate(verdicts):
         for r in v.families:
             lo, hi = interval(boot[r.family][:, i], 0.95, r.value)

@@ -20,8 +20,35 @@ def data_dir_for_mechanics(tmp_path: Path) -> Path:
         return SHARED_DATA
     import random
 
-    words = ("thou", "art", "the", "lord", "of", "my", "love", "and", "all", "that", "is", "fair", "in", "this",
-             "world", "doth", "call", "me", "to", "thy", "side", "where", "we", "shall", "speak", "kings", "crowns")
+    words = (
+        "thou",
+        "art",
+        "the",
+        "lord",
+        "of",
+        "my",
+        "love",
+        "and",
+        "all",
+        "that",
+        "is",
+        "fair",
+        "in",
+        "this",
+        "world",
+        "doth",
+        "call",
+        "me",
+        "to",
+        "thy",
+        "side",
+        "where",
+        "we",
+        "shall",
+        "speak",
+        "kings",
+        "crowns",
+    )
     rng = random.Random(0)
     folder = tmp_path / "generated-data" / "shakespeare"
     folder.mkdir(parents=True, exist_ok=True)
@@ -48,5 +75,12 @@ def run_subprocess(args, cwd, env_extra=None, **kw):
     says otherwise): tests start several at once on a 2-core machine, and oversubscribed
     torch threads slow every process by orders of magnitude."""
     env = dict(os.environ, PYTHONPATH=str(REPO), **{"OMP_NUM_THREADS": "1", **(env_extra or {})})
-    return subprocess.Popen([sys.executable, "-m", "search.cli", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "search.cli", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )

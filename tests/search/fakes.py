@@ -1,11 +1,12 @@
 """In-memory stand-ins for the study loop's unit tests: a `StudyStore`, an executor that
 returns canned results, and a progress sink that records what it was told."""
+
 from __future__ import annotations
 
 import dataclasses
 import math
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from core.errors import StorageError
@@ -51,8 +52,11 @@ class MemoryStore:
 
     def retry_candidates(self, study, statuses, max_attempt):
         statuses, retried = set(statuses), self._retried(study)
-        return [dataclasses.replace(t) for t in self._trials(study)
-                if t.status in statuses and t.attempt < max_attempt and t.number not in retried]
+        return [
+            dataclasses.replace(t)
+            for t in self._trials(study)
+            if t.status in statuses and t.attempt < max_attempt and t.number not in retried
+        ]
 
     def progress(self, study):
         retried = self._retried(study)
@@ -60,26 +64,63 @@ class MemoryStore:
         final = sum(t.status in FINISHED_STATUSES and t.number not in retried for t in rows)
         return final, sum(t.status == "running" for t in rows)
 
-    def add_trial(self, study, *, family, config, params, seeds, status="running", optuna=None, note=None,
-                  owner=None, attempt=0, retry_of=None):
+    def add_trial(
+        self,
+        study,
+        *,
+        family,
+        config,
+        params,
+        seeds,
+        status="running",
+        optuna=None,
+        note=None,
+        owner=None,
+        attempt=0,
+        retry_of=None,
+    ):
         rows = self._trials(study)
-        now = datetime.now(timezone.utc)
-        rows.append(TrialRecord(len(rows), family, dict(config), int(params), status, list(seeds), {}, optuna, note,
-                                owner=owner, heartbeat_at=now if owner else None, attempt=attempt,
-                                retry_of=retry_of))
+        now = datetime.now(UTC)
+        rows.append(
+            TrialRecord(
+                len(rows),
+                family,
+                dict(config),
+                int(params),
+                status,
+                list(seeds),
+                {},
+                optuna,
+                note,
+                owner=owner,
+                heartbeat_at=now if owner else None,
+                attempt=attempt,
+                retry_of=retry_of,
+            )
+        )
         return len(rows) - 1
 
     def add_rejected(self, study, *, family, config, params, reason):
-        return self.add_trial(study, family=family, config=config, params=params, seeds=[], status="rejected",
-                              note=reason)
+        return self.add_trial(
+            study, family=family, config=config, params=params, seeds=[], status="rejected", note=reason
+        )
 
     def finish_trial(self, study, number, result: TrialResult):
         t = self._trials(study)[number]
         t.status, t.error, t.duration_s = result.status, result.error, result.duration_s
         t.metrics = result.aggregate()
         self._epochs[(study, number)] = [
-            {"repeat": i, "seed": r.seed, "epoch": e.epoch, "train_loss": e.train_loss, **e.metrics,
-             "elapsed_s": e.elapsed_s} for i, r in enumerate(result.runs) for e in r.epochs]
+            {
+                "repeat": i,
+                "seed": r.seed,
+                "epoch": e.epoch,
+                "train_loss": e.train_loss,
+                **e.metrics,
+                "elapsed_s": e.elapsed_s,
+            }
+            for i, r in enumerate(result.runs)
+            for e in r.epochs
+        ]
 
     def epochs_of(self, study, statuses, repeat=None):
         out = {}
@@ -91,9 +132,11 @@ class MemoryStore:
 
     def objectives(self, study, family, statuses):
         metric = self.studies[study].metric
-        return [(t.number, t.params, math.nan if t.metrics.get(metric, (None,))[0] is None
-                 else float(t.metrics[metric][0]))
-                for t in self._trials(study) if t.family == family and t.status in statuses]
+        return [
+            (t.number, t.params, math.nan if t.metrics.get(metric, (None,))[0] is None else float(t.metrics[metric][0]))
+            for t in self._trials(study)
+            if t.family == family and t.status in statuses
+        ]
 
     def remove_artifacts(self, study, numbers, name):
         return []  # no artifacts are kept here (no url: the loop keeps no weights)
@@ -113,8 +156,14 @@ class MemoryStore:
 
 def complete(spec: TrialSpec, value: float, metric: str = "psnr") -> TrialResult:
     """A complete one-run result with validation and test values `value`."""
-    run = RunResult(spec.seeds[0], "complete", {metric: value, f"val_{metric}": value}, 1,
-                    [EpochRecord(1, 0.1, {metric: value}, 0.01)], 0.01)
+    run = RunResult(
+        spec.seeds[0],
+        "complete",
+        {metric: value, f"val_{metric}": value},
+        1,
+        [EpochRecord(1, 0.1, {metric: value}, 0.01)],
+        0.01,
+    )
     return TrialResult(spec.number, "complete", [run], 0.01, "cpu")
 
 
@@ -174,8 +223,14 @@ class CurveExecutor(ScriptedExecutor):
                 run = RunResult(spec.seeds[0], "pruned", {}, None, epochs, 0.01 * e, error=str(stop))
                 return TrialResult(spec.number, "pruned", [run], 0.01 * e, "cpu", error=str(stop))
         v = epochs[-1].metrics[self.metric]
-        run = RunResult(spec.seeds[0], "complete", {self.metric: v, f"val_{self.metric}": v}, len(epochs), epochs,
-                        0.01 * len(epochs))
+        run = RunResult(
+            spec.seeds[0],
+            "complete",
+            {self.metric: v, f"val_{self.metric}": v},
+            len(epochs),
+            epochs,
+            0.01 * len(epochs),
+        )
         return TrialResult(spec.number, "complete", [run], run.duration_s, "cpu")
 
 

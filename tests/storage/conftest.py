@@ -5,6 +5,7 @@ schema through `search_path`, dropped afterwards, and a session time zone that i
 UTC). Without it, one test in test_open.py reports the PostgreSQL run as skipped
 (instead of one skip per test), or fails in CI.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,7 @@ def _postgres_url() -> Iterator[str]:
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
     # A session time zone far from UTC, so that any naive/aware mix-up shows.
-    url = make_url(base).update_query_dict(
-        {"options": f"-csearch_path={schema} -cTimeZone={PG_SESSION_TIMEZONE}"})
+    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema} -cTimeZone={PG_SESSION_TIMEZONE}"})
     try:
         yield url.render_as_string(hide_password=False)
     finally:
@@ -61,7 +61,12 @@ def store(url: str) -> Iterator[Store]:
 def study(store: Store) -> str:
     """A maximising study named 's' with primary metric psnr."""
     store.create_or_load_study(
-        "s", task="mnist-denoise", families=["hourglass"], metric="psnr",
-        direction="maximize", budget=1_000_000, settings={"repeats": 2},
+        "s",
+        task="mnist-denoise",
+        families=["hourglass"],
+        metric="psnr",
+        direction="maximize",
+        budget=1_000_000,
+        settings={"repeats": 2},
     )
     return "s"

@@ -2,6 +2,7 @@
 initdb into a temporary folder, loopback only, no fsync. Needs Debian's server binaries
 (/usr/lib/postgresql/*/bin, package postgresql, which .ci/run installs); as root it runs
 them as the postgres user, as .ci/run does."""
+
 from __future__ import annotations
 
 import glob
@@ -13,14 +14,18 @@ import tempfile
 import time
 from pathlib import Path
 
-SKIP_REASON = ("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin/initdb: Debian package postgresql, "
-               "which .ci/run installs)")
+SKIP_REASON = (
+    "no PostgreSQL server binaries (/usr/lib/postgresql/*/bin/initdb: Debian package postgresql, "
+    "which .ci/run installs)"
+)
 
 
 def server_bin() -> Path | None:
     """The newest installed server's bin folder, None when there is none."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0,
+    )
     return Path(found[-1]).parent if found else None
 
 
@@ -44,11 +49,24 @@ class PgServer:
         self.folder.chmod(0o755)
         if os.geteuid() == 0:
             shutil.chown(self.folder, "postgres")
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8",
-                  "--no-locale")
+        self._run(
+            "initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--no-locale"
+        )
         self.start()
-        self._run("psql", "-q", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", "postgres",
-                  "-c", "CREATE DATABASE search")
+        self._run(
+            "psql",
+            "-q",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-c",
+            "CREATE DATABASE search",
+        )
 
     @property
     def url(self) -> str:
@@ -63,9 +81,19 @@ class PgServer:
             raise RuntimeError(f"{program} failed: {done.stderr.strip() or done.stdout.strip()}")
 
     def start(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "server.log"), "-w", "-t", "60", "-o",
-                  f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.folder} "
-                  "-c max_connections=100", "start")  # commits durable: a restart keeps what it answered
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.folder / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.folder} -c max_connections=100",
+            "start",
+        )  # commits durable: a restart keeps what it answered
         for _ in range(120):
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()

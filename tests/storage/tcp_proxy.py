@@ -8,6 +8,7 @@ It runs an asyncio loop in a daemon thread: `CuttingProxy(port).start()` listens
 random generator (`p_commit`), up to `max_cuts`; `cut_all()` closes every open
 connection now.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -34,7 +35,7 @@ class CuttingProxy:
     def cuts(self) -> int:
         return self.commit_cuts + self.other_cuts
 
-    def start(self) -> "CuttingProxy":
+    def start(self) -> CuttingProxy:
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError("the proxy did not start")
@@ -74,8 +75,10 @@ class CuttingProxy:
         self._pairs.add(pair)
         drop_answer = asyncio.Event()  # set: the server's next bytes are the answer to a cut COMMIT
         try:
-            await asyncio.gather(self._upstream(c_reader, s_writer, pair, drop_answer),
-                                 self._downstream(s_reader, c_writer, pair, drop_answer))
+            await asyncio.gather(
+                self._upstream(c_reader, s_writer, pair, drop_answer),
+                self._downstream(s_reader, c_writer, pair, drop_answer),
+            )
         finally:
             self._pairs.discard(pair)
             _close(*pair)

@@ -1,4 +1,5 @@
 """Several writers on one database never produce duplicate trial numbers."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -48,9 +49,10 @@ def test_processes_add_and_finish_on_one_study(url: str, study: str) -> None:
     consecutive numbers, each trial stored once with its own result."""
     ctx = mp_context()
     barrier, queue = ctx.Barrier(WORKERS), ctx.Queue()
-    procs = [ctx.Process(target=_workers.add_and_finish,
-                         args=(url, study, PER_WORKER, f"w{k}", barrier, queue))
-             for k in range(WORKERS)]
+    procs = [
+        ctx.Process(target=_workers.add_and_finish, args=(url, study, PER_WORKER, f"w{k}", barrier, queue))
+        for k in range(WORKERS)
+    ]
     for p in procs:
         p.start()
     try:

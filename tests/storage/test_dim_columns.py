@@ -1,4 +1,5 @@
 """Every family's key dims are stored as their own columns (a test over the registry)."""
+
 import math
 
 import pytest
@@ -25,8 +26,9 @@ def test_a_stored_trial_of_each_family_has_its_key_dims_in_the_frame(tmp_path, f
     io = get_task(fam.default_task).io()
     config = next(grid_configs(default_space(family, io), seed=0))
     with Store(f"sqlite:///{tmp_path / 'db.sqlite'}") as store:
-        store.create_or_load_study("s", task=fam.default_task, families=[family], metric="m",
-                                   direction="maximize", budget=10**9)
+        store.create_or_load_study(
+            "s", task=fam.default_task, families=[family], metric="m", direction="maximize", budget=10**9
+        )
         store.add_trial("s", family=family, config=config, params=1, seeds=[0])
         row = store.trials_frame("s").iloc[0]
     for key in fam.key_dims:

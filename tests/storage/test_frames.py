@@ -1,4 +1,5 @@
 """The trials frame built column by column (issue 33): JSON decoded per column, metrics pivoted."""
+
 from __future__ import annotations
 
 import math
@@ -15,8 +16,16 @@ def test_json_column_decodes_text_in_one_call_and_keeps_decoded_values():
 def _columns(numbers):
     n = len(numbers)
     cols = {c: [None] * n for c in FIXED_COLUMNS}
-    cols.update(number=list(numbers), study=["s"] * n, status=["complete"] * n, family=["f"] * n,
-                params=[10] * n, config=['{"d_z": 3}'] * n, seeds=["[0]"] * n, n_runs=[1] * n)
+    cols.update(
+        number=list(numbers),
+        study=["s"] * n,
+        status=["complete"] * n,
+        family=["f"] * n,
+        params=[10] * n,
+        config=['{"d_z": 3}'] * n,
+        seeds=["[0]"] * n,
+        n_runs=[1] * n,
+    )
     return cols
 
 
@@ -24,7 +33,13 @@ def test_metrics_are_pivoted_by_number_in_order_of_first_appearance():
     rows = [(0, "psnr", 20.0, None), (0, "ssim", 0.9, 0.1), (2, "lpips", 0.3, None), (2, "psnr", None, None)]
     df = build_frame(_columns([0, 1, 2]), rows)
     assert [c for c in df.columns if c not in FIXED_COLUMNS] == [
-        "psnr", "psnr_std", "ssim", "ssim_std", "lpips", "lpips_std"]
+        "psnr",
+        "psnr_std",
+        "ssim",
+        "ssim_std",
+        "lpips",
+        "lpips_std",
+    ]
     assert df["psnr"].tolist()[0] == 20.0 and all(math.isnan(v) for v in df["psnr"].tolist()[1:])
     assert df["ssim_std"].tolist()[0] == 0.1 and math.isnan(df["ssim_std"].tolist()[2])
     assert df["lpips"].tolist()[2] == 0.3 and df["config"].tolist()[0] == {"d_z": 3}

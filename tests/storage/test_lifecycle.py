@@ -1,9 +1,10 @@
 """Owners, heartbeats, interruptions, retries and progress (many processes on one study);
 run against every backend (see conftest)."""
+
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,14 +15,21 @@ from tests.storage.helpers import make_result, make_run
 
 
 def add(store: Store, study: str, **kw: object) -> int:
-    return store.add_trial(study, family="f", config=kw.pop("config", {}), params=1,  # type: ignore[arg-type]
-                           seeds=[0], **kw)  # type: ignore[arg-type]
+    return store.add_trial(
+        study,
+        family="f",
+        config=kw.pop("config", {}),
+        params=1,  # type: ignore[arg-type]
+        seeds=[0],
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def finish(store: Store, study: str, number: int, status: str = "complete") -> None:
     run = make_run(0, {"psnr": 1.0}, status="complete" if status == "complete" else status)
-    store.finish_trial(study, number, make_result(number, [run], status=status,
-                                                  error=None if status == "complete" else "x"))
+    store.finish_trial(
+        study, number, make_result(number, [run], status=status, error=None if status == "complete" else "x")
+    )
 
 
 def by_number(store: Store, study: str) -> dict[int, object]:
@@ -34,11 +42,11 @@ def tick() -> None:
 
 
 def test_add_trial_owner_attempt_retry_of(store: Store, study: str) -> None:
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     a = add(store, study, owner="host:1:abc")
     b = add(store, study, attempt=2, retry_of=a, owner="host:2:def")
     c = add(store, study)
-    after = datetime.now(timezone.utc)
+    after = datetime.now(UTC)
     t = by_number(store, study)
     ta, tb, tc = t[a], t[b], t[c]
     assert (ta.owner, ta.attempt, ta.retry_of) == ("host:1:abc", 0, None)
@@ -49,9 +57,9 @@ def test_add_trial_owner_attempt_retry_of(store: Store, study: str) -> None:
         assert tr.heartbeat_at.utcoffset() == timedelta(0)
         assert before <= tr.heartbeat_at <= after
     cols, rows = store.query_readonly(
-        "SELECT number, owner, attempt, retry_of, heartbeat_at IS NULL FROM trials ORDER BY number")
-    assert [r[:4] for r in rows] == [(a, "host:1:abc", 0, None), (b, "host:2:def", 2, a),
-                                     (c, None, 0, None)]
+        "SELECT number, owner, attempt, retry_of, heartbeat_at IS NULL FROM trials ORDER BY number"
+    )
+    assert [r[:4] for r in rows] == [(a, "host:1:abc", 0, None), (b, "host:2:def", 2, a), (c, None, 0, None)]
     assert [bool(r[4]) for r in rows] == [False, False, True]
 
 
@@ -68,7 +76,7 @@ def test_heartbeat_touches_only_the_owners_running_trials(store: Store, study: s
     store.heartbeat(study, [mine, theirs, done, stopped], "me")
     new = {n: t.heartbeat_at for n, t in by_number(store, study).items()}
     assert new[mine] > old[mine] and new[mine].utcoffset() == timedelta(0)
-    assert new[mine] <= datetime.now(timezone.utc)
+    assert new[mine] <= datetime.now(UTC)
     for n in (theirs, done, stopped, not_listed):
         assert new[n] == old[n], n
     store.heartbeat(study, [], "me")  # nothing to do
@@ -85,7 +93,7 @@ def test_interrupt_running_only_orphans(store: Store, study: str) -> None:
     done = add(store, study, owner="dead")
     finish(store, study, done)
     tick()
-    cutoff = datetime.now(timezone.utc)
+    cutoff = datetime.now(UTC)
     tick()
     store.heartbeat(study, [alive], "alive")
     seen: list[int] = []
@@ -98,11 +106,17 @@ def test_interrupt_running_only_orphans(store: Store, study: str) -> None:
     got = store.interrupt_running(study, orphan=orphan)
     assert sorted(seen) == [dead, stale, no_owner, alive]  # only running trials are asked about
     assert [(t.number, t.status, t.note) for t in got] == [
-        (n, "interrupted", INTERRUPTED_NOTE) for n in (dead, stale, no_owner)]
+        (n, "interrupted", INTERRUPTED_NOTE) for n in (dead, stale, no_owner)
+    ]
     assert got[0].config == {"k": 1} and got[0].owner == "dead"
     status = {n: t.status for n, t in by_number(store, study).items()}
-    assert status == {dead: "interrupted", stale: "interrupted", no_owner: "interrupted",
-                      alive: "running", done: "complete"}
+    assert status == {
+        dead: "interrupted",
+        stale: "interrupted",
+        no_owner: "interrupted",
+        alive: "running",
+        done: "complete",
+    }
     assert store.interrupt_running(study, orphan=lambda t: False) == []
     assert [t.number for t in store.interrupt_running(study)] == [alive]  # no predicate: all
 
@@ -110,8 +124,7 @@ def test_interrupt_running_only_orphans(store: Store, study: str) -> None:
 def test_interrupt_trials(store: Store, study: str) -> None:
     a, b, c = add(store, study), add(store, study), add(store, study)
     finish(store, study, b)
-    store.create_or_load_study("other", task="t", families=["f"], metric="psnr",
-                               direction="maximize", budget=1)
+    store.create_or_load_study("other", task="t", families=["f"], metric="psnr", direction="maximize", budget=1)
     other = add(store, "other")  # same number as `a`, another study
     store.interrupt_trials(study, [a, b], note="stopped by Ctrl-C")
     t = by_number(store, study)
@@ -141,8 +154,7 @@ def test_retry_candidates(store: Store, study: str) -> None:
     diverged = add(store, study, attempt=1)
     finish(store, study, diverged, "diverged")
     # A retry in another study does not hide this study's trial with the same number.
-    store.create_or_load_study("other", task="t", families=["f"], metric="psnr",
-                               direction="maximize", budget=1)
+    store.create_or_load_study("other", task="t", families=["f"], metric="psnr", direction="maximize", budget=1)
     add(store, "other")
     add(store, "other", retry_of=failed)
 
@@ -179,8 +191,7 @@ def test_progress(store: Store, study: str) -> None:
     add(store, study, owner="me")
     add(store, study, owner="you")
     assert store.progress(study) == (3, 2)  # complete, retry, diverged; two running
-    store.create_or_load_study("other", task="t", families=["f"], metric="psnr",
-                               direction="maximize", budget=1)
+    store.create_or_load_study("other", task="t", families=["f"], metric="psnr", direction="maximize", budget=1)
     assert store.progress("other") == (0, 0)
     add(store, "other", retry_of=complete)  # another study's retry_of changes nothing here
     assert store.progress(study) == (3, 2)

@@ -1,4 +1,5 @@
 """Opening stores: URLs, errors, migrations and the fast path on reopening."""
+
 from __future__ import annotations
 
 import os
@@ -35,13 +36,16 @@ def test_plain_path_and_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         assert store.list_studies() == []
 
 
-@pytest.mark.parametrize("url, expect", [
-    ("foo://x", "cannot open storage 'foo://x': "),
-    ("not a url://", "cannot open storage "),
-    ("sqlite:////no/such/dir/x.db", "cannot open storage 'sqlite:////no/such/dir/x.db': "),
-    ("postgresql+nosuchdriver://u@h/db", "cannot open storage "),
-    ("postgresql+psycopg://user:secret@127.0.0.1:1/db?connect_timeout=2", "cannot open storage "),
-])
+@pytest.mark.parametrize(
+    "url, expect",
+    [
+        ("foo://x", "cannot open storage 'foo://x': "),
+        ("not a url://", "cannot open storage "),
+        ("sqlite:////no/such/dir/x.db", "cannot open storage 'sqlite:////no/such/dir/x.db': "),
+        ("postgresql+nosuchdriver://u@h/db", "cannot open storage "),
+        ("postgresql+psycopg://user:secret@127.0.0.1:1/db?connect_timeout=2", "cannot open storage "),
+    ],
+)
 def test_bad_urls(url: str, expect: str) -> None:
     with pytest.raises(StorageError) as info:
         Store(url)
@@ -58,9 +62,7 @@ def test_sqlite_connection_settings(tmp_path: Path) -> None:
             assert pragma("busy_timeout") == 5000
 
 
-def test_reopen_is_fast_and_skips_migrations(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_reopen_is_fast_and_skips_migrations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(tmp_path / "x.db")
     Store(path).close()
 
@@ -91,8 +93,13 @@ def test_constraint_names(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "x.db") as conn:
         rows = conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")
         ddl = " ".join(r[0] for r in rows)
-    for name in ("ck_trials_status", "ck_studies_direction", "uq_trials_study_id_number",
-                 "fk_runs_trial_id_trials", "pk_epochs"):
+    for name in (
+        "ck_trials_status",
+        "ck_studies_direction",
+        "uq_trials_study_id_number",
+        "fk_runs_trial_id_trials",
+        "pk_epochs",
+    ):
         assert f"CONSTRAINT {name} " in ddl
     assert "ck_trials_ck_" not in ddl
 
@@ -100,12 +107,16 @@ def test_constraint_names(tmp_path: Path) -> None:
 def test_status_constraint(tmp_path: Path) -> None:
     Store(str(tmp_path / "x.db")).close()
     with sqlite3.connect(tmp_path / "x.db") as conn:
-        conn.execute("INSERT INTO studies (name, task, families, metric, direction, budget, "
-                     "settings, created_at) VALUES ('s', 't', '[]', 'm', 'maximize', 1, '{}', "
-                     "'2025-01-01')")
+        conn.execute(
+            "INSERT INTO studies (name, task, families, metric, direction, budget, "
+            "settings, created_at) VALUES ('s', 't', '[]', 'm', 'maximize', 1, '{}', "
+            "'2025-01-01')"
+        )
         with pytest.raises(sqlite3.IntegrityError, match="ck_trials_status"):
-            conn.execute("INSERT INTO trials (study_id, number, family, status, params, config, "
-                          "seeds) VALUES (1, 0, 'f', 'bogus', 1, '{}', '[]')")
+            conn.execute(
+                "INSERT INTO trials (study_id, number, family, status, params, config, "
+                "seeds) VALUES (1, 0, 'f', 'bogus', 1, '{}', '[]')"
+            )
 
 
 def test_head_matches_migrations() -> None:
@@ -122,8 +133,7 @@ def test_migrations_match_the_models(url: str) -> None:
     Store(url).close()
     engine = create_engine(url)
     with engine.connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}),
-                                Base.metadata)
+        diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
     engine.dispose()
     assert diff == []
 
@@ -133,8 +143,7 @@ def test_postgres_backend_is_configured() -> None:
     (CI=true, where .ci/run starts a server) that half must run."""
     if not os.environ.get(PG_ENV):
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"{PG_ENV} is not set in CI: the PostgreSQL half of the storage "
-                        "suite did not run")
+            pytest.fail(f"{PG_ENV} is not set in CI: the PostgreSQL half of the storage suite did not run")
         pytest.skip(f"{PG_ENV} is not set: the conformance suite ran on SQLite only")
 
 

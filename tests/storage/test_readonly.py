@@ -1,4 +1,5 @@
 """`Store.query_readonly`: reads work, every write is refused and changes nothing."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,12 +24,15 @@ def counts(store: Store) -> dict[str, int]:
     return {t: store.query_readonly(f"SELECT COUNT(*) FROM {t}")[1][0][0] for t in TABLES}
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT number, objective FROM trials ORDER BY number",
-    "  select number, objective from trials order by number;  ",
-    "-- best first\nSELECT number, objective FROM trials ORDER BY number; -- done",
-    "WITH t AS (SELECT number, objective FROM trials) SELECT * FROM t ORDER BY number",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT number, objective FROM trials ORDER BY number",
+        "  select number, objective from trials order by number;  ",
+        "-- best first\nSELECT number, objective FROM trials ORDER BY number; -- done",
+        "WITH t AS (SELECT number, objective FROM trials) SELECT * FROM t ORDER BY number",
+    ],
+)
 def test_reads(filled: Store, sql: str) -> None:
     cols, rows = filled.query_readonly(sql)
     assert cols == ["number", "objective"] and rows == [(0, 1.0), (1, 2.0)]
@@ -42,29 +46,32 @@ def test_limit_values_and_literals(filled: Store) -> None:
     assert filled.query_readonly("EXPLAIN SELECT * FROM trials")[1]
 
 
-@pytest.mark.parametrize("sql", [
-    "INSERT INTO studies (name) VALUES ('x')",
-    "UPDATE trials SET status = 'failed'",
-    "DELETE FROM trials",
-    "DROP TABLE trials",
-    "ATTACH DATABASE 'other.db' AS other",
-    "SELECT 1; DROP TABLE trials",
-    "SELECT 1; SELECT 2",
-    "WITH x AS (DELETE FROM trials RETURNING *) SELECT * FROM x",
-    "WITH x AS (SELECT 1) DELETE FROM trials",
-    "EXPLAIN QUERY PLAN DELETE FROM trials",
-    "CREATE TABLE t (x INTEGER)",
-    "ALTER TABLE trials ADD COLUMN x INTEGER",
-    "REPLACE INTO studies (name) VALUES ('x')",
-    "PRAGMA journal_mode = DELETE",
-    "PRAGMA user_version(7)",
-    "PRAGMA optimize",
-    "VACUUM",
-    "BEGIN",
-    "COMMIT",
-    "/* SELECT */ DELETE FROM trials",
-    "SELECT '1'; DELETE FROM trials; --'",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "INSERT INTO studies (name) VALUES ('x')",
+        "UPDATE trials SET status = 'failed'",
+        "DELETE FROM trials",
+        "DROP TABLE trials",
+        "ATTACH DATABASE 'other.db' AS other",
+        "SELECT 1; DROP TABLE trials",
+        "SELECT 1; SELECT 2",
+        "WITH x AS (DELETE FROM trials RETURNING *) SELECT * FROM x",
+        "WITH x AS (SELECT 1) DELETE FROM trials",
+        "EXPLAIN QUERY PLAN DELETE FROM trials",
+        "CREATE TABLE t (x INTEGER)",
+        "ALTER TABLE trials ADD COLUMN x INTEGER",
+        "REPLACE INTO studies (name) VALUES ('x')",
+        "PRAGMA journal_mode = DELETE",
+        "PRAGMA user_version(7)",
+        "PRAGMA optimize",
+        "VACUUM",
+        "BEGIN",
+        "COMMIT",
+        "/* SELECT */ DELETE FROM trials",
+        "SELECT '1'; DELETE FROM trials; --'",
+    ],
+)
 def test_writes_are_refused_and_change_nothing(filled: Store, sql: str) -> None:
     before = counts(filled)
     with pytest.raises(StorageError, match="^refused: "):
@@ -96,23 +103,22 @@ def test_sqlite_pragmas(tmp_path) -> None:  # type: ignore[no-untyped-def]
         assert store.query_readonly("PRAGMA main.table_info('trials');")[1] == rows
         assert store.query_readonly("PRAGMA journal_mode")[1] == [("wal",)]
         # the read-only mode of the pooled connection is reset afterwards
-        store.create_or_load_study("x", task="t", families=["f"], metric="m",
-                                   direction="maximize", budget=1)
+        store.create_or_load_study("x", task="t", families=["f"], metric="m", direction="maximize", budget=1)
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT $$;$$",
-    "SELECT E'\\';' ",
-])
+@pytest.mark.parametrize("sql", ["SELECT $$;$$", "SELECT E'\\';' "])
 def test_postgres_literals_hide_semicolons(sql: str) -> None:
     assert check_readonly(sql, "postgresql") == sql.rstrip()
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT $$it's$$; DROP TABLE trials; --'",
-    "SELECT E'\\''; DROP TABLE trials; --'",
-    "SELECT $a$ x $a$; DROP TABLE trials",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT $$it's$$; DROP TABLE trials; --'",
+        "SELECT E'\\''; DROP TABLE trials; --'",
+        "SELECT $a$ x $a$; DROP TABLE trials",
+    ],
+)
 def test_postgres_literals_do_not_hide_code(sql: str) -> None:
     with pytest.raises(StorageError, match="refused"):
         check_readonly(sql, "postgresql")
@@ -122,16 +128,18 @@ def test_refusal_message() -> None:
     assert REFUSED == "refused: only read-only queries (SELECT/WITH/EXPLAIN) are allowed"
 
 
-@pytest.mark.parametrize("sql", [
-    "DELETE FROM trials",
-    "UPDATE trials SET status = 'failed'",
-    "INSERT INTO studies (name, task, families, metric, direction, budget, settings, created_at)"
-    " VALUES ('x', 't', '[]', 'm', 'maximize', 1, '{}', '2025-01-01')",
-    "DROP TABLE epochs",
-    "CREATE TABLE t (x INTEGER)",
-])
-def test_the_transaction_is_read_only(filled: Store, sql: str,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "DELETE FROM trials",
+        "UPDATE trials SET status = 'failed'",
+        "INSERT INTO studies (name, task, families, metric, direction, budget, settings, created_at)"
+        " VALUES ('x', 't', '[]', 'm', 'maximize', 1, '{}', '2025-01-01')",
+        "DROP TABLE epochs",
+        "CREATE TABLE t (x INTEGER)",
+    ],
+)
+def test_the_transaction_is_read_only(filled: Store, sql: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The second line of defence: a write that got past the static check fails in the
     database (PRAGMA query_only on SQLite, a READ ONLY transaction on PostgreSQL)."""
     import storage.sql
@@ -153,13 +161,16 @@ def test_postgres_functions_that_write_are_refused(filled: Store) -> None:
     refuses them. (SQLite has no such functions.)"""
     if filled.dialect != "postgresql":
         return
-    for sql in ("SELECT nextval(pg_get_serial_sequence('trials', 'id'))",
-                "SELECT set_config('transaction_read_only', 'off', true), COUNT(*) FROM trials",
-                "SELECT * INTO copied FROM trials"):
+    for sql in (
+        "SELECT nextval(pg_get_serial_sequence('trials', 'id'))",
+        "SELECT set_config('transaction_read_only', 'off', true), COUNT(*) FROM trials",
+        "SELECT * INTO copied FROM trials",
+    ):
         with pytest.raises(StorageError, match="read-only transaction|read-write mode"):
             filled.query_readonly(sql)
-    assert filled.query_readonly(
-        "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'copied'")[1] == [(0,)]
+    assert filled.query_readonly("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'copied'")[1] == [
+        (0,)
+    ]
     assert filled.add_trial("s", family="f", config={}, params=1, seeds=[0]) == 2
 
 

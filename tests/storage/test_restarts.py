@@ -4,6 +4,7 @@ through a proxy that cuts connections, also just after a COMMIT was carried out 
 before its answer came back. Every search ends with each trial recorded once.
 
 Each test runs a real `search run` in a child process (tens of seconds): marked slow."""
+
 from __future__ import annotations
 
 import time
@@ -37,9 +38,31 @@ def db(pg):
 
 
 def search_args(url: str, study: str, trials: int, *extra: str) -> list[str]:
-    return ["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "20K", "--trials", str(trials),
-            "--epochs", str(EPOCHS), "--sampler", "random", "--pruner", "none", "--keep", "none", "--no-report",
-            "--study", study, "--storage", url, *extra]
+    return [
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "20K",
+        "--trials",
+        str(trials),
+        "--epochs",
+        str(EPOCHS),
+        "--sampler",
+        "random",
+        "--pruner",
+        "none",
+        "--keep",
+        "none",
+        "--no-report",
+        "--study",
+        study,
+        "--storage",
+        url,
+        *extra,
+    ]
 
 
 def finished(url: str, study: str) -> int:

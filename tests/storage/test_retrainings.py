@@ -1,4 +1,5 @@
 """Retrainings (`search train`) are stored beside the search's runs, never in place of them."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,15 @@ def test_a_retraining_keeps_the_searchs_runs_metrics_and_frame(store: Store, stu
     before = (store.trials(study), store.epochs(study, n), store.artifacts(study, n), store.trials_frame(study))
     version = store.study_versions(study)[study].version
     runs = [make_run(s, {"psnr": 15.0 + s, "val_psnr": 14.0}, n_epochs=7) for s in (1, 2)]
-    runs[0].artifacts = {"weights": {"media_type": "application/vnd.safetensors", "store": "/w", "store_key": "k1",
-                                     "size": 10, "sha256": "ab" * 32}}
+    runs[0].artifacts = {
+        "weights": {
+            "media_type": "application/vnd.safetensors",
+            "store": "/w",
+            "store_key": "k1",
+            "size": 10,
+            "sha256": "ab" * 32,
+        }
+    }
     k = store.add_retraining(study, n, {"epochs": 7, "seeds": [1, 2], "recipe": None}, make_result(n, runs))
     assert k == 1
     after = (store.trials(study), store.epochs(study, n), store.artifacts(study, n), store.trials_frame(study))

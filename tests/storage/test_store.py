@@ -1,9 +1,10 @@
 """Conformance suite of `Store`, run against every backend (see conftest)."""
+
 from __future__ import annotations
 
 import json
 import math
-from datetime import timezone
+from datetime import UTC
 
 import pandas as pd
 import pytest
@@ -26,30 +27,49 @@ def count(store: Store, table: str) -> int:
 def test_create_then_load_study(store: Store, study: str) -> None:
     rec = store.get_study(study)
     assert (rec.name, rec.task, rec.families, rec.metric, rec.direction, rec.budget) == (
-        "s", "mnist-denoise", ["hourglass"], "psnr", "maximize", 1_000_000)
+        "s",
+        "mnist-denoise",
+        ["hourglass"],
+        "psnr",
+        "maximize",
+        1_000_000,
+    )
     assert rec.settings == {"repeats": 2}
     assert rec.created_at is not None and rec.created_at.tzinfo is not None
-    assert rec.created_at.utcoffset() == timezone.utc.utcoffset(None)
+    assert rec.created_at.utcoffset() == UTC.utcoffset(None)
     again = store.create_or_load_study(
-        "s", task="mnist-denoise", families=["hourglass"], metric="psnr",
-        direction="maximize", budget=1_000_000, settings={"repeats": 5})
+        "s",
+        task="mnist-denoise",
+        families=["hourglass"],
+        metric="psnr",
+        direction="maximize",
+        budget=1_000_000,
+        settings={"repeats": 5},
+    )
     assert again == rec  # stored settings are kept
     assert [s.name for s in store.list_studies()] == ["s"]
 
 
 def test_study_with_another_task_is_refused(store: Store, study: str) -> None:
     with pytest.raises(StorageError, match="study 's' exists with task 'mnist-denoise'"):
-        store.create_or_load_study("s", task="mnist-sr", families=["hourglass"],
-                                   metric="psnr", direction="maximize", budget=10)
+        store.create_or_load_study(
+            "s", task="mnist-sr", families=["hourglass"], metric="psnr", direction="maximize", budget=10
+        )
     with pytest.raises(StorageError, match="exists with direction"):
-        store.create_or_load_study("s", task="mnist-denoise", families=["hourglass"],
-                                   metric="psnr", direction="minimize", budget=10)
+        store.create_or_load_study(
+            "s", task="mnist-denoise", families=["hourglass"], metric="psnr", direction="minimize", budget=10
+        )
 
 
 def test_study_families_union_and_new_budget(store: Store, study: str) -> None:
     rec = store.create_or_load_study(
-        "s", task="mnist-denoise", families=["conventional", "hourglass"], metric="psnr",
-        direction="maximize", budget=2_000_000)
+        "s",
+        task="mnist-denoise",
+        families=["conventional", "hourglass"],
+        metric="psnr",
+        direction="maximize",
+        budget=2_000_000,
+    )
     assert rec.families == ["hourglass", "conventional"]
     assert rec.budget == 2_000_000
     assert rec.settings["budget_history"][0]["budget"] == 1_000_000
@@ -74,22 +94,26 @@ def test_delete_study(store: Store, study: str) -> None:
 
 # -- trials ---------------------------------------------------------------------------
 def test_trial_numbers_are_consecutive_per_study(store: Store, study: str) -> None:
-    store.create_or_load_study("t", task="x", families=["f"], metric="m",
-                               direction="minimize", budget=5)
-    got = [store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0])
-           for _ in range(5)]
+    store.create_or_load_study("t", task="x", families=["f"], metric="m", direction="minimize", budget=5)
+    got = [store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0]) for _ in range(5)]
     assert got == [0, 1, 2, 3, 4]
     assert store.add_trial("t", family="f", config={}, params=1, seeds=[0]) == 0
-    assert store.add_rejected(study, family="hourglass", config=CONFIG, params=10**9,
-                              reason="over budget") == 5
+    assert store.add_rejected(study, family="hourglass", config=CONFIG, params=10**9, reason="over budget") == 5
 
 
 def test_add_trial_fields_and_dimension_columns(store: Store, study: str) -> None:
-    n = store.add_trial(study, family="hourglass", config=CONFIG, params=123,
-                        seeds=(0, 1), optuna={"params": {"d_z": 1024}}, note="hi")
+    n = store.add_trial(
+        study, family="hourglass", config=CONFIG, params=123, seeds=(0, 1), optuna={"params": {"d_z": 1024}}, note="hi"
+    )
     (t,) = store.trials(study)
     assert (t.number, t.family, t.config, t.params, t.status, t.seeds) == (
-        n, "hourglass", CONFIG, 123, "running", [0, 1])
+        n,
+        "hourglass",
+        CONFIG,
+        123,
+        "running",
+        [0, 1],
+    )
     assert t.optuna == {"params": {"d_z": 1024}} and t.note == "hi" and t.metrics == {}
     assert t.started_at is not None and t.started_at.tzinfo is not None
     store.add_trial(study, family="other", config={"width": 5}, params=1, seeds=[0])
@@ -102,8 +126,10 @@ def test_add_trial_fields_and_dimension_columns(store: Store, study: str) -> Non
 
 def test_finish_trial_round_trip(store: Store, study: str) -> None:
     n = store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0, 1])
-    runs = [make_run(0, {"psnr": 20.0, "ssim": 0.8, "val_psnr": 21.0}),
-            make_run(1, {"psnr": 22.0, "ssim": 0.9, "val_psnr": 23.0})]
+    runs = [
+        make_run(0, {"psnr": 20.0, "ssim": 0.8, "val_psnr": 21.0}),
+        make_run(1, {"psnr": 22.0, "ssim": 0.9, "val_psnr": 23.0}),
+    ]
     store.finish_trial(study, n, make_result(n, runs))
     (t,) = store.trials(study)
     assert t.status == "complete" and t.device == "cpu" and t.duration_s == 3.0
@@ -114,22 +140,26 @@ def test_finish_trial_round_trip(store: Store, study: str) -> None:
     assert t.metrics["ssim"][0] == pytest.approx(0.85)
     assert store.query_readonly("SELECT objective FROM trials")[1] == [(21.0,)]
     cols, rows = store.query_readonly(
-        'SELECT "repeat", seed, status, best_epoch, duration_s FROM runs ORDER BY "repeat"')
+        'SELECT "repeat", seed, status, best_epoch, duration_s FROM runs ORDER BY "repeat"'
+    )
     assert rows == [(0, 0, "complete", 3, 1.0), (1, 1, "complete", 3, 2.0)]
     epochs = store.epochs(study, n)
     assert len(epochs) == 6
-    assert epochs[0] == {"repeat": 0, "seed": 0, "epoch": 1, "train_loss": 0.5,
-                         "val_psnr": 11.0, "elapsed_s": 0.1}
-    assert [(e["repeat"], e["epoch"]) for e in epochs] == [
-        (r, e) for r in (0, 1) for e in (1, 2, 3)]
+    assert epochs[0] == {"repeat": 0, "seed": 0, "epoch": 1, "train_loss": 0.5, "val_psnr": 11.0, "elapsed_s": 0.1}
+    assert [(e["repeat"], e["epoch"]) for e in epochs] == [(r, e) for r in (0, 1) for e in (1, 2, 3)]
 
 
 def test_epochs_of_and_objectives_read_many_trials_as_the_per_trial_reads(store: Store, study: str) -> None:
     """`epochs_of` (the resumed pruner's curves) and `objectives` (`--keep pareto`'s front)
     in one read each give what `epochs` and `trials` give trial by trial."""
-    plan = [("hourglass", "complete", [20.0, 22.0]), ("conventional", "complete", [30.0]),
-            ("hourglass", "pruned", [18.0]), ("hourglass", "complete", [math.nan]),
-            ("hourglass", "failed", None), ("hourglass", "running", None)]
+    plan = [
+        ("hourglass", "complete", [20.0, 22.0]),
+        ("conventional", "complete", [30.0]),
+        ("hourglass", "pruned", [18.0]),
+        ("hourglass", "complete", [math.nan]),
+        ("hourglass", "failed", None),
+        ("hourglass", "running", None),
+    ]
     for family, status, values in plan:
         n = store.add_trial(study, family=family, config=CONFIG, params=10 + len(family), seeds=[0, 1])
         if values is not None:
@@ -141,12 +171,14 @@ def test_epochs_of_and_objectives_read_many_trials_as_the_per_trial_reads(store:
     by_trial = store.epochs_of(study, statuses)
     assert by_trial == {t.number: store.epochs(study, t.number) for t in store.trials(study, statuses)}
     assert store.epochs_of(study, statuses, repeat=0) == {
-        n: [r for r in rows if r["repeat"] == 0] for n, rows in by_trial.items()}
+        n: [r for r in rows if r["repeat"] == 0] for n, rows in by_trial.items()
+    }
     assert store.epochs_of(study, ["failed"]) == {}
     for family in ("hourglass", "conventional"):
         got = store.objectives(study, family, ["complete"])
-        want = [(t.number, t.params, t.metrics["psnr"][0]) for t in store.trials(study, ["complete"])
-                if t.family == family]
+        want = [
+            (t.number, t.params, t.metrics["psnr"][0]) for t in store.trials(study, ["complete"]) if t.family == family
+        ]
         assert [(n, p) for n, p, _ in got] == [(n, p) for n, p, _ in want]
         assert all(a == b or (math.isnan(a) and math.isnan(b)) for (_, _, a), (_, _, b) in zip(got, want))
     assert [n for n, _, _ in store.objectives(study, "hourglass", ["complete"])] == [0, 3]
@@ -160,8 +192,10 @@ def test_single_run_has_no_std(store: Store, study: str) -> None:
 
 def test_non_finite_values_are_stored(store: Store, study: str) -> None:
     n = store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0, 1])
-    runs = [make_run(0, {"psnr": math.nan, "ssim": math.inf}, loss=math.inf),
-            make_run(1, {"psnr": 3.0, "ssim": 1.0}, loss=math.nan)]
+    runs = [
+        make_run(0, {"psnr": math.nan, "ssim": math.inf}, loss=math.inf),
+        make_run(1, {"psnr": 3.0, "ssim": 1.0}, loss=math.nan),
+    ]
     store.finish_trial(study, n, make_result(n, runs, status="diverged", error="loss is nan"))
     (t,) = store.trials(study)
     assert t.status == "diverged" and t.error == "loss is nan"
@@ -187,8 +221,10 @@ def test_finish_twice_replaces(store: Store, study: str) -> None:
 def test_run_artifacts_round_trip_and_replace(store: Store, study: str) -> None:
     n = store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0, 1])
     runs = [make_run(0, {"psnr": 20.0}), make_run(1, {"psnr": 22.0})]
-    runs[0].artifacts = {"samples": {"media_type": "image/png", "data": "iVBOR" * 1000},
-                         "notes": {"media_type": "text/plain", "data": "aGk="}}
+    runs[0].artifacts = {
+        "samples": {"media_type": "image/png", "data": "iVBOR" * 1000},
+        "notes": {"media_type": "text/plain", "data": "aGk="},
+    }
     runs[1].artifacts = {"samples": {"media_type": "image/png", "data": "AAAA"}}
     store.finish_trial(study, n, make_result(n, runs))
     got = store.artifacts(study, n)
@@ -211,8 +247,10 @@ def test_artifacts_of_many_trials_in_one_query(store: Store, study: str, monkeyp
         n = store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0, 1])
         runs = [make_run(0, {"psnr": 20.0}), make_run(1, {"psnr": 22.0})]
         if k != 2:  # trial 2 keeps none
-            runs[k % 2].artifacts = {"samples": {"media_type": "image/png", "data": f"P{k}"},
-                                     "notes": {"media_type": "text/plain", "data": "aGk="}}
+            runs[k % 2].artifacts = {
+                "samples": {"media_type": "image/png", "data": f"P{k}"},
+                "notes": {"media_type": "text/plain", "data": "aGk="},
+            }
         store.finish_trial(study, n, make_result(n, runs))
         numbers.append(n)
     asked = numbers + [99]  # a number the study does not have
@@ -232,6 +270,7 @@ def test_artifacts_of_many_trials_in_one_query(store: Store, study: str, monkeyp
 def test_study_versions_change_with_what_pages_show(store: Store, study: str) -> None:
     """Issue 33: `search serve` answers 304 while the version holds, so every change a
     page shows must change it, and a heartbeat (which changes nothing shown) must not."""
+
     def version() -> str:
         return store.study_versions(study)[study].version
 
@@ -258,14 +297,16 @@ def test_study_versions_change_with_what_pages_show(store: Store, study: str) ->
     assert changed()
     store.add_rejected(study, family="hourglass", config=CONFIG, params=10**9, reason="over budget")
     assert changed()
-    store.create_or_load_study(study, task="mnist-denoise", families=["hourglass"], metric="psnr",
-                               direction="maximize", budget=2_000_000)
+    store.create_or_load_study(
+        study, task="mnist-denoise", families=["hourglass"], metric="psnr", direction="maximize", budget=2_000_000
+    )
     assert changed()
     got = store.study_versions(study)[study]
     assert got.changed_at is not None and got.changed_at.tzinfo is not None
     assert got.changed_at >= store.trials(study)[-1].finished_at
-    store.create_or_load_study("other", task="mnist-denoise", families=["hourglass"], metric="psnr",
-                               direction="maximize", budget=10)
+    store.create_or_load_study(
+        "other", task="mnist-denoise", families=["hourglass"], metric="psnr", direction="maximize", budget=10
+    )
     every = store.study_versions()
     assert set(every) == {study, "other"} and every[study] == got
     assert every["other"].changed_at == store.get_study("other").created_at
@@ -288,39 +329,39 @@ def test_interrupt_running(store: Store, study: str) -> None:
     got = store.interrupt_running(study)
     assert [(t.number, t.family, t.config, t.seeds, t.status) for t in got] == [
         (b, "hourglass", {"d_z": 900}, [2], "interrupted"),
-        (c, "conventional", {"d_z": 5}, [3], "interrupted")]
+        (c, "conventional", {"d_z": 5}, [3], "interrupted"),
+    ]
     assert all(t.note == "interrupted: the process running it stopped" for t in got)
     assert [t.status for t in store.trials(study)] == ["complete", "interrupted", "interrupted"]
     assert store.interrupt_running(study) == []
 
 
 def test_rejected_trials(store: Store, study: str) -> None:
-    n = store.add_rejected(study, family="hourglass", config=CONFIG, params=10**9,
-                           reason="2.1M parameters > budget 1M")
+    n = store.add_rejected(study, family="hourglass", config=CONFIG, params=10**9, reason="2.1M parameters > budget 1M")
     (t,) = store.trials(study, statuses=["rejected"])
-    assert (t.number, t.status, t.note, t.params, t.seeds) == (
-        n, "rejected", "2.1M parameters > budget 1M", 10**9, [])
+    assert (t.number, t.status, t.note, t.params, t.seeds) == (n, "rejected", "2.1M parameters > budget 1M", 10**9, [])
     assert store.trials(study, statuses=["running"]) == []
 
 
 def test_list_studies_counts_and_best(store: Store) -> None:
     for name, direction in (("max", "maximize"), ("min", "minimize")):
-        store.create_or_load_study(name, task="t", families=["f"], metric="psnr",
-                                   direction=direction, budget=100)
+        store.create_or_load_study(name, task="t", families=["f"], metric="psnr", direction=direction, budget=100)
         for value in (3.0, 7.0, 5.0):
             n = store.add_trial(name, family="f", config={}, params=1, seeds=[0])
             store.finish_trial(name, n, make_result(n, [make_run(0, {"psnr": value})]))
         n = store.add_trial(name, family="f", config={}, params=1, seeds=[0])
-        store.finish_trial(name, n, make_result(  # failed: never the best
-            n, [make_run(0, {"psnr": 100.0 if direction == "maximize" else -1.0})],
-            status="failed", error="boom"))
+        store.finish_trial(
+            name,
+            n,
+            make_result(  # failed: never the best
+                n, [make_run(0, {"psnr": 100.0 if direction == "maximize" else -1.0})], status="failed", error="boom"
+            ),
+        )
         n = store.add_trial(name, family="f", config={}, params=1, seeds=[0])
-        store.finish_trial(name, n, make_result(n, [make_run(0, {}, status="diverged")],
-                                                status="diverged"))
+        store.finish_trial(name, n, make_result(n, [make_run(0, {}, status="diverged")], status="diverged"))
         store.add_trial(name, family="f", config={}, params=1, seeds=[0])
         store.add_rejected(name, family="f", config={}, params=1000, reason="too big")
-    store.create_or_load_study("empty", task="t", families=["f"], metric="psnr",
-                               direction="maximize", budget=100)
+    store.create_or_load_study("empty", task="t", families=["f"], metric="psnr", direction="maximize", budget=100)
     summary = {s.name: s for s in store.list_studies()}
     assert list(summary) == ["empty", "max", "min"]
     for name, best in (("max", 7.0), ("min", 3.0)):
@@ -332,16 +373,37 @@ def test_list_studies_counts_and_best(store: Store) -> None:
 # -- frames ---------------------------------------------------------------------------
 def test_trials_frame(store: Store, study: str) -> None:
     a = store.add_trial(study, family="hourglass", config=CONFIG, params=10, seeds=[0, 1])
-    store.finish_trial(study, a, make_result(a, [make_run(0, {"psnr": 20.0, "val_psnr": 1.0}),
-                                                 make_run(1, {"psnr": 22.0, "val_psnr": 2.0})]))
+    store.finish_trial(
+        study,
+        a,
+        make_result(a, [make_run(0, {"psnr": 20.0, "val_psnr": 1.0}), make_run(1, {"psnr": 22.0, "val_psnr": 2.0})]),
+    )
     b = store.add_trial(study, family="conventional", config={"width": 7}, params=20, seeds=[0])
     store.finish_trial(study, b, make_result(b, [make_run(0, {"psnr": 18.0, "val_psnr": 3.0})]))
     store.add_rejected(study, family="hourglass", config=CONFIG, params=10**9, reason="big")
     df = store.trials_frame(study)
     assert list(df.columns) == [
-        "study", "number", "status", "family", "params", "config", *DIM_COLUMNS,
-        "seeds", "psnr", "psnr_std", "val_psnr", "val_psnr_std", "n_runs", "objective",
-        "note", "error", "device", "started_at", "finished_at", "duration_s"]
+        "study",
+        "number",
+        "status",
+        "family",
+        "params",
+        "config",
+        *DIM_COLUMNS,
+        "seeds",
+        "psnr",
+        "psnr_std",
+        "val_psnr",
+        "val_psnr_std",
+        "n_runs",
+        "objective",
+        "note",
+        "error",
+        "device",
+        "started_at",
+        "finished_at",
+        "duration_s",
+    ]
     assert df["number"].tolist() == [0, 1, 2]
     assert df["status"].tolist() == ["complete", "complete", "rejected"]
     assert df["params"].dtype == "int64" and df["params"].tolist() == [10, 20, 10**9]

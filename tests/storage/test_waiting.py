@@ -1,5 +1,6 @@
 """storage/waiting.py: which errors mean the database is unreachable, the retry loop, and
 writes that are safe to retry (on every backend of the conformance suite)."""
+
 from __future__ import annotations
 
 import io
@@ -24,15 +25,22 @@ def _wrapped(orig: BaseException, cls=OperationalError) -> BaseException:
     return cls("SELECT 1", {}, orig)
 
 
-@pytest.mark.parametrize("orig, dialect, expected", [
-    (psycopg.OperationalError("connection failed: Connection refused"), "postgresql", True),
-    (psycopg.OperationalError("consuming input failed: server closed the connection unexpectedly"), "postgresql", True),
-    (psycopg.errors.AdminShutdown("terminating connection due to administrator command"), "postgresql", True),
-    (psycopg.errors.CannotConnectNow("the database system is starting up"), "postgresql", True),
-    (psycopg.errors.QueryCanceled("canceling statement due to statement timeout"), "postgresql", False),
-    (psycopg.errors.UniqueViolation("duplicate key"), "postgresql", False),
-    (psycopg.OperationalError("database is locked"), "sqlite", False),  # SQLite is a file: never "away"
-])
+@pytest.mark.parametrize(
+    "orig, dialect, expected",
+    [
+        (psycopg.OperationalError("connection failed: Connection refused"), "postgresql", True),
+        (
+            psycopg.OperationalError("consuming input failed: server closed the connection unexpectedly"),
+            "postgresql",
+            True,
+        ),
+        (psycopg.errors.AdminShutdown("terminating connection due to administrator command"), "postgresql", True),
+        (psycopg.errors.CannotConnectNow("the database system is starting up"), "postgresql", True),
+        (psycopg.errors.QueryCanceled("canceling statement due to statement timeout"), "postgresql", False),
+        (psycopg.errors.UniqueViolation("duplicate key"), "postgresql", False),
+        (psycopg.OperationalError("database is locked"), "sqlite", False),  # SQLite is a file: never "away"
+    ],
+)
 def test_is_unavailable(orig, dialect, expected):
     cls = IntegrityError if isinstance(orig, psycopg.errors.UniqueViolation) else OperationalError
     assert is_unavailable(_wrapped(orig, cls), dialect) is expected
@@ -58,6 +66,7 @@ def _flaky(fails: int, outage: Outage):
             raise StorageUnavailable("storage error in 'db': connection refused")
         outage.back()  # as Database._session does when a transaction reaches the database
         return "done"
+
     return step, calls
 
 
@@ -105,6 +114,7 @@ def test_without_a_wait_or_with_another_error_nothing_is_retried(quick):
     def refused():
         calls.append(1)
         raise StorageError("storage conflict")
+
     outage, calls = Outage("db", wait_s=5, err=io.StringIO()), []
     with pytest.raises(StorageError):
         retrying(outage, refused)
@@ -120,6 +130,7 @@ def test_only_the_outermost_waiting_call_retries(quick):
         if len(inner_calls) <= 2:
             raise StorageUnavailable("away")
         return "x"
+
     assert retrying(outage, lambda: retrying(outage, inner)) == "x"
     assert len(inner_calls) == 3  # the outer loop ran it again; the inner one did not loop
 
@@ -132,6 +143,7 @@ def test_every_store_call_waits_but_the_listed_ones():
 
 # -- retried writes on every backend ------------------------------------------------------
 
+
 def test_a_retried_add_trial_finds_its_row(store: Store, study: str):
     kw = dict(family="hourglass", config={"L": 1}, params=10, seeds=[0], owner="h:1:t")
     first = store.add_trial(study, token="a" * 32, **kw)
@@ -140,8 +152,10 @@ def test_a_retried_add_trial_finds_its_row(store: Store, study: str):
     assert again == first and other == first + 1
     assert [t.number for t in store.trials(study)] == [first, other]
     rejected = store.add_rejected(study, family="hourglass", config={"L": 9}, params=99, reason="over", token="b" * 32)
-    assert store.add_rejected(study, family="hourglass", config={"L": 9}, params=99, reason="over",
-                              token="b" * 32) == rejected
+    assert (
+        store.add_rejected(study, family="hourglass", config={"L": 9}, params=99, reason="over", token="b" * 32)
+        == rejected
+    )
     assert len(store.trials(study)) == 3
 
 
@@ -159,8 +173,15 @@ def test_a_retried_removal_returns_what_its_first_try_marked(store: Store, study
 
     n = store.add_trial(study, family="hourglass", config={"L": 1}, params=10, seeds=[0])
     run = make_run(0, {"psnr": 20.0})
-    run.artifacts = {"weights": {"media_type": "application/x", "store": "file:///w", "store_key": "k0",
-                                 "size": 1, "sha256": "0" * 64}}
+    run.artifacts = {
+        "weights": {
+            "media_type": "application/x",
+            "store": "file:///w",
+            "store_key": "k0",
+            "size": 1,
+            "sha256": "0" * 64,
+        }
+    }
     store.finish_trial(study, n, make_result(n, [run]))
     at = now_utc()
     first = store.remove_artifacts(study, [n], "weights", at=at)

@@ -1,4 +1,5 @@
 """Fixtures for the task tests: an isolated cache, no network, the shared MNIST copy."""
+
 from __future__ import annotations
 
 import gzip

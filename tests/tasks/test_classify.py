@@ -1,4 +1,5 @@
 """Classification tasks: cross-entropy training, accuracy/error, CIFAR-10 pickle batches."""
+
 from __future__ import annotations
 
 import pickle
@@ -28,16 +29,21 @@ def test_classification_io_loss_and_metrics():
     data = tasks.load_data(task, None, "cpu")
     inputs, targets = data.train_batch(torch.arange(5), torch.Generator())
     assert inputs.shape == (5, 64) and targets.dtype == torch.int64 and torch.equal(targets, data.y["train"][:5])
-    always_zero = data.evaluate(lambda x: torch.nn.functional.one_hot(torch.zeros(len(x), dtype=torch.long), 10).float(), "test")
+    always_zero = data.evaluate(
+        lambda x: torch.nn.functional.one_hot(torch.zeros(len(x), dtype=torch.long), 10).float(), "test"
+    )
     share = float((data.y["test"] == 0).float().mean())
     assert always_zero["accuracy"] == pytest.approx(share) and always_zero["error"] == pytest.approx(1 - share)
 
 
-@pytest.mark.parametrize("family,config", [
-    ("hourglass", {"d_z": 128, "d_h": 32, "L": 2, "lr": 3e-3}),
-    ("mixer", {"S": 16, "C": 16, "gamma": 2, "L": 2, "patch": 2, "lr": 1e-2}),
-    ("han", {"width": 64, "depth": 4, "lr": 3e-3}),
-])
+@pytest.mark.parametrize(
+    "family,config",
+    [
+        ("hourglass", {"d_z": 128, "d_h": 32, "L": 2, "lr": 3e-3}),
+        ("mixer", {"S": 16, "C": 16, "gamma": 2, "L": 2, "patch": 2, "lr": 1e-2}),
+        ("han", {"width": 64, "depth": 4, "lr": 3e-3}),
+    ],
+)
 def test_training_classifies_digits(family, config):
     result = tasks.run_trial(spec("digits-classify", family, config, epochs=4))
     assert result.status == "complete", result.error
@@ -60,8 +66,12 @@ def write_cifar(root, n_train=20, n_test=10, seed=0):
     folder.mkdir(parents=True)
     for name in FILES:
         n = n_test if name == "test_batch" else n_train
-        batch = {b"batch_label": name.encode(), b"labels": rng.integers(0, 10, n).tolist(),
-                 b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), b"filenames": [b"x.png"] * n}
+        batch = {
+            b"batch_label": name.encode(),
+            b"labels": rng.integers(0, 10, n).tolist(),
+            b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
+            b"filenames": [b"x.png"] * n,
+        }
         (folder / name).write_bytes(pickle.dumps(batch, protocol=2))
     return folder
 
@@ -78,8 +88,18 @@ def test_cifar10_reads_the_pickle_batches(tmp_path):
     task = tasks.get_task("cifar10-classify")
     data = task.load(str(folder), "cpu")  # the folder itself works too
     assert data.n_train == 90 and task.io().input_shape == (3, 32, 32)
-    result = tasks.run_trial(TrialSpec("t", 1, "mixer", {"S": 16, "C": 8, "gamma": 1, "L": 1, "patch": 8},
-                                       "cifar10-classify", (0,), TrainSettings(epochs=1), data_dir=str(tmp_path)))
+    result = tasks.run_trial(
+        TrialSpec(
+            "t",
+            1,
+            "mixer",
+            {"S": 16, "C": 8, "gamma": 1, "L": 1, "patch": 8},
+            "cifar10-classify",
+            (0,),
+            TrainSettings(epochs=1),
+            data_dir=str(tmp_path),
+        )
+    )
     assert result.status == "complete", result.error
 
 
@@ -104,6 +124,16 @@ def test_cifar10_refuses_pickles_that_run_code(tmp_path):
 @pytest.mark.mnist
 @needs_mnist
 def test_mnist_classify_on_real_data():
-    result = tasks.run_trial(TrialSpec("t", 1, "hourglass", {"d_z": 800, "d_h": 32, "L": 1}, "mnist-classify", (0,),
-                                       TrainSettings(epochs=1, max_train_samples=2048), data_dir=str(SHARED_DATA)))
+    result = tasks.run_trial(
+        TrialSpec(
+            "t",
+            1,
+            "hourglass",
+            {"d_z": 800, "d_h": 32, "L": 1},
+            "mnist-classify",
+            (0,),
+            TrainSettings(epochs=1, max_train_samples=2048),
+            data_dir=str(SHARED_DATA),
+        )
+    )
     assert result.status == "complete" and result.runs[0].metrics["accuracy"] > 0.8

@@ -1,5 +1,6 @@
 """The trainers on a GPU (`pytest -m cuda`; skipped without CUDA): where tensors live,
 bf16 autocast against fp32, the fused optimiser, and the peak memory a trial reports."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,15 @@ LM = {"d_model": 128, "L": 2, "K": 1, "d_h": 344, "n_heads": 2}
 
 def test_auto_device_is_the_gpu_and_a_trial_trains_there():
     assert tasks.resolve_device("auto").type == "cuda"
-    spec = TrialSpec("t", 0, "hourglass", {"d_z": 128, "d_h": 32, "L": 2, "lr": 1e-2}, "digits-denoise", (0,),
-                     TrainSettings(epochs=2, device="auto"))
+    spec = TrialSpec(
+        "t",
+        0,
+        "hourglass",
+        {"d_z": 128, "d_h": 32, "L": 2, "lr": 1e-2},
+        "digits-denoise",
+        (0,),
+        TrainSettings(epochs=2, device="auto"),
+    )
     result = tasks.run_trial(spec)
     assert result.status == "complete", result.error
     assert result.device.startswith("cuda:0 (")
@@ -71,9 +79,15 @@ def test_the_optimiser_is_fused_on_the_gpu_and_steps_like_the_plain_one(make):
         plain = torch.optim.AdamW(twin.parameters(), lr=1e-2, weight_decay=0.1, foreach=False)
     else:
         fused = make_lm_optimizer(model, 1e-2, 0.1)
-        plain = torch.optim.AdamW([{"params": [twin[0].weight], "weight_decay": 0.1},
-                                   {"params": [twin[0].bias, *twin[1].parameters()], "weight_decay": 0.0}],
-                                  lr=1e-2, betas=(0.9, 0.95), foreach=False)
+        plain = torch.optim.AdamW(
+            [
+                {"params": [twin[0].weight], "weight_decay": 0.1},
+                {"params": [twin[0].bias, *twin[1].parameters()], "weight_decay": 0.0},
+            ],
+            lr=1e-2,
+            betas=(0.9, 0.95),
+            foreach=False,
+        )
     assert fused.defaults["fused"] is True
     start = [p.detach().clone() for p in model.parameters()]
     x = torch.randn(32, 64, device="cuda")
@@ -94,8 +108,9 @@ def test_a_compiled_trial_with_cuda_graphs_trains_like_the_eager_one():
     config = {"d_z": 128, "d_h": 32, "L": 2, "lr": 1e-2}
     psnr = {}
     for mode in (None, "reduce-overhead"):
-        spec = TrialSpec("t", 0, "hourglass", config, "digits-denoise", (0,),
-                         TrainSettings(epochs=8, device="cuda", compile=mode))
+        spec = TrialSpec(
+            "t", 0, "hourglass", config, "digits-denoise", (0,), TrainSettings(epochs=8, device="cuda", compile=mode)
+        )
         result = tasks.run_trial(spec)
         assert result.status == "complete", result.error
         psnr[mode] = result.metrics["psnr"]

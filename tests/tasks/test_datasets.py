@@ -1,4 +1,5 @@
 """Seeded splits, the digits data set and ImageNet-32 (tiny npz fixture)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,7 @@
 """Diffusion math: schedules, DDIM on a Gaussian toy problem with a known optimal denoiser,
 and classifier-free guidance (the Fréchet distance and the sample-quality classifier:
 tests/tasks/test_diffusion_quality.py)."""
+
 from __future__ import annotations
 
 import math
@@ -132,7 +133,9 @@ def test_ddim_matches_analytic_recurrence_on_gaussian(kind, steps):
     mu, s, n = torch.tensor([0.5, -0.3, 0.0, 0.9]), 0.5, 20_000
     labels = torch.zeros(n, dtype=torch.long)
     g = torch.Generator().manual_seed(1)
-    out = ddim_sample(optimal_eps(sch, mu, s), sch, labels, (n, 4), steps=steps, guidance=0.0, generator=g, clip_x0=False)
+    out = ddim_sample(
+        optimal_eps(sch, mu, s), sch, labels, (n, 4), steps=steps, guidance=0.0, generator=g, clip_x0=False
+    )
     x_T = torch.randn(n, 4, generator=torch.Generator().manual_seed(1))
     factor, a_T = ddim_recurrence(sch, steps, s)
     # per sample, exactly (up to float32 round-off)

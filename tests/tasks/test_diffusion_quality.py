@@ -1,5 +1,6 @@
 """Diffusion sample quality: the Fréchet distance and the cached sample-quality classifier
 (the schedules, DDIM and guidance: tests/tasks/test_diffusion_math.py)."""
+
 from __future__ import annotations
 
 import os
@@ -152,7 +153,11 @@ def test_classifier_concurrent_processes_train_once(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
+            [sys.executable, "-c", code, str(tmp_path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
         )
         for _ in range(2)
     ]

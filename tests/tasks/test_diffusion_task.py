@@ -1,5 +1,6 @@
 """The diffusion tasks: options, training batches, the fixed-seed validation loss, a tiny
 model whose loss falls, and sample quality + the sample grid of a finished run."""
+
 from __future__ import annotations
 
 import base64
@@ -27,13 +28,15 @@ def test_io_and_options():
     assert (io_.output, io_.image_shape, io_.input_shape, io_.num_classes) == ("noise", (1, 28, 28), (1, 28, 28), 10)
     assert (task.metric, task.direction) == ("loss", "minimize")
     assert task.options["samples"] == 200 and task.options["guidance"] == 1.0
-    for bad, match in [({"schedule": "quadratic"}, "schedule must be one of linear, cosine"),
-                       ({"samples": -1}, "samples must be an integer >= 0"),
-                       ({"sample_steps": 0}, "sample_steps must be an integer between 1 and 1000"),
-                       ({"cond_drop": 1.5}, r"cond_drop must be a number in \[0.0, 1.0\)"),
-                       ({"guidance": -1}, "guidance"),
-                       ({"eval_levels": True}, "eval_levels"),
-                       ({"noise": 0.5}, "unknown option 'noise' for task mnist-diffusion")]:
+    for bad, match in [
+        ({"schedule": "quadratic"}, "schedule must be one of linear, cosine"),
+        ({"samples": -1}, "samples must be an integer >= 0"),
+        ({"sample_steps": 0}, "sample_steps must be an integer between 1 and 1000"),
+        ({"cond_drop": 1.5}, r"cond_drop must be a number in \[0.0, 1.0\)"),
+        ({"guidance": -1}, "guidance"),
+        ({"eval_levels": True}, "eval_levels"),
+        ({"noise": 0.5}, "unknown option 'noise' for task mnist-diffusion"),
+    ]:
         with pytest.raises(UserError, match=match):
             tasks.get_task("mnist-diffusion", bad)
 
@@ -79,8 +82,16 @@ def test_validation_loss_is_fixed_and_the_zero_predictor_scores_about_one():
 
 
 def test_a_tiny_model_learns_and_reports_sample_quality():
-    spec = TrialSpec("t", 0, "lmlp", dict(TINY), "digits-diffusion", (0,), TrainSettings(epochs=6, batch_size=64),
-                     task_options={"samples": 40, "sample_steps": 10, "eval_images": 200, "eval_levels": 4})
+    spec = TrialSpec(
+        "t",
+        0,
+        "lmlp",
+        dict(TINY),
+        "digits-diffusion",
+        (0,),
+        TrainSettings(epochs=6, batch_size=64),
+        task_options={"samples": 40, "sample_steps": 10, "eval_images": 200, "eval_levels": 4},
+    )
     result = tasks.run_trial(spec)
     assert result.status == "complete", result.error
     run = result.runs[0]
@@ -102,9 +113,17 @@ def test_a_tiny_model_learns_and_reports_sample_quality():
 @pytest.mark.slow
 @pytest.mark.mnist
 def test_mnist_diffusion_smoke():
-    spec = TrialSpec("t", 0, "uvit", {"D": 64, "depth": 3, "patch": 7, "mlp_ratio": 2}, "mnist-diffusion", (0,),
-                     TrainSettings(epochs=1, batch_size=64, max_train_samples=512), data_dir=str(SHARED_DATA),
-                     task_options={"samples": 0, "eval_images": 128, "eval_levels": 2})
+    spec = TrialSpec(
+        "t",
+        0,
+        "uvit",
+        {"D": 64, "depth": 3, "patch": 7, "mlp_ratio": 2},
+        "mnist-diffusion",
+        (0,),
+        TrainSettings(epochs=1, batch_size=64, max_train_samples=512),
+        data_dir=str(SHARED_DATA),
+        task_options={"samples": 0, "eval_images": 128, "eval_levels": 2},
+    )
     result = tasks.run_trial(spec)
     assert result.status == "complete", result.error
     assert 0 < result.runs[0].metrics["loss"] < 1.5

@@ -5,6 +5,7 @@ Tolerance: over 3 epochs of the tiny digits models here, a fused run's test metr
 validation curve equal its alone run's to a relative 1e-5 (measured: about 1e-8 on
 psnr; batched products sum in another order, and rounding differences grow with depth
 and epochs: 1e-3 on a 40-block model after 3 epochs)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,8 +29,15 @@ FAMILY_CASES = [
 
 def spec(family="hourglass", task="digits-denoise", config=None, seeds=(0, 1, 2), number=3, **train) -> TrialSpec:
     train = {"epochs": 3, "device": "cpu", **train}
-    return TrialSpec("fused", number, family, dict(config or {"d_z": 96, "d_h": 8, "L": 2}), task, tuple(seeds),
-                     TrainSettings(**train))
+    return TrialSpec(
+        "fused",
+        number,
+        family,
+        dict(config or {"d_z": 96, "d_h": 8, "L": 2}),
+        task,
+        tuple(seeds),
+        TrainSettings(**train),
+    )
 
 
 def assert_same_run(fused, alone):
@@ -59,9 +67,11 @@ def test_a_pack_of_different_trials_keeps_each_ones_shape_learning_rate_and_seed
     """Three trials of different widths, depths and learning rates in one pack."""
     task = tasks.get_task("digits-denoise")
     data = tasks.load_data(task, None, "cpu")
-    specs = [spec(config={"d_z": 96, "d_h": 8, "L": 2, "lr": 1e-2}, seeds=(0,), number=1),
-             spec(config={"d_z": 72, "d_h": 12, "L": 4, "lr": 3e-3}, seeds=(5,), number=2),
-             spec(config={"d_z": 120, "d_h": 4, "L": 1, "lr": 1e-3, "weight_decay": 0.1}, seeds=(9,), number=3)]
+    specs = [
+        spec(config={"d_z": 96, "d_h": 8, "L": 2, "lr": 1e-2}, seeds=(0,), number=1),
+        spec(config={"d_z": 72, "d_h": 12, "L": 4, "lr": 3e-3}, seeds=(5,), number=2),
+        spec(config={"d_z": 120, "d_h": 4, "L": 1, "lr": 1e-3, "weight_decay": 0.1}, seeds=(9,), number=3),
+    ]
     assert len({pack_key(s, task) for s in specs}) == 1
     out = train_pack([PackRun(s, s.seeds[0], 0, None, s.number) for s in specs], task, data)
     for s, (run, tb) in zip(specs, out):
@@ -98,8 +108,9 @@ def test_a_pruned_first_seed_stops_its_trial_as_alone():
     assert out[1] == (None, None) and out[2] == (None, None)
     assert out[3][0].status == "complete" and len(out[3][0].epochs) == 3
     result = tasks.run_trial(pruned, on_epoch=stop_at_two)
-    alone = tasks.run_trial(dataclasses.replace(pruned, train=dataclasses.replace(pruned.train, fuse=False)),
-                            on_epoch=stop_at_two)
+    alone = tasks.run_trial(
+        dataclasses.replace(pruned, train=dataclasses.replace(pruned.train, fuse=False)), on_epoch=stop_at_two
+    )
     assert [r.status for r in result.runs] == [r.status for r in alone.runs] == ["pruned"]
     assert result.status == alone.status == "pruned"
 
@@ -129,12 +140,15 @@ def test_kept_weights_are_each_seeds_own_best_state():
             torch.testing.assert_close(kept[seed][name], value, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("change", [
-    {"family": "mixer", "config": {"patch": 2, "d_c": 8, "d_s": 8, "L": 1}},  # a family that does not fuse
-    {"train": {"optimizer": "sgd-step"}},
-    {"train": {"ema": 0.9}},
-    {"train": {"fuse": False}},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"family": "mixer", "config": {"patch": 2, "d_c": 8, "d_s": 8, "L": 1}},  # a family that does not fuse
+        {"train": {"optimizer": "sgd-step"}},
+        {"train": {"ema": 0.9}},
+        {"train": {"fuse": False}},
+    ],
+)
 def test_who_trains_alone(change):
     s = spec(change.get("family", "hourglass"), config=change.get("config"), **change.get("train", {}))
     task = tasks.get_task(s.task)
@@ -155,8 +169,9 @@ def test_out_of_memory_halves_the_pack_and_says_so(monkeypatch, capsys):
     monkeypatch.setattr(ft, "train_pack", small_memory)
     task = tasks.get_task("digits-denoise")
     s = spec(seeds=(0, 1, 2, 3, 4))
-    out = train_runs([PackRun(s, seed, i, None, 3) for i, seed in enumerate(s.seeds)], task,
-                     tasks.load_data(task, None, "cpu"))
+    out = train_runs(
+        [PackRun(s, seed, i, None, 3) for i, seed in enumerate(s.seeds)], task, tasks.load_data(task, None, "cpu")
+    )
     assert [run.seed for run, _ in out] == [0, 1, 2, 3, 4] and all(run.status == "complete" for run, _ in out)
     err = capsys.readouterr().err
     assert "pack of 5 runs out of device memory: training it as 2 + 3" in err

@@ -1,4 +1,5 @@
 """The checkerboard and sines tasks: labels, values, seeded splits, options, training."""
+
 from __future__ import annotations
 
 import math
@@ -11,9 +12,23 @@ from core.errors import UserError
 from core.trials import TrainSettings, TrialSpec
 
 # Points of the authors' released checkerboard training set (x1, x2, label).
-AUTHORS = [(0.5, 1.0, 0), (0.2, -0.2, 1), (0.25, -0.875, 1), (0.55, -0.175, 1), (-0.675, 0.5, 0),
-           (-0.175, -0.525, 0), (-0.25, -0.675, 1), (-1.0, 0.9, 0), (0.675, -0.625, 1), (0.0, -0.1, 1),
-           (-0.675, 0.175, 0), (0.7, 0.725, 0), (0.175, -0.025, 0), (-0.8, -0.75, 1), (0.025, 0.85, 1)]
+AUTHORS = [
+    (0.5, 1.0, 0),
+    (0.2, -0.2, 1),
+    (0.25, -0.875, 1),
+    (0.55, -0.175, 1),
+    (-0.675, 0.5, 0),
+    (-0.175, -0.525, 0),
+    (-0.25, -0.675, 1),
+    (-1.0, 0.9, 0),
+    (0.675, -0.625, 1),
+    (0.0, -0.1, 1),
+    (-0.675, 0.175, 0),
+    (0.7, 0.725, 0),
+    (0.175, -0.025, 0),
+    (-0.8, -0.75, 1),
+    (0.025, 0.85, 1),
+]
 
 
 def label_at(task, x1, x2):
@@ -124,18 +139,22 @@ def test_sines_symmetric_domain_option():
         tasks.get_task("checkerboard", {"domain": "unit"})
 
 
-@pytest.mark.parametrize("task,family,config", [
-    ("checkerboard", "han", {"width": 30, "depth": 10, "lr": 5e-3}),
-    ("sines", "hourglass", {"d_z": 64, "d_h": 16, "L": 2, "lr": 5e-3}),
-    ("checkerboard", "sw-mlp", {"width": 64, "L": 2, "p": 0.2, "lr": 5e-3}),
-    ("sines", "fcnet", {"width": 60, "depth": 3, "orth_reg": 0.1, "lr": 5e-3}),
-])
+@pytest.mark.parametrize(
+    "task,family,config",
+    [
+        ("checkerboard", "han", {"width": 30, "depth": 10, "lr": 5e-3}),
+        ("sines", "hourglass", {"d_z": 64, "d_h": 16, "L": 2, "lr": 5e-3}),
+        ("checkerboard", "sw-mlp", {"width": 64, "L": 2, "p": 0.2, "lr": 5e-3}),
+        ("sines", "fcnet", {"width": 60, "depth": 3, "orth_reg": 0.1, "lr": 5e-3}),
+    ],
+)
 def test_training_runs_on_the_grid_tasks(task, family, config):
     """A few epochs learn a coarse 2 x 2 board and start on the sines (the default 12 x 12
     board takes hundreds of epochs: see benchmarks/checkerboard_han_vs_mlp.py)."""
     options = {"board": 2} if task == "checkerboard" else {}
-    result = tasks.run_trial(TrialSpec("t", 1, family, config, task, (0,), TrainSettings(epochs=8),
-                                       task_options=options))
+    result = tasks.run_trial(
+        TrialSpec("t", 1, family, config, task, (0,), TrainSettings(epochs=8), task_options=options)
+    )
     assert result.status == "complete", result.error
     m = result.runs[0].metrics
     if task == "checkerboard":

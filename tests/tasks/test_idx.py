@@ -1,4 +1,5 @@
 """IDX parsing on small synthetic files (gzip and raw) and malformed ones."""
+
 from __future__ import annotations
 
 import gzip

@@ -1,4 +1,5 @@
 """Sample grids: tiling layout and PNG round trip."""
+
 import base64
 import io
 
@@ -29,7 +30,9 @@ def test_png_round_trip_grey_and_rgb():
         assert img.size == ((5 * 5 + 1) * 2, (3 * 5 + 1) * 2)
         assert img.mode == ("L" if c == 1 else "RGB")
         expected = tile(imgs, 5).mul(255).round().to(torch.uint8)
-        assert img.getpixel((2 * 1, 2 * 1)) == (expected[0, 1, 1].item() if c == 1 else tuple(expected[:, 1, 1].tolist()))
+        assert img.getpixel((2 * 1, 2 * 1)) == (
+            expected[0, 1, 1].item() if c == 1 else tuple(expected[:, 1, 1].tolist())
+        )
 
 
 def test_tile_rejects_bad_input():

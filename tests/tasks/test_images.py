@@ -1,4 +1,5 @@
 """Image task inputs/targets on digits: noise, downsampling, prototypes, accuracy."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,9 +27,10 @@ def test_eval_noise_is_fixed_and_train_noise_fresh():
     clean = d.x["val"].flatten(1)
     assert not torch.equal(first, clean) and first.min() >= 0 and first.max() <= 1
     # The noise is the same whatever the evaluation batch size.
-    assert torch.equal(eval_noise("val", 0, 3000, (4,)), torch.cat(
-        [eval_noise("val", 0, 2 * EVAL_CHUNK, (4,)), eval_noise("val", 2 * EVAL_CHUNK, 3000, (4,))]
-    ))
+    assert torch.equal(
+        eval_noise("val", 0, 3000, (4,)),
+        torch.cat([eval_noise("val", 0, 2 * EVAL_CHUNK, (4,)), eval_noise("val", 2 * EVAL_CHUNK, 3000, (4,))]),
+    )
     idx = torch.arange(50)
     g = torch.Generator().manual_seed(0)
     a, target = d.train_batch(idx, g)
@@ -60,8 +62,9 @@ def test_sr_inputs():
     # The default is the authors' call (Hourglass_LM hourglass_mlp/utils/ds.py): plain
     # bicubic, no antialiasing, no clamp, so noise-like content overshoots [0, 1].
     y = downsample(x)
-    assert torch.equal(y, torch.nn.functional.interpolate(x, size=(16, 16), mode="bicubic", align_corners=False,
-                                                          antialias=False))
+    assert torch.equal(
+        y, torch.nn.functional.interpolate(x, size=(16, 16), mode="bicubic", align_corners=False, antialias=False)
+    )
     assert y.min() < 0 or y.max() > 1
     # Antialiased (the option): clamped, and close to 2x2 block means.
     z = downsample(x, 2, "antialias")
@@ -108,7 +111,9 @@ def test_identity_metrics_on_denoise():
 def test_load_data_is_cached():
     t = tasks.get_task("digits-sr")
     assert tasks.load_data(t, None, "cpu") is tasks.load_data(tasks.get_task("digits-sr"), None, "cpu")
-    assert tasks.load_data(t, None, "cpu") is not tasks.load_data(tasks.get_task("digits-sr", {"split_seed": 1}), None, "cpu")
+    assert tasks.load_data(t, None, "cpu") is not tasks.load_data(
+        tasks.get_task("digits-sr", {"split_seed": 1}), None, "cpu"
+    )
 
 
 def test_sr_trains_on_four_flips_of_each_image_by_default():

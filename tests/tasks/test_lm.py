@@ -1,4 +1,5 @@
 """Language-model tasks: options, corpus loading and splits, windows, evaluation."""
+
 from __future__ import annotations
 
 import gzip
@@ -16,7 +17,8 @@ from tests.tasks.conftest import SHARED_DATA
 
 HAVE_SHAKESPEARE = (SHARED_DATA / "shakespeare" / "shakespeare.txt.gz").is_file()
 needs_shakespeare = pytest.mark.skipif(
-    not HAVE_SHAKESPEARE, reason=f"needs the Gutenberg corpus shakespeare.txt.gz in {SHARED_DATA}/shakespeare")
+    not HAVE_SHAKESPEARE, reason=f"needs the Gutenberg corpus shakespeare.txt.gz in {SHARED_DATA}/shakespeare"
+)
 
 
 def text_file(tmp_path, n=4000, name="t.txt"):
@@ -74,7 +76,11 @@ def test_lm_text_splits_contiguously(tmp_path, name):
     path, raw = text_file(tmp_path, name=name)
     data = tasks.get_task("lm-text", {"data": str(path)}).load(None, "cpu")
     parts = [data.tokens[k] for k in ("train", "val", "test")]
-    assert [len(p) for p in parts] == [int(len(raw) * 0.9), int(len(raw) * 0.05), len(raw) - int(len(raw) * 0.9) - int(len(raw) * 0.05)]
+    assert [len(p) for p in parts] == [
+        int(len(raw) * 0.9),
+        int(len(raw) * 0.05),
+        len(raw) - int(len(raw) * 0.9) - int(len(raw) * 0.05),
+    ]
     assert bytes(torch.cat(parts).tolist()) == raw and all(p.dtype == torch.uint8 for p in parts)
 
 

@@ -1,4 +1,5 @@
 """The "lm" trainer: token budget, evaluations, schedule, determinism, divergence."""
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,15 @@ def text(tmp_path):
 @pytest.mark.slow
 def test_a_tiny_model_learns_shakespeare():
     records: list[tuple[int, EpochRecord]] = []
-    s = spec({"eval_tokens": 4096}, {"d_model": 64, "n_heads": 1, "L": 1, "K": 2, "d_h": 24, "lr": 4e-3},
-             task="lm-shakespeare", data_dir=str(SHARED_DATA), tokens=65_536, batch_size=16, epochs=3)
+    s = spec(
+        {"eval_tokens": 4096},
+        {"d_model": 64, "n_heads": 1, "L": 1, "K": 2, "d_h": 24, "lr": 4e-3},
+        task="lm-shakespeare",
+        data_dir=str(SHARED_DATA),
+        tokens=65_536,
+        batch_size=16,
+        epochs=3,
+    )
     result = tasks.run_trial(s, on_epoch=lambda i, r: records.append((i, r)))
     assert result.status == "complete", result.error
     run = result.runs[0]
@@ -132,7 +140,7 @@ def test_z_loss_adds_the_squared_log_normaliser():
     ce = -torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).mean()
     log_z = torch.log(torch.exp(logits).sum(-1))
     assert float(lm_loss(logits, targets)) == pytest.approx(float(ce), rel=1e-6)
-    assert float(lm_loss(logits, targets, 1e-2)) == pytest.approx(float(ce + 1e-2 * (log_z ** 2).mean()), rel=1e-6)
+    assert float(lm_loss(logits, targets, 1e-2)) == pytest.approx(float(ce + 1e-2 * (log_z**2).mean()), rel=1e-6)
 
 
 def test_z_loss_option_trains_and_changes_the_training_loss(text):

@@ -1,4 +1,5 @@
 """PSNR and SSIM against hand computations and an independent numpy/scipy reference."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """MNIST: finding, verifying, downloading (faked) and splitting; the real files if present."""
+
 from __future__ import annotations
 
 import gzip
@@ -92,9 +93,7 @@ def test_download_into_cache(monkeypatch, fake_mnist):
     s = load_mnist()
     assert s.sizes() == (N_TRAIN - 3, 3, N_TEST)
     assert len(urls) == 4 and all(u.startswith(mnist.MIRRORS[0]) for u in urls)
-    assert sorted(p.name for p in (fetch.cache_root() / "mnist").iterdir()) == sorted(
-        f"{n}.gz" for n in fake_mnist
-    )
+    assert sorted(p.name for p in (fetch.cache_root() / "mnist").iterdir()) == sorted(f"{n}.gz" for n in fake_mnist)
 
 
 def test_download_checksum_mismatch_removes_file(monkeypatch, fake_mnist):

@@ -1,5 +1,6 @@
 """Optimisers by name (`--optimizer`): AdamW with linear decay (the default) and Yu &
 Zhang's SGD with momentum and step decay, as in their checkerboard script."""
+
 import pytest
 import torch
 
@@ -47,8 +48,16 @@ def test_step_decay_factor():
 
 def test_checkerboard_with_the_authors_recipe_learns():
     """SGD-step and the MSE loss on a coarse 2 x 2 board (the authors' lr range)."""
-    spec = TrialSpec("t", 1, "han", {"width": 30, "depth": 10, "lr": 0.05}, "checkerboard", (0,),
-                     TrainSettings(epochs=8, optimizer="sgd-step"), task_options={"board": 2, "loss": "mse"})
+    spec = TrialSpec(
+        "t",
+        1,
+        "han",
+        {"width": 30, "depth": 10, "lr": 0.05},
+        "checkerboard",
+        (0,),
+        TrainSettings(epochs=8, optimizer="sgd-step"),
+        task_options={"board": 2, "loss": "mse"},
+    )
     result = tasks.run_trial(spec)
     assert result.status == "complete", result.error
     assert result.runs[0].metrics["accuracy"] > 0.8

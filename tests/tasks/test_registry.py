@@ -1,4 +1,5 @@
 """The task registry and every task's static description (no data loaded)."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,7 +35,11 @@ def test_io_and_attributes(name):
     d_in, d_out, image_shape, input_shape = EXPECTED_IO[name]
     io = task.io()
     assert (io.d_in, io.d_out, io.image_shape, io.input_shape, io.output) == (
-        d_in, d_out, image_shape, input_shape, "image"
+        d_in,
+        d_out,
+        image_shape,
+        input_shape,
+        "image",
     )
     assert task.name == name
     assert task.description and "\n" not in task.description
@@ -47,8 +52,11 @@ def test_io_and_attributes(name):
 def test_options_defaults_and_validation():
     assert tasks.get_task("mnist-denoise").options == {"split_seed": 0, "noise": 0.25, "flips": False}
     assert tasks.get_task("digits-denoise", {"noise": 0.5}).options["noise"] == 0.5
-    assert tasks.get_task("mnist-sr", {"split_seed": 3}).options == {"split_seed": 3, "flips": True,
-                                                                    "downsample": "bicubic"}
+    assert tasks.get_task("mnist-sr", {"split_seed": 3}).options == {
+        "split_seed": 3,
+        "flips": True,
+        "downsample": "bicubic",
+    }
     with pytest.raises(UserError, match="unknown option 'noise' for task mnist-sr; known: "):
         tasks.get_task("mnist-sr", {"noise": 0.1})
     with pytest.raises(UserError, match="noise must be"):

@@ -1,4 +1,5 @@
 """run_trial on digits with tiny models, and constructed cases for its rules."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -255,8 +256,16 @@ def one_full_batch_step(cfg, task, data):
     model = get_family("fcnet").build(cfg, task.io())
     opt = torch.optim.SGD(model.parameters(), lr=0.0)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0)
-    out = train_epoch(model, opt, sched, data, torch.Generator().manual_seed(0), n_train=data.n_train,
-                      batch_size=data.n_train, loss_fn=task.loss)
+    out = train_epoch(
+        model,
+        opt,
+        sched,
+        data,
+        torch.Generator().manual_seed(0),
+        n_train=data.n_train,
+        batch_size=data.n_train,
+        loss_fn=task.loss,
+    )
     return out.mean_loss, model
 
 
@@ -281,7 +290,8 @@ def test_the_models_regularization_is_added_to_the_training_loss():
         assert reg == pytest.approx(plain + 0.5 * float(penalty), rel=1e-5)  # same seed, same weights
     orth = dict(base, init="orthogonal")
     assert one_full_batch_step(dict(orth, orth_reg=0.5), task, data)[0] == pytest.approx(
-        one_full_batch_step(orth, task, data)[0], abs=1e-6)
+        one_full_batch_step(orth, task, data)[0], abs=1e-6
+    )
     han = get_family("han").build({"width": 8, "depth": 2}, task.io())
     assert model_regularizer(han) is None and model_regularizer(m1) is not None
 

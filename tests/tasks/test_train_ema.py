@@ -1,5 +1,6 @@
 """`--ema DECAY`: the moving average of the weights (tasks/train.py: WeightAverage) and how
 the supervised trainer validates, keeps and tests it."""
+
 from __future__ import annotations
 
 import pickle
@@ -57,8 +58,9 @@ def test_the_average_is_the_hand_computed_one_after_a_few_steps(warmup):
     average = WeightAverage(model, decay, warmup=warmup)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     snaps = Snapshots(model)
-    out = train_epoch(model, optimizer, snaps, TinyData(), torch.Generator().manual_seed(1), n_train=8,
-                      batch_size=2, average=average)
+    out = train_epoch(
+        model, optimizer, snaps, TinyData(), torch.Generator().manual_seed(1), n_train=8, batch_size=2, average=average
+    )
     assert out.steps == 4 and len(snaps.taken) == 4 and average.updates == 4
     expected = init
     for n, params in enumerate(snaps.taken, 1):
@@ -146,11 +148,17 @@ def test_a_decay_near_1_keeps_the_initial_weights_in_every_metric():
     assert trained["psnr"] > untrained["psnr"] + 3
 
 
-@pytest.mark.parametrize("decay,warmup,match", [
-    (-0.1, False, "--ema must be a decay in [0, 1)"), (1.0, False, "--ema must be a decay in [0, 1)"),
-    (float("nan"), False, "got nan"), ("0.9", False, "got '0.9'"), (True, False, "got True"),
-    (0.0, True, "--ema-warmup needs --ema DECAY above 0"),
-])
+@pytest.mark.parametrize(
+    "decay,warmup,match",
+    [
+        (-0.1, False, "--ema must be a decay in [0, 1)"),
+        (1.0, False, "--ema must be a decay in [0, 1)"),
+        (float("nan"), False, "got nan"),
+        ("0.9", False, "got '0.9'"),
+        (True, False, "got True"),
+        (0.0, True, "--ema-warmup needs --ema DECAY above 0"),
+    ],
+)
 def test_bad_decays_are_one_line_errors(decay, warmup, match):
     with pytest.raises(UserError, match=re.escape(match)):
         check_ema(decay, warmup)

@@ -11,6 +11,7 @@ is cut to the largest value that still fits):
              D // 64) always divide it
 No lr: the task's default learning rate is used (a space file may add one).
 """
+
 from __future__ import annotations
 
 from core.errors import UserError
@@ -25,12 +26,15 @@ def diffusion_space(family: str, io: IOSpec) -> Space:
     """The shared space of the U-shaped diffusion families on `io`'s images."""
     if io.input_shape is None or len(io.input_shape) != 3:
         raise UserError(f"{family} needs image inputs (C, H, W); this task's input shape is {io.input_shape}")
-    return Space(family, (
-        Dim("patch", "choice", choices=patch_choices(io, min_patches=16, max_patches=256)),
-        Dim("mlp_ratio", "choice", choices=MLP_RATIOS),
-        Dim("depth", "int", 1, 13, step=2, grid=(1, 3, 5, 9, 13)),
-        Dim("D", "int", 64, 512, step=64, grid=(64, 128, 256, 512)),
-    ))
+    return Space(
+        family,
+        (
+            Dim("patch", "choice", choices=patch_choices(io, min_patches=16, max_patches=256)),
+            Dim("mlp_ratio", "choice", choices=MLP_RATIOS),
+            Dim("depth", "int", 1, 13, step=2, grid=(1, 3, 5, 9, 13)),
+            Dim("D", "int", 64, 512, step=64, grid=(64, 128, 256, 512)),
+        ),
+    )
 
 
 @register_space("lmlp")

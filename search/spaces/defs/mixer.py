@@ -4,9 +4,11 @@ The sparse-MLP paper's axes (Hayase & Karakida): tokens S and channels C on the 
 log range, so S = C (the widest Mixer at a fixed parameter or connection count) is
 reachable; expansion gamma; depth L. The patch size is a choice among the sides that tile
 the input into 4..256 patches. When S differs from the patch count, the first block's
-token residual is the paper's SkipLayer (`skip = "linear"`, models/mixer_net.py). Sampling order S before C: given S, C is cut to the
+token residual is the paper's SkipLayer (`skip = "linear"`, models/mixer_net.py). Sampling order S before C:
+given S, C is cut to the
 largest value that still fits the budget (counts grow with each of S, C, gamma, L).
 """
+
 from __future__ import annotations
 
 from core.errors import UserError
@@ -45,15 +47,19 @@ def mixer_space(io: IOSpec) -> Space:
     """patch (tiling choices), L in [1, 8], gamma in [1, 4], S and C in [4, 256] (log), lr."""
     _check(io, "mixer")
     S, C = _tokens_channels()
-    return Space("mixer", (
-        _patch(io),
-        _skip(),
-        _readout(),
-        Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
-        Dim("gamma", "int", 1, 4, grid=(1, 2, 4)),
-        S, C,
-        Dim("lr", "choice", choices=PAPER_LRS),
-    ))
+    return Space(
+        "mixer",
+        (
+            _patch(io),
+            _skip(),
+            _readout(),
+            Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
+            Dim("gamma", "int", 1, 4, grid=(1, 2, 4)),
+            S,
+            C,
+            Dim("lr", "choice", choices=PAPER_LRS),
+        ),
+    )
 
 
 @register_space("s-mixer")
@@ -61,14 +67,18 @@ def s_mixer_space(io: IOSpec) -> Space:
     """As the Mixer without gamma (single-layer mixing)."""
     _check(io, "s-mixer")
     S, C = _tokens_channels()
-    return Space("s-mixer", (
-        _patch(io),
-        _skip(),
-        _readout(),
-        Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
-        S, C,
-        Dim("lr", "choice", choices=PAPER_LRS),
-    ))
+    return Space(
+        "s-mixer",
+        (
+            _patch(io),
+            _skip(),
+            _readout(),
+            Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
+            S,
+            C,
+            Dim("lr", "choice", choices=PAPER_LRS),
+        ),
+    )
 
 
 @register_space("rp-mixer")
@@ -76,16 +86,20 @@ def rp_mixer_space(io: IOSpec) -> Space:
     """As the Mixer, mixing "mlp" (a space file may choose "single": the RP S-Mixer)."""
     _check(io, "rp-mixer")
     S, C = _tokens_channels()
-    return Space("rp-mixer", (
-        Dim("mixing", "choice", choices=("mlp",)),
-        _patch(io),
-        _skip(),
-        _readout(),
-        Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
-        Dim("gamma", "int", 1, 4, grid=(1, 2, 4)),
-        S, C,
-        Dim("lr", "choice", choices=PAPER_LRS),
-    ))
+    return Space(
+        "rp-mixer",
+        (
+            Dim("mixing", "choice", choices=("mlp",)),
+            _patch(io),
+            _skip(),
+            _readout(),
+            Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4, 8)),
+            Dim("gamma", "int", 1, 4, grid=(1, 2, 4)),
+            S,
+            C,
+            Dim("lr", "choice", choices=PAPER_LRS),
+        ),
+    )
 
 
 @register_space("han-mixer")
@@ -94,11 +108,14 @@ def han_mixer_space(io: IOSpec) -> Space:
     channels_mlp_dim is the hidden width), L in [1, 16] Han-Mixer blocks, C in [4, 256]
     (log), lr. A space file may set `gamma = [4]` for the usual Mixer expansion."""
     _check(io, "han-mixer")
-    return Space("han-mixer", (
-        _patch(io),
-        Dim("gamma", "choice", choices=(1,)),
-        Dim("mixer_L", "int", 0, 2, grid=(0, 1, 2)),
-        Dim("L", "int", 1, 16, log=True, grid=(1, 2, 4, 8, 16)),
-        Dim("C", "int", 4, 256, log=True, grid=(8, 16, 32, 64, 128)),
-        Dim("lr", "choice", choices=PAPER_LRS),
-    ))
+    return Space(
+        "han-mixer",
+        (
+            _patch(io),
+            Dim("gamma", "choice", choices=(1,)),
+            Dim("mixer_L", "int", 0, 2, grid=(0, 1, 2)),
+            Dim("L", "int", 1, 16, log=True, grid=(1, 2, 4, 8, 16)),
+            Dim("C", "int", 4, 256, log=True, grid=(8, 16, 32, 64, 128)),
+            Dim("lr", "choice", choices=PAPER_LRS),
+        ),
+    )

@@ -1,4 +1,5 @@
 """Default spaces of the hourglass and conventional MLPs (Chen et al., MNIST ranges)."""
+
 from __future__ import annotations
 
 from core.io import IOSpec
@@ -65,8 +66,14 @@ def conventional_space(io: IOSpec) -> Space:
             Dim("fixed_w_in", "choice", choices=(False,)),
             Dim("L", "int", 1, 40, log=True, grid=(1, 2, 5, 10, 20, 40)),
             Dim("d_z", "int", _d_z_low(io, 0), max(io.d_in + 1, _w(4500, io)), log=True),
-            Dim("d_h", "int", 4, max(io.d_in + 2, _w(2500, io)), log=True,
-                grid=_geometric_ints(io.d_in + 2, max(io.d_in + 2, _w(2500, io)))),
+            Dim(
+                "d_h",
+                "int",
+                4,
+                max(io.d_in + 2, _w(2500, io)),
+                log=True,
+                grid=_geometric_ints(io.d_in + 2, max(io.d_in + 2, _w(2500, io))),
+            ),
             Dim("lr", "choice", choices=PAPER_LRS),
         ),
         get_family("conventional").shape_rules,

@@ -15,6 +15,7 @@ our dense-stem wide MLP (`stem = "dense"`): p, L and the width. The density is d
 before the depth and the width (or C), each cut to what can still fit the
 non-zero-parameter budget (search.spaces.suggest_config cuts float ranges too).
 """
+
 from __future__ import annotations
 
 from core.io import IOSpec
@@ -29,19 +30,25 @@ def sw_mlp_space(io: IOSpec) -> Space:
     L in [1, 8], width in [16, 2048] (log), lr."""
     p = Dim("p", "float", 0.01, 1.0, log=True, grid=(0.01, 0.05, 0.2, 1.0))
     if io.input_shape is not None and len(io.input_shape) == 3:
-        return Space("sw-mlp", (
-            Dim("stem", "choice", choices=("patch",)),
-            Dim("readout", "choice", choices=("pool",) if io.output == "logits" else ("flatten",)),
-            Dim("patch", "choice", choices=patch_choices(io)),
+        return Space(
+            "sw-mlp",
+            (
+                Dim("stem", "choice", choices=("patch",)),
+                Dim("readout", "choice", choices=("pool",) if io.output == "logits" else ("flatten",)),
+                Dim("patch", "choice", choices=patch_choices(io)),
+                p,
+                Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4)),
+                Dim("C", "int", 4, 256, log=True, grid=(8, 16, 32, 64)),
+                Dim("lr", "choice", choices=PAPER_LRS),
+            ),
+        )
+    return Space(
+        "sw-mlp",
+        (
+            Dim("stem", "choice", choices=("dense",)),
             p,
             Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4)),
-            Dim("C", "int", 4, 256, log=True, grid=(8, 16, 32, 64)),
+            Dim("width", "int", 16, 2048, log=True, grid=(64, 256, 1024)),
             Dim("lr", "choice", choices=PAPER_LRS),
-        ))
-    return Space("sw-mlp", (
-        Dim("stem", "choice", choices=("dense",)),
-        p,
-        Dim("L", "int", 1, 8, log=True, grid=(1, 2, 4)),
-        Dim("width", "int", 16, 2048, log=True, grid=(64, 256, 1024)),
-        Dim("lr", "choice", choices=PAPER_LRS),
-    ))
+        ),
+    )

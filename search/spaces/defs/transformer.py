@@ -21,11 +21,12 @@ Keys, in sampling order (budget-aware: each integer is cut to what still fits):
 Ratios are `Constraint(..., scale=r)`: left op r * right. Every count is monotone in each
 key, so the budget-aware sampler never proposes an over-budget model.
 """
+
 from __future__ import annotations
 
 from core.io import IOSpec
-from models import get_family
 from core.shape_rules import Constraint
+from models import get_family
 from search.spaces import Dim, Space, register_space
 
 HEAD_DIM = 64
@@ -76,6 +77,7 @@ def transformer_space(io: IOSpec) -> Space:
             Dim("K", "choice", choices=(1,)),
             Dim("d_h", "int", 128, 4096, log=True, grid=(128, 256, 512, 1024, 2048, 4096)),
         ),
-        _SHAPE + get_family("transformer").shape_rules
+        _SHAPE
+        + get_family("transformer").shape_rules
         + (Constraint("d_h", ">=", "d_model", scale=2), Constraint("d_h", "<=", "d_model", scale=4)),
     )

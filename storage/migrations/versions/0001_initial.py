@@ -4,6 +4,7 @@ Revision ID: 0001
 Revises:
 Create Date: 2025-01-01
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa
@@ -33,9 +34,7 @@ def upgrade() -> None:
         sa.Column("budget", sa.BigInteger(), nullable=False),
         sa.Column("settings", sa.JSON(), nullable=False),
         sa.Column("created_at", _utc(), nullable=False),
-        sa.CheckConstraint(
-            "direction IN ('maximize', 'minimize')", name=op.f("ck_studies_direction")
-        ),
+        sa.CheckConstraint("direction IN ('maximize', 'minimize')", name=op.f("ck_studies_direction")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_studies")),
         sa.UniqueConstraint("name", name=op.f("uq_studies_name")),
     )
@@ -63,8 +62,7 @@ def upgrade() -> None:
         sa.Column("duration_s", sa.Float(), nullable=True),
         sa.CheckConstraint(f"status IN ({STATUSES})", name=op.f("ck_trials_status")),
         sa.ForeignKeyConstraint(
-            ["study_id"], ["studies.id"], name=op.f("fk_trials_study_id_studies"),
-            ondelete="CASCADE",
+            ["study_id"], ["studies.id"], name=op.f("fk_trials_study_id_studies"), ondelete="CASCADE"
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_trials")),
         sa.UniqueConstraint("study_id", "number", name=op.f("uq_trials_study_id_number")),
@@ -79,8 +77,7 @@ def upgrade() -> None:
         sa.Column("std", sa.Float(), nullable=True),
         sa.Column("n", sa.Integer(), nullable=False),
         sa.ForeignKeyConstraint(
-            ["trial_id"], ["trials.id"], name=op.f("fk_trial_metrics_trial_id_trials"),
-            ondelete="CASCADE",
+            ["trial_id"], ["trials.id"], name=op.f("fk_trial_metrics_trial_id_trials"), ondelete="CASCADE"
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_trial_metrics")),
         sa.UniqueConstraint("trial_id", "name", name=op.f("uq_trial_metrics_trial_id_name")),
@@ -96,9 +93,7 @@ def upgrade() -> None:
         sa.Column("metrics", sa.JSON(), nullable=False),
         sa.Column("duration_s", sa.Float(), nullable=True),
         sa.Column("error", sa.Text(), nullable=True),
-        sa.ForeignKeyConstraint(
-            ["trial_id"], ["trials.id"], name=op.f("fk_runs_trial_id_trials"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["trial_id"], ["trials.id"], name=op.f("fk_runs_trial_id_trials"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_runs")),
         sa.UniqueConstraint("trial_id", "repeat", name=op.f("uq_runs_trial_id_repeat")),
     )
@@ -110,9 +105,7 @@ def upgrade() -> None:
         sa.Column("train_loss", sa.Float(), nullable=True),
         sa.Column("metrics", sa.JSON(), nullable=False),
         sa.Column("elapsed_s", sa.Float(), nullable=True),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["runs.id"], name=op.f("fk_epochs_run_id_runs"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_epochs_run_id_runs"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_epochs")),
     )
     op.create_index(op.f("ix_epochs_run_id"), "epochs", ["run_id"])

@@ -4,6 +4,7 @@ Revision ID: 0004
 Revises: 0003
 Create Date: 2026-11-21
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa
@@ -23,9 +24,7 @@ def upgrade() -> None:
         sa.Column("name", sa.String(128), nullable=False),
         sa.Column("media_type", sa.String(128), nullable=False),
         sa.Column("data", sa.Text(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["runs.id"], name=op.f("fk_run_artifacts_run_id_runs"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_run_artifacts_run_id_runs"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_run_artifacts")),
         sa.UniqueConstraint("run_id", "name", name=op.f("uq_run_artifacts_run_id_name")),
     )

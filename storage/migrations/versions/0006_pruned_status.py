@@ -4,6 +4,7 @@ Revision ID: 0006
 Revises: 0005
 Create Date: 2026-11-23
 """
+
 from __future__ import annotations
 
 from alembic import op

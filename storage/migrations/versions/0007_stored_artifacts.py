@@ -4,6 +4,7 @@ Revision ID: 0007
 Revises: 0006
 Create Date: 2026-11-25
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa

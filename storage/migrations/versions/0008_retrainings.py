@@ -4,6 +4,7 @@ Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-25
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa
@@ -32,8 +33,9 @@ def upgrade() -> None:
         sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("duration_s", sa.Float(), nullable=True),
         sa.CheckConstraint(f"status IN ({STATUSES})", name=op.f("ck_retrainings_status")),
-        sa.ForeignKeyConstraint(["trial_id"], ["trials.id"], name=op.f("fk_retrainings_trial_id_trials"),
-                                ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(
+            ["trial_id"], ["trials.id"], name=op.f("fk_retrainings_trial_id_trials"), ondelete="CASCADE"
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_retrainings")),
         sa.UniqueConstraint("trial_id", "number", name=op.f("uq_retrainings_trial_id_number")),
     )

@@ -6,6 +6,7 @@ Revision ID: 0009
 Revises: 0008
 Create Date: 2026-11-29
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa

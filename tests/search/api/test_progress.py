@@ -10,7 +10,14 @@ SPEC = TrialSpec("s", 0, "hourglass", {"d_z": 100, "d_h": 8, "L": 2, "lr": 0.001
 
 def result(status="complete"):
     runs = [RunResult(s, "complete", {"psnr": 20.0 + s, "val_psnr": 19.0 + s}, 3, [], 1.0) for s in (1, 2)]
-    return TrialResult(0, status, runs if status == "complete" else [], 2.5, "cpu", error="non-finite loss at epoch 1 step 3" if status != "complete" else None)
+    return TrialResult(
+        0,
+        status,
+        runs if status == "complete" else [],
+        2.5,
+        "cpu",
+        error="non-finite loss at epoch 1 step 3" if status != "complete" else None,
+    )
 
 
 class Clock:
@@ -32,7 +39,9 @@ def test_log_mode_prints_a_start_line_and_one_line_per_finished_trial_with_eta()
     lines = out.getvalue().splitlines()
     assert "resuming with 1/3 finished" in lines[0] and "1 interrupted or failed" in lines[0]
     assert lines[1] == "[2/3] #0 hourglass d_z=100 d_h=8 L=2 lr=0.001 (1.23K params) started"
-    assert lines[2].startswith("[2/3] #0 hourglass d_z=100 d_h=8 L=2 lr=0.001 | 1.23K params | psnr 21.500±0.707 (val 20.500)")
+    assert lines[2].startswith(
+        "[2/3] #0 hourglass d_z=100 d_h=8 L=2 lr=0.001 | 1.23K params | psnr 21.500±0.707 (val 20.500)"
+    )
     assert "ETA" in lines[2] and "\r" not in out.getvalue()
     assert lines[3].startswith("[3/3] #0") and "DIVERGED: non-finite loss" in lines[3]
     assert len(lines) == 4
@@ -49,14 +58,23 @@ def test_log_mode_prints_an_epoch_line_per_trial_at_most_once_a_minute():
     p.trial_started(SPEC, 1234, None)
     clock.now = 30.0
     p.trial_started(other, 99, "retry of #7")
-    for t, spec, epoch in ((59.0, SPEC, 1), (60.0, SPEC, 2), (61.0, SPEC, 3), (89.0, other, 1), (90.0, other, 2),
-                           (119.0, SPEC, 4), (120.0, SPEC, 5)):
+    for t, spec, epoch in (
+        (59.0, SPEC, 1),
+        (60.0, SPEC, 2),
+        (61.0, SPEC, 3),
+        (89.0, other, 1),
+        (90.0, other, 2),
+        (119.0, SPEC, 4),
+        (120.0, SPEC, 5),
+    ):
         clock.now = t
         p.epoch(spec, 0, EpochRecord(epoch, 0.5, {"psnr": 17.0 + epoch}, t))
     epochs = [line for line in out.getvalue().splitlines() if "epoch" in line]
-    assert epochs == ["  [1/2] #0 hourglass seed 1/2 epoch 2: loss 0.5, val psnr 19  1:00",
-                      "  [1/2] #1 hourglass epoch 2: loss 0.5, val psnr 19  1:30",
-                      "  [1/2] #0 hourglass seed 1/2 epoch 5: loss 0.5, val psnr 22  2:00"]
+    assert epochs == [
+        "  [1/2] #0 hourglass seed 1/2 epoch 2: loss 0.5, val psnr 19  1:00",
+        "  [1/2] #1 hourglass epoch 2: loss 0.5, val psnr 19  1:30",
+        "  [1/2] #0 hourglass seed 1/2 epoch 5: loss 0.5, val psnr 22  2:00",
+    ]
     assert "#1 hourglass d_z=50 (99 params) started (retry of #7)" in out.getvalue()
 
 
@@ -77,21 +95,35 @@ def test_durations():
 def test_the_start_says_how_the_study_searches_and_what_a_resume_changed():
     from dataclasses import replace
 
-    running = {"sampler": "gp", "scope": "family", "share": "equal", "spread": "size", "size_scale": "log",
-               "shape_draw": "modelled", "corners": "both", "start": "spread", "revisit": "answer",
-               "pruner": "pareto", "prune_grace": None}
+    running = {
+        "sampler": "gp",
+        "scope": "family",
+        "share": "equal",
+        "spread": "size",
+        "size_scale": "log",
+        "shape_draw": "modelled",
+        "corners": "both",
+        "start": "spread",
+        "revisit": "answer",
+        "pruner": "pareto",
+        "prune_grace": None,
+    }
     out = io.StringIO()
     ConsoleProgress(out, live=False, search=running).start(replace(STUDY, settings=dict(running)), 3, 0, 0)
     lines = out.getvalue().splitlines()
-    assert lines[1] == ("searching with --sampler gp --spread size --size-scale log --shape-draw modelled "
-                        "--corners both --start spread --revisit answer --pruner pareto")  # one family: no share
+    assert lines[1] == (
+        "searching with --sampler gp --spread size --size-scale log --shape-draw modelled "
+        "--corners both --start spread --revisit answer --pruner pareto"
+    )  # one family: no share
     assert len(lines) == 2  # created as it runs: no note
     out = io.StringIO()
     created = dict(running, pruner="none", shape_draw="random")
     ConsoleProgress(out, live=False, search=running).start(replace(STUDY, settings=created), 3, 1, 0)
-    assert out.getvalue().splitlines()[2] == ("note: the study was created with --shape-draw random --pruner none; "
-                                              "this run searches as above (its finished trials are kept, and told "
-                                              "to the sampler)")
+    assert out.getvalue().splitlines()[2] == (
+        "note: the study was created with --shape-draw random --pruner none; "
+        "this run searches as above (its finished trials are kept, and told "
+        "to the sampler)"
+    )
     out = io.StringIO()
     ConsoleProgress(out, live=False).start(STUDY, 3, 0, 0)  # no search given (a retrain): the study line only
     assert len(out.getvalue().splitlines()) == 1

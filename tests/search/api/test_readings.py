@@ -1,5 +1,6 @@
 """search/api/readings.py: `compare` and `predict` answer what `search compare` and
 `search predict` print (their json and csv), and refuse bad input with one line."""
+
 import json
 
 import numpy as np
@@ -19,17 +20,24 @@ def url(tmp_path):
     url = f"sqlite:///{tmp_path / 'readings.sqlite'}"
     store = Store(url)
     for name, fam in (("hg", "hourglass"), ("conv", "conventional")):
-        store.create_or_load_study(name, task="digits-denoise", families=[fam], metric="psnr",
-                                   direction="maximize", budget=100_000)
+        store.create_or_load_study(
+            name, task="digits-denoise", families=[fam], metric="psnr", direction="maximize", budget=100_000
+        )
     add(store, "hg", "hourglass", 10_000, [20.0, 20.2, 19.9], 70)
     add(store, "hg", "hourglass", 50_000, [24.0, 24.1, 23.8], 90)
     add(store, "conv", "conventional", 12_000, [15.0, 15.3, 15.1], 70)
     add(store, "conv", "conventional", 60_000, [24.0, 24.3, 23.9], 80)
     for k, (hg, conv) in enumerate(((20.0, 18.0), (21.0, 18.5), (20.5, 18.2)), 1):
         name = f"q-r{k}"
-        store.create_or_load_study(name, task="digits-denoise", families=["hourglass", "conventional"],
-                                   metric="psnr", direction="maximize", budget=100_000,
-                                   settings={"replicate_of": "q", "replicate": k})
+        store.create_or_load_study(
+            name,
+            task="digits-denoise",
+            families=["hourglass", "conventional"],
+            metric="psnr",
+            direction="maximize",
+            budget=100_000,
+            settings={"replicate_of": "q", "replicate": k},
+        )
         for fam, top in (("hourglass", hg), ("conventional", conv)):
             add(store, name, fam, 8_000, [top - 1, top - 1.1, top - 0.9], 60)
             add(store, name, fam, 9_000, [top, top + 0.1, top - 0.1], 70)
@@ -38,14 +46,20 @@ def url(tmp_path):
     return url
 
 
-@pytest.mark.parametrize("studies,flags,kwargs", [
-    (["hg", "conv"], (), {}),
-    (["hg", "conv"], ("--budgets", "20K,100K", "--interval", "seed", "--min-near", "0", "--confidence", "0.9"),
-     {"budgets": ["20K", 100_000], "interval": "seed", "min_near": 0, "confidence": 0.9}),
-    (["hg", "conv"], ("--levels", "3", "--families", "hourglass"), {"levels": 3, "families": ["hourglass"]}),
-    (["q"], ("--budgets", "10K"), {"budgets": [10_000]}),  # replicate searches by their group name: pooled
-    (["q-r1", "q-r3"], ("--replicates",), {"replicates": True}),
-])
+@pytest.mark.parametrize(
+    "studies,flags,kwargs",
+    [
+        (["hg", "conv"], (), {}),
+        (
+            ["hg", "conv"],
+            ("--budgets", "20K,100K", "--interval", "seed", "--min-near", "0", "--confidence", "0.9"),
+            {"budgets": ["20K", 100_000], "interval": "seed", "min_near": 0, "confidence": 0.9},
+        ),
+        (["hg", "conv"], ("--levels", "3", "--families", "hourglass"), {"levels": 3, "families": ["hourglass"]}),
+        (["q"], ("--budgets", "10K"), {"budgets": [10_000]}),  # replicate searches by their group name: pooled
+        (["q-r1", "q-r3"], ("--replicates",), {"replicates": True}),
+    ],
+)
 def test_compare_answers_what_search_compare_prints(cli, url, studies, flags, kwargs):
     args = (*studies, *flags)
     code, out, err = cli("compare", *args, "--format", "json", "--storage", url)
@@ -99,31 +113,37 @@ def one_line_error(call) -> str:
     return text
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"confidence": 1.5}, "--confidence must be between 0 and 1, got 1.5"),
-    ({"families": ["mixer"]}, "no family mixer in these studies; they have conventional, hourglass"),
-    ({"levels": 0}, "--levels must be at least 1"),
-    ({"min_near": -1}, "--min-near must be at least 0, got -1"),
-    ({"interval": "luck"}, "unknown interval 'luck'"),
-    ({"budgets": ["10Q"]}, "bad budget '10Q'"),
-    ({"budgets": [0]}, "it must be positive"),
-    ({"budgets": [10_000], "levels": 3}, "give budgets or levels, not both"),
-    ({"metric": "fid"}, "no metric 'fid' in these studies"),
-    ({"replicates": True}, "replicate searches need at least two studies"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"confidence": 1.5}, "--confidence must be between 0 and 1, got 1.5"),
+        ({"families": ["mixer"]}, "no family mixer in these studies; they have conventional, hourglass"),
+        ({"levels": 0}, "--levels must be at least 1"),
+        ({"min_near": -1}, "--min-near must be at least 0, got -1"),
+        ({"interval": "luck"}, "unknown interval 'luck'"),
+        ({"budgets": ["10Q"]}, "bad budget '10Q'"),
+        ({"budgets": [0]}, "it must be positive"),
+        ({"budgets": [10_000], "levels": 3}, "give budgets or levels, not both"),
+        ({"metric": "fid"}, "no metric 'fid' in these studies"),
+        ({"replicates": True}, "replicate searches need at least two studies"),
+    ],
+)
 def test_bad_compare_input_is_a_one_line_user_error(url, kwargs, match):
     studies = ["hg"] if kwargs.get("replicates") else ["hg", "conv"]
     assert match in one_line_error(lambda: compare(url, studies, **kwargs))
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"at": "1M", "confidence": 1.5}, "--confidence must be between 0 and 1, got 1.5"),
-    ({"at": "1M", "families": ["mixer"]}, "no family mixer in these studies"),
-    ({"at": "1M", "families": ["hourglass"]}, "predict compares families: shaped has 1 (hourglass)"),
-    ({"at": ","}, "--at needs at least one budget"),
-    ({"at": []}, "--at needs at least one budget"),
-    ({"at": [50_000]}, "--at 50K is not above the search budget 100K"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"at": "1M", "confidence": 1.5}, "--confidence must be between 0 and 1, got 1.5"),
+        ({"at": "1M", "families": ["mixer"]}, "no family mixer in these studies"),
+        ({"at": "1M", "families": ["hourglass"]}, "predict compares families: shaped has 1 (hourglass)"),
+        ({"at": ","}, "--at needs at least one budget"),
+        ({"at": []}, "--at needs at least one budget"),
+        ({"at": [50_000]}, "--at 50K is not above the search budget 100K"),
+    ],
+)
 def test_bad_predict_input_is_a_one_line_user_error(url, kwargs, match):
     assert match in one_line_error(lambda: predict(url, ["shaped"], **kwargs))
 

@@ -1,6 +1,7 @@
 """`search.run`, `search.open` and the study handle (issue 60, item 1) with a family and a
 task registered in-process, as a script or notebook would; the run options against the
 parser's defaults; `search --help` without torch."""
+
 import importlib
 import subprocess
 import sys
@@ -26,8 +27,9 @@ def registered():
 
 def test_run_returns_a_study_handle_of_trials_fronts_verdicts_and_models(registered, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    study = search.run(space="api-mlp", budget="2K", trials=4, repeats=2, storage=str(tmp_path / "api.db"),
-                       report=False)
+    study = search.run(
+        space="api-mlp", budget="2K", trials=4, repeats=2, storage=str(tmp_path / "api.db"), report=False
+    )
     df = study.trials()
     assert len(df) == 4 and (df.params <= 2000).all() and set(df.family) == {"api-mlp"}
     front = study.front("api-mlp")
@@ -79,11 +81,17 @@ def test_every_public_name_has_a_docstring():
 
 
 def test_help_imports_neither_torch_nor_plugins(tmp_path):
-    code = ("import sys\nfrom search.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('search_plugin')))")
+    code = (
+        "import sys\nfrom search.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('search_plugin')))"
+    )
     bad = tmp_path / "bad.py"
     bad.write_text("raise RuntimeError('imported')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={"SEARCH_PLUGINS": str(bad), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"SEARCH_PLUGINS": str(bad), "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"

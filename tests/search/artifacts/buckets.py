@@ -2,6 +2,7 @@
 --keep all --artifacts SCHEME://BUCKET/runs/a` writes one object per trial and records it,
 `load_model` and `search model` read it back, a changed object is refused as differing from
 its record, and a bucket that cannot be reached is one line, exit 2, the database unchanged."""
+
 from collections.abc import Callable
 
 from tests.search.cli.test_cli import db_dump
@@ -10,12 +11,31 @@ BUCKET = "weights-bucket"
 
 
 def run_args(study: str) -> tuple[str, ...]:
-    return ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "30K", "--trials", "2",
-            "--epochs", "1", "--no-report", "--study", study, "--pruner", "none", "--keep", "all")
+    return (
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "30K",
+        "--trials",
+        "2",
+        "--epochs",
+        "1",
+        "--no-report",
+        "--study",
+        study,
+        "--pruner",
+        "none",
+        "--keep",
+        "all",
+    )
 
 
-def check_round_trip(cli, tmp_path, scheme: str, keys: Callable[[], set[str]],
-                     overwrite: Callable[[str, bytes], None]) -> None:
+def check_round_trip(
+    cli, tmp_path, scheme: str, keys: Callable[[], set[str]], overwrite: Callable[[str, bytes], None]
+) -> None:
     """`keys()`: the bucket's object keys; `overwrite(key, data)`: replace one object. The
     study is named after the scheme."""
     from search import load_model

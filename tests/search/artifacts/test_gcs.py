@@ -1,6 +1,7 @@
 """Weights in a Google Cloud Storage bucket (Optuna's GCSArtifactStore), against a local
 GCS emulator the test starts itself (gcp-storage-emulator, in memory, over HTTP on
 127.0.0.1; google-cloud-storage talks to it through STORAGE_EMULATOR_HOST)."""
+
 import logging
 import socket
 import sys
@@ -46,8 +47,11 @@ def test_gs_without_the_library_is_one_clear_error(monkeypatch, fresh_clients):
     monkeypatch.setitem(sys.modules, "google.cloud.storage", None)  # import fails
     if "google.cloud" in sys.modules:  # and `from google.cloud import storage` finds no attribute either
         monkeypatch.delattr(sys.modules["google.cloud"], "storage", raising=False)
-    with pytest.raises(UserError, match=r"^--artifacts gs://b/p needs google-cloud-storage "
-                                        r"\(pip install google-cloud-storage\)$"):
+    with pytest.raises(
+        UserError,
+        match=r"^--artifacts gs://b/p needs google-cloud-storage "
+        r"\(pip install google-cloud-storage\)$",
+    ):
         open_location("gs://b/p")
 
 
@@ -77,5 +81,10 @@ def test_a_gcs_store_round_trip(gcs):
 
 @pytest.mark.slow
 def test_weights_go_to_a_gcs_bucket_and_come_back(cli, tmp_path, gcs):
-    check_round_trip(cli, tmp_path, "gs", lambda: {b.name for b in gcs.client.list_blobs(BUCKET)},
-                     lambda key, data: gcs.blob(key).upload_from_string(data))
+    check_round_trip(
+        cli,
+        tmp_path,
+        "gs",
+        lambda: {b.name for b in gcs.client.list_blobs(BUCKET)},
+        lambda key, data: gcs.blob(key).upload_from_string(data),
+    )

@@ -1,4 +1,5 @@
 """Artifact store URLs: the default folder beside a SQLite file, --keep, bad URLs."""
+
 import os
 
 import pytest

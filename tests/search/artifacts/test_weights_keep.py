@@ -1,5 +1,6 @@
 """Writing weights (safetensors with metadata, a record with size and sha256) and
 `--keep pareto` deleting the weights of trials that fall off their family's front."""
+
 import hashlib
 import json
 from pathlib import Path
@@ -51,8 +52,14 @@ def kept_files(store_dir: Path) -> set[str]:
 @pytest.mark.parametrize("keep", ["pareto", "all"])
 def test_keep_pareto_holds_each_familys_front_and_all_holds_every_complete_trial(tmp_path, keep):
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    store.create_or_load_study("k", task="digits-denoise", families=["hourglass", "conventional"], metric="psnr",
-                               direction="maximize", budget=100)
+    store.create_or_load_study(
+        "k",
+        task="digits-denoise",
+        families=["hourglass", "conventional"],
+        metric="psnr",
+        direction="maximize",
+        budget=100,
+    )
     keeper = Keeper(keep, store, "k", "maximize")
     w = tmp_path / "w"
     # (family, params, psnr): hourglass 0 is dominated by 1 (fewer params, better); 2 by nothing;
@@ -78,5 +85,6 @@ def test_keep_pareto_holds_each_familys_front_and_all_holds_every_complete_trial
     if keep == "pareto":
         assert records[0][0]["removed_at"] is not None and records[0][0]["sha256"]  # marked, not forgotten
         assert store.remove_artifacts("k", [0, 1], WEIGHTS) == [
-            {"number": 1, "repeat": 0, "store": str(w), "store_key": records[1][0]["store_key"]}]  # 0: already
+            {"number": 1, "repeat": 0, "store": str(w), "store_key": records[1][0]["store_key"]}
+        ]  # 0: already
     store.close()

@@ -1,4 +1,5 @@
 """`search compare` on stored studies (SQLite, and PostgreSQL when the suite has one)."""
+
 import json
 import os
 import uuid
@@ -12,8 +13,13 @@ BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SEARCH_TEST_POSTGRES_
 
 
 def add(store, study, family, params, values, number_config):
-    n = store.add_trial(study, family=family, config={"d_z": number_config, "d_h": 8, "L": 1}, params=params,
-                        seeds=list(range(len(values))))
+    n = store.add_trial(
+        study,
+        family=family,
+        config={"d_z": number_config, "d_h": 8, "L": 1},
+        params=params,
+        seeds=list(range(len(values))),
+    )
     runs = [RunResult(i, "complete", {"psnr": v, "val_psnr": v}, 1, [], 0.1) for i, v in enumerate(values)]
     store.finish_trial(study, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
 
@@ -25,10 +31,12 @@ def studies(request, tmp_path):
     names = {"hg": f"hg-{tag}", "conv": f"conv-{tag}", "sr": f"sr-{tag}"}
     store = Store(url)
     for key, fams in (("hg", ["hourglass"]), ("conv", ["conventional"])):
-        store.create_or_load_study(names[key], task="digits-denoise", families=fams, metric="psnr",
-                                   direction="maximize", budget=100_000)
-    store.create_or_load_study(names["sr"], task="digits-sr", families=["hourglass"], metric="psnr",
-                               direction="maximize", budget=100_000)
+        store.create_or_load_study(
+            names[key], task="digits-denoise", families=fams, metric="psnr", direction="maximize", budget=100_000
+        )
+    store.create_or_load_study(
+        names["sr"], task="digits-sr", families=["hourglass"], metric="psnr", direction="maximize", budget=100_000
+    )
     add(store, names["hg"], "hourglass", 10_000, [20.0, 20.2, 19.9], 70)
     add(store, names["hg"], "hourglass", 50_000, [24.0, 24.1, 23.8], 90)
     add(store, names["conv"], "conventional", 12_000, [15.0, 15.3, 15.1], 70)
@@ -44,8 +52,21 @@ def test_compare_two_studies_as_json(cli, studies):
     url, n = studies
     # two configurations a family: the seed-noise interval without the thin rule (the
     # default would say "too thin": see the test below)
-    code, out, err = cli("compare", n["hg"], n["conv"], "--budgets", "20K,100K", "--format", "json",
-                         "--interval", "seed", "--min-near", "0", "--storage", url)
+    code, out, err = cli(
+        "compare",
+        n["hg"],
+        n["conv"],
+        "--budgets",
+        "20K,100K",
+        "--format",
+        "json",
+        "--interval",
+        "seed",
+        "--min-near",
+        "0",
+        "--storage",
+        url,
+    )
     assert code == 0, err
     got = json.loads(out)
     assert got["studies"] == [n["hg"], n["conv"]] and got["metric"] == "psnr" and got["confidence"] == 0.95
@@ -67,22 +88,51 @@ def test_a_margin_answers_equivalent_where_the_difference_cannot_matter(cli, stu
     """`--margin 1` (dB): at 100K the two families' difference lies inside ±1, so the answer
     is "equivalent within ±1"; at 20K hourglass is ahead by 5 dB, beyond the margin."""
     url, n = studies
-    code, out, err = cli("compare", n["hg"], n["conv"], "--budgets", "20K,100K", "--format", "json",
-                         "--interval", "seed", "--min-near", "0", "--margin", "1", "--storage", url)
+    code, out, err = cli(
+        "compare",
+        n["hg"],
+        n["conv"],
+        "--budgets",
+        "20K,100K",
+        "--format",
+        "json",
+        "--interval",
+        "seed",
+        "--min-near",
+        "0",
+        "--margin",
+        "1",
+        "--storage",
+        url,
+    )
     assert code == 0, err
     small, large = json.loads(out)["levels"]
     assert small["status"] == "better" and small["equivalence"] == 1.0
     assert large["status"] == "equivalent" and -1 < large["margin_low"] and large["margin_high"] < 1
     assert "equivalent within ±1" in large["verdict"]
-    code, out, _ = cli("compare", n["hg"], n["conv"], "--budgets", "100K", "--interval", "seed", "--min-near", "0",
-                       "--margin", "1", "--storage", url)
+    code, out, _ = cli(
+        "compare",
+        n["hg"],
+        n["conv"],
+        "--budgets",
+        "100K",
+        "--interval",
+        "seed",
+        "--min-near",
+        "0",
+        "--margin",
+        "1",
+        "--storage",
+        url,
+    )
     assert code == 0 and "equivalent within ±1" in out
 
 
 def test_compare_table_and_csv(cli, studies):
     url, n = studies
-    code, out, _ = cli("compare", n["hg"], n["conv"], "--levels", "3", "--min-near", "0", "--interval", "seed",
-                       "--storage", url)
+    code, out, _ = cli(
+        "compare", n["hg"], n["conv"], "--levels", "3", "--min-near", "0", "--interval", "seed", "--storage", url
+    )
     assert code == 0 and "hourglass better by" in out and "front hypervolume" in out
     code, out, _ = cli("compare", n["hg"], n["conv"], "--format", "csv", "--storage", url)
     assert code == 0 and out.splitlines()[0] == "budget,family,psnr,low,high,number,params,runs,verdict"
@@ -99,8 +149,10 @@ def test_a_budget_with_too_few_trials_near_it_is_too_thin_to_tell(cli, studies):
     assert level["verdict"].startswith("too thin to tell: conventional has 0 configurations between 13.3K and 40K")
     # hourglass's sizes up to the budget span 10K..40K, a factor 4, of which the window is a
     # factor 3: log 3 / log 4 = 79% of its trials would land there, so 2 trials make one
-    assert "hourglass has 0 configurations between 13.3K and 40K (1 needed): about 2 more trials of hourglass" \
+    assert (
+        "hourglass has 0 configurations between 13.3K and 40K (1 needed): about 2 more trials of hourglass"
         in level["verdict"]
+    )
     assert "resampled" in json.loads(out)["interval"]
 
 
@@ -109,9 +161,15 @@ def test_replicate_searches_are_pooled_by_their_group_name(cli, tmp_path):
     store = Store(url)
     for k, (hg, conv) in enumerate(((20.0, 18.0), (21.0, 18.5), (20.5, 18.2)), 1):
         name = f"q-r{k}"
-        store.create_or_load_study(name, task="digits-denoise", families=["hourglass", "conventional"], metric="psnr",
-                                   direction="maximize", budget=100_000,
-                                   settings={"replicate_of": "q", "replicate": k})
+        store.create_or_load_study(
+            name,
+            task="digits-denoise",
+            families=["hourglass", "conventional"],
+            metric="psnr",
+            direction="maximize",
+            budget=100_000,
+            settings={"replicate_of": "q", "replicate": k},
+        )
         for fam, top in (("hourglass", hg), ("conventional", conv)):
             add(store, name, fam, 8_000, [top - 1, top - 1.1, top - 0.9], 60)
             add(store, name, fam, 9_000, [top, top + 0.1, top - 0.1], 70)
@@ -123,18 +181,35 @@ def test_replicate_searches_are_pooled_by_their_group_name(cli, tmp_path):
     (level,) = got["levels"]
     hg = next(f for f in level["families"] if f["family"] == "hourglass")
     assert hg["value"] == pytest.approx(20.5) and hg["searches"] == 3 and hg["study"] == "q-r2"
-    assert level["winner"] == "hourglass" and level["status"] == "better" and level["margin"] == pytest.approx(20.5 - 54.7 / 3)
+    assert (
+        level["winner"] == "hourglass"
+        and level["status"] == "better"
+        and level["margin"] == pytest.approx(20.5 - 54.7 / 3)
+    )
     code, out, _ = cli("compare", "q-r1", "q-r2", "--replicates", "--budgets", "10K", "--storage", url)
     assert code == 0 and "replicate searches" in out and "mean of 2 searches" in out
 
 
 def add_diffusion(store, study, family, params, runs):
     """A trial of a diffusion study: `runs` is one (loss, frechet, sample_accuracy) per seed."""
-    n = store.add_trial(study, family=family, config={"D": 64, "depth": 3, "patch": 2, "mlp_ratio": 4},
-                        params=params, seeds=list(range(len(runs))))
-    results = [RunResult(i, "complete", {"loss": loss, "val_loss": loss, "frechet": fd, "sample_accuracy": acc,
-                                         "mystery": 1.0}, 1, [], 0.1)
-               for i, (loss, fd, acc) in enumerate(runs)]
+    n = store.add_trial(
+        study,
+        family=family,
+        config={"D": 64, "depth": 3, "patch": 2, "mlp_ratio": 4},
+        params=params,
+        seeds=list(range(len(runs))),
+    )
+    results = [
+        RunResult(
+            i,
+            "complete",
+            {"loss": loss, "val_loss": loss, "frechet": fd, "sample_accuracy": acc, "mystery": 1.0},
+            1,
+            [],
+            0.1,
+        )
+        for i, (loss, fd, acc) in enumerate(runs)
+    ]
     store.finish_trial(study, n, TrialResult(n, "complete", results, 0.1, "cpu"))
 
 
@@ -144,21 +219,36 @@ def diffusion_study(tmp_path):
     frechet, higher sample accuracy)."""
     url = f"sqlite:///{tmp_path / 'diff.sqlite'}"
     store = Store(url)
-    store.create_or_load_study("hu", task="digits-diffusion", families=["lmlp", "uvit"], metric="loss",
-                               direction="minimize", budget=200_000)
+    store.create_or_load_study(
+        "hu", task="digits-diffusion", families=["lmlp", "uvit"], metric="loss", direction="minimize", budget=200_000
+    )
     add_diffusion(store, "hu", "lmlp", 50_000, [(0.050, 9.0, 0.50), (0.051, 9.2, 0.52), (0.049, 8.9, 0.49)])
     add_diffusion(store, "hu", "uvit", 60_000, [(0.060, 3.0, 0.90), (0.061, 3.1, 0.91), (0.059, 2.9, 0.89)])
     store.close()
     return url
 
 
-@pytest.mark.parametrize("metric,winner,value", [
-    (None, "lmlp", 0.050), ("loss", "lmlp", 0.050), ("frechet", "uvit", 3.0), ("sample_accuracy", "uvit", 0.90),
-])
+@pytest.mark.parametrize(
+    "metric,winner,value",
+    [(None, "lmlp", 0.050), ("loss", "lmlp", 0.050), ("frechet", "uvit", 3.0), ("sample_accuracy", "uvit", 0.90)],
+)
 def test_compare_on_another_metric_takes_its_own_direction(cli, diffusion_study, metric, winner, value):
     args = ("--metric", metric) if metric else ()
-    code, out, err = cli("compare", "hu", "--budgets", "100K", "--min-near", "0", "--interval", "seed",
-                         "--format", "json", *args, "--storage", diffusion_study)
+    code, out, err = cli(
+        "compare",
+        "hu",
+        "--budgets",
+        "100K",
+        "--min-near",
+        "0",
+        "--interval",
+        "seed",
+        "--format",
+        "json",
+        *args,
+        "--storage",
+        diffusion_study,
+    )
     assert code == 0, err
     got = json.loads(out)
     (level,) = got["levels"]
@@ -172,31 +262,37 @@ def test_compare_on_another_metric_takes_its_own_direction(cli, diffusion_study,
     assert code == 0 and out.splitlines()[0].startswith(f"budget,family,{metric or 'loss'},low,high")
 
 
-@pytest.mark.parametrize("metric,match", [
-    ("fid", "no metric 'fid' in these studies; they have loss, val_loss, frechet, sample_accuracy, mystery"),
-    ("mystery", "metric 'mystery' has no known direction"),
-])
+@pytest.mark.parametrize(
+    "metric,match",
+    [
+        ("fid", "no metric 'fid' in these studies; they have loss, val_loss, frechet, sample_accuracy, mystery"),
+        ("mystery", "metric 'mystery' has no known direction"),
+    ],
+)
 def test_an_unknown_metric_is_one_line_exit_2_naming_the_studys_metrics(cli, diffusion_study, metric, match):
     code, out, err = cli("compare", "hu", "--metric", metric, "--storage", diffusion_study)
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("args,match", [
-    (("{hg}", "--metric", "frechet"), "no metric 'frechet' in these studies; they have psnr, val_psnr"),
-    (("{hg}", "{sr}"), "differ in task"),
-    (("{hg}", "{conv}", "--families", "mixer"), "no family mixer"),
-    (("{hg}", "--budgets", "10Q"), "bad budget"),
-    (("{hg}", "--levels", "0"), "--levels must be at least 1"),
-    (("{hg}", "--confidence", "1.5"), "--confidence must be between 0 and 1"),
-    (("nope",), "no study named 'nope'"),
-    (("{hg}", "--min-near", "-1"), "--min-near must be at least 0, got -1"),
-    (("{hg}", "--interval", "luck"), "argument --interval: invalid choice: 'luck'"),
-    (("{hg}", "--replicates"), "replicate searches need at least two studies, got 1"),
-    (("{hg}", "--levels", "3", "--budgets", "1K"), "not allowed with argument"),
-    (("{hg}", "--margin", "0"), "--margin must be a difference above 0 in the metric's units, got 0.0"),
-    (("{hg}", "--margin", "-0.5"), "--margin must be a difference above 0 in the metric's units, got -0.5"),
-    (("{hg}", "--margin", "nan"), "--margin must be a difference above 0 in the metric's units, got nan"),
-])
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (("{hg}", "--metric", "frechet"), "no metric 'frechet' in these studies; they have psnr, val_psnr"),
+        (("{hg}", "{sr}"), "differ in task"),
+        (("{hg}", "{conv}", "--families", "mixer"), "no family mixer"),
+        (("{hg}", "--budgets", "10Q"), "bad budget"),
+        (("{hg}", "--levels", "0"), "--levels must be at least 1"),
+        (("{hg}", "--confidence", "1.5"), "--confidence must be between 0 and 1"),
+        (("nope",), "no study named 'nope'"),
+        (("{hg}", "--min-near", "-1"), "--min-near must be at least 0, got -1"),
+        (("{hg}", "--interval", "luck"), "argument --interval: invalid choice: 'luck'"),
+        (("{hg}", "--replicates"), "replicate searches need at least two studies, got 1"),
+        (("{hg}", "--levels", "3", "--budgets", "1K"), "not allowed with argument"),
+        (("{hg}", "--margin", "0"), "--margin must be a difference above 0 in the metric's units, got 0.0"),
+        (("{hg}", "--margin", "-0.5"), "--margin must be a difference above 0 in the metric's units, got -0.5"),
+        (("{hg}", "--margin", "nan"), "--margin must be a difference above 0 in the metric's units, got nan"),
+    ],
+)
 def test_bad_compare_input_is_one_line_exit_2(cli, studies, args, match):
     url, n = studies
     code, out, err = cli("compare", *[a.format(**n) for a in args], "--storage", url)
@@ -206,15 +302,40 @@ def test_bad_compare_input_is_one_line_exit_2(cli, studies, args, match):
 @pytest.mark.slow
 def test_search_repeats_runs_replicate_searches_that_compare_pools(cli, tmp_path):
     url = f"sqlite:///{tmp_path / 'reps.sqlite'}"
-    code, out, err = cli("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "20K",
-                         "--trials", "2", "--epochs", "1", "--max-train-samples", "256", "--repeats", "2",
-                         "--search-repeats", "2", "--seed", "5", "--study", "rep", "--no-report", "--storage", url)
+    code, out, err = cli(
+        "run",
+        "--space",
+        "hourglass,conventional",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "20K",
+        "--trials",
+        "2",
+        "--epochs",
+        "1",
+        "--max-train-samples",
+        "256",
+        "--repeats",
+        "2",
+        "--search-repeats",
+        "2",
+        "--seed",
+        "5",
+        "--study",
+        "rep",
+        "--no-report",
+        "--storage",
+        url,
+    )
     assert code == 0, err
     assert "search 2 of 2: study 'rep-r2', seed 6" in out and "search compare rep" in out
     store = Store(url)
     recs = [store.get_study(f"rep-r{k}") for k in (1, 2)]
-    assert [(r.settings["replicate_of"], r.settings["replicate"], r.settings["seed"]) for r in recs] == \
-        [("rep", 1, 5), ("rep", 2, 6)]
+    assert [(r.settings["replicate_of"], r.settings["replicate"], r.settings["seed"]) for r in recs] == [
+        ("rep", 1, 5),
+        ("rep", 2, 6),
+    ]
     assert all(len(store.trials_frame(r.name)) >= 2 for r in recs)
     store.close()
     code, out, err = cli("compare", "rep", "--format", "json", "--storage", url)

@@ -1,5 +1,6 @@
 """`search data` answers for every task; `search data fetch NAME` (no network here: the
 downloads themselves are tested against a local server in tests/tasks/datasets/)."""
+
 from __future__ import annotations
 
 import gzip
@@ -42,7 +43,7 @@ def test_data_lists_every_task_with_presence_where_size_and_how(cli, tmp_path):
     assert by_task["imagenet32-sr"]["how"].startswith("by hand: needs an ImageNet account")
     assert by_task["digits-classify"]["present"] and by_task["digits-classify"]["how"] == "bundled with scikit-learn"
     assert by_task["checkerboard"]["data"] == "none: generated"
-    lm = [r for r in rows[rows.index(by_task["lm-shakespeare"]):][:2]]
+    lm = [r for r in rows[rows.index(by_task["lm-shakespeare"]) :][:2]]
     assert [r["data"] for r in lm] == ["shakespeare", "else tiny-shakespeare"]
 
     code, out, err = cli("data", "--data-dir", str(data))
@@ -50,8 +51,9 @@ def test_data_lists_every_task_with_presence_where_size_and_how(cli, tmp_path):
     lines = out.splitlines()
     assert lines[0].split() == ["task", "data", "present", "where", "size", "how", "to", "get", "it"]
     assert any(line.startswith("mnist-denoise") and f"{data / 'mnist'} (--data-dir)" in line for line in lines)
-    assert any(line.startswith("imagenet32: needs an ImageNet account: log in at https://image-net.org/")
-               for line in lines)
+    assert any(
+        line.startswith("imagenet32: needs an ImageNet account: log in at https://image-net.org/") for line in lines
+    )
     assert lines[-1].startswith(f"search order: {data} (--data-dir), then {fetch.cache_root()} (cache)")
 
 

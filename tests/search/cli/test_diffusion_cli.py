@@ -1,5 +1,6 @@
 """The diffusion families through the `search` command (issue 6's done-when, on digits):
 three families in one study, three fronts, a sample grid per Pareto-optimal model."""
+
 import re
 
 from reports.fronts import front_data
@@ -29,11 +30,35 @@ mlp_ratio = [2]
 def test_three_diffusion_families_three_fronts_and_sample_grids(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the classifier is cached here
     (tmp_path / "space.toml").write_text(SPACE_FILE)
-    code, out, err = cli("run", "--space", ",".join(FAMILIES), "--task", "digits-diffusion", "--budget", "200K",
-                         "--trials", "3", "--sampler", "grid", "--epochs", "2", "--lr", "3e-3", "--space-file", "space.toml",
-                         "--task-option", "samples=20", "--task-option", "sample_steps=5",
-                         "--task-option", "eval_levels=2", "--out", "site",
-                         "--pruner", "none")  # every family's trial must finish: three fronts
+    code, out, err = cli(
+        "run",
+        "--space",
+        ",".join(FAMILIES),
+        "--task",
+        "digits-diffusion",
+        "--budget",
+        "200K",
+        "--trials",
+        "3",
+        "--sampler",
+        "grid",
+        "--epochs",
+        "2",
+        "--lr",
+        "3e-3",
+        "--space-file",
+        "space.toml",
+        "--task-option",
+        "samples=20",
+        "--task-option",
+        "sample_steps=5",
+        "--task-option",
+        "eval_levels=2",
+        "--out",
+        "site",
+        "--pruner",
+        "none",
+    )  # every family's trial must finish: three fronts
     assert code == 0, err
     name = f"digits-diffusion-{'-'.join(FAMILIES)}"
     url = f"sqlite:///{tmp_path / 'search.db'}"

@@ -1,5 +1,6 @@
 """Kept weights end to end: `search run --keep`, `search model`, `load_model` giving the
 trial's recorded test metrics again, and the bad input of `search model`."""
+
 import json
 import runpy
 import shutil
@@ -15,15 +16,35 @@ from tasks.train import evaluate
 from tests.search.cli.test_cli import db_dump
 
 STUDY = "w"
-RUN = ("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "60K", "--trials", "4",
-       "--epochs", "2", "--no-report", "--study", STUDY, "--pruner", "none")
+RUN = (
+    "run",
+    "--space",
+    "hourglass,conventional",
+    "--task",
+    "digits-denoise",
+    "--budget",
+    "60K",
+    "--trials",
+    "4",
+    "--epochs",
+    "2",
+    "--no-report",
+    "--study",
+    STUDY,
+    "--pruner",
+    "none",
+)
 
 
 def live_weights(db, study=STUDY):
     with Store(f"sqlite:///{db}") as store:
         numbers = [t.number for t in store.trials(study)]
-        return {n: a for n, rows in store.artifacts_of(study, numbers, "weights").items() for a in rows
-                if a["removed_at"] is None}
+        return {
+            n: a
+            for n, rows in store.artifacts_of(study, numbers, "weights").items()
+            for a in rows
+            if a["removed_at"] is None
+        }
 
 
 def test_a_loaded_model_gives_the_trials_test_metrics_again(cli, tmp_path):
@@ -49,8 +70,9 @@ def test_a_loaded_model_gives_the_trials_test_metrics_again(cli, tmp_path):
     assert info["trial"] == best and info["params"] == int(done.set_index("number").params[best])
     assert (tmp_path / "best" / info["weights"]).stat().st_size == kept[best]["size"]
     snippet = runpy.run_path(str(tmp_path / "best" / "load.py"))  # the loader it wrote, as a user runs it
-    assert evaluate(snippet["model"], data, "test")["psnr"] == pytest.approx(done.set_index("number").psnr[best],
-                                                                             abs=1e-4)
+    assert evaluate(snippet["model"], data, "test")["psnr"] == pytest.approx(
+        done.set_index("number").psnr[best], abs=1e-4
+    )
 
 
 def test_keep_pareto_holds_each_familys_front(cli, tmp_path):
@@ -69,8 +91,7 @@ def test_keep_pareto_holds_each_familys_front(cli, tmp_path):
     assert code == 2 and "were removed when it fell off its family's Pareto front" in err
 
 
-def test_no_weights_bad_files_and_unreachable_stores_are_one_line_exit_2_database_unchanged(cli, tmp_path,
-                                                                                            monkeypatch):
+def test_no_weights_bad_files_and_unreachable_stores_are_one_line_exit_2_database_unchanged(cli, tmp_path, monkeypatch):
     code, _, err = cli(*RUN[:8], "2", *RUN[9:], "--keep", "none", "--study", "none")
     assert code == 0, err
     code, _, err = cli(*RUN[:8], "2", *RUN[9:], "--keep", "all")
@@ -90,11 +111,17 @@ def test_no_weights_bad_files_and_unreachable_stores_are_one_line_exit_2_databas
     cases = [
         (("model", "none", "0", "--out", "m"), "trial 0 of study 'none' has no weights: the study keeps none", None),
         (("model", "failing", "0", "--out", "m"), "has no weights: it is failed", None),
-        (("model", STUDY, "0", "--out", "m"), "the artifact folder", lambda: shutil.move(tmp_path / "search-artifacts",
-                                                                                         moved)),
+        (
+            ("model", STUDY, "0", "--out", "m"),
+            "the artifact folder",
+            lambda: shutil.move(tmp_path / "search-artifacts", moved),
+        ),
         (("model", STUDY, "0", "--out", "m", "--artifacts", str(moved / "nope")), "does not exist", None),
-        (("model", STUDY, "0", "--out", "m"), "differs from its record",
-         lambda: (shutil.move(moved, tmp_path / "search-artifacts"), corrupt())),
+        (
+            ("model", STUDY, "0", "--out", "m"),
+            "differs from its record",
+            lambda: (shutil.move(moved, tmp_path / "search-artifacts"), corrupt()),
+        ),
     ]
     for args, match, before_call in cases:
         if before_call:

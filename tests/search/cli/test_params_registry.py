@@ -1,5 +1,6 @@
 """`search params` agrees with the family's count (and so with the built model) for
 every family on every task it fits."""
+
 import json
 
 import pytest

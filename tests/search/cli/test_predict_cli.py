@@ -1,4 +1,5 @@
 """`search predict` on stored studies whose fronts follow known laws."""
+
 import json
 
 import numpy as np
@@ -18,12 +19,15 @@ def url(tmp_path):
     url = f"sqlite:///{tmp_path / 'p.sqlite'}"
     store = Store(url)
     rng = np.random.default_rng(0)
-    store.create_or_load_study("s", task="digits-denoise", families=list(LAWS), metric="psnr",
-                               direction="maximize", budget=100_000)
-    store.create_or_load_study("one", task="digits-denoise", families=["hourglass"], metric="psnr",
-                               direction="maximize", budget=100_000)
-    store.create_or_load_study("b", task="digits-denoise", families=list(LAWS), metric="bleu",
-                               direction="maximize", budget=100_000)
+    store.create_or_load_study(
+        "s", task="digits-denoise", families=list(LAWS), metric="psnr", direction="maximize", budget=100_000
+    )
+    store.create_or_load_study(
+        "one", task="digits-denoise", families=["hourglass"], metric="psnr", direction="maximize", budget=100_000
+    )
+    store.create_or_load_study(
+        "b", task="digits-denoise", families=list(LAWS), metric="bleu", direction="maximize", budget=100_000
+    )
     for i in range(32):
         fam = list(LAWS)[i % 2]
         params = int(np.exp(rng.uniform(np.log(1000), np.log(100_000))))
@@ -41,8 +45,9 @@ def add_shaped_study(store, rng):
     """Study "shaped": real configurations on digits-denoise whose widths grow along the
     front at a fixed depth (hourglass d_h = d_z / 4, conventional d_h = 2 d_z), L = 2."""
     io = get_task("digits-denoise").io()
-    store.create_or_load_study("shaped", task="digits-denoise", families=list(LAWS), metric="psnr",
-                               direction="maximize", budget=100_000)
+    store.create_or_load_study(
+        "shaped", task="digits-denoise", families=list(LAWS), metric="psnr", direction="maximize", budget=100_000
+    )
     for fam, ratio in (("hourglass", 0.25), ("conventional", 2.0)):
         for d_z in np.geomspace(70, 180, 8).astype(int):
             config = {"fixed_w_in": False, "L": 2, "d_z": int(d_z), "d_h": int(d_z * ratio), "lr": 1e-3}
@@ -93,17 +98,20 @@ def test_predict_proposes_a_configuration_within_each_target_with_its_exact_coun
     assert "no configuration to train at 1M: the front's configurations lack L, d_z, d_h" in out
 
 
-@pytest.mark.parametrize("args,match", [
-    (("s", "--at", "50K"), "--at 50K is not above the search budget 100K"),
-    (("s", "--at", "1M", "--confidence", "2"), "--confidence must be between 0 and 1"),
-    (("s", "--at", "1Q"), "bad budget"),
-    (("s", "--at", ","), "--at needs at least one budget"),
-    (("s", "--at", "1M", "--families", "mixer"), "no family mixer"),
-    (("one", "--at", "1M"), "predict compares families: one has 1 (hourglass)"),
-    (("b", "--at", "1M"), "cannot predict bleu: no error scale"),
-    (("nope", "--at", "1M"), "no study named 'nope'"),
-    (("s",), "the following arguments are required: --at"),
-])
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (("s", "--at", "50K"), "--at 50K is not above the search budget 100K"),
+        (("s", "--at", "1M", "--confidence", "2"), "--confidence must be between 0 and 1"),
+        (("s", "--at", "1Q"), "bad budget"),
+        (("s", "--at", ","), "--at needs at least one budget"),
+        (("s", "--at", "1M", "--families", "mixer"), "no family mixer"),
+        (("one", "--at", "1M"), "predict compares families: one has 1 (hourglass)"),
+        (("b", "--at", "1M"), "cannot predict bleu: no error scale"),
+        (("nope", "--at", "1M"), "no study named 'nope'"),
+        (("s",), "the following arguments are required: --at"),
+    ],
+)
 def test_bad_predict_input_is_one_line_exit_2(cli, url, args, match):
     code, _, err = cli("predict", *args, "--storage", url)
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -1,5 +1,6 @@
 """The Mixer, SW-MLP and Han families through the `search` command: searchable side by
 side on a classification task, fitting tasks listed, clear errors where they do not fit."""
+
 import json
 
 from reports.fronts import front_data
@@ -50,9 +51,26 @@ d_h = [8]
 
 def test_all_families_search_side_by_side_on_digits_classify(cli, tmp_path):
     (tmp_path / "space.toml").write_text(SPACE_FILE)
-    code, out, err = cli("run", "--space", ",".join(FAMILIES), "--task", "digits-classify", "--budget", "40K",
-                         "--trials", "7", "--sampler", "grid", "--epochs", "1", "--max-train-samples", "256",
-                         "--space-file", str(tmp_path / "space.toml"), "--no-report")
+    code, out, err = cli(
+        "run",
+        "--space",
+        ",".join(FAMILIES),
+        "--task",
+        "digits-classify",
+        "--budget",
+        "40K",
+        "--trials",
+        "7",
+        "--sampler",
+        "grid",
+        "--epochs",
+        "1",
+        "--max-train-samples",
+        "256",
+        "--space-file",
+        str(tmp_path / "space.toml"),
+        "--no-report",
+    )
     assert code == 0, err
     df = load_trials(f"digits-classify-{'-'.join(FAMILIES)}", f"sqlite:///{tmp_path / 'search.db'}")
     done = df[df.status == "complete"]
@@ -75,7 +93,9 @@ def test_spaces_lists_the_tasks_each_family_fits(cli):
         fits = lines[fam].split("tasks: ")[1].split("; from: ")[0].split(", ")
         assert set(fits) == {"mnist-classify", "digits-classify", "cifar10-classify"}
     for fam in ("han", "sw-mlp", "hourglass", "conventional"):
-        assert {"checkerboard", "sines", "digits-classify"} <= set(lines[fam].split("tasks: ")[1].split("; from: ")[0].split(", "))
+        assert {"checkerboard", "sines", "digits-classify"} <= set(
+            lines[fam].split("tasks: ")[1].split("; from: ")[0].split(", ")
+        )
 
 
 def test_a_family_that_does_not_fit_is_refused(cli):
@@ -88,16 +108,31 @@ def test_params_shows_non_zero_and_tensor_size(cli):
     d = json.loads(out)
     assert code == 0 and d["params"] == 802 and d["convention"] == "non-zero parameters"
     assert d["breakdown"]["tensor size (all weight entries + biases)"] == 802 + 3 * 1440
-    code, out, _ = cli("params", "--space", "mixer", "--task", "digits-classify", "S=16", "C=16", "gamma=2", "L=2",
-                       "patch=2")
+    code, out, _ = cli(
+        "params", "--space", "mixer", "--task", "digits-classify", "S=16", "C=16", "gamma=2", "L=2", "patch=2"
+    )
     assert code == 0 and out.startswith("4698 trainable parameters") and "connections: 66720" in out
     code, _, err = cli("params", "--space", "mixer", "--task", "digits-classify", "S=16", "C=16", "L=2", "patch=3")
     assert code == 2 and "does not tile" in err
 
 
 def test_checkerboard_board_option(cli):
-    code, out, err = cli("run", "--space", "han", "--task", "checkerboard", "--task-option", "board=2", "--budget",
-                         "3K", "--trials", "1", "--epochs", "1", "--no-report")
+    code, out, err = cli(
+        "run",
+        "--space",
+        "han",
+        "--task",
+        "checkerboard",
+        "--task-option",
+        "board=2",
+        "--budget",
+        "3K",
+        "--trials",
+        "1",
+        "--epochs",
+        "1",
+        "--no-report",
+    )
     assert code == 0, err
     code, _, err = cli("run", "--space", "han", "--task", "checkerboard", "--task-option", "board=0", "--budget", "3K")
     assert code == 2 and "board" in err

@@ -1,6 +1,7 @@
 """`search train`: a trial trained again (longer, more seeds), recorded as a retraining
 beside the search's results; the search's front unchanged; a killed retraining leaves
 nothing recorded."""
+
 import hashlib
 import os
 
@@ -12,8 +13,26 @@ from tests.search.cli.test_cli import db_dump
 from tests.search.conftest import run_subprocess
 
 STUDY = "t"
-RUN = ("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "60K", "--trials", "3",
-       "--epochs", "2", "--no-report", "--study", STUDY, "--pruner", "none", "--keep", "all")
+RUN = (
+    "run",
+    "--space",
+    "hourglass,conventional",
+    "--task",
+    "digits-denoise",
+    "--budget",
+    "60K",
+    "--trials",
+    "3",
+    "--epochs",
+    "2",
+    "--no-report",
+    "--study",
+    STUDY,
+    "--pruner",
+    "none",
+    "--keep",
+    "all",
+)
 
 
 @pytest.fixture
@@ -42,7 +61,8 @@ def test_longer_retraining_with_more_seeds_is_recorded_beside_the_search(cli, st
         assert (r.trial, r.number, r.status, r.epochs) == (number, 1, "complete", 4)
         assert [run["epochs"] for run in r.runs] == [4, 4] and len({run["seed"] for run in r.runs}) == 2
         assert r.metrics["psnr"][2] == 2 and r.metrics["psnr"][0] == pytest.approx(
-            sum(run["metrics"]["psnr"] for run in r.runs) / 2)
+            sum(run["metrics"]["psnr"] for run in r.runs) / 2
+        )
         for run in r.runs:  # each run's weights, whole, in the study's folder
             (w,) = run["artifacts"]
             data = open_location(w["store"]).read(w["store_key"])
@@ -65,8 +85,10 @@ def test_retraining_at_the_searchs_epochs_trains_the_searchs_first_run_again(cli
 
 def test_a_recipes_training_settings_are_used(cli, study, tmp_path):
     db, number, _ = study
-    (tmp_path / "long.toml").write_text('description = "d"\n[run]\ntask = "digits-denoise"\nbatch_size = 32\n'
-                                        'optimizer = "sgd-step"\nspace = "hourglass"\nbudget = "60K"\n')
+    (tmp_path / "long.toml").write_text(
+        'description = "d"\n[run]\ntask = "digits-denoise"\nbatch_size = 32\n'
+        'optimizer = "sgd-step"\nspace = "hourglass"\nbudget = "60K"\n'
+    )
     code, out, err = cli("train", STUDY, str(number), "--epochs", "1", "--recipe", "long.toml")
     assert code == 0, err
     with Store(f"sqlite:///{db}") as store:
@@ -106,8 +128,7 @@ def test_ctrl_c_during_a_retraining_records_nothing_and_deletes_its_files(cli, s
 def test_a_retraining_killed_during_a_weights_write_records_nothing_then_runs_again(cli, study, tmp_path):
     db, number, _ = study
     before = db_dump(db)
-    proc = run_subprocess(["train", STUDY, str(number), "--epochs", "2"], tmp_path,
-                          {"SEARCH_FAULT_WEIGHTS": "crash"})
+    proc = run_subprocess(["train", STUDY, str(number), "--epochs", "2"], tmp_path, {"SEARCH_FAULT_WEIGHTS": "crash"})
     proc.communicate(timeout=300)
     assert proc.returncode == 137
     assert db_dump(db) == before  # nothing half-recorded (an unrecorded half file may stay in the store)
@@ -211,6 +232,9 @@ def test_a_retrained_model_is_loaded_back_and_gives_its_recorded_test_metric(cli
     assert info["retraining"] == 1 and info["sha256"] == r.runs[1]["artifacts"][0]["sha256"]
     assert info["metrics"]["psnr"] == pytest.approx(r.metrics["psnr"][0])
     assert (tmp_path / "m" / f"trial{number}-retraining1-seed{r.runs[1]['seed']}.safetensors").is_file()
-    assert f"load_model({STUDY!r}, {number}, seed={r.runs[1]['seed']}, retraining=1)" in (tmp_path / "m" / "load.py").read_text()
+    assert (
+        f"load_model({STUDY!r}, {number}, seed={r.runs[1]['seed']}, retraining=1)"
+        in (tmp_path / "m" / "load.py").read_text()
+    )
     code, _, err = cli("model", STUDY, str(number), "--retraining", "2", "--out", "m")
     assert code == 2 and f"trial {number} of study 't' has no retraining 2; it has 1" in err

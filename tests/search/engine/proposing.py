@@ -1,4 +1,5 @@
 """What the proposer tests share: driving a proposer as a study loop would, without one."""
+
 import math
 
 from search.engine.proposers import Proposal

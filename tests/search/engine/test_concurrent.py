@@ -1,5 +1,6 @@
 """Two `search run` processes on one study: no trial lost, none duplicated, and the
 study stops at --trials (give or take the trials in flight when it got there)."""
+
 import os
 import uuid
 
@@ -16,10 +17,28 @@ BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SEARCH_TEST_POSTGRES_
 def test_two_processes_share_a_study(tmp_path, backend):
     url = f"sqlite:///{tmp_path / 'db.sqlite'}" if backend == "sqlite" else os.environ["SEARCH_TEST_POSTGRES_URL"]
     study = f"two-{uuid.uuid4().hex[:8]}"
-    args = ["run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "60K",
-            "--trials", "8", "--epochs", "3", "--no-report", "--study", study, "--storage", url,
-            "--pruner", "none",  # counts complete trials: none stopped early
-            "--artifacts", str(tmp_path / "weights")]  # (a PostgreSQL database has no folder beside it)
+    args = [
+        "run",
+        "--space",
+        "hourglass,conventional",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "60K",
+        "--trials",
+        "8",
+        "--epochs",
+        "3",
+        "--no-report",
+        "--study",
+        study,
+        "--storage",
+        url,
+        "--pruner",
+        "none",  # counts complete trials: none stopped early
+        "--artifacts",
+        str(tmp_path / "weights"),
+    ]  # (a PostgreSQL database has no folder beside it)
     procs = [run_subprocess(args + ["--seed", str(i)], cwd=tmp_path) for i in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1][-500:] for o in outs]
@@ -34,8 +53,9 @@ def test_two_processes_share_a_study(tmp_path, backend):
     assert len(owners) == 2  # both processes ran trials
     # both processes kept their fronts' weights (--keep pareto) in one folder: every record
     # left points at a whole file, and the folder holds nothing else
-    kept = [a for rows in store.artifacts_of(study, numbers, "weights").values() for a in rows
-            if a["removed_at"] is None]
+    kept = [
+        a for rows in store.artifacts_of(study, numbers, "weights").values() for a in rows if a["removed_at"] is None
+    ]
     assert kept and {p.name for p in (tmp_path / "weights").iterdir()} == {a["store_key"] for a in kept}
     if backend == "postgresql":
         store.delete_study(study)

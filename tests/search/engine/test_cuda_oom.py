@@ -4,6 +4,7 @@ batch, which fits. The GPU's memory is capped for this process halfway between w
 half batch and the full batch were measured to allocate at most, so the error is the
 allocator's own. (Capped between the two runs' peak *reserved* memory, the full batch
 still fitted on an H200: the allocator frees its cache before it gives up.)"""
+
 from __future__ import annotations
 
 import pytest
@@ -23,8 +24,9 @@ BATCH = 1024
 def peak_allocated(batch: int) -> int:
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
-    spec = TrialSpec("t", 0, "hourglass", CONFIG, "digits-denoise", (0,),
-                     TrainSettings(epochs=1, batch_size=batch, device="cuda"))
+    spec = TrialSpec(
+        "t", 0, "hourglass", CONFIG, "digits-denoise", (0,), TrainSettings(epochs=1, batch_size=batch, device="cuda")
+    )
     result = tasks.run_trial(spec)
     assert result.status == "complete", result.error
     return torch.cuda.max_memory_allocated()
@@ -44,10 +46,33 @@ def capped_memory():
 
 def test_a_real_out_of_memory_fails_and_is_retried_with_half_the_batch(cli, tmp_path, capped_memory):
     (tmp_path / "grid.toml").write_text(GRID)
-    code, out, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100M",
-                         "--sampler", "grid", "--space-file", "grid.toml", "--trials", "1", "--epochs", "1",
-                         "--batch-size", str(BATCH), "--retries", "0", "--oom-retry", "--device", "cuda",
-                         "--no-report", "--study", "oom")
+    code, out, err = cli(
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "100M",
+        "--sampler",
+        "grid",
+        "--space-file",
+        "grid.toml",
+        "--trials",
+        "1",
+        "--epochs",
+        "1",
+        "--batch-size",
+        str(BATCH),
+        "--retries",
+        "0",
+        "--oom-retry",
+        "--device",
+        "cuda",
+        "--no-report",
+        "--study",
+        "oom",
+    )
     assert code == 0, err
     df = load_trials("oom", f"sqlite:///{tmp_path / 'search.db'}").sort_values("number")
     assert list(df.status) == ["failed", "complete"], df[["status", "error"]]

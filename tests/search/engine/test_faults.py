@@ -1,5 +1,6 @@
 """Faults inside trials: NaN, out of memory, exceptions, crashed processes. The study
 records each with its reason and goes on; retries follow --retries / --oom-retry."""
+
 import json
 
 import pytest
@@ -14,8 +15,27 @@ GRID = "[hourglass]\nd_z = [100]\nd_h = [7, 8]\nL = [1]\nlr = [0.005]\n"
 
 def run_grid(cli, tmp_path, *extra):
     (tmp_path / "grid.toml").write_text(GRID)
-    return cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--sampler", "grid",
-               "--space-file", "grid.toml", "--trials", "2", "--epochs", "2", "--no-report", "--study", "f", *extra)
+    return cli(
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "100K",
+        "--sampler",
+        "grid",
+        "--space-file",
+        "grid.toml",
+        "--trials",
+        "2",
+        "--epochs",
+        "2",
+        "--no-report",
+        "--study",
+        "f",
+        *extra,
+    )
 
 
 def trials(tmp_path):
@@ -85,7 +105,9 @@ def test_exception_stored_with_traceback_and_retried(cli, tmp_path, monkeypatch)
     assert "Traceback" in bad[0].traceback and "RuntimeError" in bad[0].traceback
     assert [r.status for r in recs if r.config["d_h"] == 8] == ["complete"]
     rows = json.loads(cli("trials", "f", "--format", "json")[1])
-    assert {r["status"] for r in rows} == {"failed", "complete"} and all(r["error"] for r in rows if r["status"] == "failed")
+    assert {r["status"] for r in rows} == {"failed", "complete"} and all(
+        r["error"] for r in rows if r["status"] == "failed"
+    )
 
 
 @pytest.mark.slow
@@ -93,8 +115,26 @@ def test_crashing_trial_process_then_resume(tmp_path):
     """The driver itself dies in a trial (local executor): the next run marks the trial
     interrupted, retries it once (it crashes again), then gives up on it and finishes."""
     (tmp_path / "grid.toml").write_text(GRID)
-    args = ["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--sampler", "grid",
-            "--space-file", "grid.toml", "--trials", "2", "--epochs", "1", "--no-report", "--study", "f"]
+    args = [
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "100K",
+        "--sampler",
+        "grid",
+        "--space-file",
+        "grid.toml",
+        "--trials",
+        "2",
+        "--epochs",
+        "1",
+        "--no-report",
+        "--study",
+        "f",
+    ]
     codes = []
     for _ in range(4):
         p = run_subprocess(args, cwd=tmp_path, env_extra={"SEARCH_FAULT": "crash:d_h=7"})

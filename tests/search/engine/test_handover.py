@@ -1,4 +1,5 @@
 """`HandOver`: one Optuna sampler until a study holds `at` finished trials, then another."""
+
 import optuna
 import pytest
 

@@ -1,4 +1,5 @@
 """Proposers on their own: the grid and every registered Optuna sampler (no study loop)."""
+
 import math
 
 import pytest
@@ -21,8 +22,7 @@ def prep():
 
 
 def build(prep, sampler, seed=0, budget=BUDGET):
-    return make_proposer(sampler, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=seed,
-                         trials=20)
+    return make_proposer(sampler, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=seed, trials=20)
 
 
 def record(number, p, status="complete", value=None):
@@ -45,7 +45,7 @@ def test_every_name_builds_its_proposer(prep):
 def test_optuna_proposals_are_within_budget_with_exact_counts(prep, sampler):
     proposer = build(prep, sampler)
     seen = []
-    for i in range(24):
+    for _ in range(24):
         p = proposer.ask()
         assert isinstance(p, (Proposal, Rejection))
         if isinstance(p, Rejection):
@@ -58,8 +58,9 @@ def test_optuna_proposals_are_within_budget_with_exact_counts(prep, sampler):
         seen.append(p)
     assert len(seen) >= 20 and {p.family for p in seen} == {"hourglass", "conventional"}
     done = [t for t in proposer.study.trials if t.values is not None]
-    assert [t.values for t in done] == [[size_objective(p.params, DEFAULT_SIZE_SCALE), 10.0 + math.log(p.params)]
-                                        for p in seen]
+    assert [t.values for t in done] == [
+        [size_objective(p.params, DEFAULT_SIZE_SCALE), 10.0 + math.log(p.params)] for p in seen
+    ]
 
 
 @pytest.mark.parametrize("sampler", OPTUNA)
@@ -121,8 +122,9 @@ def test_grid_replay_skips_the_points_already_run(prep):
 def test_size_scale_tells_the_sampler_the_count_or_its_log_live_and_on_replay(prep, sampler, scale):
     """--size-scale: the study's first objective is log10(params) with "log", the count as
     it is with "linear", for trials told live and for trials replayed on resume."""
-    live = make_proposer(sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0,
-                         trials=20, size_scale=scale)
+    live = make_proposer(
+        sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=20, size_scale=scale
+    )
     seen = []
     for i in range(4):
         p = live.ask()
@@ -130,9 +132,11 @@ def test_size_scale_tells_the_sampler_the_count_or_its_log_live_and_on_replay(pr
         seen.append(p)
     want = [math.log10(p.params) if scale == "log" else float(p.params) for p in seen]
     assert [t.values for t in live.study.trials] == [[w, 12.0 + i] for i, w in enumerate(want)]
-    again = make_proposer(sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0,
-                          trials=20, size_scale=scale)
-    again.replay([record(i, p, value=12.0 + i) for i, p in enumerate(seen)],
-                 lambda r: r.metrics.get("val_psnr", (None,))[0])
+    again = make_proposer(
+        sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=20, size_scale=scale
+    )
+    again.replay(
+        [record(i, p, value=12.0 + i) for i, p in enumerate(seen)], lambda r: r.metrics.get("val_psnr", (None,))[0]
+    )
     assert [t.values for t in again.study.trials] == [t.values for t in live.study.trials]
     assert isinstance(again.ask(), Proposal)

@@ -1,5 +1,6 @@
 """Pareto-aware early stopping (`--pruner pareto`, issue 11): the rule against a brute-force
 oracle, and pruned trials through a real study, a resume and a kill -9."""
+
 import json
 import random
 import signal
@@ -54,12 +55,17 @@ def test_dominated_at_matches_brute_force():
     rng = random.Random(0)
     for _ in range(300):
         direction = rng.choice(["maximize", "minimize"])
-        curves = [(rng.randint(1, 50), [rng.uniform(0, 10) for _ in range(rng.randint(1, 5))])
-                  for _ in range(rng.randint(0, 6))]
+        curves = [
+            (rng.randint(1, 50), [rng.uniform(0, 10) for _ in range(rng.randint(1, 5))])
+            for _ in range(rng.randint(0, 6))
+        ]
         params, epoch, value = rng.randint(1, 50), rng.randint(1, 5), rng.uniform(0, 10)
         sign = 1 if direction == "maximize" else -1
-        ok = [(n, c[epoch - 1]) for n, c in curves if n <= params and len(c) >= epoch
-              and sign * (c[epoch - 1] - value) > 0.01 * abs(c[epoch - 1])]
+        ok = [
+            (n, c[epoch - 1])
+            for n, c in curves
+            if n <= params and len(c) >= epoch and sign * (c[epoch - 1] - value) > 0.01 * abs(c[epoch - 1])
+        ]
         got = dominated_at(params, epoch, value, curves, direction)
         if not ok:
             assert got is None
@@ -110,8 +116,10 @@ def test_nondominated_ranks_match_brute_force():
         pts = [(rng.randint(1, 6), float(rng.randint(0, 5))) for _ in range(rng.randint(0, 9))]
         brute = [1] * len(pts)
         for _ in range(len(pts) + 1):
-            brute = [1 + max([brute[j] for j in range(len(pts)) if j != i and beaten(pts[i], pts[j], direction)],
-                             default=0) for i in range(len(pts))]
+            brute = [
+                1 + max([brute[j] for j in range(len(pts)) if j != i and beaten(pts[i], pts[j], direction)], default=0)
+                for i in range(len(pts))
+            ]
         assert nondominated_ranks(pts, direction) == brute, (pts, direction)
 
 
@@ -184,8 +192,9 @@ def test_rung_trusted_hand_cases():
     assert rung_trusted(1, off_front, 3, "maximize", min_complete=3)
     assert not rung_trusted(1, off_front[:4] + [(15, [2.5])], 3, "maximize", min_complete=3)  # beats (20) there
     # losses: smaller is better; a NaN end is on no front, a NaN at the rung is never judged
-    assert rung_trusted(1, [(10, [3.0, 2.0]), (20, [2.0, 1.0]), (30, [1.0, float("nan")])], 2, "minimize",
-                        min_complete=2)
+    assert rung_trusted(
+        1, [(10, [3.0, 2.0]), (20, [2.0, 1.0]), (30, [1.0, float("nan")])], 2, "minimize", min_complete=2
+    )
     assert rung_keeps(1, [(10, [1.0, 2.0]), (20, [float("nan"), 3.0]), (30, [5.0])], 2, "maximize") == 1.0
 
 
@@ -285,8 +294,15 @@ def _rung_loop(store, trials, curve=_curve, pruner="rungs"):
     from search.engine.study import StudyLoop, prepare
     from tests.search.fakes import CurveExecutor, RecordingProgress
 
-    spec = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=20_000, trials=trials, study="r",
-                   pruner=pruner, train=TrainSettings(epochs=9))
+    spec = RunSpec(
+        spaces=("hourglass",),
+        task="digits-denoise",
+        budget=20_000,
+        trials=trials,
+        study="r",
+        pruner=pruner,
+        train=TrainSettings(epochs=9),
+    )
     executor = CurveExecutor(curve)
     loop = StudyLoop(spec, store, RecordingProgress(), prepare(spec), executor=executor)
     executor.on_epoch = loop.on_epoch
@@ -342,7 +358,7 @@ def test_rungs_through_the_study_loop_kill_mid_rung_and_resume(rung_store, rule)
     assert len(pruned) >= 3 and any(t.status == "complete" for t in rows[1:])
     curves = store.epochs_of("r", ("complete", "pruned"), repeat=0)
     for t in pruned:  # rungs stop only at rungs; checked-rungs also by the Pareto rule from its grace (3 of 9)
-        assert (len(curves[t.number]) in (1, 3) or rule == "checked-rungs" and len(curves[t.number]) >= 3)
+        assert len(curves[t.number]) in (1, 3) or rule == "checked-rungs" and len(curves[t.number]) >= 3
         assert stopped_at(t.error) == (len(curves[t.number]), 9)
     # replayed: trial i judged by the finished trials before it, as the loop judged it
     replay = make_pruner(rule, "maximize", 9)
@@ -350,15 +366,34 @@ def test_rungs_through_the_study_loop_kill_mid_rung_and_resume(rung_store, rule)
         if t.status not in ("complete", "pruned"):
             continue
         values = [r["psnr"] for r in curves[t.number]]
-        stop = next((e for e, v in enumerate(_curve(t)[:9], start=1)
-                     if replay.check(t.params, e, v, t.family) is not None), None)
+        stop = next(
+            (e for e, v in enumerate(_curve(t)[:9], start=1) if replay.check(t.params, e, v, t.family) is not None),
+            None,
+        )
         assert (t.status == "pruned") == (stop is not None) and (stop is None or stop == len(values)), t.number
         replay.observe(t.params, values, t.family)
 
 
-ARGS = ["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--epochs", "6",
-        "--max-train-samples", "400",
-        "--pruner", "pareto", "--no-report", "--study", "p", "--seed", "2"]
+ARGS = [
+    "run",
+    "--space",
+    "hourglass",
+    "--task",
+    "digits-denoise",
+    "--budget",
+    "100K",
+    "--epochs",
+    "6",
+    "--max-train-samples",
+    "400",
+    "--pruner",
+    "pareto",
+    "--no-report",
+    "--study",
+    "p",
+    "--seed",
+    "2",
+]
 
 
 def rows(db):

@@ -1,5 +1,6 @@
 """kill -9 in the middle of a study, then the same command again: the study completes
 with every finished trial kept exactly once and the interrupted one run again."""
+
 import signal
 import sqlite3
 import time
@@ -10,9 +11,24 @@ import pytest
 from storage import load_trials
 from tests.search.conftest import run_subprocess
 
-ARGS = ["run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "60K",
-        "--trials", "5", "--epochs", "25", "--no-report", "--study", "k",
-        "--pruner", "none"]  # counts complete trials (test_pruners.py resumes a pruned study)
+ARGS = [
+    "run",
+    "--space",
+    "hourglass,conventional",
+    "--task",
+    "digits-denoise",
+    "--budget",
+    "60K",
+    "--trials",
+    "5",
+    "--epochs",
+    "25",
+    "--no-report",
+    "--study",
+    "k",
+    "--pruner",
+    "none",
+]  # counts complete trials (test_pruners.py resumes a pruned study)
 
 
 def complete_rows(db):
@@ -75,8 +91,19 @@ def test_kill_during_a_weights_write_then_resume(tmp_path):
     from search import load_model
     from storage import Store
 
-    args = ARGS[:ARGS.index("--trials")] + ["--trials", "3", "--epochs", "2", "--no-report", "--study", "k",
-                                            "--pruner", "none", "--keep", "all"]
+    args = ARGS[: ARGS.index("--trials")] + [
+        "--trials",
+        "3",
+        "--epochs",
+        "2",
+        "--no-report",
+        "--study",
+        "k",
+        "--pruner",
+        "none",
+        "--keep",
+        "all",
+    ]
     proc = run_subprocess(args, cwd=tmp_path, env_extra={"SEARCH_FAULT_WEIGHTS": "crash"})
     proc.communicate(timeout=300)
     assert proc.returncode == 137

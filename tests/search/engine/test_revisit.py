@@ -2,6 +2,7 @@
 has already trained (or pruned). A configuration's seeds follow from it, so training it
 again would recompute the stored result; "answer" tells the sampler that result instead
 and asks again (docs/benchmarks.md §19, "Repeated configurations")."""
+
 import math
 
 import optuna
@@ -36,9 +37,19 @@ def prep():
 
 
 def lowest(prep, revisit, budget=BUDGET, stopped_as_complete=False):
-    return OptunaProposer(prep.spaces, prep.io, budget, prep.count, make_sampler=lambda seed, trials: Lowest(seed=seed),
-                          direction="maximize", seed=0, trials=20, corners="none", revisit=revisit,
-                          stopped_as_complete=stopped_as_complete)
+    return OptunaProposer(
+        prep.spaces,
+        prep.io,
+        budget,
+        prep.count,
+        make_sampler=lambda seed, trials: Lowest(seed=seed),
+        direction="maximize",
+        seed=0,
+        trials=20,
+        corners="none",
+        revisit=revisit,
+        stopped_as_complete=stopped_as_complete,
+    )
 
 
 def value(q):
@@ -76,7 +87,7 @@ def test_answer_tells_the_sampler_the_stored_result_and_asks_again(prep):
     assert p.answered == RANDOM_AFTER_REVISITS
     trials = p.study.trials
     assert len(trials) == 2 + RANDOM_AFTER_REVISITS
-    answered = trials[1:1 + RANDOM_AFTER_REVISITS]
+    answered = trials[1 : 1 + RANDOM_AFTER_REVISITS]
     assert all(t.state == optuna.trial.TrialState.COMPLETE and t.values == trials[0].values for t in answered)
     assert trials[-1].params[f"hourglass.{SIZE_PARAM}"] > trials[0].params[f"hourglass.{SIZE_PARAM}"]
     assert p._turns["hourglass"] == 2
@@ -92,7 +103,7 @@ def test_a_pruned_configuration_is_answered_as_it_was_told(prep):
         p = lowest(prep, "answer", stopped_as_complete=as_complete)
         first, second = drive(p, 2, pruned={0})
         assert key(second) != key(first) and p.answered == RANDOM_AFTER_REVISITS
-        assert [t.state for t in p.study.trials[:1 + RANDOM_AFTER_REVISITS]] == [state] * (1 + RANDOM_AFTER_REVISITS)
+        assert [t.state for t in p.study.trials[: 1 + RANDOM_AFTER_REVISITS]] == [state] * (1 + RANDOM_AFTER_REVISITS)
 
 
 def test_a_failed_configuration_is_not_answered(prep):
@@ -127,8 +138,9 @@ def test_a_resumed_study_knows_its_replayed_results(prep):
 def test_every_optuna_sampler_builds_with_answer(sampler):
     """The registry passes `revisit` to every Optuna sampler; no proposal is a revisit."""
     prep2 = prepare(RunSpec(spaces=("hourglass", "conventional"), task="digits-denoise", budget=BUDGET))
-    p = make_proposer(sampler, prep2.spaces, prep2.io, BUDGET, prep2.count, direction="maximize", seed=1,
-                      trials=12, revisit="answer")
+    p = make_proposer(
+        sampler, prep2.spaces, prep2.io, BUDGET, prep2.count, direction="maximize", seed=1, trials=12, revisit="answer"
+    )
     qs = []
     while len(qs) < 12:
         q = p.ask()
@@ -149,11 +161,25 @@ def test_the_study_loop_trains_each_configuration_once_and_says_how_many_it_answ
 
     monkeypatch.setitem(samplers.SAMPLERS._items, "lowest", samplers._optuna(lambda seed, trials: Lowest(seed=seed)))
     for revisit in ("answer", "train"):
-        spec = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=BUDGET, trials=5, study="r",
-                       sampler="lowest", corners="none", pruner="none", revisit=revisit)
+        spec = RunSpec(
+            spaces=("hourglass",),
+            task="digits-denoise",
+            budget=BUDGET,
+            trials=5,
+            study="r",
+            sampler="lowest",
+            corners="none",
+            pruner="none",
+            revisit=revisit,
+        )
         store = MemoryStore()
-        out = StudyLoop(spec, store, RecordingProgress(), prepare(spec),
-                        executor=ScriptedExecutor(lambda s: complete(s, 10.0 + s.number))).run()
+        out = StudyLoop(
+            spec,
+            store,
+            RecordingProgress(),
+            prepare(spec),
+            executor=ScriptedExecutor(lambda s: complete(s, 10.0 + s.number)),
+        ).run()
         rows = store.trials("r")
         distinct = len({str(sorted(t.config.items())) for t in rows})
         assert len(rows) == 5 and store.studies["r"].settings["revisit"] == revisit
@@ -170,9 +196,26 @@ def test_search_run_answers_revisits_and_says_so(cli):
     policy."""
     from storage import Store
 
-    code, out, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "8840",
-                         "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", "rev",
-                         "--trials", "6", "--revisit", "answer")
+    code, out, err = cli(
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "8840",
+        "--epochs",
+        "1",
+        "--max-train-samples",
+        "128",
+        "--no-report",
+        "--study",
+        "rev",
+        "--trials",
+        "6",
+        "--revisit",
+        "answer",
+    )
     assert code == 0, err
     store = Store("sqlite:///search.db")
     rows = store.trials("rev")
@@ -192,7 +235,7 @@ def test_a_configuration_in_flight_is_not_proposed_twice(prep):
     first = p.ask()
     second = p.ask()  # the first not told yet
     assert key(second) != key(first) and p.answered == RANDOM_AFTER_REVISITS
-    states = [t.state for t in p.study.trials[1:1 + RANDOM_AFTER_REVISITS]]
+    states = [t.state for t in p.study.trials[1 : 1 + RANDOM_AFTER_REVISITS]]
     assert states == [optuna.trial.TrialState.FAIL] * RANDOM_AFTER_REVISITS
     p.tell(first, value(first), first.params)
     p.tell(second, value(second), second.params)

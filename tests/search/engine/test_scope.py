@@ -1,5 +1,6 @@
 """One Optuna study per family (`--sampler-scope family`): each family's sampler ranks
 and models its own trials only, under the same turns as one shared study."""
+
 import collections
 import math
 import statistics
@@ -24,8 +25,9 @@ def prep():
 
 def build(prep, scope, seed=3, trials=40, sampler="tpe", spaces=None):
     spaces = spaces or prep.spaces
-    return make_proposer(sampler, spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed, trials=trials,
-                         scope=scope)
+    return make_proposer(
+        sampler, spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed, trials=trials, scope=scope
+    )
 
 
 def propose(p, n, score):
@@ -66,12 +68,20 @@ def test_the_scope_a_spec_resolves_to():
 
     spec = RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET)  # the default sampler, gp
     assert spec.sampler == "gp" and spec.scope is None and spec.sampler_scope == "family"
-    assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="tpe").sampler_scope == DEFAULT_SCOPE == "study"
+    assert (
+        RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="tpe").sampler_scope
+        == DEFAULT_SCOPE
+        == "study"
+    )
     assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp").sampler_scope == "family"
-    assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp",
-                   share="free").sampler_scope == "study"
-    assert RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp",
-                   scope="study").sampler_scope == "study"
+    assert (
+        RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp", share="free").sampler_scope
+        == "study"
+    )
+    assert (
+        RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, sampler="gp", scope="study").sampler_scope
+        == "study"
+    )
     free = RunSpec(spaces=FAMILIES, task="digits-denoise", budget=BUDGET, share="free")  # the sampler draws the family
     assert free.sampler == "tpe" and free.sampler_scope == "study"
     assert RunSpec(spaces=("hourglass",), task="digits-denoise", budget=BUDGET, share="free").sampler == "gp"
@@ -110,8 +120,19 @@ def test_a_dominated_family_learns_from_its_own_trials(prep):
 
 
 def records(proposals, metric=20.0):
-    return [TrialRecord(number=i, family=q.family, config=q.config, params=q.params, status="complete", seeds=[0],
-                        metrics={"val_psnr": (metric, None, 1)}, optuna=q.optuna) for i, q in enumerate(proposals)]
+    return [
+        TrialRecord(
+            number=i,
+            family=q.family,
+            config=q.config,
+            params=q.params,
+            status="complete",
+            seeds=[0],
+            metrics={"val_psnr": (metric, None, 1)},
+            optuna=q.optuna,
+        )
+        for i, q in enumerate(proposals)
+    ]
 
 
 @pytest.mark.parametrize("before,after", [("family", "family"), ("study", "family"), ("family", "study")])
@@ -156,8 +177,24 @@ def test_search_run_with_a_sampler_per_family_then_resumed(cli):
     trials continues the turns."""
     from storage import Store
 
-    args = ["run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "20K",
-            "--epochs", "1", "--max-train-samples", "256", "--no-report", "--study", "s", "--sampler-scope", "family"]
+    args = [
+        "run",
+        "--space",
+        "hourglass,conventional",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "20K",
+        "--epochs",
+        "1",
+        "--max-train-samples",
+        "256",
+        "--no-report",
+        "--study",
+        "s",
+        "--sampler-scope",
+        "family",
+    ]
     code, out, err = cli(*args, "--trials", "4")
     assert code == 0, err
     code, out, err = cli(*args, "--trials", "6")
@@ -166,20 +203,42 @@ def test_search_run_with_a_sampler_per_family_then_resumed(cli):
     assert store.get_study("s").settings["scope"] == "family"
     trials = store.trials("s")
     assert [t.family for t in trials] == list(FAMILIES) * 3
-    assert all(t.optuna and "family" not in t.optuna["params"]
-               and all(k.startswith(f"{t.family}.") for k in t.optuna["params"]) for t in trials)
+    assert all(
+        t.optuna
+        and "family" not in t.optuna["params"]
+        and all(k.startswith(f"{t.family}.") for k in t.optuna["params"])
+        for t in trials
+    )
 
 
-@pytest.mark.parametrize("flags, sampler, scope", [((), "gp", "family"), (("--share", "free"), "tpe", "study"),
-                                                    (("--sampler", "tpe"), "tpe", "study")])
+@pytest.mark.parametrize(
+    "flags, sampler, scope",
+    [((), "gp", "family"), (("--share", "free"), "tpe", "study"), (("--sampler", "tpe"), "tpe", "study")],
+)
 def test_search_run_without_a_sampler_stores_the_default(cli, flags, sampler, scope):
     """No --sampler: gp, a GP per family under the turns; with --share free (the sampler
     draws the family, which a shared GP would model alone) tpe in one study."""
     from storage import Store
 
-    code, out, err = cli("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "20K",
-                         "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", "d", "--trials", "2",
-                         *flags)
+    code, out, err = cli(
+        "run",
+        "--space",
+        "hourglass,conventional",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "20K",
+        "--epochs",
+        "1",
+        "--max-train-samples",
+        "128",
+        "--no-report",
+        "--study",
+        "d",
+        "--trials",
+        "2",
+        *flags,
+    )
     assert code == 0, err
     settings = Store("sqlite:///search.db").get_study("d").settings
     assert (settings["sampler"], settings["scope"]) == (sampler, scope)
@@ -198,8 +257,17 @@ def test_gp_hears_a_pruned_trial_as_its_value_when_stopped(prep):
     spaces = {"hourglass": prep.spaces["hourglass"]}
 
     def late_stopped(stopped_as_complete):
-        p = OptunaProposer(spaces, prep.io, BUDGET, prep.count, make_sampler=_gp, direction="maximize", seed=0,
-                           trials=30, stopped_as_complete=stopped_as_complete)
+        p = OptunaProposer(
+            spaces,
+            prep.io,
+            BUDGET,
+            prep.count,
+            make_sampler=_gp,
+            direction="maximize",
+            seed=0,
+            trials=30,
+            stopped_as_complete=stopped_as_complete,
+        )
         got = []
         while len(got) < 30:
             q = p.ask()
@@ -236,9 +304,17 @@ def test_the_study_loop_tells_gp_the_stopped_value_and_replays_it(tmp_path):
     from tests.search.fakes import CurveExecutor, RecordingProgress
 
     def loop(store, trials):
-        spec = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=20_000, trials=trials, study="g",
-                       sampler="gp", pruner="rungs", train=TrainSettings(epochs=9),
-                       revisit="train")  # no answered revisit: Optuna's trials are the stored ones, one for one
+        spec = RunSpec(
+            spaces=("hourglass",),
+            task="digits-denoise",
+            budget=20_000,
+            trials=trials,
+            study="g",
+            sampler="gp",
+            pruner="rungs",
+            train=TrainSettings(epochs=9),
+            revisit="train",
+        )  # no answered revisit: Optuna's trials are the stored ones, one for one
         executor = CurveExecutor(_curve)
         it = StudyLoop(spec, store, RecordingProgress(), prepare(spec), executor=executor)
         executor.on_epoch = it.on_epoch
@@ -247,8 +323,11 @@ def test_the_study_loop_tells_gp_the_stopped_value_and_replays_it(tmp_path):
     with Store(f"sqlite:///{tmp_path / 'db.sqlite'}") as store:
         first = loop(store, 16)
         first.run()
-        told = {t.number: t for t in first.proposer.study.get_trials(deepcopy=False)
-                if t.state != optuna.trial.TrialState.WAITING}
+        told = {
+            t.number: t
+            for t in first.proposer.study.get_trials(deepcopy=False)
+            if t.state != optuna.trial.TrialState.WAITING
+        }
         rows = {t.number: t for t in store.trials("g")}
         curves = store.epochs_of("g", ("pruned",), repeat=0)
         pruned = [n for n, t in rows.items() if t.status == "pruned"]

@@ -1,17 +1,11 @@
 """search/engine/search_flags.py: a study's search said as the flags that set it, and the
 flags a resumed study was created otherwise with."""
+
 import pytest
 
 from core.errors import UserError
-from search.engine.search_flags import (
-    FLAGS,
-    applies,
-    changed_flags,
-    format_flags,
-    search_flags,
-    search_settings,
-)
 from search.engine.policies import unmet_need
+from search.engine.search_flags import FLAGS, applies, changed_flags, format_flags, search_flags, search_settings
 from search.engine.specs import RunSpec
 
 
@@ -50,13 +44,19 @@ def test_the_grid_says_only_what_applies_to_it():
     assert "--corners" not in dict(search_flags(s, 1)) and "--start" not in dict(search_flags(s, 1))
 
 
-@pytest.mark.parametrize("created, expected", [
-    ({}, []),  # a study of an older version stored none of them: nothing compared
-    ({"pruner": "pareto", "shape_draw": "modelled"}, []),
-    ({"pruner": "none", "shape_draw": "random", "share": "free"}, [("--shape-draw", "random"), ("--pruner", "none")]),
-    ({"prune_grace": 0.5}, [("--prune-grace", 0.5)]),  # created with a grace; the pruner's own grace now
-    ({"prune_grace": None}, []),
-])
+@pytest.mark.parametrize(
+    "created, expected",
+    [
+        ({}, []),  # a study of an older version stored none of them: nothing compared
+        ({"pruner": "pareto", "shape_draw": "modelled"}, []),
+        (
+            {"pruner": "none", "shape_draw": "random", "share": "free"},
+            [("--shape-draw", "random"), ("--pruner", "none")],
+        ),
+        ({"prune_grace": 0.5}, [("--prune-grace", 0.5)]),  # created with a grace; the pruner's own grace now
+        ({"prune_grace": None}, []),
+    ],
+)
 def test_changed_flags_are_those_created_otherwise(created, expected):
     running = search_settings(spec())  # one family: --share does not apply
     assert changed_flags(created, running, 1) == expected
@@ -67,12 +67,20 @@ def test_a_value_not_set_reads_unset():
     assert format_flags(changed_flags({"prune_grace": None}, running, 1)) == "--prune-grace unset"
 
 
-@pytest.mark.parametrize("key, sampler, spread, families, need", [
-    ("scope", "gp", "size", 1, "families"), ("scope", "gp", "size", 2, None),
-    ("corners", "grid", "size", 1, "grid"), ("corners", "gp", "none", 1, "spread"), ("corners", "tpe", "size", 2, None),
-    ("start", "gp", "none", 2, "spread"), ("revisit", "grid", "none", 1, "grid"), ("revisit", "gp", "none", 1, None),
-    ("pruner", "grid", "none", 1, None),
-])
+@pytest.mark.parametrize(
+    "key, sampler, spread, families, need",
+    [
+        ("scope", "gp", "size", 1, "families"),
+        ("scope", "gp", "size", 2, None),
+        ("corners", "grid", "size", 1, "grid"),
+        ("corners", "gp", "none", 1, "spread"),
+        ("corners", "tpe", "size", 2, None),
+        ("start", "gp", "none", 2, "spread"),
+        ("revisit", "grid", "none", 1, "grid"),
+        ("revisit", "gp", "none", 1, None),
+        ("pruner", "grid", "none", 1, None),
+    ],
+)
 def test_unmet_need_is_the_one_rule_of_what_each_setting_needs(key, sampler, spread, families, need):
     assert unmet_need(key, sampler, spread, families) == need
 
@@ -80,7 +88,13 @@ def test_unmet_need_is_the_one_rule_of_what_each_setting_needs(key, sampler, spr
 def test_a_setting_run_refuses_for_an_unmet_need_is_one_the_summary_leaves_out():
     """The refusals of `RunSpec` and the summary line read one table: every model-only
     setting that `search run` refuses with the grid is one `applies` drops for the grid."""
-    refusals = {"corners": "last", "start": "ramp", "revisit": "train", "shape_draw": "modelled", "size_scale": "linear"}
+    refusals = {
+        "corners": "last",
+        "start": "ramp",
+        "revisit": "train",
+        "shape_draw": "modelled",
+        "size_scale": "linear",
+    }
     for key, value in refusals.items():
         with pytest.raises(UserError):
             RunSpec(spaces=("hourglass",), task="digits-denoise", budget=60_000, sampler="grid", **{key: value})

@@ -4,6 +4,7 @@ Under a target size each range moves from trial to trial, and Optuna's GPSampler
 only the parameters whose distribution every trial of its study shares: with "random" it
 models the target size and the learning rate only (docs/benchmarks.md §19, "The compute
 target with hindsight"); with "modelled" it models the shape too."""
+
 import math
 
 import optuna
@@ -27,12 +28,22 @@ def prep():
 
 
 def build(prep, trials, sampler="gp", seed=0, **kw):
-    return make_proposer(sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed,
-                         trials=trials, **kw)
+    return make_proposer(
+        sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed, trials=trials, **kw
+    )
 
 
-@pytest.mark.parametrize("low,high,log,step", [(4, 2500, True, 1), (785, 4500, False, 1), (1, 40, False, 1),
-                                               (8, 64, False, 8), (0.01, 0.5, True, None), (0.0, 1.0, False, None)])
+@pytest.mark.parametrize(
+    "low,high,log,step",
+    [
+        (4, 2500, True, 1),
+        (785, 4500, False, 1),
+        (1, 40, False, 1),
+        (8, 64, False, 8),
+        (0.01, 0.5, True, None),
+        (0.0, 1.0, False, None),
+    ],
+)
 def test_at_position_spans_the_range_in_order(low, high, log, step):
     """Position 0 is the range's low end, 1 its high end (on its step grid), values never
     leave the range, rise with the position, stay on the step grid, and a log range puts
@@ -67,10 +78,15 @@ def test_a_position_draw_lands_on_the_target_size(prep):
         cfg = suggest_config(space, prep.io, BUDGET, count, PositionDraw(t, "hourglass"), target)
         n = count(cfg)
         assert 0.7 * target <= n <= target * (1 + 1e-9), (target, n, cfg)
-        assert {k for k in t.params} == {f"hourglass.{k}{POSITION_SUFFIX}" for k in ("L", "d_z", "d_h")} \
-            | {"hourglass.lr", "hourglass.fixed_w_in"}  # choices as they were
-        assert all(t.distributions[k] == optuna.distributions.FloatDistribution(0.0, 1.0)
-                   for k in t.params if k.endswith(POSITION_SUFFIX))
+        assert {k for k in t.params} == {f"hourglass.{k}{POSITION_SUFFIX}" for k in ("L", "d_z", "d_h")} | {
+            "hourglass.lr",
+            "hourglass.fixed_w_in",
+        }  # choices as they were
+        assert all(
+            t.distributions[k] == optuna.distributions.FloatDistribution(0.0, 1.0)
+            for k in t.params
+            if k.endswith(POSITION_SUFFIX)
+        )
 
 
 @pytest.mark.parametrize("shape_draw,modelled", [("random", False), ("modelled", True)])
@@ -103,9 +119,22 @@ def test_a_modelled_study_resumes_with_its_positions(prep):
     proposes from them; the replayed study's GP models the shape."""
     whole = drive(build(prep, 20, shape_draw="modelled", corners="none"), 6)
     resumed = build(prep, 20, shape_draw="modelled", corners="none")
-    resumed.replay([TrialRecord(i, q.family, q.config, q.params, "complete", [0],
-                                {"val_psnr": (10.0 + math.log10(q.params), None, 1)}, q.optuna)
-                    for i, q in enumerate(whole)], lambda r: r.metrics["val_psnr"][0])
+    resumed.replay(
+        [
+            TrialRecord(
+                i,
+                q.family,
+                q.config,
+                q.params,
+                "complete",
+                [0],
+                {"val_psnr": (10.0 + math.log10(q.params), None, 1)},
+                q.optuna,
+            )
+            for i, q in enumerate(whole)
+        ],
+        lambda r: r.metrics["val_psnr"][0],
+    )
     more = drive(resumed, 2)
     shared = optuna.search_space.intersection_search_space(resumed.study.get_trials(deepcopy=False))
     assert f"hourglass.d_z{POSITION_SUFFIX}" in shared
@@ -119,9 +148,25 @@ def test_search_run_stores_its_shape_draw(cli):
     from storage import Store
 
     for study, flags, want in (("pos", ("--shape-draw", "modelled"), "modelled"), ("plain", (), "random")):
-        code, out, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "20K",
-                             "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", study,
-                             "--trials", "3", *flags)
+        code, out, err = cli(
+            "run",
+            "--space",
+            "hourglass",
+            "--task",
+            "digits-denoise",
+            "--budget",
+            "20K",
+            "--epochs",
+            "1",
+            "--max-train-samples",
+            "128",
+            "--no-report",
+            "--study",
+            study,
+            "--trials",
+            "3",
+            *flags,
+        )
         assert code == 0, err
         store = Store("sqlite:///search.db")
         assert store.get_study(study).settings["shape_draw"] == want
@@ -136,9 +181,24 @@ def test_search_run_models_the_shape_of_a_comparison_by_default(cli):
     the flag, at a count where one family alone would draw at random."""
     from storage import Store
 
-    code, out, err = cli("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "20K",
-                         "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", "pair",
-                         "--trials", "6")
+    code, out, err = cli(
+        "run",
+        "--space",
+        "hourglass,conventional",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "20K",
+        "--epochs",
+        "1",
+        "--max-train-samples",
+        "128",
+        "--no-report",
+        "--study",
+        "pair",
+        "--trials",
+        "6",
+    )
     assert code == 0, err
     store = Store("sqlite:///search.db")
     assert store.get_study("pair").settings["shape_draw"] == "modelled"
@@ -148,24 +208,28 @@ def test_search_run_models_the_shape_of_a_comparison_by_default(cli):
     store.close()
 
 
-@pytest.mark.parametrize("families,trials,sampler,given,want", [
-    (("hourglass",), 40, None, None, "modelled"),  # one family, 40 trials: its GP models the shape
-    (("hourglass",), 39, None, None, "random"),
-    (("hourglass", "conventional"), 40, None, None, "modelled"),  # several families: at any count
-    (("hourglass", "conventional"), 4, None, None, "modelled"),
-    (("hourglass", "conventional"), 80, None, None, "modelled"),
-    (("hourglass", "conventional"), 40, "tpe", None, "random"),
-    (("hourglass",), 100, "tpe", None, "random"),  # measured for the GP only
-    (("hourglass",), 100, "grid", None, "random"),
-    (("hourglass",), 10, None, "modelled", "modelled"),  # as given
-    (("hourglass",), 100, None, "random", "random"),
-])
+@pytest.mark.parametrize(
+    "families,trials,sampler,given,want",
+    [
+        (("hourglass",), 40, None, None, "modelled"),  # one family, 40 trials: its GP models the shape
+        (("hourglass",), 39, None, None, "random"),
+        (("hourglass", "conventional"), 40, None, None, "modelled"),  # several families: at any count
+        (("hourglass", "conventional"), 4, None, None, "modelled"),
+        (("hourglass", "conventional"), 80, None, None, "modelled"),
+        (("hourglass", "conventional"), 40, "tpe", None, "random"),
+        (("hourglass",), 100, "tpe", None, "random"),  # measured for the GP only
+        (("hourglass",), 100, "grid", None, "random"),
+        (("hourglass",), 10, None, "modelled", "modelled"),  # as given
+        (("hourglass",), 100, None, "random", "random"),
+    ],
+)
 def test_a_studys_default_shape_draw_follows_its_families_and_their_trials(families, trials, sampler, given, want):
     """`policies.shape_draw_for`: "modelled" for the GP in a study of several families at
     any count (each family's front and the verdicts better, docs/benchmarks.md §19, "Below
     40 trials a family") and in a study of one family given at least MODELLED_FROM trials;
     "random" for one family below that, where it was mixed, and for the other samplers; a
     given --shape-draw as given."""
-    spec = RunSpec(spaces=families, task="digits-denoise", budget=BUDGET, trials=trials, sampler=sampler,
-                   shape_draw=given)
+    spec = RunSpec(
+        spaces=families, task="digits-denoise", budget=BUDGET, trials=trials, sampler=sampler, shape_draw=given
+    )
     assert spec.shape_draw == want

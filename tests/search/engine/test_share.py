@@ -1,11 +1,12 @@
 """How a multi-family study shares its trials (`--share`, issue 11): by default the
 families take turns; with `free` the sampler chooses the family."""
+
 import collections
 
 import pytest
 
-from search.engine.proposers import Proposal
 from search.engine.policies import DEFAULT_SHARE
+from search.engine.proposers import Proposal
 from search.engine.samplers import make_proposer
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
@@ -37,8 +38,7 @@ def test_equal_share_gives_the_families_turns(prep, sampler):
     """Whatever the sampler learns (here: one family always scores far better), the
     default share keeps every family within one trial of the others."""
     assert DEFAULT_SHARE == "equal"
-    p = make_proposer(sampler, prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3,
-                      trials=30)
+    p = make_proposer(sampler, prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=30)
     got = ask_families(p, 30, lambda f: 30.0 if f == "hourglass" else 10.0)
     for k in range(1, 31):
         counts = collections.Counter(got[:k])
@@ -48,8 +48,9 @@ def test_equal_share_gives_the_families_turns(prep, sampler):
 def test_free_share_lets_tpe_favour_the_leading_family(prep):
     """With `free`, TPE draws the family like any other parameter: told that one family is
     far better, it gives that family most of the trials after its random start."""
-    p = make_proposer("tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=40,
-                      share="free")
+    p = make_proposer(
+        "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=40, share="free"
+    )
     got = ask_families(p, 40, lambda f: 30.0 if f == "hourglass" else 10.0)
     late = collections.Counter(got[20:])
     assert late["hourglass"] > 20 / len(FAMILIES) + 3, got
@@ -58,8 +59,9 @@ def test_free_share_lets_tpe_favour_the_leading_family(prep):
 def test_turns_continue_from_the_replayed_trials(prep):
     """On resume the turns count the study's past trials: after 3 hourglass trials and 1
     conventional one, han and conventional catch up first (ties in --space order)."""
-    first = make_proposer("tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0,
-                          trials=10, share="free")
+    first = make_proposer(
+        "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0, trials=10, share="free"
+    )
     want, past = {"hourglass": 3, "conventional": 1}, []
     while len(past) < 4:
         q = first.ask()
@@ -67,11 +69,19 @@ def test_turns_continue_from_the_replayed_trials(prep):
             continue
         first.tell(q, 20.0, q.params)
         if sum(r.family == q.family for r in past) < want.get(q.family, 0):
-            past.append(TrialRecord(number=len(past), family=q.family, config=q.config, params=q.params,
-                                    status="complete", seeds=[0], metrics={"val_psnr": (20.0, None, 1)},
-                                    optuna=q.optuna))
-    resumed = make_proposer("tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0,
-                            trials=10)
+            past.append(
+                TrialRecord(
+                    number=len(past),
+                    family=q.family,
+                    config=q.config,
+                    params=q.params,
+                    status="complete",
+                    seeds=[0],
+                    metrics={"val_psnr": (20.0, None, 1)},
+                    optuna=q.optuna,
+                )
+            )
+    resumed = make_proposer("tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0, trials=10)
     resumed.replay(past, lambda r: r.metrics["val_psnr"][0])
     got = ask_families(resumed, 6, lambda f: 20.0)
     assert got == ["han", "conventional", "han", "conventional", "han", "hourglass"], got
@@ -85,7 +95,9 @@ def test_uncertain_turn_hand_cases():
     # warm-up: while a family has fewer than `window` finished trials, the fewest turns go
     assert uncertain_turn({"a": 3, "b": 2}, {"a": [hit] * 3, "b": [hit] * 2}) == "b"
     # then the family whose last 4 trials joined its front most often
-    assert uncertain_turn(turns, {"a": [hit, miss, miss, miss, miss, hit], "b": [miss, hit, hit, miss, hit, hit]}) == "b"
+    assert (
+        uncertain_turn(turns, {"a": [hit, miss, miss, miss, miss, hit], "b": [miss, hit, hit, miss, hit, hit]}) == "b"
+    )
     assert uncertain_turn(turns, {"a": [miss, miss, hit, hit, hit, miss], "b": [hit] * 2 + [miss] * 4}) == "a"
     # ties: fewer turns, then --space order
     assert uncertain_turn({"a": 7, "b": 6}, {"a": [hit] * 7, "b": [hit] * 6}) == "b"
@@ -100,8 +112,9 @@ def test_uncertain_share_follows_the_family_whose_front_moves(prep):
     here hourglass scores more the more parameters it has (each new size can join its
     front) while the others score the same whatever their size (after their first trial,
     nothing joins); every family still keeps half an equal share."""
-    p = make_proposer("tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=45,
-                      share="uncertain")
+    p = make_proposer(
+        "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=45, share="uncertain"
+    )
     got = []
     while len(got) < 45:
         q = p.ask()
@@ -116,11 +129,21 @@ def test_uncertain_share_follows_the_family_whose_front_moves(prep):
         c = collections.Counter(got[:k])
         assert min(c[f] for f in FAMILIES) >= k / (2 * len(FAMILIES)) - 1, (k, c)
     # a resumed proposer rebuilds the hits from the past: the same choice next
-    past = [TrialRecord(number=i, family=f, config={}, params=1000 * (i + 1), status="complete", seeds=[0],
-                        metrics={"val_psnr": ((i + 1.0) if f == "hourglass" else 10.0, None, 1)})
-            for i, f in enumerate(FAMILIES * 4)]
-    resumed = make_proposer("tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0,
-                            trials=20, share="uncertain")
+    past = [
+        TrialRecord(
+            number=i,
+            family=f,
+            config={},
+            params=1000 * (i + 1),
+            status="complete",
+            seeds=[0],
+            metrics={"val_psnr": ((i + 1.0) if f == "hourglass" else 10.0, None, 1)},
+        )
+        for i, f in enumerate(FAMILIES * 4)
+    ]
+    resumed = make_proposer(
+        "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0, trials=20, share="uncertain"
+    )
     resumed.replay(past, lambda r: r.metrics["val_psnr"][0])
     assert resumed._hits["hourglass"] == [True] * 4 and resumed._hits["han"] == [True, False, False, False]
     from search.engine.policies import uncertain_turn

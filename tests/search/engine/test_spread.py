@@ -1,18 +1,18 @@
 """Size-covering sampling (`--spread size`, the default): proposals spread over the
 log-parameter axis between the smallest model and the budget (issue 11)."""
+
 import math
 import random
 
 import pytest
 
 from reports.efficiency import ks_uniform
+from search.engine.policies import DEFAULT_SAMPLER, DEFAULT_SPREAD
 from search.engine.proposers import Proposal
-from search.engine.policies import DEFAULT_SPREAD
-from search.engine.policies import DEFAULT_SAMPLER
 from search.engine.samplers import make_proposer
-from search.spaces import Dim, min_params, suggest_config
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
+from search.spaces import Dim, min_params, suggest_config
 
 # (family, task, budget): families whose sizes are set by integer ranges, on three io sizes
 SETTINGS = [
@@ -39,8 +39,17 @@ def proposed_sizes(prep, budget, sampler, spread, seeds=SEEDS, asks=ASKS):
     grows with size (as a real front does), with noise."""
     sizes = []
     for seed in range(seeds):
-        p = make_proposer(sampler, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=seed,
-                          trials=asks, spread=spread)
+        p = make_proposer(
+            sampler,
+            prep.spaces,
+            prep.io,
+            budget,
+            prep.count,
+            direction="maximize",
+            seed=seed,
+            trials=asks,
+            spread=spread,
+        )
         rng, n = random.Random(seed), 0
         while n < asks:
             q = p.ask()
@@ -55,8 +64,11 @@ def proposed_sizes(prep, budget, sampler, spread, seeds=SEEDS, asks=ASKS):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sampler, n", [(DEFAULT_SAMPLER, dict(seeds=DEFAULT_SEEDS, asks=DEFAULT_ASKS)),
-                                        ("tpe", dict(seeds=SEEDS, asks=ASKS))], ids=["default", "tpe"])
+@pytest.mark.parametrize(
+    "sampler, n",
+    [(DEFAULT_SAMPLER, dict(seeds=DEFAULT_SEEDS, asks=DEFAULT_ASKS)), ("tpe", dict(seeds=SEEDS, asks=ASKS))],
+    ids=["default", "tpe"],
+)
 def test_default_sampler_spreads_log_params_uniformly(setting, sampler, n):
     """The default search's accepted models (and tpe's, the sampler of `--share free`) are
     close to log-uniform over [smallest, budget] (Kolmogorov-Smirnov statistic of 144 or 240
@@ -103,8 +115,9 @@ def test_configs_land_at_or_just_under_their_target(setting):
         cfg = suggest_config(space, prep.io, budget, count, Draw(), target)
         n = count(cfg)
         # never above the target, unless the smallest model with the drawn choices is
-        fixed = space.with_overrides({d.name: Dim(d.name, "choice", choices=(cfg[d.name],))
-                                      for d in space.dims if d.kind == "choice"})
+        fixed = space.with_overrides(
+            {d.name: Dim(d.name, "choice", choices=(cfg[d.name],)) for d in space.dims if d.kind == "choice"}
+        )
         assert n <= max(target, min_params(fixed, prep.io, count)) * (1 + 1e-9)
         ratios.append(n / target)
     assert sorted(ratios)[len(ratios) // 10] > 0.7  # 90% land within 30% under their target
@@ -113,12 +126,12 @@ def test_configs_land_at_or_just_under_their_target(setting):
 
 def test_a_new_study_visits_the_corners_first(setting):
     fam, prep, budget, smallest = setting
-    p = make_proposer(DEFAULT_SAMPLER, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=3,
-                      trials=20)
+    p = make_proposer(
+        DEFAULT_SAMPLER, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=3, trials=20
+    )
     first, second = p.ask(), p.ask()
     assert first.params == smallest  # the smallest model of the space
     assert budget * 0.7 < second.params <= budget  # a model at the budget
-
 
 
 @pytest.mark.parametrize("corners, visited", [("both", 2), ("smallest", 1), ("none", 0)])
@@ -126,8 +139,17 @@ def test_corners_chooses_what_a_new_study_visits_first(setting, corners, visited
     """`--corners smallest` visits the smallest model only, `none` neither: the study's
     first trials are then the sampler's own draws, not enqueued ones."""
     fam, prep, budget, smallest = setting
-    p = make_proposer(DEFAULT_SAMPLER, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=3,
-                      trials=20, corners=corners)
+    p = make_proposer(
+        DEFAULT_SAMPLER,
+        prep.spaces,
+        prep.io,
+        budget,
+        prep.count,
+        direction="maximize",
+        seed=3,
+        trials=20,
+        corners=corners,
+    )
     asks = [p.ask() for _ in range(3)]
     assert all(isinstance(q, Proposal) for q in asks), asks
     enqueued = [t for t in p.studies[None].get_trials(deepcopy=False) if "fixed_params" in t.system_attrs]
@@ -146,9 +168,26 @@ def test_search_run_stores_its_corners_and_starts_off_them(cli):
     prep = prepare(RunSpec(spaces=("hourglass",), task="digits-denoise", budget=20_000))
     smallest = min_params(prep.spaces["hourglass"], prep.io, lambda c: prep.count("hourglass", c))
     for corners in ("both", "none"):
-        code, out, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "20K",
-                             "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", corners,
-                             "--trials", "1", "--corners", corners)
+        code, out, err = cli(
+            "run",
+            "--space",
+            "hourglass",
+            "--task",
+            "digits-denoise",
+            "--budget",
+            "20K",
+            "--epochs",
+            "1",
+            "--max-train-samples",
+            "128",
+            "--no-report",
+            "--study",
+            corners,
+            "--trials",
+            "1",
+            "--corners",
+            corners,
+        )
         assert code == 0, err
         store = Store("sqlite:///search.db")
         first = store.trials(corners)[0]

@@ -1,5 +1,6 @@
 """A cheap start: `--start ramp` (each family's random start aims under a rising cap) and
 `--corners last` (the budget models as the study's last trials), issue 30's compute target."""
+
 import math
 
 import pytest
@@ -23,8 +24,9 @@ def prep():
 
 
 def build(prep, trials, sampler="tpe", seed=0, **kw):
-    return make_proposer(sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed,
-                         trials=trials, **kw)
+    return make_proposer(
+        sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed, trials=trials, **kw
+    )
 
 
 def target(q):
@@ -32,8 +34,16 @@ def target(q):
 
 
 def record(number, q):
-    return TrialRecord(number, q.family, q.config, q.params, "complete", [0],
-                       {"val_psnr": (10.0 + math.log10(q.params), None, 1)}, q.optuna)
+    return TrialRecord(
+        number,
+        q.family,
+        q.config,
+        q.params,
+        "complete",
+        [0],
+        {"val_psnr": (10.0 + math.log10(q.params), None, 1)},
+        q.optuna,
+    )
 
 
 def size_range(prep, fam):
@@ -66,12 +76,12 @@ def test_ramp_keeps_each_familys_start_under_its_rising_cap(prep, sampler):
     for fam in FAMILIES:
         lo, hi = size_range(prep, fam)
         mine = [q for q in qs if q.family == fam]
-        assert mine[0].params == 10 ** lo or math.isclose(mine[0].params, 10 ** lo)  # the smallest corner
+        assert mine[0].params == 10**lo or math.isclose(mine[0].params, 10**lo)  # the smallest corner
         for k, q in enumerate(mine[1:n], start=1):
             assert lo <= target(q) <= lo + (hi - lo) * (k + 1) / n + 1e-12, (fam, k, target(q))
     spread = build(prep, trials, sampler=sampler, corners="smallest")
-    firsts = [target(q) for q in drive(spread, trials)[:2 * n] if q.optuna["params"].get(f"{q.family}.{SIZE_PARAM}")]
-    ramped = [target(q) for q in qs[:2 * n]]
+    firsts = [target(q) for q in drive(spread, trials)[: 2 * n] if q.optuna["params"].get(f"{q.family}.{SIZE_PARAM}")]
+    ramped = [target(q) for q in qs[: 2 * n]]
     assert sum(ramped) < sum(firsts)  # the ramped start aims lower than the spread one
 
 
@@ -119,9 +129,28 @@ def test_search_run_stores_its_start_and_corners(cli):
     first trial is the smallest model and, with two trials, the last one the budget's."""
     from storage import Store
 
-    code, out, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "20K",
-                         "--epochs", "1", "--max-train-samples", "128", "--no-report", "--study", "cheap",
-                         "--trials", "2", "--start", "ramp", "--corners", "last")
+    code, out, err = cli(
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "20K",
+        "--epochs",
+        "1",
+        "--max-train-samples",
+        "128",
+        "--no-report",
+        "--study",
+        "cheap",
+        "--trials",
+        "2",
+        "--start",
+        "ramp",
+        "--corners",
+        "last",
+    )
     assert code == 0, err
     store = Store("sqlite:///search.db")
     settings = store.get_study("cheap").settings
@@ -145,8 +174,16 @@ def test_a_budget_model_trained_last_is_not_pruned():
     def curve(spec, epochs=9):
         return [(20.0 - spec.number) * e / epochs for e in range(1, epochs + 1)]
 
-    spec = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=20_000, trials=6, study="c",
-                   pruner="pareto", corners="last", train=TrainSettings(epochs=9))
+    spec = RunSpec(
+        spaces=("hourglass",),
+        task="digits-denoise",
+        budget=20_000,
+        trials=6,
+        study="c",
+        pruner="pareto",
+        corners="last",
+        train=TrainSettings(epochs=9),
+    )
     store, executor = MemoryStore(), CurveExecutor(curve)
     loop = StudyLoop(spec, store, RecordingProgress(), prepare(spec), executor=executor)
     executor.on_epoch = loop.on_epoch
@@ -169,6 +206,11 @@ def test_a_retried_budget_model_stays_unpruned():
     assert job.proposal.unpruned and UNPRUNED_NOTE in job.proposal.note
     plain = retry_job(7, Proposal("hourglass", {"L": 1}, 20_000), TrainSettings(), 1, "failed", (0,), failed=True)
     assert not plain.proposal.unpruned and UNPRUNED_NOTE not in plain.proposal.note
-    for note, kept in [(job.proposal.note, True), (UNPRUNED_NOTE, True), ("retry 1 of trial 3: failed", False), (None, False)]:
+    for note, kept in [
+        (job.proposal.note, True),
+        (UNPRUNED_NOTE, True),
+        ("retry 1 of trial 3: failed", False),
+        (None, False),
+    ]:
         rec = TrialRecord(9, "hourglass", {"L": 1}, 20_000, "interrupted", [0], {}, None, note=note)
         assert resume_job(rec, TrainSettings()).proposal.unpruned is kept

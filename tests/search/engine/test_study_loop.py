@@ -1,24 +1,19 @@
 """The study loop's steps on in-memory fakes: no database, no training (tests/search/fakes.py)."""
+
 import inspect
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from core.errors import RejectedInARow, UserError
-from search.engine.policies import DEFAULT_SIZE_SCALE, size_objective
 from search.engine import study as study_mod
+from search.engine.policies import DEFAULT_SIZE_SCALE, size_objective
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare
 from search.engine.study_store import StudyStore
 from storage import Store
-from tests.search.fakes import (
-    MemoryStore,
-    RecordingProgress,
-    ScriptedExecutor,
-    complete,
-    failed,
-)
+from tests.search.fakes import MemoryStore, RecordingProgress, ScriptedExecutor, complete, failed
 
 GRID = "[hourglass]\nd_z = [100]\nd_h = [7, 8]\nL = [1]\nlr = [0.005]\n"
 
@@ -66,8 +61,7 @@ def test_the_proposer_is_told_params_and_the_validation_metric():
     loop, _ = make_loop(store, lambda s: complete(s, 30.0 - s.number))
     loop.run()
     told = [t.values for t in loop.proposer.study.trials]
-    assert told == [[size_objective(t.params, DEFAULT_SIZE_SCALE), t.metrics["val_psnr"][0]]
-                    for t in store.trials("s")]
+    assert told == [[size_objective(t.params, DEFAULT_SIZE_SCALE), t.metrics["val_psnr"][0]] for t in store.trials("s")]
     assert all(0 < v[0] < 7 for v in told)  # log10 of a count, not the count
 
 
@@ -103,18 +97,20 @@ def test_out_of_memory_runs_once_more_with_half_the_batch():
 
 def test_an_orphaned_running_trial_is_interrupted_and_run_again_first(store):
     spec = run_spec()
-    store.create_or_load_study("s", task=spec.task, families=["hourglass"], metric="psnr", direction="maximize",
-                               budget=spec.budget)
+    store.create_or_load_study(
+        "s", task=spec.task, families=["hourglass"], metric="psnr", direction="maximize", budget=spec.budget
+    )
     config = {"fixed_w_in": False, "L": 1, "d_z": 100, "d_h": 8, "lr": 0.005}
     store.add_trial("s", family="hourglass", config=config, params=1, seeds=[7], owner="elsewhere:1:dead")
     if isinstance(store, MemoryStore):  # a heartbeat far in the past: stale
-        store.rows["s"][0].heartbeat_at = datetime.now(timezone.utc) - timedelta(hours=1)
+        store.rows["s"][0].heartbeat_at = datetime.now(UTC) - timedelta(hours=1)
     else:
         from sqlalchemy import update
 
         from storage.schema import Trial
+
         with store._session() as s:
-            s.execute(update(Trial).values(heartbeat_at=datetime.now(timezone.utc) - timedelta(hours=1)))
+            s.execute(update(Trial).values(heartbeat_at=datetime.now(UTC) - timedelta(hours=1)))
     loop, executor = make_loop(store, lambda s: complete(s, 20.0), trials=2)
     out = loop.run()
     assert out.interrupted == 1 and statuses(store)[0] == "interrupted"
@@ -135,8 +131,9 @@ def test_an_interrupt_leaves_this_drivers_running_trials_interrupted(store):
 
 def test_an_exhausted_grid_ends_the_loop(store, tmp_path):
     (tmp_path / "grid.toml").write_text(GRID)
-    loop, _ = make_loop(store, lambda s: complete(s, 20.0), sampler="grid", trials=5,
-                        space_file=str(tmp_path / "grid.toml"))
+    loop, _ = make_loop(
+        store, lambda s: complete(s, 20.0), sampler="grid", trials=5, space_file=str(tmp_path / "grid.toml")
+    )
     out = loop.run()
     assert out.exhausted and out.finished == 2 and sorted(t.config["d_h"] for t in store.trials("s")) == [7, 8]
 
@@ -146,8 +143,9 @@ def test_rejections_are_recorded_and_too_many_in_a_row_stop_the_study(store, tmp
     d_z = ", ".join(str(v) for v in (100, *range(1000, 8000, 1000)))
     (tmp_path / "grid.toml").write_text(f"[hourglass]\nd_z = [{d_z}]\nd_h = [8]\nL = [1]\n")
     monkeypatch.setattr(study_mod, "MAX_REJECTIONS_IN_A_ROW", 3)
-    loop, executor = make_loop(store, lambda s: complete(s, 20.0), sampler="grid", trials=10,
-                               space_file=str(tmp_path / "grid.toml"))
+    loop, executor = make_loop(
+        store, lambda s: complete(s, 20.0), sampler="grid", trials=10, space_file=str(tmp_path / "grid.toml")
+    )
     with pytest.raises(RejectedInARow, match="3 proposals in a row were rejected"):
         loop.run()
     assert issubclass(RejectedInARow, UserError)  # the CLI's one-line error, exit 2
@@ -174,10 +172,23 @@ PROTOCOL = [n for n in vars(StudyStore) if not n.startswith("_")]
 
 
 def test_the_protocol_lists_exactly_what_the_loop_calls():
-    assert sorted(PROTOCOL) == sorted([
-        "create_or_load_study", "interrupt_running", "trials", "retry_candidates", "epochs_of", "progress",
-        "add_trial", "add_rejected", "finish_trial", "interrupt_trials", "heartbeat",
-        "objectives", "remove_artifacts"])  # the loop's Keeper (search/artifacts/keep.py), when weights are kept
+    assert sorted(PROTOCOL) == sorted(
+        [
+            "create_or_load_study",
+            "interrupt_running",
+            "trials",
+            "retry_candidates",
+            "epochs_of",
+            "progress",
+            "add_trial",
+            "add_rejected",
+            "finish_trial",
+            "interrupt_trials",
+            "heartbeat",
+            "objectives",
+            "remove_artifacts",
+        ]
+    )  # the loop's Keeper (search/artifacts/keep.py), when weights are kept
 
 
 @pytest.mark.parametrize("impl", [Store, MemoryStore])
@@ -185,8 +196,8 @@ def test_the_store_and_the_fake_take_the_protocols_arguments(impl):
     for name in PROTOCOL:
         want = inspect.signature(getattr(StudyStore, name)).parameters
         got = inspect.signature(getattr(impl, name)).parameters
-        assert list(got)[:len(want)] == list(want), name
-        assert all(p.default is not p.empty for p in list(got.values())[len(want):]), name
+        assert list(got)[: len(want)] == list(want), name
+        assert all(p.default is not p.empty for p in list(got.values())[len(want) :]), name
 
 
 def test_two_trials_in_flight_stop_at_the_trials_asked_for():

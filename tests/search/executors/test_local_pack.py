@@ -1,6 +1,7 @@
 """`--pack K` with the local executor: K trials train as one batched program where they
 fuse, and the study records each as if it had trained alone (its own row, runs, curves
 and weights); faults stay with their trial; a killed pack resumes with nothing twice."""
+
 import json
 
 import pytest
@@ -14,9 +15,29 @@ GRID = "[hourglass]\nd_z = [72, 100]\nd_h = [7, 8]\nL = [1, 3]\nlr = [0.005]\n"
 
 def run_grid(cli, tmp_path, study, *extra):
     (tmp_path / "grid.toml").write_text(GRID)
-    return cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--sampler", "grid",
-               "--space-file", "grid.toml", "--trials", "8", "--epochs", "2", "--repeats", "2", "--no-report",
-               "--study", study, *extra)
+    return cli(
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "100K",
+        "--sampler",
+        "grid",
+        "--space-file",
+        "grid.toml",
+        "--trials",
+        "8",
+        "--epochs",
+        "2",
+        "--repeats",
+        "2",
+        "--no-report",
+        "--study",
+        study,
+        *extra,
+    )
 
 
 def by_config(store, study):
@@ -35,7 +56,7 @@ def test_a_packed_study_records_each_trial_as_alone(cli, tmp_path):
     for key, a in alone.items():
         p = packed[key]
         assert p.status == a.status == "complete"
-        for name, (mean, std, n) in a.metrics.items():
+        for name, (mean, _std, n) in a.metrics.items():
             assert p.metrics[name][0] == pytest.approx(mean, rel=1e-5) and p.metrics[name][2] == n == 2
     curves_p = store.epochs_of("packed", ("complete",), repeat=0)
     curves_a = store.epochs_of("alone", ("complete",), repeat=0)
@@ -64,9 +85,28 @@ def test_a_killed_pack_resumes_with_nothing_recorded_twice(tmp_path):
     next run marks the pack's trials interrupted and runs them again; every configuration
     ends complete once."""
     (tmp_path / "grid.toml").write_text(GRID)
-    args = ["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--sampler", "grid",
-            "--space-file", "grid.toml", "--trials", "8", "--epochs", "1", "--no-report", "--study", "k",
-            "--pack", "4"]
+    args = [
+        "run",
+        "--space",
+        "hourglass",
+        "--task",
+        "digits-denoise",
+        "--budget",
+        "100K",
+        "--sampler",
+        "grid",
+        "--space-file",
+        "grid.toml",
+        "--trials",
+        "8",
+        "--epochs",
+        "1",
+        "--no-report",
+        "--study",
+        "k",
+        "--pack",
+        "4",
+    ]
     p = run_subprocess(args, cwd=tmp_path, env_extra={"SEARCH_FAULT": "crash:d_z=100"})
     p.communicate(timeout=300)
     assert p.returncode == 137

@@ -1,14 +1,15 @@
 """The Ray executor on a local CPU-only Ray instance (num_cpus=2)."""
+
 import time
 
 import pytest
 import torch
 
 from core.trials import TrainSettings
-from search.executors.ray import worker_threads
 from search.api.progress import ConsoleProgress
 from search.engine.specs import RunSpec
 from search.engine.study import run_study
+from search.executors.ray import worker_threads
 from storage import Store
 
 pytestmark = pytest.mark.slow
@@ -16,9 +17,16 @@ GRID = "[hourglass]\nd_z = [100]\nd_h = [7, 8]\nL = [1]\nlr = [0.005]\n"
 
 
 def spec(tmp_path, executor, **kw):
-    base = dict(spaces=("hourglass", "conventional"), task="digits-denoise", budget=60_000, trials=4,
-                executor=executor, study=executor, train=TrainSettings(epochs=2),
-                pruner="none")  # executor behaviour: every trial runs out (the pruner has its own tests)
+    base = dict(
+        spaces=("hourglass", "conventional"),
+        task="digits-denoise",
+        budget=60_000,
+        trials=4,
+        executor=executor,
+        study=executor,
+        train=TrainSettings(epochs=2),
+        pruner="none",
+    )  # executor behaviour: every trial runs out (the pruner has its own tests)
     if executor == "ray":
         base["executor_options"] = {"num_cpus": 2, "max_concurrent": 2}
     base.update(kw)
@@ -64,8 +72,16 @@ def test_ray_worker_crash_and_hang_are_failed_and_retried(tmp_path, monkeypatch)
     (tmp_path / "grid.toml").write_text(GRID.replace("[7, 8]", "[6, 7, 8]"))
     monkeypatch.setenv("SEARCH_FAULT", "crash:d_h=6,hang:d_h=7")
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    s = spec(tmp_path, "ray", spaces=("hourglass",), sampler="grid", space_file=str(tmp_path / "grid.toml"),
-             trials=3, retries=1, executor_options={"num_cpus": 2, "max_concurrent": 2, "trial_timeout": 45})
+    s = spec(
+        tmp_path,
+        "ray",
+        spaces=("hourglass",),
+        sampler="grid",
+        space_file=str(tmp_path / "grid.toml"),
+        trials=3,
+        retries=1,
+        executor_options={"num_cpus": 2, "max_concurrent": 2, "trial_timeout": 45},
+    )
     out = run_study(s, store, ConsoleProgress(live=False))
     recs = store.trials("ray")
     by = {d: [r for r in recs if r.config["d_h"] == d] for d in (6, 7, 8)}
@@ -86,8 +102,16 @@ def test_ray_trial_timeout_counts_from_the_trials_start_not_its_queueing(tmp_pat
     (tmp_path / "grid.toml").write_text(GRID)
     monkeypatch.setenv("SEARCH_FAULT", "sleep25:lr=0.005")
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    s = spec(tmp_path, "ray", spaces=("hourglass",), sampler="grid", space_file=str(tmp_path / "grid.toml"),
-             trials=2, retries=0, executor_options={"num_cpus": 1, "max_concurrent": 2, "trial_timeout": 45})
+    s = spec(
+        tmp_path,
+        "ray",
+        spaces=("hourglass",),
+        sampler="grid",
+        space_file=str(tmp_path / "grid.toml"),
+        trials=2,
+        retries=0,
+        executor_options={"num_cpus": 1, "max_concurrent": 2, "trial_timeout": 45},
+    )
     t0 = time.monotonic()
     out = run_study(s, store, ConsoleProgress(live=False))
     assert time.monotonic() - t0 > 50  # the two trials ran one after the other
@@ -112,8 +136,17 @@ def test_ray_workers_stream_epochs_and_stop_when_the_driver_says_so(tmp_path):
     ex = RayExecutor(on_epoch, num_cpus=2, max_concurrent=2, poll_s=0.01)
     try:
         for number in (0, 1):
-            ex.submit(TrialSpec("s", number, "hourglass", {"d_z": 100, "d_h": 8, "L": 1, "lr": 0.005},
-                                "digits-denoise", (number,), TrainSettings(epochs=40)))
+            ex.submit(
+                TrialSpec(
+                    "s",
+                    number,
+                    "hourglass",
+                    {"d_z": 100, "d_h": 8, "L": 1, "lr": 0.005},
+                    "digits-denoise",
+                    (number,),
+                    TrainSettings(epochs=40),
+                )
+            )
         results = {}
         while ex.in_flight:
             results.update({spec.number: r for spec, r in ex.wait()})
@@ -134,10 +167,21 @@ def test_the_rung_pruner_stops_a_trial_on_ray(tmp_path, one_thread):
     (tmp_path / "grid.toml").write_text("[hourglass]\nd_z = [100]\nd_h = [8]\nL = [1]\nlr = [0.005, 0.00001]\n")
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     # 40 short epochs and a 10 ms poll: the stop reaches the worker long before its last epoch
-    out = run_study(spec(tmp_path, "ray", spaces=("hourglass",), trials=2, sampler="grid", pruner="rungs",
-                         space_file=str(tmp_path / "grid.toml"), train=TrainSettings(epochs=40),
-                         executor_options={"num_cpus": 2, "max_concurrent": 1, "poll_s": 0.01}),
-                    store, ConsoleProgress(live=False))
+    out = run_study(
+        spec(
+            tmp_path,
+            "ray",
+            spaces=("hourglass",),
+            trials=2,
+            sampler="grid",
+            pruner="rungs",
+            space_file=str(tmp_path / "grid.toml"),
+            train=TrainSettings(epochs=40),
+            executor_options={"num_cpus": 2, "max_concurrent": 1, "poll_s": 0.01},
+        ),
+        store,
+        ConsoleProgress(live=False),
+    )
     assert out.finished == 2
     done, stopped = store.trials("ray")
     assert done.status == "complete" and len(store.epochs("ray", 0)) == 40
@@ -153,10 +197,14 @@ def test_ray_packs_train_several_trials_in_one_task_as_alone(tmp_path, one_threa
     (tmp_path / "grid.toml").write_text("[hourglass]\nd_z = [72, 100]\nd_h = [7, 8]\nL = [1, 3]\nlr = [0.005]\n")
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     grid = dict(spaces=("hourglass",), sampler="grid", space_file=str(tmp_path / "grid.toml"), trials=8, repeats=2)
-    alone = run_study(spec(tmp_path, "local", **grid, train=TrainSettings(epochs=2, fuse=False)), store,
-                      ConsoleProgress(live=False))
-    packed = run_study(spec(tmp_path, "ray", **grid, executor_options={"num_cpus": 2, "max_concurrent": 2,
-                                                                       "pack": 2}), store, ConsoleProgress(live=False))
+    alone = run_study(
+        spec(tmp_path, "local", **grid, train=TrainSettings(epochs=2, fuse=False)), store, ConsoleProgress(live=False)
+    )
+    packed = run_study(
+        spec(tmp_path, "ray", **grid, executor_options={"num_cpus": 2, "max_concurrent": 2, "pack": 2}),
+        store,
+        ConsoleProgress(live=False),
+    )
     assert alone.finished == packed.finished == 8
     a, b = store.trials_frame("local"), store.trials_frame("ray")
     assert (b.status == "complete").all() and len(b) == 8

@@ -1,4 +1,5 @@
 """`search export-optuna`: the study loads back with optuna.load_study, every value checked."""
+
 import json
 import math
 
@@ -20,15 +21,30 @@ def exported(tmp_path_factory):
     url = f"sqlite:///{d / 'search.db'}"
     assert main([*RUN, "--storage", url]) == 0
     with Store(url) as store:
-        store.add_rejected(STUDY, family="hourglass", config={"d_z": 900, "d_h": 8, "L": 40, "lr": 0.001,
-                                                              "fixed_w_in": False}, params=600_000,
-                           reason="over budget: 600000 > 60000 parameters")
-        n = store.add_trial(STUDY, family="conventional", config={"d_z": 70, "d_h": 90, "L": 1, "lr": 0.001,
-                                                                 "fixed_w_in": False}, params=21_460, seeds=[3])
+        store.add_rejected(
+            STUDY,
+            family="hourglass",
+            config={"d_z": 900, "d_h": 8, "L": 40, "lr": 0.001, "fixed_w_in": False},
+            params=600_000,
+            reason="over budget: 600000 > 60000 parameters",
+        )
+        n = store.add_trial(
+            STUDY,
+            family="conventional",
+            config={"d_z": 70, "d_h": 90, "L": 1, "lr": 0.001, "fixed_w_in": False},
+            params=21_460,
+            seeds=[3],
+        )
         from core.trials import TrialResult
+
         store.finish_trial(STUDY, n, TrialResult(n, "failed", [], 0.1, "cpu", error="RuntimeError: boom"))
-        store.add_trial(STUDY, family="hourglass", config={"d_z": 66, "d_h": 4, "L": 1, "lr": 0.001,
-                                                           "fixed_w_in": False}, params=9_000, seeds=[1])  # running
+        store.add_trial(
+            STUDY,
+            family="hourglass",
+            config={"d_z": 66, "d_h": 4, "L": 1, "lr": 0.001, "fixed_w_in": False},
+            params=9_000,
+            seeds=[1],
+        )  # running
         ours = store.trials(STUDY)
     to = f"sqlite:///{d / 'optuna.db'}"
     assert main(["export-optuna", STUDY, "--to", to, "--storage", url]) == 0
@@ -53,8 +69,14 @@ def test_the_export_loads_back_with_every_value(exported):
             assert ot.user_attrs["ssim"] == t.metrics["ssim"][0]
         else:
             assert ot.values is None
-            assert ot.state == {"failed": optuna.trial.TrialState.FAIL, "pruned": optuna.trial.TrialState.PRUNED,
-                                "rejected": optuna.trial.TrialState.PRUNED}[t.status]
+            assert (
+                ot.state
+                == {
+                    "failed": optuna.trial.TrialState.FAIL,
+                    "pruned": optuna.trial.TrialState.PRUNED,
+                    "rejected": optuna.trial.TrialState.PRUNED,
+                }[t.status]
+            )
     rejected = [ot for ot in study.trials if ot.user_attrs["status"] == "rejected"]
     assert rejected[0].user_attrs["note"].startswith("over budget")
     # one distribution per name, covering every value; d_z drawn on a log scale in the space
@@ -68,7 +90,8 @@ def test_optunas_own_plots_open_it(exported):
     study = optuna.load_study(study_name=STUDY, storage=to)
     fig = optuna.visualization.plot_pareto_front(study, target_names=["params", "psnr"])
     assert len(fig.data) >= 1 and sum(len(t.x) for t in fig.data) == sum(
-        t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
+        t.state == optuna.trial.TrialState.COMPLETE for t in study.trials
+    )
 
 
 def test_exporting_again_is_refused_and_writes_nothing(exported, cli, tmp_path):
@@ -81,14 +104,18 @@ def test_exporting_again_is_refused_and_writes_nothing(exported, cli, tmp_path):
     code, out, err = cli("export-optuna", STUDY, "--to", to, "--storage", url, "--name", "copy")
     assert code == 0 and "as Optuna study 'copy'" in out
     assert len(optuna.load_study(study_name="copy", storage=to).trials) == len(
-        optuna.load_study(study_name=STUDY, storage=to).trials)
+        optuna.load_study(study_name=STUDY, storage=to).trials
+    )
 
 
-@pytest.mark.parametrize("args,match", [
-    (("export-optuna", "nope", "--to", "sqlite:///o.db"), "no study named 'nope'"),
-    (("export-optuna", STUDY, "--to", "nosuchdb://x"), "cannot open Optuna storage"),
-    (("export-optuna", STUDY), "--to"),
-])
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (("export-optuna", "nope", "--to", "sqlite:///o.db"), "no study named 'nope'"),
+        (("export-optuna", STUDY, "--to", "nosuchdb://x"), "cannot open Optuna storage"),
+        (("export-optuna", STUDY), "--to"),
+    ],
+)
 def test_bad_export_input_is_one_line_exit_2(exported, cli, args, match):
     url = exported[0]
     code, _, err = cli(*args, "--storage", url)
@@ -102,8 +129,10 @@ def test_a_single_family_study_uses_the_same_names_as_a_multi_family_one():
     from storage.records import StudyRecord, TrialRecord
 
     rec = StudyRecord("s", "digits-denoise", ["hourglass"], "psnr", "maximize", 10**5)
-    trials = [TrialRecord(0, "hourglass", {"d_z": 80, "flag": True}, 500, "complete", [0], {"psnr": (20.0, None, 1)}),
-              TrialRecord(1, "hourglass", {"d_z": 90, "flag": False}, 600, "complete", [0], {"psnr": (math.nan, None, 1)})]
+    trials = [
+        TrialRecord(0, "hourglass", {"d_z": 80, "flag": True}, 500, "complete", [0], {"psnr": (20.0, None, 1)}),
+        TrialRecord(1, "hourglass", {"d_z": 90, "flag": False}, 600, "complete", [0], {"psnr": (math.nan, None, 1)}),
+    ]
     a, b = frozen_trials(rec, trials, lambda f, k: f == "hourglass" and k == "d_z")
     assert a.params == {"family": "hourglass", "hourglass.d_z": 80, "hourglass.flag": True}
     assert a.values == [500.0, 20.0]
@@ -124,8 +153,15 @@ def test_optuna_dashboard_loads_the_exported_study(exported):
     app = dashboard.wsgi(to)
 
     def call(path):
-        env = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "x",
-               "SERVER_PORT": "80", "wsgi.input": io.BytesIO(), "wsgi.url_scheme": "http"}
+        env = {
+            "REQUEST_METHOD": "GET",
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "x",
+            "SERVER_PORT": "80",
+            "wsgi.input": io.BytesIO(),
+            "wsgi.url_scheme": "http",
+        }
         status = []
         body = b"".join(app(env, lambda s, h, *a: status.append(s)))
         return status[0], json.loads(body)

@@ -1,15 +1,24 @@
 """Replaying the Pareto pruner on an unpruned study's curves (search/integrations/pruner_replay.py):
 trial i is judged only by trials before it, stopped trials feed their curve up to the
 stop, families judge themselves, and the summary counts false stops on the front."""
+
 import math
 
 import pytest
 
 from reports.pareto import hypervolume_2d
-from search.integrations.pruner_replay import (
-    ReplayTrial, best_so_far, budget_corners, false_stops, rank_agreement, replay_order, replay_stops, rung_trust,
-    summarise)
 from search.engine.pruners import ParetoPruner
+from search.integrations.pruner_replay import (
+    ReplayTrial,
+    best_so_far,
+    budget_corners,
+    false_stops,
+    rank_agreement,
+    replay_order,
+    replay_stops,
+    rung_trust,
+    summarise,
+)
 
 
 def T(family, params, curve):
@@ -57,8 +66,10 @@ def test_summary_counts_work_false_stops_and_the_front_kept():
     assert (f.front, f.front_stopped) == (3, 1)
     # kept hypervolume: the front without E, against the same reference, brute-forced
     pts = [(math.log10(p), v) for p, v in ((10, 0.8), (20, 0.6), (5, 0.4), (15, 0.9), (25, 0.5))]
-    ref = (max(x for x, _ in pts) + 0.1 * (max(x for x, _ in pts) - min(x for x, _ in pts)),
-           min(v for _, v in pts) - 0.1 * (0.9 - 0.4))
+    ref = (
+        max(x for x, _ in pts) + 0.1 * (max(x for x, _ in pts) - min(x for x, _ in pts)),
+        min(v for _, v in pts) - 0.1 * (0.9 - 0.4),
+    )
     area = lambda keep: hypervolume_2d([pts[i] for i in keep], ["minimize", "maximize"], ref)  # noqa: E731
     assert f.hypervolume_kept == pytest.approx(area([0, 2]) / area(range(5)))
     assert 0 < f.hypervolume_kept < 1 and g.hypervolume_kept == 1.0 and g.work_kept == 1.0
@@ -156,8 +167,13 @@ def test_rung_trust_on_the_first_trials_and_on_all():
     # a family whose first three trials, far apart in size, rank the same at epoch 1 as at
     # the end; the two later ones, near the front, swap: the larger is behind at epoch 1
     # and ends best
-    seq = [T("f", 10, [0.1, 0.2, 0.3]), T("f", 100, [0.5, 0.6, 0.7]), T("f", 1000, [0.7, 0.8, 0.9]),
-           T("f", 120, [0.55, 0.6, 0.72]), T("f", 130, [0.52, 0.7, 0.8])]
+    seq = [
+        T("f", 10, [0.1, 0.2, 0.3]),
+        T("f", 100, [0.5, 0.6, 0.7]),
+        T("f", 1000, [0.7, 0.8, 0.9]),
+        T("f", 120, [0.55, 0.6, 0.72]),
+        T("f", 130, [0.52, 0.7, 0.8]),
+    ]
     first = rung_trust(seq, 1, "maximize", first=3)["f"]
     every = rung_trust(seq, 1, "maximize")["f"]
     assert first == 1.0 and every < 1.0

@@ -1,5 +1,6 @@
 """Each test's own families, tasks and plugins are forgotten after it: the registries,
 the metric directions, the loaded plugin files and the checks already run."""
+
 import pytest
 
 

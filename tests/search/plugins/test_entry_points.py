@@ -2,6 +2,7 @@
 (issue 60, item 8): its family and task are found by the CLI and by the Python API; a
 search with it, then compare, and `search model` / `load_model` of its winner; and an
 entry point whose module registers no family of its name."""
+
 import json
 import os
 import subprocess
@@ -15,8 +16,7 @@ from tests.search.plugins.sources import GOOD
 pytestmark = pytest.mark.slow
 
 STUDY = "ext-data-ext-mlp"  # the task is the family's default task, found by entry point
-RUN = ("run", "--space", "ext-mlp", "--budget", "2K", "--trials", "4", "--repeats", "2", "--epochs", "2",
-       "--no-report")
+RUN = ("run", "--space", "ext-mlp", "--budget", "2K", "--trials", "4", "--repeats", "2", "--epochs", "2", "--no-report")
 ORIGIN = "entry point extpkg (package extpkg)"
 
 
@@ -30,8 +30,9 @@ def make_site(site, families="ext-mlp = extpkg\n"):
     info = site / "extpkg-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: extpkg\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[shape_search.families]\n{families}\n"
-                                           "[shape_search.tasks]\next-data = extpkg\n")
+    (info / "entry_points.txt").write_text(
+        f"[shape_search.families]\n{families}\n[shape_search.tasks]\next-data = extpkg\n"
+    )
     return site
 
 
@@ -47,8 +48,14 @@ def child(args, cwd, site, timeout=300):
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + str(site), OMP_NUM_THREADS="1")
     env.pop("SEARCH_STORAGE", None)
     env.pop("SEARCH_PLUGINS", None)
-    proc = subprocess.Popen([sys.executable, "-m", "search.cli", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "search.cli", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException:

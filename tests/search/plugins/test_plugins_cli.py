@@ -1,6 +1,7 @@
 """A family and a task from a plugin file, searched from the command line (issue 60):
 `--plugin`, `$SEARCH_PLUGINS`, `search spaces/tasks` saying where each comes from,
 compare with intervals, `search model` of the winner, and every bad-input row."""
+
 import json
 import sqlite3
 
@@ -39,8 +40,7 @@ def test_plugin_search_compare_with_intervals_and_model_of_the_winner(cli, good,
     code, out, err = cli(*RUN, "--repeats", "2", "--plugin", good)
     assert code == 0, err
     assert "study 'tiny-data-tiny-mlp': 6 finished trial(s)" in out
-    rows = sqlite3.connect(tmp_path / "search.db").execute(
-        "SELECT status, params FROM trials").fetchall()
+    rows = sqlite3.connect(tmp_path / "search.db").execute("SELECT status, params FROM trials").fetchall()
     assert len(rows) == 6 and all(p <= 2000 for _, p in rows)
     code, out, err = cli("compare", "tiny-data-tiny-mlp", "--format", "json")
     assert code == 0, err
@@ -49,16 +49,29 @@ def test_plugin_search_compare_with_intervals_and_model_of_the_winner(cli, good,
     rows = [f for level in verdict["levels"] for f in level["families"] if f["value"] is not None]
     assert rows and any(f["low"] is not None and f["low"] <= f["value"] <= f["high"] for f in rows)
     best = max(rows, key=lambda f: f["value"])
-    code, out, err = cli("model", "tiny-data-tiny-mlp", str(best["trial"]), "--out", str(tmp_path / "winner"),
-                         "--plugin", good)
+    code, out, err = cli(
+        "model", "tiny-data-tiny-mlp", str(best["trial"]), "--out", str(tmp_path / "winner"), "--plugin", good
+    )
     assert code == 0, err
     assert (tmp_path / "winner").is_dir()
 
 
 def test_a_training_function_task_is_searched_and_reported_per_epoch(cli, tmp_path):
     loop = str(write(tmp_path, "loop_plugin", LOOP))
-    code, out, err = cli("run", "--plugin", loop, "--space", "tiny-mlp", "--budget", "2K", "--trials", "3",
-                         "--no-report", "--pruner", "none")
+    code, out, err = cli(
+        "run",
+        "--plugin",
+        loop,
+        "--space",
+        "tiny-mlp",
+        "--budget",
+        "2K",
+        "--trials",
+        "3",
+        "--no-report",
+        "--pruner",
+        "none",
+    )
     assert code == 0, err
     con = sqlite3.connect(tmp_path / "search.db")
     assert con.execute("SELECT count(*) FROM trials WHERE status = 'complete'").fetchone()[0] == 3
@@ -69,32 +82,49 @@ def test_a_training_function_task_is_searched_and_reported_per_epoch(cli, tmp_pa
 
 def test_a_builder_that_fails_for_one_configuration_fails_that_trial_only(cli, tmp_path):
     flaky = str(write(tmp_path, "flaky_plugin", FLAKY))
-    code, out, err = cli("run", "--plugin", flaky, "--space", "tiny-mlp", "--budget", "3K", "--trials", "8",
-                         "--no-report", "--retries", "0", "--pruner", "none")
+    code, out, err = cli(
+        "run",
+        "--plugin",
+        flaky,
+        "--space",
+        "tiny-mlp",
+        "--budget",
+        "3K",
+        "--trials",
+        "8",
+        "--no-report",
+        "--retries",
+        "0",
+        "--pruner",
+        "none",
+    )
     assert code == 0, err
     con = sqlite3.connect(tmp_path / "search.db")
     rows = con.execute("SELECT status, error, config FROM trials").fetchall()
     failed = [r for r in rows if r[0] == "failed"]
     assert any(r[0] == "complete" for r in rows) and failed
-    for status, error, config in failed:
+    for _status, error, config in failed:
         c = json.loads(config)
         assert ("too wide for this builder" in error) if c["width"] > 12 else ("not a torch.nn.Module" in error)
 
 
-@pytest.mark.parametrize("variant,match", [
-    ("import_fails", "failed to import: RuntimeError: boom"),
-    ("builtin_family", "family 'hourglass' is already registered (built-in)"),
-    ("builtin_task", "task 'digits-denoise' is already registered (built-in)"),
-    ("same_family", "family 'tiny-mlp' is already registered (plugin "),
-    ("wrong_count", "count gives"),
-    ("no_direction", "metric 'f1' has no direction"),
-    ("no_valid_config", "its space allows no configuration"),
-    ("bad_shapes", "cannot take the data's inputs (2, 6)"),
-    ("bad_outputs", "to (2, 7), but the targets need (2, 3)"),
-    ("never_reports", "returned without calling report(epoch, metrics)"),
-    ("undeclared_metric", "reported metric 'acc' that the task did not declare"),
-    ("budget", "budget 10 is below the smallest tiny-mlp model (plugin "),
-])
+@pytest.mark.parametrize(
+    "variant,match",
+    [
+        ("import_fails", "failed to import: RuntimeError: boom"),
+        ("builtin_family", "family 'hourglass' is already registered (built-in)"),
+        ("builtin_task", "task 'digits-denoise' is already registered (built-in)"),
+        ("same_family", "family 'tiny-mlp' is already registered (plugin "),
+        ("wrong_count", "count gives"),
+        ("no_direction", "metric 'f1' has no direction"),
+        ("no_valid_config", "its space allows no configuration"),
+        ("bad_shapes", "cannot take the data's inputs (2, 6)"),
+        ("bad_outputs", "to (2, 7), but the targets need (2, 3)"),
+        ("never_reports", "returned without calling report(epoch, metrics)"),
+        ("undeclared_metric", "reported metric 'acc' that the task did not declare"),
+        ("budget", "budget 10 is below the smallest tiny-mlp model (plugin "),
+    ],
+)
 def test_bad_plugin_input_one_line_exit_2_database_unchanged(cli, good, tmp_path, variant, match):
     code, out, err = cli(*RUN, "--plugin", good, "--trials", "1")
     assert code == 0, err
@@ -112,18 +142,37 @@ def test_bad_plugin_input_one_line_exit_2_database_unchanged(cli, good, tmp_path
     assert db_dump(tmp_path / "search.db") == before
 
 
-TWO = GOOD + '''
+TWO = (
+    GOOD
+    + """
 search.family("tiny-wide", space={"width": {"low": 4, "high": 64, "log": True}, "depth": {"low": 1, "high": 1}},
               build=mlp, default_task="tiny-data")
-'''
+"""
+)
 
 
 def test_every_reading_command_works_on_a_plugins_study(cli, tmp_path):
     """Replicate searches of two plugin families, then compare (pooled), predict, report,
     train (a retraining of a trial) and export-optuna, as for built-in families."""
     two = str(write(tmp_path, "two_plugin", TWO))
-    code, out, err = cli("run", "--plugin", two, "--space", "tiny-mlp,tiny-wide", "--budget", "4K", "--trials", "8",
-                         "--search-repeats", "2", "--epochs", "2", "--no-report", "--study", "two")
+    code, out, err = cli(
+        "run",
+        "--plugin",
+        two,
+        "--space",
+        "tiny-mlp,tiny-wide",
+        "--budget",
+        "4K",
+        "--trials",
+        "8",
+        "--search-repeats",
+        "2",
+        "--epochs",
+        "2",
+        "--no-report",
+        "--study",
+        "two",
+    )
     assert code == 0, err
     code, out, err = cli("compare", "two", "--format", "json")
     assert code == 0 and json.loads(out)["interval"].endswith("(2 searches)"), err
@@ -132,9 +181,14 @@ def test_every_reading_command_works_on_a_plugins_study(cli, tmp_path):
     assert (code == 0 and json.loads(out)["targets"]) or "too few complete trials" in err
     code, out, err = cli("report", "two-r1", "two-r2", "--out", str(tmp_path / "site"))
     assert code == 0 and (tmp_path / "site" / "index.html").exists(), err
-    trial = sqlite3.connect(tmp_path / "search.db").execute(
-        "SELECT t.number FROM trials t JOIN studies s ON s.id = t.study_id WHERE s.name = 'two-r1' "
-        "AND t.status = 'complete' ORDER BY t.number LIMIT 1").fetchone()[0]
+    trial = (
+        sqlite3.connect(tmp_path / "search.db")
+        .execute(
+            "SELECT t.number FROM trials t JOIN studies s ON s.id = t.study_id WHERE s.name = 'two-r1' "
+            "AND t.status = 'complete' ORDER BY t.number LIMIT 1"
+        )
+        .fetchone()[0]
+    )
     code, out, err = cli("train", "two-r1", str(trial), "--epochs", "1", "--plugin", two)
     assert code == 0, err
     code, out, err = cli("export-optuna", "two-r1", "--to", f"sqlite:///{tmp_path / 'optuna.db'}")

@@ -1,6 +1,7 @@
 """A user's own data with a built-in family that fuses: the trial's seeds train as one
 pack through the data's `train_batch` and the task's own loss, member by member, and give
 each seed what it gets alone."""
+
 import numpy as np
 import pytest
 
@@ -24,10 +25,13 @@ def regression_splits():
     return {"train": (x[:200], y[:200]), "val": (x[200:250], y[200:250]), "test": (x[250:], y[250:])}
 
 
-@pytest.mark.parametrize("name,data,metrics,config", [
-    ("fused-classes", splits, ["accuracy", "loss"], {"d_z": 8, "d_h": 24, "L": 2}),
-    ("fused-regression", regression_splits, ["mse"], {"d_z": 16, "d_h": 4, "L": 3}),
-])
+@pytest.mark.parametrize(
+    "name,data,metrics,config",
+    [
+        ("fused-classes", splits, ["accuracy", "loss"], {"d_z": 8, "d_h": 24, "L": 2}),
+        ("fused-regression", regression_splits, ["mse"], {"d_z": 16, "d_h": 4, "L": 3}),
+    ],
+)
 def test_own_array_task_seeds_fuse_and_equal_alone(name, data, metrics, config):
     search.array_task(name, data, metrics=metrics, epochs=3, batch_size=32, lr=1e-2)
     family = "conventional" if config["d_h"] > config["d_z"] else "hourglass"

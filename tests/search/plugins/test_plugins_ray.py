@@ -1,6 +1,7 @@
 """A plugin's family and task on Ray workers (issue 60, item 5): the trial's spec carries
 the plugin's path and each worker loads it before it builds the model; a family
 registered in __main__, which no worker can import, is refused before any write."""
+
 import pytest
 
 from core.errors import UserError
@@ -16,8 +17,16 @@ pytestmark = pytest.mark.slow
 
 
 def spec(executor, **kw):
-    base = dict(spaces=("tiny-mlp",), task="tiny-data", budget=2_000, trials=4, executor=executor, study=executor,
-                train=TrainSettings(epochs=2), pruner="none")
+    base = dict(
+        spaces=("tiny-mlp",),
+        task="tiny-data",
+        budget=2_000,
+        trials=4,
+        executor=executor,
+        study=executor,
+        train=TrainSettings(epochs=2),
+        pruner="none",
+    )
     if executor == "ray":
         base["executor_options"] = {"num_cpus": 2, "max_concurrent": 2}
     return RunSpec(**{**base, **kw})
@@ -50,12 +59,18 @@ def test_tune_workers_load_the_plugin_and_train_its_trials(tmp_path):
 
     plugin = write(tmp_path, "tune_plugin", GOOD)
     load_plugins([str(plugin)])
-    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, configure_logging=False,
-             runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    ray.init(
+        num_cpus=2,
+        num_gpus=0,
+        include_dashboard=False,
+        configure_logging=False,
+        runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
+    )
     try:
         store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
-        out = run_tune_study(spec("tune", trials=3, executor_options={"max_concurrent": 2}), store,
-                             ConsoleProgress(live=False))
+        out = run_tune_study(
+            spec("tune", trials=3, executor_options={"max_concurrent": 2}), store, ConsoleProgress(live=False)
+        )
     finally:
         ray.shutdown()
     df = store.trials_frame("tune")
@@ -63,7 +78,7 @@ def test_tune_workers_load_the_plugin_and_train_its_trials(tmp_path):
     assert (df.params <= 2000).all()
 
 
-DRIVER = '''
+DRIVER = """
 import ray
 import search
 
@@ -78,7 +93,7 @@ study = search.run(space="tiny-mlp", budget="2K", trials=3, epochs=1, executor="
                    storage="sqlite:///db.sqlite", report=False, max_concurrent=2)
 df = study.trials()
 print("complete:", int((df.status == "complete").sum()))
-'''
+"""
 
 
 def test_a_plugin_module_reaches_ray_workers_through_the_runtime_environments_working_dir(tmp_path):
@@ -95,7 +110,13 @@ def test_a_plugin_module_reaches_ray_workers_through_the_runtime_environments_wo
     write(project, "my_shapes", GOOD)
     (project / "drive.py").write_text(DRIVER)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SEARCH_PLUGINS")}
-    out = subprocess.run([sys.executable, "drive.py", str(tmp_path / "moved.py")], cwd=project, capture_output=True, text=True, timeout=600,
-                         env={**env, "OMP_NUM_THREADS": "1"})
+    out = subprocess.run(
+        [sys.executable, "drive.py", str(tmp_path / "moved.py")],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**env, "OMP_NUM_THREADS": "1"},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "complete: 3" in out.stdout, out.stderr[-3000:]

@@ -2,6 +2,7 @@
 searched through `search.run`, opened again, compared, its model loaded, and its pages
 served by `search serve` (the index and the study page answer 200 and name the
 plugin's family)."""
+
 import os
 import threading
 import urllib.request
@@ -37,8 +38,18 @@ def test_a_plugin_study_is_stored_read_back_and_served(url, tmp_path, monkeypatc
     plugin = str(write(tmp_path, "stored_plugin", GOOD))
     name = f"plugin-{uuid.uuid4().hex[:6]}"
     names.append(name)
-    study = search.run(space="tiny-mlp", budget="2K", trials=4, repeats=2, epochs=2, study=name, storage=url,
-                       plugins=[plugin], report=False, artifacts=str(tmp_path / "weights"))
+    study = search.run(
+        space="tiny-mlp",
+        budget="2K",
+        trials=4,
+        repeats=2,
+        epochs=2,
+        study=name,
+        storage=url,
+        plugins=[plugin],
+        report=False,
+        artifacts=str(tmp_path / "weights"),
+    )
     again = search.open(name, storage=url)
     df = again.trials()
     assert len(df) == 4 and (df.params <= 2000).all() and set(df.family) == {"tiny-mlp"}

@@ -1,12 +1,13 @@
 """Recipes (issue 12): every paper experiment is a named file that `search run --recipe`
 runs; every paper-scale recipe has a -small twin for a 2-core CPU."""
+
 import pytest
 
 from core.budget import parse_budget
 from core.errors import UserError
-from search.recipes import RUN_KEYS, load_recipe, parse_recipe, recipe_names
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
+from search.recipes import RUN_KEYS, load_recipe, parse_recipe, recipe_names
 from storage import Store
 from tests.search.conftest import SHARED_DATA, data_dir_for_mechanics
 
@@ -28,9 +29,15 @@ def test_every_recipe_names_valid_settings(name):
     r = load_recipe(name)
     assert r.description and r.paper and r.claim
     run = r.run
-    spec = RunSpec(spaces=tuple(run["space"].split(",")), task=run["task"], budget=parse_budget(str(run["budget"])),
-                   trials=run.get("trials", 20), repeats=run.get("repeats", 1), sampler=run.get("sampler"),
-                   task_options=r.task_options)
+    spec = RunSpec(
+        spaces=tuple(run["space"].split(",")),
+        task=run["task"],
+        budget=parse_budget(str(run["budget"])),
+        trials=run.get("trials", 20),
+        repeats=run.get("repeats", 1),
+        sampler=run.get("sampler"),
+        task_options=r.task_options,
+    )
     prepare(spec)
 
 
@@ -43,8 +50,17 @@ def test_every_small_recipe_runs_in_smoke_mode(cli, tmp_path, name):
     task needs other data files that are neither cached nor downloadable here is skipped,
     naming what is missing."""
     data = data_dir_for_mechanics(tmp_path)
-    code, out, err = cli("run", "--recipe", name, "--smoke", "--no-report", "--storage", f"sqlite:///{tmp_path}/r.db",
-                         "--data-dir", str(data))
+    code, out, err = cli(
+        "run",
+        "--recipe",
+        name,
+        "--smoke",
+        "--no-report",
+        "--storage",
+        f"sqlite:///{tmp_path}/r.db",
+        "--data-dir",
+        str(data),
+    )
     if code == 2 and data != SHARED_DATA and any(w in err for w in ("data", "download", "not found", "--data-dir")):
         pytest.skip(f"{name} needs data files that {SHARED_DATA} would hold: {err.strip()}")
     assert code == 0, err
@@ -59,9 +75,24 @@ def test_every_small_recipe_runs_in_smoke_mode(cli, tmp_path, name):
 
 
 def test_flags_on_the_command_line_override_the_recipe(cli, tmp_path):
-    code, out, err = cli("run", "--recipe", "chen-denoise-small", "--trials", "1", "--repeats", "1", "--epochs", "1",
-                         "--max-train-samples", "256", "--budget", "30K", "--no-report",
-                         "--storage", f"sqlite:///{tmp_path}/r.db")
+    code, out, err = cli(
+        "run",
+        "--recipe",
+        "chen-denoise-small",
+        "--trials",
+        "1",
+        "--repeats",
+        "1",
+        "--epochs",
+        "1",
+        "--max-train-samples",
+        "256",
+        "--budget",
+        "30K",
+        "--no-report",
+        "--storage",
+        f"sqlite:///{tmp_path}/r.db",
+    )
     assert code == 0, err
     store = Store(f"sqlite:///{tmp_path}/r.db")
     (summary,) = store.list_studies()
@@ -79,17 +110,20 @@ def test_recipes_command_lists_and_shows(cli):
     assert "--epochs 30" in out
 
 
-@pytest.mark.parametrize("data,match", [
-    ({"run": {"space": "hourglass", "budget": "1M"}}, "needs a one-line description"),
-    ({"description": "x", "run": {"space": "hourglass"}}, r"\[run\] needs budget"),
-    ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "epoch": 3}}, "unknown key.*epoch"),
-    ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "trials": "5"}}, "trials must be int"),
-    ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "trials": True}}, "trials must be int"),
-    ({"description": "x", "runs": {}}, "unknown key"),
-    ({"description": "x", "run": {"space": "lmlp", "budget": "1M", "ema": "0.9999"}}, "ema must be float or int"),
-    ({"description": "x", "run": {"space": "lmlp", "budget": "1M", "ema_warmup": 1}}, "ema_warmup must be bool"),
-    ({"description": "x", "run": {"space": "hourglass", "budget": "1M"}, "task_options": 3}, "must be a table"),
-])
+@pytest.mark.parametrize(
+    "data,match",
+    [
+        ({"run": {"space": "hourglass", "budget": "1M"}}, "needs a one-line description"),
+        ({"description": "x", "run": {"space": "hourglass"}}, r"\[run\] needs budget"),
+        ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "epoch": 3}}, "unknown key.*epoch"),
+        ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "trials": "5"}}, "trials must be int"),
+        ({"description": "x", "run": {"space": "hourglass", "budget": "1M", "trials": True}}, "trials must be int"),
+        ({"description": "x", "runs": {}}, "unknown key"),
+        ({"description": "x", "run": {"space": "lmlp", "budget": "1M", "ema": "0.9999"}}, "ema must be float or int"),
+        ({"description": "x", "run": {"space": "lmlp", "budget": "1M", "ema_warmup": 1}}, "ema_warmup must be bool"),
+        ({"description": "x", "run": {"space": "hourglass", "budget": "1M"}, "task_options": 3}, "must be a table"),
+    ],
+)
 def test_malformed_recipes_are_one_line_errors(data, match):
     with pytest.raises(UserError, match=match):
         parse_recipe("x", data)
@@ -110,13 +144,18 @@ def test_the_paper_scale_hu_recipe_turns_on_u_vits_ema(cli):
 
     assert load_recipe("hu-lmlp").run["ema"] == 0.9999
     spec = run_spec(build_parser().parse_args(["run", "--recipe", "hu-lmlp"]))
-    assert (spec.train.ema, spec.train.ema_warmup, spec.train.optimizer) == (0.9999, True, "adamw-uvit")  # warm-up: ours, stated
+    assert (spec.train.ema, spec.train.ema_warmup, spec.train.optimizer) == (
+        0.9999,
+        True,
+        "adamw-uvit",
+    )  # warm-up: ours, stated
     flags = run_spec(build_parser().parse_args(["run", "--recipe", "hu-lmlp", "--ema", "0.99", "--ema-warmup"]))
     assert (flags.train.ema, flags.train.ema_warmup) == (0.99, True)  # the command line wins
     off = run_spec(build_parser().parse_args(["run", "--recipe", "hu-lmlp", "--ema", "0"]))
     assert off.train.ema == 0.0
-    r = parse_recipe("x", {"description": "x", "run": {"space": "lmlp", "budget": "1M", "ema": 0.999,
-                                                       "ema_warmup": True}})
+    r = parse_recipe(
+        "x", {"description": "x", "run": {"space": "lmlp", "budget": "1M", "ema": 0.999, "ema_warmup": True}}
+    )
     assert r.run["ema_warmup"] is True
     code, out, _ = cli("recipes", "hu-lmlp")
     assert code == 0 and "--ema 0.9999" in out

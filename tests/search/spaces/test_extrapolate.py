@@ -1,5 +1,6 @@
 """The configuration to train at a larger budget (search/spaces/extrapolate.py): fronts
 whose shape trends are known, rounded into real spaces, counted exactly."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,8 +42,9 @@ def test_a_sqrt_n_width_at_fixed_depth_is_extended_exactly_beyond_the_searched_r
 def test_a_step_is_kept_and_the_count_stays_within_the_target():
     stepped = Space("toy", (Dim("L", "int", 1, 8), Dim("d", "int", 8, 64, step=8)))
     params, configs = sqrt_front()
-    p = propose_config("toy", stepped, IO, toy_count, params, [{k: c[k] for k in ("L", "d")} for c in configs],
-                       1_500_000)
+    p = propose_config(
+        "toy", stepped, IO, toy_count, params, [{k: c[k] for k in ("L", "d")} for c in configs], 1_500_000
+    )
     assert p.config["d"] % 8 == 0 and p.count == toy_count(p.config) <= 1_500_000
     assert toy_count({"L": 2, "d": p.config["d"] + 8}) > 1_500_000  # the largest step that fits
 
@@ -65,8 +67,10 @@ def test_the_hourglass_proposal_is_a_valid_model_whose_count_is_its_own():
 def test_the_transformer_proposal_keeps_its_head_width_and_aspect_rules():
     io = get_task("lm-shakespeare").io()
     fam, space = get_family("transformer"), default_space("transformer", io)
-    configs = [{"tied": False, "qk_norm": False, "lr": 1e-3, "K": 1, "n_heads": h, "d_model": 64 * h, "L": h,
-                "d_h": 192 * h} for h in (1, 2, 3, 4, 6)]
+    configs = [
+        {"tied": False, "qk_norm": False, "lr": 1e-3, "K": 1, "n_heads": h, "d_model": 64 * h, "L": h, "d_h": 192 * h}
+        for h in (1, 2, 3, 4, 6)
+    ]
     params = [fam.count_params(c, io) for c in configs]
     p = propose_config("transformer", space, io, lambda c: fam.count_params(c, io), params, configs, 1e9)
     assert p.count == fam.count_params(p.config, io) <= 1e9 and p.count > 0.9e9
@@ -97,20 +101,28 @@ def test_a_front_deepening_at_its_narrowest_widths_scales_its_depth_to_fit_a_lar
     assert any(n.startswith("depths scaled by") for n in p.notes)
 
 
-@pytest.mark.parametrize("params,configs,target,note", [
-    ([10, 20, 40], [{"i": 1}, {"i": 2}, {"i": 3}], 1e6, "the front's configurations lack L, d"),
-    ([64 * 8, 64 * 8], [{"L": 8, "d": 8}, {"L": 8, "d": 8}], 10, "no configuration fits the budget, even at the "
-                                                                  "narrowest widths and the shallowest depths"),
-    ([], [], 1e6, "no complete trials"),
-])
+@pytest.mark.parametrize(
+    "params,configs,target,note",
+    [
+        ([10, 20, 40], [{"i": 1}, {"i": 2}, {"i": 3}], 1e6, "the front's configurations lack L, d"),
+        (
+            [64 * 8, 64 * 8],
+            [{"L": 8, "d": 8}, {"L": 8, "d": 8}],
+            10,
+            "no configuration fits the budget, even at the narrowest widths and the shallowest depths",
+        ),
+        ([], [], 1e6, "no complete trials"),
+    ],
+)
 def test_no_configuration_says_why(params, configs, target, note):
     p = propose_config("toy", TOY, IO, toy_count, params, configs, target)
     assert p.config is None and p.count is None and any(note in n for n in p.notes)
 
 
 def test_place_rounds_into_the_constraints_and_skips_a_choice_they_forbid():
-    space = Space("toy", (Dim("d", "int", 4, 64), Dim("h", "int", 4, 64)),
-                  get_family("hourglass").shape_rules[1:])  # h < d: here d_h < d_z
+    space = Space(
+        "toy", (Dim("d", "int", 4, 64), Dim("h", "int", 4, 64)), get_family("hourglass").shape_rules[1:]
+    )  # h < d: here d_h < d_z
     renamed = Space("toy", (Dim("d_z", "int", 4, 64), Dim("d_h", "int", 4, 64)), space.constraints)
     assert place(renamed, IO, {"d_z": 100.4, "d_h": 500.0}) == {"d_z": 100, "d_h": 99}
     assert place(renamed, IO, {"d_z": 100.4, "d_h": 500.0}, factor=0.5) == {"d_z": 50, "d_h": 49}

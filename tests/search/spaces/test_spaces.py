@@ -82,8 +82,9 @@ def test_super_resolution_streams_start_where_the_papers_range_does():
     assert default_space("hourglass", MNIST).dim("d_z").low == 785
     assert default_space("conventional", MNIST).dim("d_z").low == 784
     assert default_space("hourglass", IOSpec(2, 2)).dim("d_z").low == 5  # the checkerboard: as before
-    for c in draw_many("hourglass", IOSpec(196, 784), 3_000_000, n=50) + draw_many("conventional", IOSpec(196, 784),
-                                                                                  3_000_000, n=50):
+    for c in draw_many("hourglass", IOSpec(196, 784), 3_000_000, n=50) + draw_many(
+        "conventional", IOSpec(196, 784), 3_000_000, n=50
+    ):
         assert 785 <= c["d_z"] <= 4500, c
 
 
@@ -131,7 +132,11 @@ def test_space_file_constraints_replace_the_search_constraints_not_the_shape_rul
     space = spaces["transformer-hourglass"]
     assert spaces["transformer"].dim("n_heads").choices == (8,)
     assert [str(c) for c in space.constraints] == [
-        "d_h < d_model", "L >= 0.00390625 * d_model", "L <= 0.03125 * d_model", "d_h >= 0.1 * d_model"]
+        "d_h < d_model",
+        "L >= 0.00390625 * d_model",
+        "L <= 0.03125 * d_model",
+        "d_h >= 0.1 * d_model",
+    ]
     fam = get_family("transformer-hourglass")
     heads_dims = set()
     for c in draw_many("transformer-hourglass", io, 2_000_000, n=60, space=space):
@@ -162,7 +167,7 @@ def load_space_file_from(table):
 
 
 def test_space_file_toml_and_yaml(tmp_path):
-    (tmp_path / "s.toml").write_text('[hourglass]\nd_z = {low = 100, high = 200, log = true}\nd_h = [8, 16]\n')
+    (tmp_path / "s.toml").write_text("[hourglass]\nd_z = {low = 100, high = 200, log = true}\nd_h = [8, 16]\n")
     (tmp_path / "s.yaml").write_text("hourglass:\n  L: {low: 1, high: 3}\n  lr: 0.001\n")
     spaces = build_spaces(["hourglass"], DIGITS, str(tmp_path / "s.toml"))
     assert spaces["hourglass"].dim("d_z").high == 200 and spaces["hourglass"].dim("d_h").choices == (8, 16)
@@ -186,18 +191,21 @@ def test_imagenet_tasks_search_the_papers_learning_rates(tmp_path):
     assert spaces["hourglass"].dim("lr").choices == (2e-4,)
 
 
-@pytest.mark.parametrize("text,match", [
-    ("[hourglass\nd_z = 3", "malformed"),
-    ("[hourglass]\nwidth = [1]", "no key width"),
-    ('[hourglass]\nconstraints = ["d_h =< d_z"]', "expected 'LEFT OP"),
-    ('[hourglass]\nconstraints = "d_h < d_z"', "must be a list"),
-    ('[hourglass]\nconstraints = ["d_h < 0 * d_z"]', "scale must be positive"),
-    ('[hourglass]\nconstraints = ["width < d_z"]', "names width, not a key"),
-    ("[hourglass]\nd_z = {low = 300, high = 100}", "low <= high"),
-    ("[hourglass]\nd_z = {high = 100}", "needs low and high"),
-    ("[resnet]\nd_z = [1]", "not searched"),
-    ("d_z = 3", "one table per family"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("[hourglass\nd_z = 3", "malformed"),
+        ("[hourglass]\nwidth = [1]", "no key width"),
+        ('[hourglass]\nconstraints = ["d_h =< d_z"]', "expected 'LEFT OP"),
+        ('[hourglass]\nconstraints = "d_h < d_z"', "must be a list"),
+        ('[hourglass]\nconstraints = ["d_h < 0 * d_z"]', "scale must be positive"),
+        ('[hourglass]\nconstraints = ["width < d_z"]', "names width, not a key"),
+        ("[hourglass]\nd_z = {low = 300, high = 100}", "low <= high"),
+        ("[hourglass]\nd_z = {high = 100}", "needs low and high"),
+        ("[resnet]\nd_z = [1]", "not searched"),
+        ("d_z = 3", "one table per family"),
+    ],
+)
 def test_malformed_space_files(tmp_path, text, match):
     p = tmp_path / "bad.toml"
     p.write_text(text)
@@ -211,8 +219,9 @@ def test_missing_space_file():
 
 
 def test_grid_covers_product_and_constraints():
-    space = default_space("hourglass", DIGITS).with_overrides(load_space_file_from(
-        {"d_z": {"low": 65, "high": 200, "grid": [65, 100, 200]}, "d_h": [8, 100], "L": [1, 2]}))
+    space = default_space("hourglass", DIGITS).with_overrides(
+        load_space_file_from({"d_z": {"low": 65, "high": 200, "grid": [65, 100, 200]}, "d_h": [8, 100], "L": [1, 2]})
+    )
     points = list(grid_configs(space, seed=0))
     assert len(points) == 3 * 2 * 2 * 4
     bad = [p for p in points if check_config(space, DIGITS, p)]
@@ -224,11 +233,10 @@ def test_stepped_int_dims_stay_on_their_grid_and_under_budget():
     largest on-grid value that fits, and Optuna draws only on-grid values."""
     from search.spaces import Dim, Space
 
-    space = Space("hourglass", (
-        Dim("L", "int", 1, 13, step=2),
-        Dim("d_z", "int", 785, 785 + 64 * 40, step=64),
-        Dim("d_h", "int", 4, 4),
-    ))
+    space = Space(
+        "hourglass",
+        (Dim("L", "int", 1, 13, step=2), Dim("d_z", "int", 785, 785 + 64 * 40, step=64), Dim("d_h", "int", 4, 4)),
+    )
     fam = get_family("hourglass")
     count = lambda c: fam.count_params(c, MNIST)  # noqa: E731
     budget = 8_000_000
@@ -248,11 +256,14 @@ def test_stepped_int_dims_stay_on_their_grid_and_under_budget():
     assert all(v % 2 == 1 for v in space.dim("L").grid_values())
 
 
-@pytest.mark.parametrize("spec,match", [
-    ({"low": 1, "high": 9, "step": 0}, "step must be a positive integer"),
-    ({"low": 1, "high": 9, "step": 2, "log": True}, "without log"),
-    ({"low": 1.0, "high": 9.5, "step": 2}, "integer range"),
-])
+@pytest.mark.parametrize(
+    "spec,match",
+    [
+        ({"low": 1, "high": 9, "step": 0}, "step must be a positive integer"),
+        ({"low": 1, "high": 9, "step": 2, "log": True}, "without log"),
+        ({"low": 1.0, "high": 9.5, "step": 2}, "integer range"),
+    ],
+)
 def test_bad_steps_are_one_line_errors(spec, match):
     from search.spaces import parse_dim
 

@@ -1,5 +1,6 @@
 """The transformer spaces (ratio constraints, budget-aware sampling) and a real two-family
 study on Shakespeare (or, with no ../shared/data, a generated stand-in) through the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -10,20 +11,11 @@ import pytest
 from core.shape_rules import Constraint
 from models import get_family
 from search.engine.optuna_draw import TrialDraw
-from search.spaces import (
-    Dim,
-    Infeasible,
-    Space,
-    check_config,
-    default_space,
-    grid_configs,
-    suggest_config,
-)
+from search.spaces import Dim, Infeasible, Space, check_config, default_space, grid_configs, suggest_config
 from tasks import get_task
 from tests.search.conftest import data_dir_for_mechanics
 
 IO = get_task("lm-shakespeare").io()
-
 
 
 def draw(family, budget, n=40, seed=0):
@@ -61,8 +53,11 @@ def test_ratio_constraints_are_exact_fractions():
     c = Constraint("d_h", ">=", "d_model", scale=0.1)
     assert c.holds({"d_h": 64, "d_model": 640}) and not c.holds({"d_h": 63, "d_model": 640})
     assert str(c) == "d_h >= 0.1 * d_model" and str(Constraint("a", "<", "b")) == "a < b"
-    space = Space("x", (Dim("d_model", "int", 640, 640), Dim("d_h", "int", 1, 10_000)),
-                  (c, Constraint("d_h", "<", "d_model", scale=0.5)))
+    space = Space(
+        "x",
+        (Dim("d_model", "int", 640, 640), Dim("d_h", "int", 1, 10_000)),
+        (c, Constraint("d_h", "<", "d_model", scale=0.5)),
+    )
 
     class Edges:  # draws the lowest or the highest allowed value
         def __init__(self, high):
@@ -84,22 +79,56 @@ def test_grid_points_of_the_default_spaces_include_valid_shapes():
 
 
 def test_params_command_prints_the_breakdown(cli):
-    code, out, _ = cli("params", "--space", "transformer-hourglass", "--task", "lm-shakespeare",
-                       "d_model=512", "L=8", "K=4", "d_h=204", "n_heads=8")
+    code, out, _ = cli(
+        "params",
+        "--space",
+        "transformer-hourglass",
+        "--task",
+        "lm-shakespeare",
+        "d_model=512",
+        "L=8",
+        "K=4",
+        "d_h=204",
+        "n_heads=8",
+    )
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith("18436608 non-embedding parameters (18.4M) for transformer-hourglass")
-    for part in ("total: 18698752", "embedding: 262144", "non-embedding: 18436608", "attention: 8388608",
-                 "ffn: 10027008", "norms: 20992"):
+    for part in (
+        "total: 18698752",
+        "embedding: 262144",
+        "non-embedding: 18436608",
+        "attention: 8388608",
+        "ffn: 10027008",
+        "norms: 20992",
+    ):
         assert any(line.strip().startswith(part) for line in lines), part
 
 
 @pytest.mark.slow
 def test_both_families_in_one_study_with_two_fronts(cli, tmp_path):
     code, out, err = cli(
-        "run", "--space", "transformer,transformer-hourglass", "--task", "lm-shakespeare", "--budget", "300K",
-        "--trials", "4", "--tokens", "8192", "--epochs", "2", "--sampler", "random", "--seed", "0",
-        "--data-dir", str(data_dir_for_mechanics(tmp_path)), "--task-option", "eval_tokens=1024",
+        "run",
+        "--space",
+        "transformer,transformer-hourglass",
+        "--task",
+        "lm-shakespeare",
+        "--budget",
+        "300K",
+        "--trials",
+        "4",
+        "--tokens",
+        "8192",
+        "--epochs",
+        "2",
+        "--sampler",
+        "random",
+        "--seed",
+        "0",
+        "--data-dir",
+        str(data_dir_for_mechanics(tmp_path)),
+        "--task-option",
+        "eval_tokens=1024",
     )
     assert code == 0, err
     assert "Pareto-optimal configurations (loss vs. non-embedding parameters, per family)" in out

@@ -6,6 +6,7 @@ and the README's example, run as written.
 
 Tune's calls are made by hand where that suffices (no Ray cluster); the rest runs on one
 local Ray (2 CPUs, one torch thread per trial) with tiny trials on the digits tasks."""
+
 import math
 import os
 import re
@@ -37,8 +38,9 @@ def train_own(config):
 
     torch.manual_seed(0)
     x = torch.tensor(load_digits().data[:512], dtype=torch.float32) / 16
-    net = torch.nn.Sequential(torch.nn.Linear(64, config["width"]), torch.nn.ReLU(),
-                              torch.nn.Linear(config["width"], 64))
+    net = torch.nn.Sequential(
+        torch.nn.Linear(64, config["width"]), torch.nn.ReLU(), torch.nn.Linear(config["width"], 64)
+    )
     assert sum(p.numel() for p in net.parameters()) == count(config)
     opt = torch.optim.Adam(net.parameters(), lr=config["lr"])
     for _ in range(2):
@@ -69,24 +71,40 @@ def dump(path):
 
 
 def own_searcher(tmp_path, **kw):
-    base = dict(space=OWN, count_params=count, budget=BUDGET, task="digits-denoise", storage=url(tmp_path),
-                study="own", trials=3)
+    base = dict(
+        space=OWN,
+        count_params=count,
+        budget=BUDGET,
+        task="digits-denoise",
+        storage=url(tmp_path),
+        study="own",
+        trials=3,
+    )
     base.update(kw)
     return budgeted_searcher(**base)
 
 
 # -- bad input: a one-line ValueError, nothing written -------------------------------------
 BAD = [
-    (dict(budget=100), "budget 100 is below the smallest my-mlp model on digits-denoise (580 parameters (count_params))"),
-    (dict(space={"my-mlp": {"width": {"low": 4, "high": 1024}}, "constraints": []}, count_params={"my-mlp": count}),
-     "space 'constraints': expected a dict of keys, got list"),
-    (dict(space={"hourglass": {"d_z": {"low": 8, "high": 32}}}, count_params=None, budget="100K"),
-     "family 'hourglass': its space allows no configuration on 'digits-denoise': check its ranges"),
+    (
+        dict(budget=100),
+        "budget 100 is below the smallest my-mlp model on digits-denoise (580 parameters (count_params))",
+    ),
+    (
+        dict(space={"my-mlp": {"width": {"low": 4, "high": 1024}}, "constraints": []}, count_params={"my-mlp": count}),
+        "space 'constraints': expected a dict of keys, got list",
+    ),
+    (
+        dict(space={"hourglass": {"d_z": {"low": 8, "high": 32}}}, count_params=None, budget="100K"),
+        "family 'hourglass': its space allows no configuration on 'digits-denoise': check its ranges",
+    ),
     (dict(space="hourglass", count_params=None, budget=100), "budget 100 is below the smallest hourglass model"),
     (dict(task="nope"), "unknown task 'nope'; known: "),
     (dict(space="hourglas", count_params=None), "unknown family 'hourglas'; known: "),
-    (dict(space={"hourglass": {"width": [8]}}, count_params=count),
-     "count_params counts one family of your own in space, found none"),
+    (
+        dict(space={"hourglass": {"width": [8]}}, count_params=count),
+        "count_params counts one family of your own in space, found none",
+    ),
     (dict(count_params=lambda c: c["nope"]), "of 'my-mlp' raised KeyError"),
     (dict(count_params=lambda c: 1.5), "of 'my-mlp' must return a count >= 0, got 1.5"),
     (dict(budget="lots"), "bad budget 'lots'"),
@@ -109,39 +127,50 @@ def test_bad_input_is_a_one_line_value_error_and_the_database_is_unchanged(tmp_p
     assert dump(tmp_path / "search.db") == before
 
 
-@pytest.mark.parametrize("storage,message", [
-    ("nosuchdb://x/y", "cannot open storage 'nosuchdb://x/y'"),
-    ("sqlite:///{tmp}/missing/folder/x.db", "cannot open storage"),
-    ("   ", "storage must be a database URL or a SQLite file"),
-])
+@pytest.mark.parametrize(
+    "storage,message",
+    [
+        ("nosuchdb://x/y", "cannot open storage 'nosuchdb://x/y'"),
+        ("sqlite:///{tmp}/missing/folder/x.db", "cannot open storage"),
+        ("   ", "storage must be a database URL or a SQLite file"),
+    ],
+)
 def test_a_bad_storage_url_is_refused_and_nothing_is_written(tmp_path, storage, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         own_searcher(tmp_path, storage=storage.format(tmp=tmp_path))
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("kw,message", [
-    (dict(task="nope"), "unknown task 'nope'; known: "),
-    (dict(task="digits-denoise", family="nope"), "unknown family 'nope'; known: "),
-    (dict(task="digits-denoise", family="transformer"), "family 'transformer' does not fit task 'digits-denoise'"),
-    (dict(task="digits-denoise", epochs=0), "epochs must be a positive integer, got 0"),
-    (dict(task="digits-denoise", optimizer="nope"), "unknown optimizer 'nope'"),
-    (dict(task="digits-denoise", cpus=0), "cpus must be > 0"),
-    (dict(task="digits-denoise", colour="red"), "product_trainable takes no colour"),
-])
+@pytest.mark.parametrize(
+    "kw,message",
+    [
+        (dict(task="nope"), "unknown task 'nope'; known: "),
+        (dict(task="digits-denoise", family="nope"), "unknown family 'nope'; known: "),
+        (dict(task="digits-denoise", family="transformer"), "family 'transformer' does not fit task 'digits-denoise'"),
+        (dict(task="digits-denoise", epochs=0), "epochs must be a positive integer, got 0"),
+        (dict(task="digits-denoise", optimizer="nope"), "unknown optimizer 'nope'"),
+        (dict(task="digits-denoise", cpus=0), "cpus must be > 0"),
+        (dict(task="digits-denoise", colour="red"), "product_trainable takes no colour"),
+    ],
+)
 def test_the_trainable_refuses_bad_settings_before_tune_starts(kw, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         product_trainable(**kw)
 
 
-@pytest.mark.parametrize("config,message", [
-    ({"family": "hourglass", "d_z": 100, "d_h": 8, "L": 1}, "the trainable's config needs 'task'"),
-    ({"family": "hourglass", "task": "nope"}, "unknown task 'nope'"),
-    ({"family": "nope", "task": "digits-denoise"}, "unknown family 'nope'"),
-    ({"family": "hourglass", "task": "digits-denoise", "d_z": 100, "d_h": 8, "L": 1, "d_q": 3},
-     "family 'hourglass' takes no key d_q"),
-    ({"family": "hourglass", "task": "digits-denoise", "d_z": 32, "d_h": 8, "L": 1}, "hourglass needs d_z > d_x"),
-])
+@pytest.mark.parametrize(
+    "config,message",
+    [
+        ({"family": "hourglass", "d_z": 100, "d_h": 8, "L": 1}, "the trainable's config needs 'task'"),
+        ({"family": "hourglass", "task": "nope"}, "unknown task 'nope'"),
+        ({"family": "nope", "task": "digits-denoise"}, "unknown family 'nope'"),
+        (
+            {"family": "hourglass", "task": "digits-denoise", "d_z": 100, "d_h": 8, "L": 1, "d_q": 3},
+            "family 'hourglass' takes no key d_q",
+        ),
+        ({"family": "hourglass", "task": "digits-denoise", "d_z": 32, "d_h": 8, "L": 1}, "hourglass needs d_z > d_x"),
+    ],
+)
 def test_a_plain_config_is_checked(config, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         trial_spec_of(config)
@@ -150,8 +179,20 @@ def test_a_plain_config_is_checked(config, message):
 def test_a_plain_config_becomes_the_trial_spec():
     import numpy as np
 
-    spec = trial_spec_of({"family": "hourglass", "task": "digits-denoise", "d_z": np.int64(100), "d_h": 8, "L": 1,
-                          "lr": 1e-3, "epochs": 2, "max_train_samples": 256, "seed": 5, "repeats": 2})
+    spec = trial_spec_of(
+        {
+            "family": "hourglass",
+            "task": "digits-denoise",
+            "d_z": np.int64(100),
+            "d_h": 8,
+            "L": 1,
+            "lr": 1e-3,
+            "epochs": 2,
+            "max_train_samples": 256,
+            "seed": 5,
+            "repeats": 2,
+        }
+    )
     assert spec.family == "hourglass" and spec.task == "digits-denoise" and spec.weights is None
     assert spec.config == {"d_z": 100, "d_h": 8, "L": 1, "lr": 1e-3} and type(spec.config["d_z"]) is int
     assert spec.train.epochs == 2 and spec.train.max_train_samples == 256 and len(spec.seeds) == 2
@@ -239,8 +280,13 @@ def ray_cpus(tmp_path_factory):
         (home / ".ray" / "auth_token").write_bytes(token.read_bytes())
     saved = {k: os.environ.get(k) for k in ("HOME", "RAY_AIR_NEW_OUTPUT")}
     os.environ.update(HOME=str(home), RAY_AIR_NEW_OUTPUT="0")
-    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, configure_logging=False,
-             runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    ray.init(
+        num_cpus=2,
+        num_gpus=0,
+        include_dashboard=False,
+        configure_logging=False,
+        runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
+    )
     yield ray
     ray.shutdown()
     for k, v in saved.items():
@@ -254,8 +300,12 @@ def fit(trainable, tmp_path, **tune_config):
     from ray import tune
 
     param_space = tune_config.pop("param_space", None)
-    return tune.Tuner(trainable, param_space=param_space, tune_config=tune.TuneConfig(**tune_config),
-                      run_config=tune.RunConfig(storage_path=str(tmp_path / "ray"), verbose=0)).fit()
+    return tune.Tuner(
+        trainable,
+        param_space=param_space,
+        tune_config=tune.TuneConfig(**tune_config),
+        run_config=tune.RunConfig(storage_path=str(tmp_path / "ray"), verbose=0),
+    ).fit()
 
 
 @pytest.mark.slow
@@ -293,12 +343,28 @@ def test_the_products_trainable_under_the_budgeted_searcher_and_asha(ray_cpus, t
     `pruned` with that epoch; the other completes with its test metrics."""
     from ray.tune.schedulers import ASHAScheduler
 
-    s = budgeted_searcher(space={"hourglass": {"d_z": [100], "d_h": [8], "L": [1], "lr": [5e-3, 1e-5]}},
-                          sampler="grid", budget="100K", task="digits-denoise", storage=url(tmp_path), study="g",
-                          trials=2, epochs=3, max_train_samples=256)
+    s = budgeted_searcher(
+        space={"hourglass": {"d_z": [100], "d_h": [8], "L": [1], "lr": [5e-3, 1e-5]}},
+        sampler="grid",
+        budget="100K",
+        task="digits-denoise",
+        storage=url(tmp_path),
+        study="g",
+        trials=2,
+        epochs=3,
+        max_train_samples=256,
+    )
     asha = ASHAScheduler(grace_period=1, reduction_factor=2)
-    fit(product_trainable(), tmp_path, search_alg=s, scheduler=asha, metric="val_psnr", mode="max", num_samples=-1,
-        max_concurrent_trials=1)
+    fit(
+        product_trainable(),
+        tmp_path,
+        search_alg=s,
+        scheduler=asha,
+        metric="val_psnr",
+        mode="max",
+        num_samples=-1,
+        max_concurrent_trials=1,
+    )
     store = Store(url(tmp_path))
     good, bad = store.trials("g")
     assert good.status == "complete" and good.config["lr"] == 5e-3 and good.metrics["psnr"][0] > 0
@@ -315,8 +381,16 @@ def test_the_products_trainable_under_optuna_search_and_asha(ray_cpus, tmp_path)
 
     trainable = product_trainable(task="digits-denoise", family="hourglass", epochs=2, max_train_samples=256)
     space = {"d_z": tune.choice([96, 128]), "d_h": tune.choice([8, 16]), "L": 1, "lr": tune.loguniform(1e-3, 1e-2)}
-    results = fit(trainable, tmp_path, param_space=space, search_alg=OptunaSearch(seed=0), metric="val_psnr",
-                  mode="max", num_samples=2, max_concurrent_trials=2)
+    results = fit(
+        trainable,
+        tmp_path,
+        param_space=space,
+        search_alg=OptunaSearch(seed=0),
+        metric="val_psnr",
+        mode="max",
+        num_samples=2,
+        max_concurrent_trials=2,
+    )
     assert len(results) == 2 and not results.errors
     for r in results:  # the last report: the trial's metrics at its best validation epoch
         assert r.metrics["val_psnr"] > 0 and r.metrics["psnr"] > 0 and r.metrics["status"] == "complete"
@@ -324,8 +398,15 @@ def test_the_products_trainable_under_optuna_search_and_asha(ray_cpus, tmp_path)
         assert list(epochs["epoch"]) == [1, 2] and epochs["val_psnr"].notna().all()  # every epoch
     # ASHA on the validation metric stops the trial that learns nothing after its first epoch
     space = {"d_z": 100, "d_h": 8, "L": 1, "lr": tune.grid_search([5e-3, 1e-5])}
-    results = fit(trainable, tmp_path, param_space=space, scheduler=ASHAScheduler(grace_period=1, reduction_factor=2),
-                  metric="val_psnr", mode="max", max_concurrent_trials=1)
+    results = fit(
+        trainable,
+        tmp_path,
+        param_space=space,
+        scheduler=ASHAScheduler(grace_period=1, reduction_factor=2),
+        metric="val_psnr",
+        mode="max",
+        max_concurrent_trials=1,
+    )
     by_lr = {r.config["lr"]: r.metrics for r in results}
     assert by_lr[1e-5]["training_iteration"] == 1 and "psnr" not in by_lr[1e-5]
     assert by_lr[5e-3]["training_iteration"] == 3 and by_lr[5e-3]["status"] == "complete"  # 2 epochs + its result
@@ -333,8 +414,12 @@ def test_the_products_trainable_under_optuna_search_and_asha(ray_cpus, tmp_path)
 
 @pytest.mark.slow
 def test_a_plain_config_that_fails_errors_its_tune_trial(ray_cpus, tmp_path):
-    results = fit(product_trainable(task="digits-denoise", epochs=1, max_train_samples=64), tmp_path,
-                  param_space={"family": "hourglass", "d_z": 32, "d_h": 8, "L": 1}, num_samples=1)
+    results = fit(
+        product_trainable(task="digits-denoise", epochs=1, max_train_samples=64),
+        tmp_path,
+        param_space={"family": "hourglass", "d_z": 32, "d_h": 8, "L": 1},
+        num_samples=1,
+    )
     [error] = results.errors
     assert "hourglass needs d_z > d_x" in str(error)
 
@@ -343,7 +428,7 @@ def test_a_plain_config_that_fails_errors_its_tune_trial(ray_cpus, tmp_path):
 def readme_blocks() -> list[str]:
     """The Python blocks of the README's Ray Tune section, as written."""
     text = (REPO / "README.md").read_text()
-    section = text[text.index("**Ray Tune.**"):text.index("**Several drivers, one study.**")]
+    section = text[text.index("**Ray Tune.**") : text.index("**Several drivers, one study.**")]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 

@@ -1,6 +1,7 @@
 """The study as a Tune searcher, without a Ray cluster: Tune's calls (suggest, on_epoch
 through the scheduler, on_trial_complete) made by hand, the trials trained in this
 process with the product's trainer; and the options of `--executor tune`."""
+
 import json
 import pickle
 from pathlib import Path
@@ -25,9 +26,18 @@ BUDGET = 30_000
 
 
 def tune_spec(**kw):
-    base = dict(spaces=("hourglass",), task="digits-denoise", budget=BUDGET, trials=3, executor="tune",
-                study="t", pruner="none", keep="none", retries=1,
-                train=TrainSettings(epochs=1, max_train_samples=128))
+    base = dict(
+        spaces=("hourglass",),
+        task="digits-denoise",
+        budget=BUDGET,
+        trials=3,
+        executor="tune",
+        study="t",
+        pruner="none",
+        keep="none",
+        retries=1,
+        train=TrainSettings(epochs=1, max_train_samples=128),
+    )
     base.update(kw)
     return RunSpec(**base)
 
@@ -48,8 +58,17 @@ def train(config):
 
 def test_the_tune_executor_is_registered_and_checks_its_options():
     assert EXECUTORS.get("tune") is TuneExecutor
-    check_executor("tune", {"address": "auto", "cpus_per_trial": 0.5, "gpus_per_trial": 0.25, "max_concurrent": 2,
-                            "tune_dir": "runs", "num_cpus": 2})
+    check_executor(
+        "tune",
+        {
+            "address": "auto",
+            "cpus_per_trial": 0.5,
+            "gpus_per_trial": 0.25,
+            "max_concurrent": 2,
+            "tune_dir": "runs",
+            "num_cpus": 2,
+        },
+    )
     for options, match in [
         ({"trial_timeout": 5}, "--executor tune cannot honour --trial-timeout"),
         ({"poll_s": 1}, "the tune executor takes no poll_s"),
@@ -93,8 +112,15 @@ def test_a_ray_address_that_does_not_answer_fails_at_once():
 def test_epoch_reports_round_trip():
     record = EpochRecord(3, 0.25, {"psnr": 12.5, "ssim": 0.5}, 1.5)
     report = epoch_report(1, record, "cpu")
-    assert report == {"epoch": 3, "repeat": 1, "train_loss": 0.25, "val_psnr": 12.5, "val_ssim": 0.5,
-                      "elapsed_s": 1.5, "device": "cpu"}
+    assert report == {
+        "epoch": 3,
+        "repeat": 1,
+        "train_loss": 0.25,
+        "val_psnr": 12.5,
+        "val_ssim": 0.5,
+        "elapsed_s": 1.5,
+        "device": "cpu",
+    }
     assert record_of({**report, "time_total_s": 9.0}) == (1, record) and not is_final(report)
 
 
@@ -116,8 +142,12 @@ def test_the_searcher_proposes_within_budget_records_and_retries(tmp_path):
     assert (b["trial"], c["trial"]) == (1, 2)
     assert s.suggest("d") is None  # one finished and two running make the study's 3: none now
     # b: the scheduler hands Tune's epoch result over; the pruner stops it (here: by hand)
-    assert s.on_epoch("b", {**epoch_report(0, EpochRecord(1, 0.5, {"psnr": 6.0, "ssim": 0.1}, 0.2), "cpu"),
-                            "time_total_s": 1.25}) is None
+    assert (
+        s.on_epoch(
+            "b", {**epoch_report(0, EpochRecord(1, 0.5, {"psnr": 6.0, "ssim": 0.1}, 0.2), "cpu"), "time_total_s": 1.25}
+        )
+        is None
+    )
     s.stops["b"] = "stopped at epoch 1 of 1: by the test"
     s.on_trial_complete("b", {"epoch": 1, "repeat": 0})
     # c: its worker died (Tune's error file says why)
@@ -150,7 +180,6 @@ def test_a_trial_tune_stops_unasked_stays_pending_and_the_searcher_pickles(tmp_p
 
 
 def test_tune_dir_without_the_tune_executor_is_refused(cli):
-    code, _, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K",
-                       "--tune-dir", "x")
+    code, _, err = cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--tune-dir", "x")
     assert code == 2 and err.strip() == "error: --tune-dir is for --executor tune"
     assert not Path("search.db").exists()

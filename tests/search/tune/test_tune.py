@@ -1,6 +1,7 @@
 """`search run --executor tune` on a local CPU-only Ray (num_cpus=2, no GPU): a study run
 by Tune's Tuner ends with its trials in the database and Tune's folder beside it, resumes,
 prunes, retries a dead worker's trial, and refuses what it cannot run."""
+
 import json
 import signal
 import sqlite3
@@ -17,8 +18,22 @@ from storage import Store
 from tests.search.conftest import run_subprocess
 
 pytestmark = pytest.mark.slow
-RUN = ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--epochs", "1",
-       "--max-train-samples", "256", "--executor", "tune", "--no-report")
+RUN = (
+    "run",
+    "--space",
+    "hourglass",
+    "--task",
+    "digits-denoise",
+    "--budget",
+    "100K",
+    "--epochs",
+    "1",
+    "--max-train-samples",
+    "256",
+    "--executor",
+    "tune",
+    "--no-report",
+)
 GRID = "[hourglass]\nd_z = [100]\nd_h = {d_h}\nL = [1]\nlr = {lr}\n"
 
 
@@ -27,8 +42,13 @@ def ray_cpus():
     """One local Ray for the module (2 CPUs, no GPU); its workers crash on d_h=6."""
     import ray
 
-    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, configure_logging=False,
-             runtime_env={"env_vars": {"SEARCH_FAULT": "crash:d_h=6", "OMP_NUM_THREADS": "1"}})
+    ray.init(
+        num_cpus=2,
+        num_gpus=0,
+        include_dashboard=False,
+        configure_logging=False,
+        runtime_env={"env_vars": {"SEARCH_FAULT": "crash:d_h=6", "OMP_NUM_THREADS": "1"}},
+    )
     yield ray
     ray.shutdown()
 
@@ -40,8 +60,9 @@ def db_rows(path):
         return []
     con = sqlite3.connect(path)
     try:
-        return con.execute("SELECT number, status, params, config, attempt, retry_of FROM trials "
-                           "ORDER BY number").fetchall()
+        return con.execute(
+            "SELECT number, status, params, config, attempt, retry_of FROM trials ORDER BY number"
+        ).fetchall()
     except sqlite3.OperationalError:
         return []
     finally:
@@ -80,9 +101,19 @@ def test_the_pareto_pruner_stops_a_trial_on_tune(tmp_path, ray_cpus):
     after the grace period (epoch 2 of 6) by the study's scheduler, stored `pruned` with
     the epochs it trained and the pruner's reason; the first trial's curve judged it."""
     (tmp_path / "grid.toml").write_text(GRID.format(d_h="[8]", lr="[0.005, 0.00001]"))
-    spec = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=100_000, trials=2, sampler="grid",
-                   space_file=str(tmp_path / "grid.toml"), executor="tune", study="p", pruner="pareto",
-                   train=TrainSettings(epochs=6, max_train_samples=256), executor_options={"max_concurrent": 1})
+    spec = RunSpec(
+        spaces=("hourglass",),
+        task="digits-denoise",
+        budget=100_000,
+        trials=2,
+        sampler="grid",
+        space_file=str(tmp_path / "grid.toml"),
+        executor="tune",
+        study="p",
+        pruner="pareto",
+        train=TrainSettings(epochs=6, max_train_samples=256),
+        executor_options={"max_concurrent": 1},
+    )
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     out = run_tune_study(spec, store, ConsoleProgress(live=False))
     assert out.finished == 2
@@ -101,9 +132,20 @@ def test_a_dead_workers_trial_is_failed_and_retried(tmp_path, ray_cpus):
     """A worker that dies (os._exit, as kill -9) errors its Tune trial: the study stores it
     `failed` with Tune's reason and runs it again (--retries 1); the other trial completes."""
     (tmp_path / "grid.toml").write_text(GRID.format(d_h="[6, 8]", lr="[0.005]"))
-    spec = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=100_000, trials=2, sampler="grid",
-                   space_file=str(tmp_path / "grid.toml"), executor="tune", study="f", pruner="none", retries=1,
-                   train=TrainSettings(epochs=1, max_train_samples=256), executor_options={"max_concurrent": 2})
+    spec = RunSpec(
+        spaces=("hourglass",),
+        task="digits-denoise",
+        budget=100_000,
+        trials=2,
+        sampler="grid",
+        space_file=str(tmp_path / "grid.toml"),
+        executor="tune",
+        study="f",
+        pruner="none",
+        retries=1,
+        train=TrainSettings(epochs=1, max_train_samples=256),
+        executor_options={"max_concurrent": 2},
+    )
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     out = run_tune_study(spec, store, ConsoleProgress(live=False))
     recs = store.trials("f")
@@ -188,8 +230,16 @@ def test_one_trial_at_a_time_on_tune_gives_the_local_executors_study(tmp_path, r
     import torch
 
     def spec(executor, **kw):
-        return RunSpec(spaces=("hourglass",), task="digits-denoise", budget=100_000, trials=6, executor=executor,
-                       study=executor, train=TrainSettings(epochs=3, max_train_samples=256), **kw)
+        return RunSpec(
+            spaces=("hourglass",),
+            task="digits-denoise",
+            budget=100_000,
+            trials=6,
+            executor=executor,
+            study=executor,
+            train=TrainSettings(epochs=3, max_train_samples=256),
+            **kw,
+        )
 
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     before = torch.get_num_threads()

@@ -2,6 +2,7 @@
 files built here (a tiny CIFAR-10 archive, a small text), with the registry's addresses and
 checksums pointed at them: a good download is cached and used, a checksum mismatch or an
 interrupted download leaves nothing in the cache and gives a one-line error."""
+
 from __future__ import annotations
 
 import base64
@@ -102,8 +103,16 @@ def cifar_archive(tmp_path, extra_members=()) -> bytes:
 
 def serve_cifar(monkeypatch, server, archive: bytes, sha256: str | None = None) -> None:
     server.files["/cifar.tar.gz"] = archive
-    monkeypatch.setattr(cifar10, "REMOTE", Remote(sources.CIFAR10_ARCHIVE, (server.url("/cifar.tar.gz"),),
-                                                  sha256 or hashlib.sha256(archive).hexdigest(), len(archive)))
+    monkeypatch.setattr(
+        cifar10,
+        "REMOTE",
+        Remote(
+            sources.CIFAR10_ARCHIVE,
+            (server.url("/cifar.tar.gz"),),
+            sha256 or hashlib.sha256(archive).hexdigest(),
+            len(archive),
+        ),
+    )
 
 
 TEXT = ("Before we proceed any further, hear me speak.\n" * 400).encode()
@@ -111,8 +120,11 @@ TEXT = ("Before we proceed any further, hear me speak.\n" * 400).encode()
 
 def serve_tiny(monkeypatch, server, body: bytes = TEXT, sha256: str | None = None) -> None:
     server.files["/input.txt"] = body
-    monkeypatch.setattr(sources, "TINY_SHAKESPEARE_REMOTE", Remote(
-        sources.TINY_SHAKESPEARE_FILE, (server.url("/input.txt"),), sha256 or hashlib.sha256(body).hexdigest()))
+    monkeypatch.setattr(
+        sources,
+        "TINY_SHAKESPEARE_REMOTE",
+        Remote(sources.TINY_SHAKESPEARE_FILE, (server.url("/input.txt"),), sha256 or hashlib.sha256(body).hexdigest()),
+    )
 
 
 def cache_files() -> list[Path]:
@@ -139,8 +151,9 @@ def test_cifar10_is_downloaded_unpacked_cached_and_used(tmp_path, monkeypatch, s
     assert f"downloading {server.url('/cifar.tar.gz')}" in err and "downloaded cifar-10-python.tar.gz" in err
     again = load_cifar10()  # from the cache: the server is not asked again
     assert server.hits == ["/cifar.tar.gz"] and again.test_y.tolist() == splits.test_y.tolist()
-    assert catalog.locate("cifar10") == catalog.Location("cifar10", True, folder, "cache",
-                                                         sum(p.stat().st_size for p in cache_files()))
+    assert catalog.locate("cifar10") == catalog.Location(
+        "cifar10", True, folder, "cache", sum(p.stat().st_size for p in cache_files())
+    )
 
 
 def test_unpacking_writes_only_the_expected_members(tmp_path, monkeypatch, server):
@@ -180,8 +193,12 @@ def test_tiny_shakespeare_downloads_when_no_corpus_is_found(monkeypatch, server)
     path = fetch.cache_root() / "tiny-shakespeare" / sources.TINY_SHAKESPEARE_FILE
     assert server.hits == ["/input.txt"] and cache_files() == [path, fetch.cache_root() / fetch.STAMP_FILE]
     assert data.n_train == int(len(TEXT) * 0.9)
-    record = {"corpus": "tiny-shakespeare", "file": str(path), "sha256": hashlib.sha256(TEXT).hexdigest(),
-              "bytes": len(TEXT)}
+    record = {
+        "corpus": "tiny-shakespeare",
+        "file": str(path),
+        "sha256": hashlib.sha256(TEXT).hexdigest(),
+        "bytes": len(TEXT),
+    }
     assert data.source == record
     _, artifacts = task.after_run(None, data, 0)  # what each run stores: the text it trained on
     assert artifacts["data"]["media_type"] == "application/json"
@@ -197,8 +214,9 @@ def test_a_local_gutenberg_corpus_wins_over_the_download(tmp_path, monkeypatch, 
     data = tasks.get_task("lm-shakespeare", {"context": 32}).load(str(tmp_path / "d"), "cpu")
     assert data.source["corpus"] == "shakespeare" and data.source["sha256"] == hashlib.sha256(TEXT[::-1]).hexdigest()
     assert server.hits == [] and cache_files() == []
-    pinned = tasks.get_task("lm-shakespeare", {"context": 32, "corpus": "tiny-shakespeare"}).load(str(tmp_path / "d"),
-                                                                                                   "cpu")
+    pinned = tasks.get_task("lm-shakespeare", {"context": 32, "corpus": "tiny-shakespeare"}).load(
+        str(tmp_path / "d"), "cpu"
+    )
     assert pinned.source["corpus"] == "tiny-shakespeare" and server.hits == ["/input.txt"]
     with pytest.raises(DataError, match="it has no download"):
         tasks.get_task("lm-shakespeare", {"corpus": "shakespeare"}).load(str(tmp_path), "cpu")
@@ -281,8 +299,9 @@ def test_offline_through_the_cli_exits_2(tmp_path):
     )
     env = {k: v for k, v in os.environ.items() if k != fetch.ENV_DATA_DIR}
     env.update(PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
-    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120,
-                          env=env, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1
     assert done.stderr.startswith("error: Tiny Shakespeare (char-rnn): download failed")
