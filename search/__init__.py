@@ -8,7 +8,7 @@
     model = study.load_model(3)         # trial 3's trained module, eval mode
     study = search.open("digits-denoise-hourglass+conventional", storage="search.db")
 
-Your own model and data (README "Your own model and data"):
+Your own model and data (docs/how-to/own-model-and-data.md):
 
     @search.family("my-cnn", space={"width": {"low": 4, "high": 64, "log": True}, "depth": {"low": 1, "high": 4}})
     def build(config, io): ...          # -> torch.nn.Module

@@ -90,11 +90,11 @@ def test_own_training_function_from_the_command_line_and_from_python(tmp_path):
     assert "wave-mlp" in out.stdout
 
 
-def test_the_readmes_own_model_example_runs_as_a_script_and_as_a_plugin(tmp_path):
+def test_the_own_model_howto_example_runs_as_a_script_and_as_a_plugin(tmp_path):
     import re
 
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("## Your own model and data") :]
+    text = (REPO / "docs" / "how-to" / "own-model-and-data.md").read_text()
+    section = text[text.index("# Your own model and data") :]
     (tmp_path / "my_search.py").write_text(re.search(r"```python\n(.*?)```", section, re.S).group(1))
     out = child([sys.executable, "my_search.py"], tmp_path)
     assert out.returncode == 0, out.stderr

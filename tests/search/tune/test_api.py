@@ -2,7 +2,7 @@
 searcher (search/tune/api.py) with the user's own family and trainable, with the
 product's trainable, resumed; the product's trainable under Tune's own searcher
 (OptunaSearch) and scheduler (ASHA); bad input as one-line ValueErrors before any write;
-and the README's example, run as written.
+and the how-to's example (docs/how-to/ray-and-tune.md), run as written.
 
 Tune's calls are made by hand where that suffices (no Ray cluster); the rest runs on one
 local Ray (2 CPUs, one torch thread per trial) with tiny trials on the digits tasks."""
@@ -31,7 +31,7 @@ def count(config):
 
 
 def train_own(config):
-    """A user's trainable for my-mlp: the README's, with 2 epochs and 512 images."""
+    """A user's trainable for my-mlp: the how-to's, with 2 epochs and 512 images."""
     import torch
     from ray import tune
     from sklearn.datasets import load_digits
@@ -424,26 +424,26 @@ def test_a_plain_config_that_fails_errors_its_tune_trial(ray_cpus, tmp_path):
     assert "hourglass needs d_z > d_x" in str(error)
 
 
-# -- the README's example ----------------------------------------------------------------------
-def readme_blocks() -> list[str]:
-    """The Python blocks of the README's Ray Tune section, as written."""
-    text = (REPO / "README.md").read_text()
+# -- the how-to's example -----------------------------------------------------------------------
+def howto_blocks() -> list[str]:
+    """The Python blocks of the Ray Tune section of the how-to (docs/how-to/ray-and-tune.md), as written."""
+    text = (REPO / "docs" / "how-to" / "ray-and-tune.md").read_text()
     section = text[text.index("**Ray Tune.**") : text.index("**Several drivers, one study.**")]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-def test_the_readme_shows_the_api_in_about_fifteen_lines():
-    first, second = readme_blocks()
+def test_the_howto_shows_the_api_in_about_fifteen_lines():
+    first, second = howto_blocks()
     assert "budgeted_searcher(" in first and "count_params" in first and len(first.splitlines()) <= 22
     assert "product_trainable(" in second and "OptunaSearch" in second and "ASHAScheduler" in second
 
 
 @pytest.mark.slow
-def test_the_readme_example_runs_as_written(ray_cpus, tmp_path, monkeypatch, cli):
+def test_the_howto_example_runs_as_written(ray_cpus, tmp_path, monkeypatch, cli):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    for block in readme_blocks():
-        exec(compile(block, str(REPO / "README.md"), "exec"), namespace)
+    for block in howto_blocks():
+        exec(compile(block, str(REPO / "docs" / "how-to" / "ray-and-tune.md"), "exec"), namespace)
     recs = Store(url(tmp_path)).trials("my-mlp")
     assert len(recs) == 4 and all(r.status == "complete" and r.params <= 20_000 for r in recs)
     code, out, err = cli("trials", "my-mlp")

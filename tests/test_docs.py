@@ -1,0 +1,68 @@
+"""The README and the documentation site (docs/, mkdocs.yml): a README a newcomer reads in
+minutes, links that lead somewhere, and every page of the site's navigation present.
+`mkdocs build --strict` itself runs in .ci/run (and in the slow test here where mkdocs is
+installed)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+README_MAX_LINES = 250
+
+
+def test_the_readme_is_short_and_keeps_its_two_commands():
+    text = (REPO / "README.md").read_text()
+    assert len(text.splitlines()) <= README_MAX_LINES
+    assert "pip install torch==2.13.0 -e . && search run --space hourglass,conventional" in text
+    assert "pip install torch==2.13.0 -e '.[test]' && python -m pytest" in text
+
+
+@pytest.mark.parametrize(
+    "page", ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md"))]
+)
+def test_local_links_lead_to_files(page):
+    path = REPO / page
+    for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text()):
+        if re.match(r"[a-z]+://|#|mailto:", target):
+            continue
+        assert (path.parent / target.split("#")[0]).exists(), f"{page}: {target}"
+
+
+def _nav_pages(nav) -> list[str]:
+    out = []
+    for item in nav:
+        for value in item.values() if isinstance(item, dict) else [item]:
+            out += _nav_pages(value) if isinstance(value, list) else [value]
+    return out
+
+
+def test_every_page_of_the_navigation_exists_and_every_page_is_in_it():
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
+    pages = _nav_pages(config["nav"])
+    generated = {"reference/cli.md"}  # docs/hooks/cli_reference.py writes it at build time
+    assert [p for p in pages if p not in generated and not (REPO / "docs" / p).exists()] == []
+    on_disk = {str(p.relative_to(REPO / "docs")) for p in (REPO / "docs").rglob("*.md") if "hooks" not in p.parts}
+    assert on_disk - set(pages) == set()
+
+
+@pytest.mark.slow
+def test_the_site_builds_strictly(tmp_path):
+    pytest.importorskip("mkdocs", reason="the docs extra (pip install -e '.[docs]') is not installed")
+    pytest.importorskip("material", reason="the docs extra (pip install -e '.[docs]') is not installed")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"NO_MKDOCS_2_WARNING": "1", **__import__("os").environ},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "site" / "reference" / "cli" / "index.html").exists()
