@@ -19,6 +19,7 @@ a second one.
 from __future__ import annotations
 
 import functools
+import math
 import sys
 import threading
 import time
@@ -29,7 +30,8 @@ from typing import Any, TextIO, TypeVar
 
 from sqlalchemy.exc import DBAPIError
 
-from core.errors import StorageUnavailable, one_line
+from core.errors import StorageUnavailable, UserError, one_line
+from core.limits import DEFAULT_STORAGE_WAIT_S
 
 FIRST_PAUSE_S = 0.25  # the first pause before a retry; it doubles up to MAX_PAUSE_S
 MAX_PAUSE_S = 1.0  # a database back is found within a second; a try a second costs it nothing
@@ -39,6 +41,16 @@ UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})
 
 F = TypeVar("F", bound=Callable[..., Any])
 _depth = threading.local()  # calls of this thread inside a waiting call: only the outermost retries
+
+
+def check_wait(value: Any) -> float:
+    """`--storage-wait`'s seconds (its default, DEFAULT_STORAGE_WAIT_S, when None): a
+    finite number, 0 or more; UserError (one line) otherwise."""
+    if value is None:
+        return DEFAULT_STORAGE_WAIT_S
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise UserError(f"--storage-wait must be a number of seconds, 0 or more, got {value!r}")
+    return float(value)
 
 
 def new_token() -> str:

@@ -4,7 +4,6 @@ builds the same namespace from keywords (search/api/options.py); both call `exec
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +26,6 @@ def open_store(url: str | None, wait_s: float = 0.0):
     from storage import Store
 
     return Store(url, wait_s=wait_s)
-
-
-def storage_wait(value: Any) -> float:
-    """`--storage-wait`'s seconds (its default when not given): a finite number, 0 or more."""
-    from core.limits import DEFAULT_STORAGE_WAIT_S
-
-    if value is None:
-        return DEFAULT_STORAGE_WAIT_S
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise UserError(f"--storage-wait must be a number of seconds, 0 or more, got {value!r}")
-    return float(value)
 
 
 def task_options(a: Any) -> dict[str, Any]:
@@ -81,7 +69,9 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
     from tasks import load_data
 
     spec = run_spec(a)
-    wait_s = storage_wait(a.storage_wait)
+    from storage.waiting import check_wait
+
+    wait_s = check_wait(a.storage_wait)
     specs = replicate_specs(spec, a.search_repeats)
     prep = prepare(spec)  # every name, range and the budget checked before the database is touched
     if a.data_dir is not None and not Path(a.data_dir).is_dir():

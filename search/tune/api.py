@@ -165,10 +165,10 @@ def budgeted_searcher(
         )
         prep = prepare_with_own(spec, space, own)
         _check_weights_store(spec)
-        from search.api.run import storage_wait as checked_wait
         from storage import Store
+        from storage.waiting import check_wait
 
-        store = Store(spec.storage, wait_s=checked_wait(storage_wait))
+        store = Store(spec.storage, wait_s=check_wait(storage_wait))
     except TuneInputError:
         raise
     except UserError as e:
