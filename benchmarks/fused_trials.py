@@ -246,7 +246,7 @@ def repeats_part(setting: str, seeds: int, threads: int) -> dict:
 def front_hypervolume(db: str, reference, metric: str, direction: str) -> float:
     import numpy as np
 
-    from reports.pareto import hypervolume_2d
+    from core.pareto import hypervolume_2d
     from storage import load_trials
 
     df = load_trials("s", f"sqlite:///{db}")
@@ -258,7 +258,7 @@ def front_hypervolume(db: str, reference, metric: str, direction: str) -> float:
 def pack_part(setting: str, seeds: int, threads: int, k: int) -> dict:
     import numpy as np
 
-    from reports.pareto import default_reference
+    from core.pareto import default_reference
     from storage import load_trials
 
     arms = {"pack 1": ["--pack", "1"], f"pack {k}": ["--pack", str(k)]}

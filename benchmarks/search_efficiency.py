@@ -5,7 +5,7 @@ For each setting (task, families, budget), every sampler runs `--seeds` studies 
 `--trials` trials, and the full paper-style grid runs once. All their complete trials
 together make the reference front of the setting; each study's hypervolume in (log10
 params, metric), against one reference point, is reported as a fraction of that front's
-(reports/efficiency.py on reports/pareto.py). Medians over seeds. With the full grid,
+(reports/efficiency.py on core/pareto.py). Medians over seeds. With the full grid,
 each study is also set against `--grid-orders` random orders of the grid cut at the
 study's own training work (a random search over the grid, replayed without training:
 issue 25's "never worse than random grid points at equal compute").

@@ -140,7 +140,7 @@ def hypervolumes(studies: dict[str, dict[str, Any]]) -> dict[str, float]:
     against one reference point for all (10% worse than the worst of their points)."""
     import numpy as np
 
-    from reports.pareto import default_reference, hypervolume_2d
+    from core.pareto import default_reference, hypervolume_2d
 
     def points(s):
         return np.array(

@@ -6,3 +6,7 @@ SQL_TIMEOUT_S = 30.0  # `search sql` stops a query after this long (storage.sql 
 # `search run --storage-wait`: how long a search waits for a database that went away
 # (storage/waiting.py enforces it)
 DEFAULT_STORAGE_WAIT_S = 300.0
+# `search compare --min-near`: configurations of a family needed near a budget to read it
+# there (measured: docs/benchmarks.md, "Verdicts that survive a second search"; used by
+# reports/uncertainty.py)
+DEFAULT_MIN_NEAR = 1

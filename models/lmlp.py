@@ -32,20 +32,25 @@ its shared part (models/ubackbone.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import torch
 from torch import nn
 
 from core.errors import UserError
 from models.registry import register_family
-from models.ubackbone import BlockFactory, Mlp, SkipMode, UBackboneConfig, UBackboneFamily, UBlock, mlp_params
+from models.ubackbone import (
+    UBACKBONE_PRESETS,
+    BlockFactory,
+    Mlp,
+    SkipMode,
+    UBackboneConfig,
+    UBackboneFamily,
+    UBlock,
+    mlp_params,
+)
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "digits-small": {"D": 64, "depth": 5, "patch": 2, "mlp_ratio": 4},
-    "mnist-small": {"D": 128, "depth": 7, "patch": 4, "mlp_ratio": 4},
-    "cifar10-medium": {"D": 256, "depth": 13, "patch": 2, "mlp_ratio": 4},
-}
+PRESETS = UBACKBONE_PRESETS  # the sizes the three diffusion backbones share (models/ubackbone.py)
 
 
 @dataclass(frozen=True)

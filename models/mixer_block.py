@@ -26,13 +26,13 @@ its shared part (models/ubackbone.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch import nn
 
 from models.registry import register_family
 from models.ubackbone import (
+    UBACKBONE_PRESETS,
     BlockFactory,
     Mlp,
     SkipMode,
@@ -43,11 +43,7 @@ from models.ubackbone import (
     positive_number,
 )
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "digits-small": {"D": 64, "depth": 5, "patch": 2, "mlp_ratio": 4},
-    "mnist-small": {"D": 128, "depth": 7, "patch": 4, "mlp_ratio": 4},
-    "cifar10-medium": {"D": 256, "depth": 13, "patch": 2, "mlp_ratio": 4},
-}
+PRESETS = UBACKBONE_PRESETS  # the sizes the three diffusion backbones share (models/ubackbone.py)
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,14 @@ from models.base import Family, model_keys
 SkipMode = Literal["add", "concat"]
 EXTRAS = 2  # time token + label token
 
+# Named sizes of the U-shaped backbone, one table for its three families (lmlp, uvit,
+# mixer-block: each exports it as its PRESETS), so that they compare at equal sizes.
+UBACKBONE_PRESETS: dict[str, dict[str, Any]] = {
+    "digits-small": {"D": 64, "depth": 5, "patch": 2, "mlp_ratio": 4},
+    "mnist-small": {"D": 128, "depth": 7, "patch": 4, "mlp_ratio": 4},
+    "cifar10-medium": {"D": 256, "depth": 13, "patch": 2, "mlp_ratio": 4},
+}
+
 
 # ---------------------------------------------------------------- config
 

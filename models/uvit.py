@@ -24,7 +24,6 @@ part (models/ubackbone.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -33,6 +32,7 @@ from torch import nn
 from core.errors import UserError
 from models.registry import register_family
 from models.ubackbone import (
+    UBACKBONE_PRESETS,
     BlockFactory,
     Mlp,
     SkipMode,
@@ -43,11 +43,7 @@ from models.ubackbone import (
     positive_int,
 )
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "digits-small": {"D": 64, "depth": 5, "patch": 2, "mlp_ratio": 4},
-    "mnist-small": {"D": 128, "depth": 7, "patch": 4, "mlp_ratio": 4},
-    "cifar10-medium": {"D": 256, "depth": 13, "patch": 2, "mlp_ratio": 4},
-}
+PRESETS = UBACKBONE_PRESETS  # the sizes the three diffusion backbones share (models/ubackbone.py)
 
 
 @dataclass(frozen=True)

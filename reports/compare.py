@@ -32,9 +32,9 @@ import pandas as pd
 
 from core.directions import check_direction
 from core.errors import UserError
+from core.pareto import default_reference, hypervolume_2d
 from reports.formatting import parse_config
 from reports.fronts import complete_points
-from reports.pareto import default_reference, hypervolume_2d
 from reports.uncertainty import (
     DEFAULT_METHOD,
     DEFAULT_MIN_NEAR,

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from core.directions import check_direction
+from core.pareto import default_reference, hypervolume_2d, hypervolume_history
 from core.statuses import FINISHED_STATUSES
 from reports.fronts import complete_points
-from reports.pareto import default_reference, hypervolume_2d, hypervolume_history
 
 
 def _objectives(df: pd.DataFrame, metric: str) -> tuple[np.ndarray, pd.DataFrame]:

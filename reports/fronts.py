@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from core.directions import check_direction
+from core.pareto import default_reference, hypervolume_history, pareto_mask
 from reports.formatting import family_colors, hover_text, parse_config
-from reports.pareto import default_reference, hypervolume_history, pareto_mask
 
 
 def column(df: pd.DataFrame, name: str, default: Any = np.nan) -> pd.Series:

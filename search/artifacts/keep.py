@@ -7,7 +7,7 @@ Run by the driver around each result it stores (`StudyLoop.on_result`):
   result is stored;
 * `after_store`: with `pareto`, the trials of the new trial's family that are no longer
   on that family's Pareto front (parameters minimised, the study's metric in its
-  direction: the pages' per-family fronts, `reports.pareto.pareto_mask`) lose their
+  direction: the pages' per-family fronts, `core.pareto.pareto_mask`) lose their
   weights: their records are marked removed first (`Store.remove_artifacts`), then the
   files are deleted, so no record ever points at a file already gone. A trial off its
   front never comes back on it (trials are only added), so the store holds the fronts.
@@ -57,7 +57,7 @@ class Keeper:
 
     def off_front(self, family: str) -> list[int]:
         """The complete trials of `family` not on its Pareto front."""
-        from reports.pareto import pareto_mask
+        from core.pareto import pareto_mask
 
         # (number, params, objective): the objective column is the study metric's mean, as
         # `trials` gives it, read without every trial's metrics and config (at 10,000 trials

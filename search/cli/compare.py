@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from reports.uncertainty import DEFAULT_MIN_NEAR
+from core.limits import DEFAULT_MIN_NEAR
 from search.cli.common import print_frame, storage_arg
 
 

@@ -52,9 +52,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from core.directions import check_direction
+from core.pareto import hypervolume_share, pareto_mask
 from core.registry import Registry
 from core.stops import stop_reason
-from reports.pareto import hypervolume_share, pareto_mask
 
 DEFAULT_MARGIN = 0.01
 

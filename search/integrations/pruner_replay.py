@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.directions import check_direction
-from reports.pareto import hypervolume_share, pareto_mask
+from core.pareto import hypervolume_share, pareto_mask
 from search.engine.pruners import Pruner, rung_keeps
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.pareto import default_reference, hypervolume_2d
 from reports.efficiency import (
     cheapest_undominated,
     fraction_at,
@@ -19,7 +20,6 @@ from reports.efficiency import (
     union_reference,
     work_to_reach,
 )
-from reports.pareto import default_reference, hypervolume_2d
 from tests.reports.frames import make_trials, trial
 
 
@@ -84,7 +84,7 @@ def _least_work_brute(points, costs, directions, reference, goal):
     """Every subset: the cheapest whose hypervolume reaches goal."""
     from itertools import combinations
 
-    from reports.pareto import hypervolume_2d
+    from core.pareto import hypervolume_2d
 
     if goal <= 0:
         return 0.0

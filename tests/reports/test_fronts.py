@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from core.pareto import hypervolume_2d
 from reports import fronts
-from reports.pareto import hypervolume_2d
 from tests.reports.frames import make_trials, trial, two_family_trials
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reports.pareto import pareto_mask
+from core.pareto import pareto_mask
 from reports.scaling import ERROR_SCALES, IDENTITY, Law, error_scale, fit_law, front_mask, predict_family, race
 
 TRUE = Law(E=0.02, A=8.0, alpha=0.45)

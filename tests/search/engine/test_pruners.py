@@ -205,7 +205,7 @@ def _keeps_brute(rung, curves, epochs, direction, eta=3):
 
     import numpy as np
 
-    from reports.pareto import default_reference, hypervolume_2d, pareto_mask
+    from core.pareto import default_reference, hypervolume_2d, pareto_mask
 
     ends = [(k, n, c[epochs - 1]) for k, (n, c) in enumerate(curves) if len(c) >= epochs and math.isfinite(c[-1])]
     if not ends:

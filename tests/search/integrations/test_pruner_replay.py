@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from reports.pareto import hypervolume_2d
+from core.pareto import hypervolume_2d
 from search.engine.pruners import ParetoPruner
 from search.integrations.pruner_replay import (
     ReplayTrial,

@@ -1,9 +1,9 @@
 """Two-objective fronts and hypervolume histories in O(n log n): one sort and one sweep.
 
 The inputs are already in minimisation form (every objective minimised) and finite; the
-public functions of `reports.pareto` validate, flip maximised objectives and drop the
-non-finite rows before calling these. The brute-force `reports.pareto.pareto_mask_brute`
-and `reports.pareto.hypervolume_2d` on every prefix are their test oracles.
+public functions of `core.pareto` validate, flip maximised objectives and drop the
+non-finite rows before calling these. The brute-force `core.pareto.pareto_mask_brute`
+and `core.pareto.hypervolume_2d` on every prefix are their test oracles.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def sweep_mask(y: np.ndarray) -> np.ndarray:
     Returns:
         (n,) bool. ``mask[i]`` is True when no row is at least as good in both objectives
         and strictly better in one, and no earlier row (smaller index) equals row ``i``:
-        exactly the rule of `reports.pareto.pareto_mask_brute`.
+        exactly the rule of `core.pareto.pareto_mask_brute`.
 
     Sorted by (objective 0, objective 1, row index), only the first row of each run of
     equal objective-0 values can be on the front (the later ones are worse in objective 1
@@ -56,7 +56,7 @@ def sweep_history(y: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
     Returns:
         (n,) float, non-decreasing: ``out[k-1]`` is the area dominated by ``y[:k]`` and
-        bounded by ``ref`` (`reports.pareto.hypervolume_2d` of the prefix).
+        bounded by ``ref`` (`core.pareto.hypervolume_2d` of the prefix).
 
     The running front is kept as two lists sorted by objective 0 (objective 1 strictly
     decreasing along them). A new point is placed by bisection; when nothing on the front

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from reports.pareto import default_reference, hypervolume_2d, hypervolume_history, hypervolume_share, pareto_mask
+from core.pareto import default_reference, hypervolume_2d, hypervolume_history, hypervolume_share, pareto_mask
 
 MIN2 = ["minimize", "minimize"]
 MIN_MAX = ["minimize", "maximize"]
@@ -99,7 +99,7 @@ def test_mask_matches_brute_force(seed, directions):
 
 
 def test_mask_chunking(monkeypatch):
-    import reports.pareto as p
+    import core.pareto as p
 
     rng = np.random.default_rng(1)
     pts = rng.integers(0, 20, size=(300, 2)).astype(float)

@@ -2,7 +2,7 @@
 
 Everything here is plain numpy (no pandas, no plotting), in the style of BoTorch's
 ``utils/multi_objective/pareto.py``. Two-objective fronts and hypervolume histories are one
-sort and one sweep (`reports.pareto_sweep`); the brute-force mask stays as their oracle. Each objective has a
+sort and one sweep (`core.pareto_sweep`); the brute-force mask stays as their oracle. Each objective has a
 direction, ``"minimize"`` or
 ``"maximize"``; internally every objective is turned into a minimisation by flipping the
 sign of the maximised ones.
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.directions import DIRECTIONS
-from reports.pareto_sweep import sweep_history, sweep_mask
+from core.pareto_sweep import sweep_history, sweep_mask
 
 # Upper bound on the number of booleans materialised at once by `pareto_mask_brute`.
 _CHUNK_ELEMENTS = 4_000_000
@@ -66,7 +66,7 @@ def pareto_mask(points: np.ndarray, directions: Sequence[str]) -> np.ndarray:
         finite row is at least as good in every objective and strictly better in one, row
         ``i`` is all finite, and no earlier row is an exact duplicate of it.
 
-    Cost O(n log n) for two objectives (`reports.pareto_sweep.sweep_mask`), O(n^2 m)
+    Cost O(n log n) for two objectives (`core.pareto_sweep.sweep_mask`), O(n^2 m)
     otherwise.
     """
     y = _as_points(points)
@@ -172,7 +172,7 @@ def hypervolume_history(points: np.ndarray, directions: Sequence[str], reference
         (n,) float, non-decreasing; ``out[k-1] == hypervolume_2d(points[:k], ...)`` (up to
         rounding).
 
-    Cost O(n log n) in comparisons (`reports.pareto_sweep.sweep_history`: the running
+    Cost O(n log n) in comparisons (`core.pareto_sweep.sweep_history`: the running
     front in sorted lists, the area each new point adds).
     """
     y = _as_points(points, 2)

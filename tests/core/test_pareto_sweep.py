@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import reports.pareto as pareto
-from reports.pareto import hypervolume_2d, hypervolume_history, pareto_mask, pareto_mask_brute
-from reports.pareto_sweep import sweep_history, sweep_mask
+import core.pareto as pareto
+from core.pareto import hypervolume_2d, hypervolume_history, pareto_mask, pareto_mask_brute
+from core.pareto_sweep import sweep_history, sweep_mask
 
 DIRECTIONS = [["minimize", "minimize"], ["minimize", "maximize"], ["maximize", "minimize"], ["maximize", "maximize"]]
 
