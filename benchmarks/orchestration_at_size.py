@@ -16,7 +16,7 @@ trials and time the next `--window` trials.
   replaying, once per resume) and the mean per trial over the window (from the start's
   end to the last trial stored).
 * Bare Optuna: an in-memory study given the same past (`create_trial` from the same
-  records, as `add_trials`), the same TPE settings (`search/engine/samplers.py`), then
+  records, as `add_trials`), the same TPE settings (`search/engine/sampling/registry.py`), then
   per trial the family's turn enqueued, `ask`, the family's parameters suggested over
   the widest range each took in its trials (a fixed space, as a bare Optuna user writes
   it), `tell`: the floor that ours sits on.
@@ -46,8 +46,8 @@ from big_studies import STUDY, write_in_bulk  # noqa: E402
 from orchestration_overhead import InstantExecutor  # noqa: E402
 
 from core.trials import TrialSpec  # noqa: E402
-from search.engine.proposers import Rejection  # noqa: E402
-from search.engine.samplers import _tpe, make_proposer  # noqa: E402
+from search.engine.sampling import Rejection  # noqa: E402
+from search.engine.sampling.registry import _tpe, make_sampler  # noqa: E402
 from search.engine.specs import RunSpec  # noqa: E402
 from search.engine.study import prepare, run_study  # noqa: E402
 from search.executors import EXECUTORS  # noqa: E402
@@ -74,7 +74,7 @@ def past_trials(n: int) -> tuple[list, list[dict[str, Any] | None]]:
     """`n` proposals of the product's proposer (random sampler), with their instant results
     and sampler records: (family, config, params, result or None if rejected), records."""
     prep = prepare(spec_for(n))
-    proposer = make_proposer(
+    proposer = make_sampler(
         "random", prep.spaces, prep.io, prep.spec.budget, prep.count, direction=prep.task.direction, seed=SEED, trials=n
     )
     executor = InstantExecutor()

@@ -31,7 +31,7 @@ from ax import ChoiceParameterConfig, Client, RangeParameterConfig
 from ax.utils.common.logger import set_stderr_log_level
 from peer_space import PeerSpace
 
-from search.engine.proposers import Proposal, Proposer, Rejection
+from search.engine.sampling import Proposal, Rejection, Sampler
 from search.spaces import Dim
 
 METRIC = "val_metric"  # the task's validation metric, by one name for every task
@@ -59,7 +59,7 @@ def objective(direction: str) -> str:
     return f"-params, {'-' if direction == 'minimize' else ''}{METRIC}"
 
 
-class AxPeer(Proposer):
+class AxPeer(Sampler):
     """One Ax experiment over a `PeerSpace`; proposals carry their Ax trial index."""
 
     def __init__(

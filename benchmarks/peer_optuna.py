@@ -32,7 +32,7 @@ import optuna
 from optuna.trial import TrialState
 from peer_space import PeerSpace
 
-from search.engine.proposers import Proposal, Proposer, Rejection
+from search.engine.sampling import Proposal, Rejection, Sampler
 from search.spaces import Dim
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -86,7 +86,7 @@ def draw(trial, space: PeerSpace) -> tuple[str, dict[str, Any]] | Rejection:
     return family, values
 
 
-class OptunaPeer(Proposer):
+class OptunaPeer(Sampler):
     """One Optuna study over a `PeerSpace`; proposals carry their live `optuna.Trial`."""
 
     def __init__(self, space: PeerSpace, sampler: optuna.samplers.BaseSampler, direction: str) -> None:

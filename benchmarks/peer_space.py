@@ -1,7 +1,7 @@
 """The product's spaces as a user of a plain optimiser writes them (issue 30's peers).
 
 A peer searches the same family ranges as the product (search/spaces/defs/, the `Dim`s
-`search/engine/proposers.py` draws from), but the way Optuna's and Ax's documentation show
+`search/engine/sampling/` draws from), but the way Optuna's and Ax's documentation show
 a conditional space: a categorical `family` when there are several, then each family's
 own parameters, named `FAMILY_KEY` so that families with different ranges never share one
 (with a single family, plain `KEY`). Every `Dim` keeps its range, log scale, step and
@@ -28,7 +28,7 @@ from typing import Any
 
 from core.io import IOSpec
 from core.shape_rules import io_values
-from search.engine.proposers import ParamCounter, Proposal, Rejection
+from search.engine.sampling import ParamCounter, Proposal, Rejection
 from search.spaces import Dim, Space, check_config
 from search.spaces.sizing import dim_bounds
 

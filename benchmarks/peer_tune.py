@@ -33,10 +33,10 @@ from peer_optuna import draw
 from peer_space import PeerSpace
 from ray.tune.search.optuna import OptunaSearch
 
-from search.engine.proposers import Proposal, Proposer, Rejection
+from search.engine.sampling import Proposal, Rejection, Sampler
 
 
-class TuneOptunaPeer(Proposer):
+class TuneOptunaPeer(Sampler):
     """Tune's `OptunaSearch` over a `PeerSpace`; proposals carry their Tune trial id."""
 
     def __init__(self, space: PeerSpace, direction: str, seed: int) -> None:

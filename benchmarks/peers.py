@@ -8,7 +8,7 @@
     tune-optuna    Ray Tune's OptunaSearch, define-by-run (benchmarks/peer_tune.py; Ray
                    is a dependency of the product)
 
-`register()` adds them to the product's sampler registry (search/engine/samplers.py) in
+`register()` adds them to the product's sampler registry (search/engine/sampling/registry.py) in
 the benchmark's process only, so that the product's study loop runs them: the same
 trainer, task, training settings, store and trial accounting as the product's searches;
 only where the next configuration comes from differs. The product never registers them.
@@ -22,8 +22,7 @@ from typing import Any
 from peer_space import PeerSpace
 
 from core.errors import UserError
-from search.engine.proposers import Proposer
-from search.engine.samplers import SAMPLERS
+from search.engine.sampling import SAMPLERS, Sampler
 
 OPTUNA_PEERS = ("optuna-tpe", "optuna-nsga2", "optuna-gp")
 TUNE_PEERS = ("tune-optuna",)
@@ -37,7 +36,7 @@ def ax_available() -> bool:
 
 
 def _optuna_peer(kind: str):
-    def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, **_: Any) -> Proposer:
+    def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, **_: Any) -> Sampler:
         from peer_optuna import SAMPLERS as OPTUNA_SAMPLERS
         from peer_optuna import OptunaPeer
 
@@ -46,7 +45,7 @@ def _optuna_peer(kind: str):
     return factory
 
 
-def _ax_peer(spaces, io, budget, count, *, direction: str, seed: int, trials: int, **_: Any) -> Proposer:
+def _ax_peer(spaces, io, budget, count, *, direction: str, seed: int, trials: int, **_: Any) -> Sampler:
     """Ax's own initialisation budget from 40 trials on; a quarter of fewer trials (at least
     2, so that a smoke run reaches BoTorch)."""
     check_available("ax")
@@ -60,7 +59,7 @@ def _ax_peer(spaces, io, budget, count, *, direction: str, seed: int, trials: in
     )
 
 
-def _tune_peer(spaces, io, budget, count, *, direction: str, seed: int, **_: Any) -> Proposer:
+def _tune_peer(spaces, io, budget, count, *, direction: str, seed: int, **_: Any) -> Sampler:
     from peer_tune import TuneOptunaPeer
 
     return TuneOptunaPeer(PeerSpace(spaces, io, budget, count), direction, seed)

@@ -77,7 +77,8 @@ from reports.efficiency import (  # noqa: E402
     work_to_reach,
 )
 from reports.fronts import complete_points  # noqa: E402
-from search.engine.policies import (  # noqa: E402
+from search.engine.sampling import SAMPLERS  # noqa: E402
+from search.engine.sampling.policies import (  # noqa: E402
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
     DEFAULT_SHARE,
@@ -85,7 +86,6 @@ from search.engine.policies import (  # noqa: E402
     DEFAULT_SPREAD,
     DEFAULT_START,
 )
-from search.engine.samplers import SAMPLERS  # noqa: E402
 from search.engine.specs import RunSpec  # noqa: E402
 from search.engine.study import prepare, run_study  # noqa: E402
 from search.spaces import min_params  # noqa: E402

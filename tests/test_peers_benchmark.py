@@ -18,8 +18,7 @@ import peers  # noqa: E402  a module of benchmarks/, found through the sys.path 
 from peer_space import PeerSpace  # noqa: E402
 
 from core.errors import UserError  # noqa: E402
-from search.engine.proposers import Proposal, Rejection  # noqa: E402
-from search.engine.samplers import SAMPLERS, make_proposer  # noqa: E402
+from search.engine.sampling import SAMPLERS, Proposal, Rejection, make_sampler  # noqa: E402  # noqa: E402
 from search.engine.specs import RunSpec  # noqa: E402
 from search.engine.study import prepare  # noqa: E402
 from search.spaces import check_config  # noqa: E402
@@ -78,7 +77,7 @@ def test_peer_space_names_each_familys_own_parameters(prep):
 
 @pytest.mark.parametrize("name", peers.OPTUNA_PEERS)
 def test_optuna_peers_propose_within_the_rules_and_budget(prep, name):
-    proposer = make_proposer(name, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=8)
+    proposer = make_sampler(name, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=8)
     done, rejected = drive(proposer, 8)  # 2 start-up trials, then the model's
     check_proposals(prep, done, rejected)
     study = proposer.study
@@ -94,9 +93,7 @@ def test_tune_optuna_search_draws_what_optuna_tpe_draws(prep):
     past the start into TPE's model."""
 
     def proposals(name):
-        proposer = make_proposer(
-            name, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=3, trials=40
-        )
+        proposer = make_sampler(name, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=3, trials=40)
         done, rejected = drive(proposer, 14)
         check_proposals(prep, done, rejected)
         return proposer, [(p.family, p.config) for p in done], [(r.family, r.reason) for r in rejected]
@@ -112,7 +109,7 @@ def test_tune_optuna_search_draws_what_optuna_tpe_draws(prep):
 
 @needs_ax
 def test_ax_peer_reaches_botorch_within_the_rules_and_budget(prep):
-    proposer = make_proposer("ax", prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=8)
+    proposer = make_sampler("ax", prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=8)
     done, rejected = drive(proposer, 5)
     check_proposals(prep, done, rejected)
     nodes = set(proposer.client.summarize()["generation_node"])

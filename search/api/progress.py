@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from core.budget import format_count
 from core.trials import EpochRecord, TrialResult, TrialSpec
-from search.engine.proposers import Rejection
+from search.engine.sampling import Rejection
 from search.engine.search_flags import changed_flags, format_flags, search_flags
 from storage.records import StudyRecord
 

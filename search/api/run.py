@@ -10,7 +10,8 @@ from typing import Any
 from core.errors import UserError
 from search.api.options import print_frame
 from search.artifacts.location import DEFAULT_KEEP
-from search.engine.policies import (
+from search.engine.pruners import DEFAULT_PRUNER
+from search.engine.sampling.policies import (
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
     DEFAULT_SHARE,
@@ -18,7 +19,6 @@ from search.engine.policies import (
     DEFAULT_SPREAD,
     DEFAULT_START,
 )
-from search.engine.pruners import DEFAULT_PRUNER
 from search.executors.packs import check_pack
 
 

@@ -9,7 +9,9 @@ from core.limits import DEFAULT_STORAGE_WAIT_S
 from search.api.options import DEFAULT_REPORT_DIR  # noqa: E402  (re-exported: browse.py)
 from search.artifacts.location import DEFAULT_KEEP, KEEP
 from search.cli.common import storage_arg
-from search.engine.policies import (
+from search.engine.pruners import DEFAULT_PRUNER
+from search.engine.sampling import SAMPLERS
+from search.engine.sampling.policies import (
     CORNERS,
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
@@ -29,8 +31,6 @@ from search.engine.policies import (
     SPREADS,
     STARTS,
 )
-from search.engine.pruners import DEFAULT_PRUNER
-from search.engine.samplers import SAMPLERS
 
 
 def add_parser(sub) -> None:

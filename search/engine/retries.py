@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from core.trials import TrainSettings, TrialResult
-from search.engine.proposers import UNPRUNED_NOTE, Proposal
+from search.engine.sampling import UNPRUNED_NOTE, Proposal
 from storage.records import TrialRecord
 
 

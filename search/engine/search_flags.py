@@ -2,7 +2,7 @@
 
 `search run` prints it when a study starts or resumes, so a user sees what the defaults
 chose (the sampler, the shape draw and the pruner depend on the families and the trials:
-search/engine/policies.py), and a resumed study says which of them differ from the ones it
+search/engine/sampling/policies.py), and a resumed study says which of them differ from the ones it
 was created with: a resume runs with the flags of its own command (the defaults where none
 are given), while the study's stored settings stay as created.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from search.engine.policies import unmet_need
+from search.engine.sampling.policies import unmet_need
 
 if TYPE_CHECKING:
     from search.engine.specs import RunSpec

@@ -12,7 +12,9 @@ from typing import Any
 from core.errors import UserError
 from core.trials import TrainSettings, check_compile, check_ema
 from search.artifacts.location import DEFAULT_KEEP, check_keep
-from search.engine.policies import (
+from search.engine.pruners import DEFAULT_PRUNER
+from search.engine.sampling import SAMPLERS
+from search.engine.sampling.policies import (
     CORNERS,
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
@@ -34,8 +36,6 @@ from search.engine.policies import (
     shape_draw_for,
     unmet_need,
 )
-from search.engine.pruners import DEFAULT_PRUNER
-from search.engine.samplers import SAMPLERS
 
 # What a budget may count (`--budget-of`): every family's own parameter convention, or
 # the connections per layer of the Mixer and SW-MLP families (models.Family.count_as).
@@ -52,15 +52,19 @@ class RunSpec:
     trials: int = 20  # finished (complete/failed/diverged) trials to reach
     repeats: int = 1  # seeds per configuration
     sampler: str | None = (
-        None  # a name in search.engine.samplers.SAMPLERS; None: policies.sampler_for (always set after init)
+        None  # a name in search.engine.sampling.SAMPLERS; None: policies.sampler_for (always set after init)
     )
-    spread: str = DEFAULT_SPREAD  # search.engine.policies.SPREADS: aim proposals at sizes, or not
-    share: str = DEFAULT_SHARE  # search.engine.policies.SHARES: families take turns, or the sampler chooses
-    scope: str | None = None  # search.engine.policies.SCOPES: one Optuna study, or one per family; None: the default
-    corners: str = DEFAULT_CORNERS  # search.engine.policies.CORNERS: what a new study visits first
-    size_scale: str = DEFAULT_SIZE_SCALE  # search.engine.policies.SIZE_SCALES: params as the sampler sees them
-    start: str = DEFAULT_START  # search.engine.policies.STARTS: the target sizes of each family's random start
-    revisit: str = DEFAULT_REVISIT  # search.engine.policies.REVISITS: what a proposal of a trained configuration gets
+    spread: str = DEFAULT_SPREAD  # search.engine.sampling.policies.SPREADS: aim proposals at sizes, or not
+    share: str = DEFAULT_SHARE  # search.engine.sampling.policies.SHARES: families take turns, or the sampler chooses
+    scope: str | None = (
+        None  # search.engine.sampling.policies.SCOPES: one Optuna study, or one per family; None: the default
+    )
+    corners: str = DEFAULT_CORNERS  # search.engine.sampling.policies.CORNERS: what a new study visits first
+    size_scale: str = DEFAULT_SIZE_SCALE  # search.engine.sampling.policies.SIZE_SCALES: params as the sampler sees them
+    start: str = DEFAULT_START  # search.engine.sampling.policies.STARTS: the target sizes of each family's random start
+    revisit: str = (
+        DEFAULT_REVISIT  # search.engine.sampling.policies.REVISITS: what a proposal of a trained configuration gets
+    )
     shape_draw: str | None = (
         None  # policies.SHAPE_DRAWS: widths and depth as the sampler sees them; None: shape_draw_for
     )

@@ -29,10 +29,9 @@ from models import FAMILIES, Family, get_family
 from search.artifacts.keep import Keeper
 from search.artifacts.location import weights_location
 from search.engine.ownership import Heartbeat, is_orphan, owner_id
-from search.engine.proposers import Proposer, Rejection
 from search.engine.pruners import Pruner, make_pruner
 from search.engine.retries import Job, follow_up, resume_job
-from search.engine.samplers import make_proposer
+from search.engine.sampling import Rejection, Sampler, make_sampler
 from search.engine.search_flags import search_settings
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
@@ -184,7 +183,7 @@ class StudyLoop:
         self.pending: dict[int, Job] = {}  # trial number -> job, for trials in flight
         self.rejected_in_a_row = 0
         self._counted: tuple[int, int] | None = None  # store.progress as on_result just read it
-        self.proposer: Proposer | None = None
+        self.sampler: Sampler | None = None
         self.pruner: Pruner = Pruner()  # `spec.pruner`'s, built by start()
         self.out: Outcome | None = None
         # Where the processes that train write the weights (`--keep`, `--artifacts`; a
@@ -209,7 +208,7 @@ class StudyLoop:
             self.keeper = Keeper(spec.keep, store, self.name, study.direction)
         interrupted = store.interrupt_running(self.name, orphan=is_orphan)
         past = store.trials(self.name, statuses=REPLAYED_STATUSES)
-        self.proposer = make_proposer(
+        self.sampler = make_sampler(
             spec.sampler,
             prep.spaces,
             prep.io,
@@ -236,7 +235,7 @@ class StudyLoop:
         )
         key, metric = prep.objective_key, prep.task.metric
         stopped = {n: c[-1] for n, rows in curves.items() if (c := first_seed_curve(rows, metric))}
-        self.proposer.replay(
+        self.sampler.replay(
             past, lambda r: stopped.get(r.number) if r.status == "pruned" else r.metrics.get(key, (None,))[0]
         )
         self.pruner = self._pruner(past, curves)
@@ -277,7 +276,7 @@ class StudyLoop:
     def next_job(self) -> Job | None:
         """The next trial to run, or None when the finished and running trials of every
         process reach `spec.trials`, or the grid is exhausted (`out.exhausted`)."""
-        assert self.proposer is not None and self.out is not None, "start() first"
+        assert self.sampler is not None and self.out is not None, "start() first"
         while True:
             # every process's trials count; the reading on_result just took serves once
             final, running = self._counted or self.store.progress(self.name)
@@ -288,8 +287,8 @@ class StudyLoop:
                 return None
             if self.retries:
                 return self.retries.popleft()
-            p = self.proposer.ask()
-            self.out.answered = self.proposer.answered
+            p = self.sampler.ask()
+            self.out.answered = self.sampler.answered
             if p is None:
                 self.out.exhausted = True
                 return None
@@ -300,9 +299,9 @@ class StudyLoop:
             return Job(p, self.spec.train)
 
     def _reject(self, p: Rejection) -> None:
-        assert self.proposer is not None and self.out is not None
+        assert self.sampler is not None and self.out is not None
         self.store.add_rejected(self.name, family=p.family, config=p.config, params=p.params or 0, reason=p.reason)
-        self.proposer.reject(p)
+        self.sampler.reject(p)
         self.progress.rejected(p)
         self.out.rejected += 1
         self.rejected_in_a_row += 1
@@ -359,7 +358,7 @@ class StudyLoop:
 
     def on_result(self, tspec: TrialSpec, result: TrialResult) -> None:
         """Store a finished trial (one transaction), tell the proposer, queue its retry."""
-        assert self.proposer is not None and self.out is not None
+        assert self.sampler is not None and self.out is not None
         dropped = self.keeper.before_store(result) if self.keeper else []
         self.store.finish_trial(self.name, tspec.number, result)
         job = self.pending.pop(tspec.number)
@@ -371,7 +370,7 @@ class StudyLoop:
         else:  # a pruned trial: its value at the epoch it was stopped (the proposer decides what to make of it)
             stopped = result.runs[0].epochs if result.status == "pruned" and result.runs else []
             objective = stopped[-1].metrics.get(self.prep.task.metric) if stopped else None
-        self.proposer.tell(job.proposal, objective, job.proposal.params, pruned=result.status == "pruned")
+        self.sampler.tell(job.proposal, objective, job.proposal.params, pruned=result.status == "pruned")
         if result.status in CURVE_STATUSES and result.runs:
             curve = [e.metrics.get(self.prep.task.metric, math.nan) for e in result.runs[0].epochs]
             self.pruner.observe(job.proposal.params, curve, job.proposal.family)

@@ -4,7 +4,7 @@
 
 Parameters, one rule for every study: `family` (a categorical, with one choice in a
 single-family study) and each config key named `family.key`, as the search's own Optuna
-draws name them (search/engine/optuna_draw.py). So an hourglass study and an
+draws name them (search/engine/sampling/optuna_draw.py). So an hourglass study and an
 hourglass-and-conventional study export `hourglass.d_z` alike and can be compared side by
 side in optuna-dashboard. Optuna wants one distribution per parameter name,
 shared by every trial, so each is built from the values the trials took: integers give an

@@ -65,7 +65,7 @@ from core.errors import UserError, one_line
 from core.limits import DEFAULT_STORAGE_WAIT_S
 from core.trials import TrainSettings
 from models import FAMILIES
-from search.engine.policies import DEFAULT_SHARE, DEFAULT_SPREAD
+from search.engine.sampling.policies import DEFAULT_SHARE, DEFAULT_SPREAD
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop
 from search.executors.ray import worker_threads

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from models import FAMILIES, get_family, trainable_params
-from search.engine.optuna_draw import TrialDraw
+from search.engine.sampling.optuna_draw import TrialDraw
 from search.spaces import Infeasible, default_space, min_params, suggest_config
 from tasks import TASKS, get_task
 

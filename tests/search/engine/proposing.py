@@ -2,7 +2,7 @@
 
 import math
 
-from search.engine.proposers import Proposal
+from search.engine.sampling import Proposal
 
 
 def drive(p, n):

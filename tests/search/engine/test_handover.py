@@ -3,8 +3,8 @@
 import optuna
 import pytest
 
-from search.engine.handover import HandOver
-from search.engine.samplers import GP_TRIALS, _gp
+from search.engine.sampling.handover import HandOver
+from search.engine.sampling.registry import GP_TRIALS, _gp
 
 
 def objective(t):

@@ -8,9 +8,8 @@ import math
 import optuna
 import pytest
 
-from search.engine.policies import MAX_REVISITS, RANDOM_AFTER_REVISITS
-from search.engine.proposers import SIZE_PARAM, OptunaProposer, Proposal
-from search.engine.samplers import make_proposer
+from search.engine.sampling import SIZE_PARAM, OptunaSampler, Proposal, make_sampler
+from search.engine.sampling.policies import MAX_REVISITS, RANDOM_AFTER_REVISITS
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare
 from search.spaces import min_params
@@ -37,7 +36,7 @@ def prep():
 
 
 def lowest(prep, revisit, budget=BUDGET, stopped_as_complete=False):
-    return OptunaProposer(
+    return OptunaSampler(
         prep.spaces,
         prep.io,
         budget,
@@ -138,7 +137,7 @@ def test_a_resumed_study_knows_its_replayed_results(prep):
 def test_every_optuna_sampler_builds_with_answer(sampler):
     """The registry passes `revisit` to every Optuna sampler; no proposal is a revisit."""
     prep2 = prepare(RunSpec(spaces=("hourglass", "conventional"), task="digits-denoise", budget=BUDGET))
-    p = make_proposer(
+    p = make_sampler(
         sampler, prep2.spaces, prep2.io, BUDGET, prep2.count, direction="maximize", seed=1, trials=12, revisit="answer"
     )
     qs = []
@@ -157,7 +156,7 @@ def test_the_study_loop_trains_each_configuration_once_and_says_how_many_it_answ
     trials are all different configurations, the outcome counts the answers and the study's
     settings keep the policy; with "train" the scripted sampler's configuration is trained
     again and again."""
-    from search.engine import samplers
+    from search.engine.sampling import registry as samplers
 
     monkeypatch.setitem(samplers.SAMPLERS._items, "lowest", samplers._optuna(lambda seed, trials: Lowest(seed=seed)))
     for revisit in ("answer", "train"):

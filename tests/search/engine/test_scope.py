@@ -7,9 +7,8 @@ import statistics
 
 import pytest
 
-from search.engine.policies import DEFAULT_SCOPE, DEFAULT_SIZE_SCALE, size_objective
-from search.engine.proposers import Proposal
-from search.engine.samplers import make_proposer
+from search.engine.sampling import Proposal, make_sampler
+from search.engine.sampling.policies import DEFAULT_SCOPE, DEFAULT_SIZE_SCALE, size_objective
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
 from storage.records import TrialRecord
@@ -25,7 +24,7 @@ def prep():
 
 def build(prep, scope, seed=3, trials=40, sampler="tpe", spaces=None):
     spaces = spaces or prep.spaces
-    return make_proposer(
+    return make_sampler(
         sampler, spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed, trials=trials, scope=scope
     )
 
@@ -251,13 +250,13 @@ def test_gp_hears_a_pruned_trial_as_its_value_when_stopped(prep):
     the value it had when stopped; TPE, which reads pruned trials, is told PRUNED."""
     import optuna
 
-    from search.engine.proposers import OptunaProposer
-    from search.engine.samplers import _gp
+    from search.engine.sampling import OptunaSampler
+    from search.engine.sampling.registry import _gp
 
     spaces = {"hourglass": prep.spaces["hourglass"]}
 
     def late_stopped(stopped_as_complete):
-        p = OptunaProposer(
+        p = OptunaSampler(
             spaces,
             prep.io,
             BUDGET,
@@ -325,7 +324,7 @@ def test_the_study_loop_tells_gp_the_stopped_value_and_replays_it(tmp_path):
         first.run()
         told = {
             t.number: t
-            for t in first.proposer.study.get_trials(deepcopy=False)
+            for t in first.sampler.study.get_trials(deepcopy=False)
             if t.state != optuna.trial.TrialState.WAITING
         }
         rows = {t.number: t for t in store.trials("g")}
@@ -339,7 +338,7 @@ def test_the_study_loop_tells_gp_the_stopped_value_and_replays_it(tmp_path):
             values[n] = told[n].values
         resumed = loop(store, 16)
         resumed.start()
-        replayed = resumed.proposer.study.get_trials(deepcopy=False)
+        replayed = resumed.sampler.study.get_trials(deepcopy=False)
         assert {n: replayed[n].values for n in pruned} == values
         assert all(t.state == optuna.trial.TrialState.COMPLETE for t in replayed[:16])
         resumed.executor.close()

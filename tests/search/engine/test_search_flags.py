@@ -4,7 +4,7 @@ flags a resumed study was created otherwise with."""
 import pytest
 
 from core.errors import UserError
-from search.engine.policies import unmet_need
+from search.engine.sampling.policies import unmet_need
 from search.engine.search_flags import FLAGS, applies, changed_flags, format_flags, search_flags, search_settings
 from search.engine.specs import RunSpec
 

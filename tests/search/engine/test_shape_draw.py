@@ -10,9 +10,8 @@ import math
 import optuna
 import pytest
 
-from search.engine.optuna_draw import POSITION_SUFFIX, PositionDraw, at_position
-from search.engine.proposers import SIZE_PARAM
-from search.engine.samplers import make_proposer
+from search.engine.sampling import SIZE_PARAM, make_sampler
+from search.engine.sampling.optuna_draw import POSITION_SUFFIX, PositionDraw, at_position
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
 from search.spaces import min_params, smallest_config, suggest_config
@@ -28,7 +27,7 @@ def prep():
 
 
 def build(prep, trials, sampler="gp", seed=0, **kw):
-    return make_proposer(
+    return make_sampler(
         sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed, trials=trials, **kw
     )
 

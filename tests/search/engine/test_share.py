@@ -5,9 +5,8 @@ import collections
 
 import pytest
 
-from search.engine.policies import DEFAULT_SHARE
-from search.engine.proposers import Proposal
-from search.engine.samplers import make_proposer
+from search.engine.sampling import Proposal, make_sampler
+from search.engine.sampling.policies import DEFAULT_SHARE
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
 from storage.records import TrialRecord
@@ -38,7 +37,7 @@ def test_equal_share_gives_the_families_turns(prep, sampler):
     """Whatever the sampler learns (here: one family always scores far better), the
     default share keeps every family within one trial of the others."""
     assert DEFAULT_SHARE == "equal"
-    p = make_proposer(sampler, prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=30)
+    p = make_sampler(sampler, prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=30)
     got = ask_families(p, 30, lambda f: 30.0 if f == "hourglass" else 10.0)
     for k in range(1, 31):
         counts = collections.Counter(got[:k])
@@ -48,7 +47,7 @@ def test_equal_share_gives_the_families_turns(prep, sampler):
 def test_free_share_lets_tpe_favour_the_leading_family(prep):
     """With `free`, TPE draws the family like any other parameter: told that one family is
     far better, it gives that family most of the trials after its random start."""
-    p = make_proposer(
+    p = make_sampler(
         "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=40, share="free"
     )
     got = ask_families(p, 40, lambda f: 30.0 if f == "hourglass" else 10.0)
@@ -59,7 +58,7 @@ def test_free_share_lets_tpe_favour_the_leading_family(prep):
 def test_turns_continue_from_the_replayed_trials(prep):
     """On resume the turns count the study's past trials: after 3 hourglass trials and 1
     conventional one, han and conventional catch up first (ties in --space order)."""
-    first = make_proposer(
+    first = make_sampler(
         "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0, trials=10, share="free"
     )
     want, past = {"hourglass": 3, "conventional": 1}, []
@@ -81,14 +80,14 @@ def test_turns_continue_from_the_replayed_trials(prep):
                     optuna=q.optuna,
                 )
             )
-    resumed = make_proposer("tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0, trials=10)
+    resumed = make_sampler("tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0, trials=10)
     resumed.replay(past, lambda r: r.metrics["val_psnr"][0])
     got = ask_families(resumed, 6, lambda f: 20.0)
     assert got == ["han", "conventional", "han", "conventional", "han", "hourglass"], got
 
 
 def test_uncertain_turn_hand_cases():
-    from search.engine.policies import uncertain_turn
+    from search.engine.sampling.policies import uncertain_turn
 
     hit, miss = True, False
     turns = {"a": 6, "b": 6}
@@ -112,7 +111,7 @@ def test_uncertain_share_follows_the_family_whose_front_moves(prep):
     here hourglass scores more the more parameters it has (each new size can join its
     front) while the others score the same whatever their size (after their first trial,
     nothing joins); every family still keeps half an equal share."""
-    p = make_proposer(
+    p = make_sampler(
         "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=45, share="uncertain"
     )
     got = []
@@ -141,11 +140,11 @@ def test_uncertain_share_follows_the_family_whose_front_moves(prep):
         )
         for i, f in enumerate(FAMILIES * 4)
     ]
-    resumed = make_proposer(
+    resumed = make_sampler(
         "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0, trials=20, share="uncertain"
     )
     resumed.replay(past, lambda r: r.metrics["val_psnr"][0])
     assert resumed._hits["hourglass"] == [True] * 4 and resumed._hits["han"] == [True, False, False, False]
-    from search.engine.policies import uncertain_turn
+    from search.engine.sampling.policies import uncertain_turn
 
     assert resumed._turns == dict.fromkeys(FAMILIES, 4) and uncertain_turn(resumed._turns, resumed._hits) == "hourglass"

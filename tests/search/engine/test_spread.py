@@ -7,9 +7,8 @@ import random
 import pytest
 
 from reports.efficiency import ks_uniform
-from search.engine.policies import DEFAULT_SAMPLER, DEFAULT_SPREAD
-from search.engine.proposers import Proposal
-from search.engine.samplers import make_proposer
+from search.engine.sampling import Proposal, make_sampler
+from search.engine.sampling.policies import DEFAULT_SAMPLER, DEFAULT_SPREAD
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
 from search.spaces import Dim, min_params, suggest_config
@@ -39,7 +38,7 @@ def proposed_sizes(prep, budget, sampler, spread, seeds=SEEDS, asks=ASKS):
     grows with size (as a real front does), with noise."""
     sizes = []
     for seed in range(seeds):
-        p = make_proposer(
+        p = make_sampler(
             sampler,
             prep.spaces,
             prep.io,
@@ -126,9 +125,7 @@ def test_configs_land_at_or_just_under_their_target(setting):
 
 def test_a_new_study_visits_the_corners_first(setting):
     fam, prep, budget, smallest = setting
-    p = make_proposer(
-        DEFAULT_SAMPLER, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=3, trials=20
-    )
+    p = make_sampler(DEFAULT_SAMPLER, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=3, trials=20)
     first, second = p.ask(), p.ask()
     assert first.params == smallest  # the smallest model of the space
     assert budget * 0.7 < second.params <= budget  # a model at the budget
@@ -139,7 +136,7 @@ def test_corners_chooses_what_a_new_study_visits_first(setting, corners, visited
     """`--corners smallest` visits the smallest model only, `none` neither: the study's
     first trials are then the sampler's own draws, not enqueued ones."""
     fam, prep, budget, smallest = setting
-    p = make_proposer(
+    p = make_sampler(
         DEFAULT_SAMPLER,
         prep.spaces,
         prep.io,

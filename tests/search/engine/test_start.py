@@ -5,9 +5,8 @@ import math
 
 import pytest
 
-from search.engine.policies import ramp_target, startup_trials
-from search.engine.proposers import SIZE_PARAM, Proposal
-from search.engine.samplers import make_proposer
+from search.engine.sampling import SIZE_PARAM, Proposal, make_sampler
+from search.engine.sampling.policies import ramp_target, startup_trials
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
 from search.spaces import min_params
@@ -24,7 +23,7 @@ def prep():
 
 
 def build(prep, trials, sampler="tpe", seed=0, **kw):
-    return make_proposer(
+    return make_sampler(
         sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=seed, trials=trials, **kw
     )
 
@@ -198,8 +197,8 @@ def test_a_retried_budget_model_stays_unpruned():
     """A budget model trained last that fails is retried unpruned, live and after a kill
     (the stored note says so; the resumed study reads it back)."""
     from core.trials import TrainSettings
-    from search.engine.proposers import UNPRUNED_NOTE
     from search.engine.retries import resume_job, retry_job
+    from search.engine.sampling import UNPRUNED_NOTE
 
     last = Proposal("hourglass", {"L": 1}, 20_000, None, note=UNPRUNED_NOTE, unpruned=True)
     job = retry_job(7, last, TrainSettings(), 1, "failed", (0,), failed=True)

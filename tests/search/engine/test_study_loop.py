@@ -8,7 +8,7 @@ import pytest
 
 from core.errors import RejectedInARow, UserError
 from search.engine import study as study_mod
-from search.engine.policies import DEFAULT_SIZE_SCALE, size_objective
+from search.engine.sampling.policies import DEFAULT_SIZE_SCALE, size_objective
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare
 from search.engine.study_store import StudyStore
@@ -60,7 +60,7 @@ def test_the_proposer_is_told_params_and_the_validation_metric():
     store = MemoryStore()
     loop, _ = make_loop(store, lambda s: complete(s, 30.0 - s.number))
     loop.run()
-    told = [t.values for t in loop.proposer.study.trials]
+    told = [t.values for t in loop.sampler.study.trials]
     assert told == [[size_objective(t.params, DEFAULT_SIZE_SCALE), t.metrics["val_psnr"][0]] for t in store.trials("s")]
     assert all(0 < v[0] < 7 for v in told)  # log10 of a count, not the count
 

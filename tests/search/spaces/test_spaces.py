@@ -7,7 +7,7 @@ import pytest
 from core.errors import UserError
 from core.io import IOSpec
 from models import get_family
-from search.engine.optuna_draw import TrialDraw
+from search.engine.sampling.optuna_draw import TrialDraw
 from search.spaces import (
     Infeasible,
     build_spaces,

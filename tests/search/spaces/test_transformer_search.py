@@ -10,7 +10,7 @@ import pytest
 
 from core.shape_rules import Constraint
 from models import get_family
-from search.engine.optuna_draw import TrialDraw
+from search.engine.sampling.optuna_draw import TrialDraw
 from search.spaces import Dim, Infeasible, Space, check_config, default_space, grid_configs, suggest_config
 from tasks import get_task
 from tests.search.conftest import data_dir_for_mechanics

@@ -1,17 +1,11 @@
-"""Where the next configuration comes from: Optuna samplers or a paper-style grid.
-
-A proposer's `ask()` returns a `Proposal` (a config within budget, with its exact
-parameter count) or a `Rejection` (never trained; stored with its reason). `tell()` gives
-the proposer a finished trial's objectives: (params, validation metric).
+"""The Optuna sampler: a multi-objective Optuna study proposes the next configurations
+(fewer parameters, a better validation metric), aimed at sizes, with families taking turns.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,10 +13,10 @@ import optuna
 from optuna.distributions import CategoricalDistribution, distribution_to_json, json_to_distribution
 from optuna.trial import TrialState
 
-from core.io import IOSpec
 from core.statuses import FINISHED_STATUSES
-from search.engine.optuna_draw import POSITION_SUFFIX, PositionDraw, TrialDraw
-from search.engine.policies import (
+from search.engine.sampling.base import UNPRUNED_NOTE, Proposal, Rejection, Sampler, config_key
+from search.engine.sampling.optuna_draw import POSITION_SUFFIX, PositionDraw, TrialDraw
+from search.engine.sampling.policies import (
     CORNER_SIZES,
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
@@ -41,67 +35,15 @@ from search.engine.policies import (
     startup_trials,
     uncertain_turn,
 )
-from search.spaces import Infeasible, Space, check_config, grid_configs, min_params, smallest_config, suggest_config
-from storage.records import TrialRecord
+from search.spaces import Infeasible, min_params, smallest_config, suggest_config
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
-
-ParamCounter = Callable[[str, dict[str, Any]], int]  # (family, config) -> exact parameter count
-
-
-@dataclass
-class Proposal:
-    family: str
-    config: dict[str, Any]
-    params: int
-    optuna: dict[str, Any] | None = None  # {"params": ..., "distributions": ...} for replay
-    note: str | None = None
-    handle: Any = field(default=None, repr=False)  # the live optuna.Trial, if any
-    unpruned: bool = False  # trained to the end whatever the pruner says (a budget model trained last)
-
-
-UNPRUNED_NOTE = "the budget model, trained last (not pruned)"  # a Proposal.unpruned's note, kept by its retries
-
-
-@dataclass
-class Rejection:
-    family: str
-    config: dict[str, Any]
-    params: int | None
-    reason: str
-
-
-def config_key(family: str, config: dict[str, Any]) -> str:
-    return json.dumps([family, config], sort_keys=True)
-
-
-class Proposer:
-    answered = 0  # proposals answered from a known result, none trained (OptunaProposer's revisit "answer")
-
-    def __init__(self, spaces: dict[str, Space], io: IOSpec, budget: int, count: ParamCounter) -> None:
-        self.spaces, self.io, self.budget, self.count = spaces, io, budget, count
-        self.families = list(spaces)
-
-    def replay(self, past: list[TrialRecord], objective: Callable[[TrialRecord], float | None]) -> None:
-        """Teach the proposer the study's past trials (on resume): complete ones with their
-        objectives, the others (failed, diverged, interrupted) as failures."""
-
-    def ask(self) -> Proposal | Rejection | None:
-        """The next config; None when the space is exhausted (grid)."""
-        raise NotImplementedError
-
-    def tell(self, proposal: Proposal, objective: float | None, params: int, pruned: bool = False) -> None:
-        """objective: the validation metric (None/NaN when the trial failed; when it was
-        pruned, its value at the epoch it was stopped, or None)."""
-
-    def reject(self, rejection: Rejection) -> None:
-        """A rejected proposal (already recorded by the caller)."""
 
 
 SIZE_PARAM = "log10_params"  # the Optuna parameter of a proposal's target size
 
 
-class OptunaProposer(Proposer):
+class OptunaSampler(Sampler):
     """Multi-objective Optuna study (params: minimise; metric: the task's direction).
 
     The family is a categorical parameter when several families are searched; each
@@ -115,7 +57,7 @@ class OptunaProposer(Proposer):
     its smallest model and a model at the budget (enqueued trials; `corners` "smallest"
     visits the first only, "none" neither, "last" the smallest first and each family's
     budget model as the study's last trials, trained to the end whatever the pruner says
-    (`Proposal.unpruned`): search.engine.policies). `start` "ramp"
+    (`Proposal.unpruned`): search.engine.sampling.policies). `start` "ramp"
     enqueues the target sizes of each family's random start under a rising cap
     (`ramp_target`; its draw seeded by the seed, the family and the trial's index in its
     family, so a resumed study draws the same). A random sampler
@@ -465,31 +407,3 @@ class OptunaProposer(Proposer):
         elif proposal.optuna:  # a retried config: add it as a finished trial
             params, dists = self._draw(proposal.family, proposal.optuna)
             study.add_trial(optuna.trial.create_trial(params=params, distributions=dists, values=values, state=state))
-
-
-class GridProposer(Proposer):
-    """Paper-style grid: every family's cartesian product of grid values, shuffled with the
-    seed, families interleaved. Points that break a family's shape rule are not part of
-    its space and are skipped; points over budget are rejected (recorded)."""
-
-    def __init__(self, spaces, io, budget, count, *, seed: int) -> None:
-        super().__init__(spaces, io, budget, count)
-        self._done: set[str] = set()
-        iters = [zip(itertools.repeat(f), grid_configs(s, seed)) for f, s in spaces.items()]
-        self._points: Iterator[tuple[str, dict[str, Any]]] = (
-            p for group in itertools.zip_longest(*iters) for p in group if p is not None
-        )
-
-    def replay(self, past, objective) -> None:
-        self._done |= {config_key(r.family, r.config) for r in past}
-
-    def ask(self) -> Proposal | Rejection | None:
-        for fam, cfg in self._points:
-            if config_key(fam, cfg) in self._done or check_config(self.spaces[fam], self.io, cfg):
-                continue
-            self._done.add(config_key(fam, cfg))
-            n = self.count(fam, cfg)
-            if n > self.budget:
-                return Rejection(fam, cfg, n, f"over budget: {n} > {self.budget} parameters")
-            return Proposal(fam, cfg, n)
-        return None

@@ -1,7 +1,7 @@
-"""How an Optuna proposer (search/engine/proposers.py: `OptunaProposer`) places a study's
+"""How an Optuna proposer (search/engine/sampling/: `OptunaSampler`) places a study's
 trials: the names and defaults of its two policies. They live here, apart from the
 proposer, so that the spec, the sampler registry and the CLI can check a name without
-importing Optuna, and so that the proposers need nothing from the registry that builds
+importing Optuna, and so that the samplers need nothing from the registry that builds
 them.
 
 - spread (`--spread`): "size" draws a target size first and aims the configuration at it
@@ -61,7 +61,7 @@ them.
   distribution differs from trial to trial, and Optuna's GPSampler, which models only the
   parameters every trial of its study shares, models the target size and the choices
   (learning rate) only and draws the shape at random within the size. "modelled": each
-  as its position (0 to 1) in that range (search.engine.optuna_draw.PositionDraw), whose
+  as its position (0 to 1) in that range (search.engine.sampling.optuna_draw.PositionDraw), whose
   distribution never moves, so the sampler models the shape too, as Ax's GP does (docs/
   benchmarks.md §19, "Modelling the shape").
 """
@@ -99,7 +99,7 @@ DEFAULT_SIZE_SCALE = "log"
 # each may take ("random": under a target size the range moves with it, and Optuna's GP
 # leaves such parameters to its random draw), or as positions in that range ("modelled")
 SHAPE_DRAWS = ("random", "modelled")
-DEFAULT_SHAPE_DRAW = "random"  # an OptunaProposer's own default; a study's is `shape_draw_for`'s
+DEFAULT_SHAPE_DRAW = "random"  # an OptunaSampler's own default; a study's is `shape_draw_for`'s
 # The default of a study (`shape_draw_for`): "modelled" for a `gp` study of several
 # families at any trial count (since 2026-11-27), or of one family given at
 # least MODELLED_FROM trials (since 2026-11-27). One family at 40 trials: ahead in median and

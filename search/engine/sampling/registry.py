@@ -1,7 +1,7 @@
 """Samplers by name (`--sampler`): where a study's next configuration comes from.
 
 A registry like the executors': each name maps to a factory that builds the study's
-`Proposer` (search/engine/proposers.py). The Optuna samplers share one `OptunaProposer` and
+`Sampler` (search/engine/sampling/). The Optuna samplers share one `OptunaSampler` and
 differ only in the Optuna sampler they build; `grid` is the paper-style grid. Optuna is
 imported only when a proposer is built, so the CLI can check a name without it.
 A new sampler is one `SAMPLERS.add` here.
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from core.registry import Registry
-from search.engine.policies import (
+from search.engine.sampling.policies import (
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
     DEFAULT_SCOPE,
@@ -28,17 +28,17 @@ from search.engine.policies import (
 if TYPE_CHECKING:
     import optuna
 
-    from search.engine.proposers import Proposer
+    from search.engine.sampling.base import Sampler
 
-ProposerFactory = Callable[..., "Proposer"]  # (spaces, io, budget, count, *, direction, seed, trials)
-SAMPLERS: Registry[ProposerFactory] = Registry("sampler")
+SamplerFactory = Callable[..., "Sampler"]  # (spaces, io, budget, count, *, direction, seed, trials)
+SAMPLERS: Registry[SamplerFactory] = Registry("sampler")
 
 
 def _optuna(
     build: Callable[[int, int], optuna.samplers.BaseSampler], stopped_as_complete: bool = False
-) -> ProposerFactory:
-    """A factory of `OptunaProposer`s whose Optuna sampler is `build(seed, trials)`;
-    `stopped_as_complete` for a sampler that reads only complete trials (see OptunaProposer)."""
+) -> SamplerFactory:
+    """A factory of `OptunaSampler`s whose Optuna sampler is `build(seed, trials)`;
+    `stopped_as_complete` for a sampler that reads only complete trials (see OptunaSampler)."""
 
     def factory(
         spaces,
@@ -58,10 +58,10 @@ def _optuna(
         revisit: str = DEFAULT_REVISIT,
         shape_draw: str = DEFAULT_SHAPE_DRAW,
         **_: Any,
-    ) -> Proposer:
-        from search.engine.proposers import OptunaProposer
+    ) -> Sampler:
+        from search.engine.sampling.optuna_sampler import OptunaSampler
 
-        return OptunaProposer(
+        return OptunaSampler(
             spaces,
             io,
             budget,
@@ -96,7 +96,7 @@ def _nsga2(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     return optuna.samplers.NSGAIISampler(seed=seed, population_size=min(50, max(4, trials // 3)))
 
 
-GP_TRIALS = 200  # a study's finished trials after which `gp` hands it to TPE (search/engine/handover.py)
+GP_TRIALS = 200  # a study's finished trials after which `gp` hands it to TPE (search/engine/sampling/handover.py)
 
 
 def _gp(seed: int, trials: int) -> optuna.samplers.BaseSampler:
@@ -105,7 +105,7 @@ def _gp(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     TPE at GP_TRIALS finished trials (a GP's proposals grow costly with its trials)."""
     import optuna
 
-    from search.engine.handover import HandOver
+    from search.engine.sampling.handover import HandOver
 
     gp = optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup_trials(trials), warn_independent_sampling=False)
     return HandOver(gp, _tpe(seed, trials), GP_TRIALS)
@@ -117,10 +117,10 @@ def _random(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     return optuna.samplers.RandomSampler(seed=seed)
 
 
-def _grid(spaces, io, budget, count, *, seed: int, **_: Any) -> Proposer:
-    from search.engine.proposers import GridProposer
+def _grid(spaces, io, budget, count, *, seed: int, **_: Any) -> Sampler:
+    from search.engine.sampling.grid import GridSampler
 
-    return GridProposer(spaces, io, budget, count, seed=seed)
+    return GridSampler(spaces, io, budget, count, seed=seed)
 
 
 SAMPLERS.add("tpe", _optuna(_tpe))
@@ -130,7 +130,7 @@ SAMPLERS.add("random", _optuna(_random))
 SAMPLERS.add("grid", _grid)
 
 
-def make_proposer(
+def make_sampler(
     sampler: str,
     spaces,
     io,
@@ -148,7 +148,7 @@ def make_proposer(
     start: str = DEFAULT_START,
     revisit: str = DEFAULT_REVISIT,
     shape_draw: str = DEFAULT_SHAPE_DRAW,
-) -> Proposer:
+) -> Sampler:
     """The proposer of sampler `sampler` (UserError listing the known names if unknown).
     `spread` (SPREADS), `share` (SHARES), `scope` (SCOPES), `corners` (CORNERS),
     `size_scale` (SIZE_SCALES), `start` (STARTS), `revisit` (REVISITS) and `shape_draw` (SHAPE_DRAWS) are for

@@ -1,13 +1,12 @@
-"""Proposers on their own: the grid and every registered Optuna sampler (no study loop)."""
+"""Samplers on their own: the grid and every registered Optuna sampler (no study loop)."""
 
 import math
 
 import pytest
 
 from core.errors import UserError
-from search.engine.policies import DEFAULT_SIZE_SCALE, size_objective
-from search.engine.proposers import GridProposer, OptunaProposer, Proposal, Rejection
-from search.engine.samplers import SAMPLERS, make_proposer
+from search.engine.sampling import SAMPLERS, GridSampler, OptunaSampler, Proposal, Rejection, make_sampler
+from search.engine.sampling.policies import DEFAULT_SIZE_SCALE, size_objective
 from search.engine.specs import RunSpec
 from search.engine.study import prepare
 from storage.records import TrialRecord
@@ -22,7 +21,7 @@ def prep():
 
 
 def build(prep, sampler, seed=0, budget=BUDGET):
-    return make_proposer(sampler, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=seed, trials=20)
+    return make_sampler(sampler, prep.spaces, prep.io, budget, prep.count, direction="maximize", seed=seed, trials=20)
 
 
 def record(number, p, status="complete", value=None):
@@ -33,8 +32,8 @@ def record(number, p, status="complete", value=None):
 def test_every_name_builds_its_proposer(prep):
     assert set(SAMPLERS.names()) >= {"tpe", "nsga2", "random", "grid"}
     for name in OPTUNA:
-        assert isinstance(build(prep, name), OptunaProposer)
-    assert isinstance(build(prep, "grid"), GridProposer)
+        assert isinstance(build(prep, name), OptunaSampler)
+    assert isinstance(build(prep, "grid"), GridSampler)
     with pytest.raises(UserError, match="unknown sampler 'cma'; known: gp, grid, nsga2, random, tpe"):
         build(prep, "cma")
     with pytest.raises(UserError, match="unknown sampler"):
@@ -122,7 +121,7 @@ def test_grid_replay_skips_the_points_already_run(prep):
 def test_size_scale_tells_the_sampler_the_count_or_its_log_live_and_on_replay(prep, sampler, scale):
     """--size-scale: the study's first objective is log10(params) with "log", the count as
     it is with "linear", for trials told live and for trials replayed on resume."""
-    live = make_proposer(
+    live = make_sampler(
         sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=20, size_scale=scale
     )
     seen = []
@@ -132,7 +131,7 @@ def test_size_scale_tells_the_sampler_the_count_or_its_log_live_and_on_replay(pr
         seen.append(p)
     want = [math.log10(p.params) if scale == "log" else float(p.params) for p in seen]
     assert [t.values for t in live.study.trials] == [[w, 12.0 + i] for i, w in enumerate(want)]
-    again = make_proposer(
+    again = make_sampler(
         sampler, prep.spaces, prep.io, BUDGET, prep.count, direction="maximize", seed=0, trials=20, size_scale=scale
     )
     again.replay(

@@ -1,0 +1,69 @@
+"""What every sampler is, and what it proposes: a `Sampler`'s `ask()` returns a `Proposal`
+(a config within budget, with its exact parameter count) or a `Rejection` (never trained;
+stored with its reason); `tell()` gives it a finished trial's objectives (params,
+validation metric). The samplers themselves: `optuna_sampler.py` (Optuna's, by name) and
+`grid.py` (a paper-style grid); `registry.py` maps the names to them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: building the CLI's parser imports this package, not these
+    from core.io import IOSpec
+    from search.spaces import Space
+    from storage.records import TrialRecord
+
+ParamCounter = Callable[[str, dict[str, Any]], int]  # (family, config) -> exact parameter count
+
+
+@dataclass
+class Proposal:
+    family: str
+    config: dict[str, Any]
+    params: int
+    optuna: dict[str, Any] | None = None  # {"params": ..., "distributions": ...} for replay
+    note: str | None = None
+    handle: Any = field(default=None, repr=False)  # the live optuna.Trial, if any
+    unpruned: bool = False  # trained to the end whatever the pruner says (a budget model trained last)
+
+
+UNPRUNED_NOTE = "the budget model, trained last (not pruned)"  # a Proposal.unpruned's note, kept by its retries
+
+
+@dataclass
+class Rejection:
+    family: str
+    config: dict[str, Any]
+    params: int | None
+    reason: str
+
+
+def config_key(family: str, config: dict[str, Any]) -> str:
+    return json.dumps([family, config], sort_keys=True)
+
+
+class Sampler:
+    answered = 0  # proposals answered from a known result, none trained (OptunaSampler's revisit "answer")
+
+    def __init__(self, spaces: dict[str, Space], io: IOSpec, budget: int, count: ParamCounter) -> None:
+        self.spaces, self.io, self.budget, self.count = spaces, io, budget, count
+        self.families = list(spaces)
+
+    def replay(self, past: list[TrialRecord], objective: Callable[[TrialRecord], float | None]) -> None:
+        """Teach the proposer the study's past trials (on resume): complete ones with their
+        objectives, the others (failed, diverged, interrupted) as failures."""
+
+    def ask(self) -> Proposal | Rejection | None:
+        """The next config; None when the space is exhausted (grid)."""
+        raise NotImplementedError
+
+    def tell(self, proposal: Proposal, objective: float | None, params: int, pruned: bool = False) -> None:
+        """objective: the validation metric (None/NaN when the trial failed; when it was
+        pruned, its value at the epoch it was stopped, or None)."""
+
+    def reject(self, rejection: Rejection) -> None:
+        """A rejected proposal (already recorded by the caller)."""
