@@ -58,7 +58,7 @@ def _result(number: int, i: int) -> Any:
 def _worker(url: str, tag: str, n: int, barrier: Any, queue: Any) -> None:
     """Add and finish `n` trials; put (tag, numbers, retried, start, end) or (tag, error)."""
     from storage import Store
-    from storage.engine import _Conflict
+    from storage.database import _Conflict
 
     class CountingStore(Store):
         retried = 0

@@ -17,7 +17,7 @@ class StorageError(UserError):
 
 class StorageUnavailable(StorageError):
     """The database could not be reached: the connection was refused, lost or reset, or
-    the server is shutting down or starting up (`storage.engine.is_unavailable`). A store
+    the server is shutting down or starting up (`storage.database.is_unavailable`). A store
     opened with a wait retries the call until the database is back (`--storage-wait`)."""
 
 

@@ -22,7 +22,7 @@ from core.errors import StorageError
 from core.statuses import TRIAL_STATUSES
 from core.trials import TrialResult
 from storage.convert import finite, jsonable, metric_tuple, now_utc
-from storage.engine import Database, _Conflict
+from storage.database import Database, _Conflict
 from storage.records import RetrainingRecord
 from storage.schema import Epoch, Retraining, Run, RunArtifact, Trial
 from storage.trial_reads import epoch_rows

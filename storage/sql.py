@@ -12,7 +12,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import StorageError, one_line
 from core.limits import SQL_TIMEOUT_S
-from storage.engine import Database
+from storage.database import Database
 from storage.readonly import check_readonly
 
 # SQLite: the longest string or blob a query may build (randomblob(1e9) fails at once).

@@ -4,7 +4,7 @@ Every write runs in one session that commits or rolls back, and database errors 
 `StorageError` (Optuna's storages/_rdb style). Only `storage.records` dataclasses,
 plain dicts and DataFrames leave it. Its parts, one job each:
 
-    storage/engine.py        URLs, engine, schema migration on open, one transaction per call
+    storage/database.py        URLs, engine, schema migration on open, one transaction per call
     storage/studies.py       create/load, get, list and delete studies
     storage/trial_writes.py  number and store trials, interrupt, heartbeat, progress counts
     storage/trial_reads.py   trial records, per-epoch rows, artifacts, the trials frame
@@ -16,7 +16,7 @@ The study loop needs only the part listed by `search.engine.study_store.StudySto
 
 from __future__ import annotations
 
-from storage.engine import DEFAULT_URL, SQLITE_BUSY_TIMEOUT_S, _Conflict, default_url, normalize_url
+from storage.database import DEFAULT_URL, SQLITE_BUSY_TIMEOUT_S, _Conflict, default_url, normalize_url
 from storage.retrainings import Retrainings
 from storage.sql import ReadonlySQL
 from storage.studies import Studies

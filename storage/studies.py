@@ -12,7 +12,7 @@ from core.directions import DIRECTIONS
 from core.errors import StorageError
 from core.statuses import FAILURE_STATUSES
 from storage.convert import jsonable, now_utc, study_record
-from storage.engine import Database, _Conflict
+from storage.database import Database, _Conflict
 from storage.records import StudyRecord, StudySummary, StudyVersion
 from storage.schema import Epoch, Retraining, Run, Study, Trial, TrialMetric
 from storage.waiting import waits

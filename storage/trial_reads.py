@@ -12,7 +12,7 @@ from sqlalchemy import String, func, select, type_coerce
 from sqlalchemy.orm import Session
 
 from storage.convert import Metric, metric_tuple, trial_record
-from storage.engine import Database
+from storage.database import Database
 from storage.records import TrialRecord
 from storage.schema import DIM_COLUMNS, Epoch, Run, RunArtifact, Trial, TrialMetric
 from storage.waiting import waits

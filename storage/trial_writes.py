@@ -15,7 +15,7 @@ from core.errors import StorageError
 from core.statuses import FINISHED_STATUSES, TRIAL_STATUSES
 from core.trials import RunResult, TrialResult
 from storage.convert import dims, finite, jsonable, now_utc, trial_record
-from storage.engine import Database, _Conflict
+from storage.database import Database, _Conflict
 from storage.records import TrialRecord
 from storage.schema import Epoch, Run, RunArtifact, Study, Trial, TrialMetric
 from storage.waiting import new_token, waits

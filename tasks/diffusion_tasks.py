@@ -52,10 +52,10 @@ from core.errors import UserError
 from core.io import IOSpec
 from tasks.base import TrainDefaults
 from tasks.datasets import ImageSplits
-from tasks.image_grid import grid_png, png_artifact
 from tasks.image_tasks import DigitsImages, MnistImages
 from tasks.images import EVAL_CHUNK, ImageTask, as_float, eval_noise
 from tasks.registry import TASKS
+from tasks.sample_png import grid_png, png_artifact
 
 T_STEPS = 1000
 SAMPLE_SEED = 20260  # the start noise of the sampler: the same in every trial

@@ -213,7 +213,7 @@ def check_weights_store(spec) -> str | None:
     """The store `--keep` and `--artifacts` name (None: none kept), reachable (a folder
     made if missing), before the database is opened: UserError (one line) otherwise."""
     from search.artifacts.location import open_location, weights_location
-    from storage.engine import default_url, normalize_url
+    from storage.database import default_url, normalize_url
 
     target = weights_location(spec.keep, spec.artifacts, normalize_url(spec.storage or default_url()))
     if target is not None:

@@ -1,5 +1,6 @@
 """The `search` command's parser. Thin: each sub-command parses its flags and calls one
-function of the modules beside this one (run, browse, catalog, compare, export, model, train, data).
+function of the modules beside this one (run, browse, catalog, compare, predict, optuna_export, model, train,
+data).
 
 Errors a user can fix (UserError) print one line and exit with status 2.
 """
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 
 from core.errors import UserError
 from search import __version__
-from search.cli import browse, catalog, compare, data, export, model, predict, run, train
+from search.cli import browse, catalog, compare, data, model, optuna_export, predict, run, train
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         browse.add_parsers,
         compare.add_parser,
         predict.add_parser,
-        export.add_parser,
+        optuna_export.add_parser,
         model.add_parser,
         train.add_parser,
         catalog.add_parsers,

@@ -36,8 +36,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_model(a: argparse.Namespace) -> int:
-    from search.artifacts.export import write_model_folder
     from search.artifacts.load import read_weights
+    from search.artifacts.model_folder import write_model_folder
     from storage import Store
 
     weights = read_weights(

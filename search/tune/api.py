@@ -258,7 +258,7 @@ def _run_spec(
         raise TuneInputError(f"budget must be positive, got {budget!r}")
     if storage is not None and (not isinstance(storage, str) or not storage.strip()):
         raise TuneInputError(f"storage must be a database URL or a SQLite file, got {storage!r}")
-    from storage.engine import default_url, normalize_url
+    from storage.database import default_url, normalize_url
 
     url = normalize_url(storage or default_url())
     spec = RunSpec(

@@ -155,7 +155,7 @@ def test_opening_waits_past_the_busy_timeout_for_a_process_holding_the_database(
     "database is locked"."""
     import threading
 
-    from storage.engine import SQLITE_BUSY_TIMEOUT_S
+    from storage.database import SQLITE_BUSY_TIMEOUT_S
 
     db = tmp_path / "search.db"
     held, release_after = threading.Event(), SQLITE_BUSY_TIMEOUT_S + 2

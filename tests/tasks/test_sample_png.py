@@ -7,7 +7,7 @@ import pytest
 import torch
 from PIL import Image
 
-from tasks.image_grid import grid_png, png_artifact, tile
+from tasks.sample_png import grid_png, png_artifact, tile
 
 
 def test_tile_places_images_row_major_with_padding():
