@@ -128,8 +128,8 @@ def run_spec(a: Any):
     then the defaults. The spec validates itself."""
     from core.budget import parse_budget
     from core.trials import TrainSettings
+    from search.engine.prepare import default_task
     from search.engine.specs import RunSpec
-    from search.engine.study import default_task
 
     if a.smoke:  # as if given on the command line: they win over a recipe's values
         a.trials = 2 if a.trials is None else a.trials

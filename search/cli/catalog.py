@@ -123,8 +123,8 @@ def _show_space(family: str, task: str | None) -> int:
     """The default search space of `family` on `task` (its default task if None): every
     key with its range or choices, the shape rules, and the smallest model."""
     from core.budget import format_count
+    from search.engine.prepare import default_task, prepare
     from search.engine.specs import RunSpec
-    from search.engine.study import default_task, prepare
     from search.spaces import build_spaces, min_params
 
     prep = prepare(RunSpec(spaces=(family,), task=task or default_task((family,)), budget=10**15))

@@ -41,8 +41,9 @@ from typing import Any
 
 from core.errors import UserError
 from search.engine.ownership import Heartbeat
+from search.engine.prepare import Prepared, prepare
 from search.engine.specs import RunSpec
-from search.engine.study import Outcome, Prepared, Progress, StudyLoop, prepare
+from search.engine.study import Outcome, Progress, StudyLoop
 from search.engine.study_store import StudyStore
 from search.executors.ray import _join_ray, worker_threads
 from search.executors.ray import check_address as check_address  # the probe's old home: re-exported

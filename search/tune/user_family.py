@@ -15,8 +15,8 @@ from core.budget import format_count
 from core.errors import UserError
 from core.io import IOSpec
 from models import Family
+from search.engine.prepare import Prepared, prepare
 from search.engine.specs import RunSpec
-from search.engine.study import Prepared, prepare
 from search.executors import check_executor
 from search.plugins.families import user_count
 from search.spaces import CONSTRAINTS_KEY, Space, min_params, parse_constraint, parse_dim

@@ -15,7 +15,8 @@ import pytest
 
 from core.errors import UserError
 from core.trials import EpochRecord, RunResult, TrialResult
-from reports.server import host_allowed, host_name, make_server, served_hosts, trial_filename
+from reports.hosts import host_allowed, host_name, served_hosts
+from reports.server import make_server, trial_filename
 from reports.site import study_filename
 from storage import Store
 from tests.reports.test_browser import rendered_dom, script_errors

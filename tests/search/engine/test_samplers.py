@@ -5,10 +5,10 @@ import math
 import pytest
 
 from core.errors import UserError
+from search.engine.prepare import prepare
 from search.engine.sampling import SAMPLERS, GridSampler, OptunaSampler, Proposal, Rejection, make_sampler
 from search.engine.sampling.policies import DEFAULT_SIZE_SCALE, size_objective
 from search.engine.specs import RunSpec
-from search.engine.study import prepare
 from storage.records import TrialRecord
 
 BUDGET = 30_000

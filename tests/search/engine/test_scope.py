@@ -7,10 +7,10 @@ import statistics
 
 import pytest
 
+from search.engine.prepare import prepare
 from search.engine.sampling import Proposal, make_sampler
 from search.engine.sampling.policies import DEFAULT_SCOPE, DEFAULT_SIZE_SCALE, size_objective
 from search.engine.specs import RunSpec
-from search.engine.study import prepare
 from storage.records import TrialRecord
 
 FAMILIES = ("hourglass", "conventional")

@@ -10,10 +10,10 @@ import math
 import optuna
 import pytest
 
+from search.engine.prepare import prepare
 from search.engine.sampling import SIZE_PARAM, make_sampler
 from search.engine.sampling.optuna_draw import POSITION_SUFFIX, PositionDraw, at_position
 from search.engine.specs import RunSpec
-from search.engine.study import prepare
 from search.spaces import min_params, smallest_config, suggest_config
 from storage.records import TrialRecord
 from tests.search.engine.proposing import drive

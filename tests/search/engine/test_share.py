@@ -5,10 +5,10 @@ import collections
 
 import pytest
 
+from search.engine.prepare import prepare
 from search.engine.sampling import Proposal, make_sampler
 from search.engine.sampling.policies import DEFAULT_SHARE
 from search.engine.specs import RunSpec
-from search.engine.study import prepare
 from storage.records import TrialRecord
 
 FAMILIES = ("hourglass", "conventional", "han")

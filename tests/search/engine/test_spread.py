@@ -7,10 +7,10 @@ import random
 import pytest
 
 from reports.efficiency import ks_uniform
+from search.engine.prepare import prepare
 from search.engine.sampling import Proposal, make_sampler
 from search.engine.sampling.policies import DEFAULT_SAMPLER, DEFAULT_SPREAD
 from search.engine.specs import RunSpec
-from search.engine.study import prepare
 from search.spaces import Dim, min_params, suggest_config
 
 # (family, task, budget): families whose sizes are set by integer ranges, on three io sizes

@@ -5,10 +5,10 @@ import math
 
 import pytest
 
+from search.engine.prepare import prepare
 from search.engine.sampling import SIZE_PARAM, Proposal, make_sampler
 from search.engine.sampling.policies import ramp_target, startup_trials
 from search.engine.specs import RunSpec
-from search.engine.study import prepare
 from search.spaces import min_params
 from storage.records import TrialRecord
 from tests.search.engine.proposing import drive

@@ -5,8 +5,8 @@ import pytest
 
 from core.budget import parse_budget
 from core.errors import UserError
+from search.engine.prepare import prepare
 from search.engine.specs import RunSpec
-from search.engine.study import prepare
 from search.recipes import RUN_KEYS, load_recipe, parse_recipe, recipe_names
 from storage import Store
 from tests.search.conftest import SHARED_DATA, data_dir_for_mechanics

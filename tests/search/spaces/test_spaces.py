@@ -178,8 +178,8 @@ def test_space_file_toml_and_yaml(tmp_path):
 def test_imagenet_tasks_search_the_papers_learning_rates(tmp_path):
     """Chen et al. A.3: on ImageNet-32 the lr is searched in {1, 3, 5, 7}e-4, not in the
     MNIST set; every family's lr choice follows the task, and a space file still wins."""
+    from search.engine.prepare import prepare
     from search.engine.specs import RunSpec
-    from search.engine.study import prepare
 
     for family in ("hourglass", "conventional"):
         prep = prepare(RunSpec(spaces=(family,), task="imagenet32-denoise", budget=10**9))

@@ -1,0 +1,106 @@
+"""Everything a `search run` asks for, resolved and checked before the database is touched
+(`prepare` -> `Prepared`): the task, the families and their spaces, the budget against each
+family's smallest model, the executor's options, the user's own families and task. Bad
+input is a UserError here, so that it leaves the database as it was."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from core.budget import format_count
+from core.errors import UserError
+from core.io import IOSpec
+from models import FAMILIES, Family, get_family
+from search.engine.specs import RunSpec
+from search.executors import check_executor
+from search.plugins import worker_sources
+from search.plugins.checks import check_own
+from search.spaces import Space, build_spaces, min_params
+from tasks import TASKS, get_task
+from tasks.base import Task
+
+
+@dataclass
+class Prepared:
+    spec: RunSpec
+    task: Task
+    io: IOSpec
+    families: dict[str, Family]
+    spaces: dict[str, Space]
+    plugins: tuple[str, ...] = ()  # what a worker imports to know the user's families and task
+
+    def count(self, family: str, config: dict[str, Any]) -> int:
+        """The config's size in the study's budget measure (`--budget-of`; default its
+        family's parameter count)."""
+        return self.families[family].count_as(self.spec.budget_of, config, self.io)
+
+    @property
+    def convention(self) -> str:
+        """What the budget and the stored sizes count (the pages' axis label)."""
+        if self.spec.budget_of != "params":
+            return next(iter({f.budget_measures[self.spec.budget_of] for f in self.families.values()}))
+        return " / ".join(sorted({f.param_convention for f in self.families.values()}))
+
+    @property
+    def objective_key(self) -> str:
+        """The metric the sampler optimises: the validation value (test stays unseen)."""
+        return f"val_{self.task.metric}"
+
+
+def prepare(spec: RunSpec) -> Prepared:
+    """Resolve and validate names, spaces and the budget; touches no database."""
+    task = get_task(spec.task, spec.task_options)
+    check_executor(spec.executor, spec.executor_options)  # unknown executors and bad options fail before any write
+    if spec.train.optimizer is not None and task.trainer != "supervised":
+        raise UserError(f"--optimizer is for supervised tasks; {spec.task!r} trains with its own recipe")
+    if (spec.train.ema or spec.train.ema_warmup) and task.trainer != "supervised":
+        raise UserError(f"--ema is for supervised tasks; {spec.task!r} trains with its own recipe")
+    io = task.io()
+    families = {name: get_family(name) for name in spec.spaces}
+    origins = [FAMILIES.origin(n) for n in families] + [TASKS.origin(spec.task)]
+    plugins = worker_sources(origins, other_processes=spec.executor != "local")
+    if spec.budget_of != "params":
+        lacking = [n for n, f in families.items() if spec.budget_of not in f.budget_measures]
+        if lacking:
+            able = [n for n in FAMILIES.names() if spec.budget_of in get_family(n).budget_measures]
+            raise UserError(
+                f"--budget-of {spec.budget_of}: {', '.join(lacking)} cannot be counted so; "
+                f"families that can: {', '.join(able)}"
+            )
+    for name, fam in families.items():
+        if not fam.fits(io):
+            shape = io.input_shape or (io.d_in,)
+            raise UserError(
+                f"family {name!r}{_from(name)} does not fit task {spec.task!r} ({io.output} output, input shape "
+                f"{tuple(shape)}); 'search spaces' lists the tasks each family fits"
+            )
+    spaces = build_spaces(list(families), io, spec.space_file, task.search_lrs)
+    prep = Prepared(spec, task, io, families, spaces, plugins)
+    for name, space in spaces.items():
+        smallest = min_params(space, io, lambda c, n=name: prep.count(n, c))
+        if math.isinf(smallest):
+            raise UserError(
+                f"family {name!r}{_from(name)}: its space allows no configuration on {spec.task!r}: check its ranges"
+            )
+        if smallest > spec.budget:
+            raise UserError(
+                f"budget {format_count(spec.budget)} is below the smallest {name} model{_from(name)} on "
+                f"{spec.task} ({smallest:,} {prep.convention})"
+            )
+    check_own(prep)  # a user's counts, data shapes and training function, before any write
+    return prep
+
+
+def _from(family: str) -> str:
+    """' (ORIGIN)' for a family that is not built in: messages name the plugin."""
+    return FAMILIES.origin_note(family)
+
+
+def default_task(spaces: tuple[str, ...]) -> str:
+    """The first family's paper task (a user's family without one: UserError)."""
+    task = get_family(spaces[0]).default_task
+    if not task:
+        raise UserError(f"family {spaces[0]!r}{_from(spaces[0])} has no default task: give one (--task, task=)")
+    return task
