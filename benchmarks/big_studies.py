@@ -46,7 +46,8 @@ from sqlalchemy import func, select
 
 from core.trials import TrialResult, TrialSpec
 from models import get_family
-from reports.site import store_samples, study_page
+from reports.samples import store_samples
+from reports.site import study_page
 from storage import Store
 from storage.convert import dims, finite, jsonable, now_utc
 from storage.schema import Epoch, Run, Trial, TrialMetric

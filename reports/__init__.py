@@ -1,8 +1,9 @@
-"""Reports of studies: Pareto math (`pareto`), front and hypervolume data (`fronts`), tables
-(`tables`), plotly figures drawn from the data (`figures`), display text (`formatting`) and
-static HTML pages (`html`, `site`)."""
+"""Reports of studies: front and hypervolume data (`fronts`, on `core.pareto`), verdicts
+(`compare`), tables (`tables`), plotly figures drawn from the data (`figures`), display
+text (`formatting`), static HTML pages (`html`, `site`, `write_site`) and the live server
+(`server`)."""
 
 from core.pareto import hypervolume_2d, pareto_mask
-from reports.site import write_site
+from reports.write_site import write_site
 
 __all__ = ["write_site", "pareto_mask", "hypervolume_2d"]

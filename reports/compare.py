@@ -22,8 +22,6 @@ config, the metric `m`, `m_std`, n_runs). Directions are `core.directions`'.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +29,7 @@ import numpy as np
 import pandas as pd
 
 from core.directions import check_direction
-from core.errors import UserError
-from core.pareto import default_reference, hypervolume_2d
+from reports.combined import recomputed
 from reports.formatting import parse_config
 from reports.fronts import complete_points
 from reports.uncertainty import (
@@ -41,17 +38,13 @@ from reports.uncertainty import (
     DEFAULT_WINDOW,
     SYMMETRIC,
     Thin,
-    check_method,
     draws_for,
     front_draws,
     interval,
-    resample_mask,
     seed_noise,
-    stream,
     t_interval,
     thin_at,
 )
-from storage.records import StudyRecord
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_DRAWS = 2000
@@ -72,81 +65,6 @@ class Candidates:
     def known_noise(self, mask: np.ndarray) -> bool:
         """Every selected configuration was run at least twice with a finite std."""
         return bool(np.all((self.runs[mask] >= 2) & np.isfinite(self.stds[mask])))
-
-
-def check_comparable(records: Sequence[StudyRecord]) -> None:
-    """UserError unless the studies share task, metric, direction and parameter convention
-    (their fronts and values would not be comparable otherwise)."""
-    first = records[0]
-    for rec in records[1:]:
-        for name in ("task", "metric", "direction"):
-            if getattr(rec, name) != getattr(first, name):
-                raise UserError(
-                    f"studies {first.name!r} and {rec.name!r} differ in {name} "
-                    f"({getattr(first, name)} vs {getattr(rec, name)}): they cannot be compared"
-                )
-        measures = [(r.settings or {}).get("budget_of", "params") for r in (first, rec)]
-        if measures[0] != measures[1]:
-            raise UserError(
-                f"studies {first.name!r} and {rec.name!r} are budgeted in {measures[0]} and "
-                f"{measures[1]}: they cannot be compared"
-            )
-        conv = [(r.settings or {}).get("param_convention") for r in (first, rec)]
-        if None not in conv and conv[0] != conv[1]:
-            raise UserError(
-                f"studies {first.name!r} and {rec.name!r} count parameters differently "
-                f"({conv[0]} vs {conv[1]}): they cannot be compared"
-            )
-
-
-def combined_frame(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], *, label_shared: bool = True) -> pd.DataFrame:
-    """Comparable studies' trials in one frame (`check_comparable` first): `number` made
-    unique across studies, `study` and `trial` keep each row's origin, and a family that
-    several of the studies searched is labelled "study: family" (unless `label_shared` is
-    False: replicate searches of one question keep the family names)."""
-    records = [rec for rec, _ in studies]
-    check_comparable(records)
-    shared = {
-        f
-        for f in {f for r in records for f in r.families}
-        if label_shared and sum(f in r.families for r in records) > 1
-    }
-    parts = []
-    for rec, df in studies:
-        fam = df["family"].astype(str)
-        parts.append(
-            df.assign(family=fam.where(~fam.isin(shared), rec.name + ": " + fam), study=rec.name, trial=df["number"])
-        )
-    nonempty = [p for p in parts if len(p)] or parts[:1]
-    out = pd.concat(nonempty, ignore_index=True)
-    return out.assign(number=range(len(out)))
-
-
-def recomputed(df: pd.DataFrame) -> np.ndarray:
-    """(len(df),) bool: the rows that repeat an earlier row (by trial number) exactly: the
-    same study (if the frame has one), family, configuration and seeds. A frame without
-    seeds has none (nothing says two runs were the same computation)."""
-    if "seeds" not in df.columns or len(df) == 0:
-        return np.zeros(len(df), dtype=bool)
-    study = df["study"].astype(str) if "study" in df.columns else pd.Series("", index=df.index)
-    keys = pd.Series(
-        [
-            json.dumps(
-                [s, str(f), parse_config(c), list(seeds) if isinstance(seeds, (list, tuple)) else seeds],
-                sort_keys=True,
-                default=str,
-            )
-            for s, f, c, seeds in zip(study, df["family"], df["config"], df["seeds"])
-        ],
-        index=df.index,
-    )
-    order = (
-        pd.to_numeric(df["number"], errors="coerce")
-        if "number" in df.columns
-        else pd.Series(range(len(df)), index=df.index)
-    )
-    first = keys.loc[order.sort_values(kind="stable").index].duplicated()
-    return first.reindex(df.index).to_numpy(dtype=bool)
 
 
 def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None) -> dict[str, Candidates]:
@@ -466,116 +384,3 @@ def compare_replicates(
 
         out.append(_settle(budget, rows, diff_of, sign, equivalence))
     return out
-
-
-@dataclass(frozen=True)
-class FrontVolume:
-    family: str
-    value: float  # hypervolume of the family's front (log10 params, metric)
-    low: float | None
-    high: float | None
-    draws: np.ndarray | None = field(default=None, repr=False, compare=False)  # (d,) bootstrap volumes
-    symmetric: bool = False  # intervals symmetric about the value (reports/uncertainty.py)
-
-
-def front_volumes(
-    cands: dict[str, Candidates],
-    direction: str,
-    *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    draws: int = 400,
-    seed: int = 0,
-    method: str = DEFAULT_METHOD,
-) -> tuple[list[FrontVolume], np.ndarray | None]:
-    """Each family's front hypervolume in (log10 params, metric) against one reference
-    (from all families' points), with a bootstrap interval when every configuration of the
-    family has repeats (reports/uncertainty.py's `method`: "trials" also resamples the
-    configurations). Returns the volumes and the reference."""
-    dirs = ["minimize", check_direction(direction)]
-    pts = {f: np.column_stack([np.log10(c.params), c.means]) for f, c in cands.items() if len(c.means)}
-    if not pts:
-        return [], None
-    ref = default_reference(np.vstack(list(pts.values())), dirs)
-    out = []
-    for fam, c in cands.items():
-        if fam not in pts:
-            continue
-        value = hypervolume_2d(pts[fam], dirs, ref)  # dominated points add nothing
-        lo = hi = vols = None
-        if c.known_noise(np.ones(len(c.means), dtype=bool)):
-            x = np.log10(c.params)
-            rows = redraw_means(c, seed, draws)
-            keep = (
-                resample_mask(len(x), draws, stream(seed, fam))
-                if check_method(method) == "trials"
-                else np.ones(rows.shape, dtype=bool)
-            )
-            vols = np.array([hypervolume_2d(np.column_stack([x[k], row[k]]), dirs, ref) for row, k in zip(rows, keep)])
-            lo, hi = interval(vols, confidence, float(value) if SYMMETRIC[method] else None)
-        out.append(FrontVolume(fam, float(value), lo, hi, vols, SYMMETRIC[method]))
-    return out, ref
-
-
-@dataclass(frozen=True)
-class FrontDifference:
-    first: str  # the family with the larger front hypervolume
-    second: str
-    difference: float  # first minus second
-    low: float | None  # its interval (None: a family has single-run configurations)
-    high: float | None
-
-
-def front_difference(volumes: list[FrontVolume], *, confidence: float = DEFAULT_CONFIDENCE) -> FrontDifference | None:
-    """The two largest fronts' hypervolume difference (`front_volumes`' results), with an
-    interval taken draw by draw from their bootstrap volumes."""
-    if len(volumes) < 2:
-        return None
-    first, second = sorted(volumes, key=lambda f: -f.value)[:2]
-    diff = first.value - second.value
-    if first.draws is None or second.draws is None:
-        return FrontDifference(first.family, second.family, diff, None, None)
-    lo, hi = interval(first.draws - second.draws, confidence, diff if first.symmetric else None)
-    return FrontDifference(first.family, second.family, diff, lo, hi)
-
-
-def verdicts_frame(verdicts: list[Verdict], metric: str) -> pd.DataFrame:
-    """One row per level and family (the CLI's table and the page's), plus the verdict."""
-    rows = []
-    for v in verdicts:
-        for r in v.families:
-            rows.append(
-                {
-                    "budget": v.budget,
-                    "family": r.family,
-                    metric: r.value,
-                    "low": r.low,
-                    "high": r.high,
-                    "number": r.number,
-                    "params": r.params,
-                    "runs": r.runs,
-                    "verdict": v.text if r.family == v.winner else "",
-                }
-            )
-    return pd.DataFrame(
-        rows, columns=["budget", "family", metric, "low", "high", "number", "params", "runs", "verdict"]
-    )
-
-
-def wins_table(verdicts: list[Verdict]) -> pd.DataFrame:
-    """Display strings, one row per budget: each family's best value with its interval and
-    trial, then the verdict (the page's "Which shape wins" table)."""
-    from core.budget import format_count
-
-    families = [r.family for r in verdicts[0].families] if verdicts else []
-    rows = []
-    for v in verdicts:
-        row: dict[str, str] = {"budget ≤": format_count(v.budget)}
-        for r in v.families:
-            if r.value is None:
-                row[r.family] = "—"
-                continue
-            ci = "" if r.low is None else f" [{r.low:.4g}, {r.high:.4g}]"
-            row[r.family] = f"{r.value:.4g}{ci} (#{r.number})"
-        row["verdict"] = v.text
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["budget ≤", *families, "verdict"])

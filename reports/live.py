@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from core.errors import UserError
-from reports import compare, figures, fronts, tables
+from reports import combined, compare, figures, fronts, tables
 from reports.curves import learning_curves
 from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_value
@@ -90,12 +90,12 @@ def trial_page(
 
 def compare_page(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], predict_at: Sequence[float] = ()) -> str:
     """Several studies' fronts on one plot, with their Pareto-optimal configurations
-    (`reports.compare.combined_frame`), each front's fitted law continued past the search
+    (`reports.combined.combined_frame`), each front's fitted law continued past the search
     to the largest of `predict_at` (none: 10 times the largest budget) with a marker at
     each (reports/extrapolation.py)."""
     if len(studies) < 2:
         raise UserError("choose at least two studies to compare")
-    df = compare.combined_frame(studies)
+    df = combined.combined_frame(studies)
     rec = studies[0][0]
     data = fronts.front_data(df, rec.metric, rec.direction)
     names = ", ".join(r.name for r, _ in studies)
@@ -130,7 +130,7 @@ def compare_wins(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], df: pd.Dat
     groups = {(r.settings or {}).get("replicate_of") for r, _ in studies}
     label = "parameters" if (rec.settings or {}).get("budget_of", "params") == "params" else rec.settings["budget_of"]
     if len(groups) == 1 and None not in groups:
-        pooled = compare.combined_frame(studies, label_shared=False)
+        pooled = combined.combined_frame(studies, label_shared=False)
         reps = [compare.candidates(pooled[pooled["study"] == r.name], rec.metric) for r, _ in studies]
         levels_at = compare.default_levels(compare.candidates(pooled, rec.metric), levels)
         verdicts = compare.compare_replicates(reps, levels_at, rec.direction)

@@ -61,7 +61,8 @@ from reports.html import PLOTLY_JS, esc, page
 from reports.kept import WEIGHTS_ARTIFACT, store_kept
 from reports.live import compare_page, trial_page
 from reports.page_cache import CachedPage, PageCache, accepts_gzip, not_modified
-from reports.site import index_page, slugify, store_samples, study_filename, study_page
+from reports.samples import store_samples
+from reports.site import index_page, slugify, study_filename, study_page
 from reports.tables import status_counts
 from storage import Store
 from storage.records import StudyVersion

@@ -85,9 +85,9 @@ class Study:
 
     def predict(self, at: Any, **options: Any):
         """Each family's front read at budgets `at` above the search's, with intervals, and
-        the configuration to train there: a `Prediction` (search/api/readings.py;
+        the configuration to train there: a `Prediction` (search/api/predictions.py;
         `.to_dict()` is `search predict --format json`). Options: families, confidence."""
-        from search.api.readings import predict
+        from search.api.predictions import predict
 
         return predict(self.store, self.names, at=at, **options)
 

@@ -75,7 +75,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     from core.budget import parse_targets
     from reports import write_site
     from reports.kept import store_kept
-    from reports.site import store_samples
+    from reports.samples import store_samples
 
     store = open_store(a.storage)
     names = a.studies or [s.name for s in store.list_studies()]

@@ -1,7 +1,7 @@
 """`search predict`: each family's front read at budgets larger than the search's, from a
 saturating power law with bootstrap intervals (reports/scaling.py), and the configuration
 to train there: the front's shape trends read at the budget, rounded into the family's
-space within it (search/spaces/extrapolate.py). The answer is search/api/readings.py's
+space within it (search/spaces/extrapolate.py). The answer is search/api/predictions.py's
 `predict`; this module prints it."""
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ def add_parser(sub) -> None:
 
 
 def cmd_predict(a: argparse.Namespace) -> int:
-    """Print `search.api.readings.predict`'s answer as a table, csv or json."""
+    """Print `search.api.predictions.predict`'s answer as a table, csv or json."""
     from core.budget import format_count
-    from search.api.readings import predict
+    from search.api.predictions import predict
 
     families = [f.strip() for f in a.families.split(",") if f.strip()] if a.families else None
     pr = predict(a.storage, a.studies, at=a.at, families=families, confidence=a.confidence)

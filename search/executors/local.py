@@ -7,7 +7,7 @@ from typing import Any
 
 from core.errors import UserError
 from core.trials import TrialResult, TrialSpec
-from search.executors.base import EpochCallback, Executor, run_guarded_pack
+from search.executors.base import EpochCallback, Executor, run_guarded, run_guarded_pack
 from search.executors.packs import check_pack, resolve_pack
 
 
@@ -36,7 +36,15 @@ class LocalExecutor(Executor):
         return len(self._queue)
 
     def wait(self) -> list[tuple[TrialSpec, TrialResult]]:
-        """The queued trials, run in this process (`run_guarded_pack`: one alone, several
-        as packs where they fuse)."""
+        """The queued trials, run in this process: one by `run` (which a subclass may
+        replace, as the benchmarks' instant executors do), several as packs where they fuse
+        (`run_guarded_pack`)."""
         specs, self._queue = self._queue, []
+        if len(specs) == 1:
+            return [(specs[0], self.run(specs[0]))]
         return list(zip(specs, run_guarded_pack(specs, on_epoch=self.on_epoch)))
+
+    def run(self, spec: TrialSpec) -> TrialResult:
+        """One trial in this process (`run_guarded`)."""
+        cb = (lambda i, rec: self.on_epoch(spec, i, rec)) if self.on_epoch else None
+        return run_guarded(spec, on_epoch=cb)

@@ -275,7 +275,7 @@ def study_spaces(record) -> StudySpaces:
 
 
 def study_proposals(records, df, targets, families: Sequence[str] | None = None) -> list[Proposal]:
-    """Per target and family (a family label of `reports.compare.combined_frame`'s frame
+    """Per target and family (a family label of `reports.combined.combined_frame`'s frame
     of the `records`' trials), the configuration to train there, from the family's front
     on the studies' metric's error scale (reports/scaling.py). ValueError when the metric
     has no error scale."""

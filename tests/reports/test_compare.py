@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reports.compare import candidates, compare_at, default_levels, front_volumes, recomputed, verdicts_frame
+from reports.combined import recomputed
+from reports.compare import candidates, compare_at, default_levels
+from reports.front_volumes import front_volumes
+from reports.verdict_tables import verdicts_frame
 from tests.reports.frames import make_trials, trial
 
 
@@ -133,7 +136,7 @@ def test_levels_fronts_and_the_table():
 
 
 def test_the_front_difference_has_an_interval_that_can_exclude_zero():
-    from reports.compare import front_difference
+    from reports.front_volumes import front_difference
 
     df = frame(
         [

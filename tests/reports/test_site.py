@@ -7,7 +7,8 @@ import re
 import pytest
 
 from reports import write_site
-from reports.site import PLOTLY_JS, slugify, study_filename
+from reports.html import PLOTLY_JS
+from reports.site import slugify, study_filename
 from tests.reports.frames import make_trials, study_record, trial, two_family_trials
 
 CDN_SCRIPT = re.compile(r"<script[^>]*src=[\"']?(https?:)?//", re.IGNORECASE)
@@ -152,7 +153,7 @@ def test_sample_grids_of_pareto_optimal_trials_only(tmp_path):
 def test_sample_grids_are_read_in_one_call_when_the_source_can(tmp_path):
     """A source with `many` (the store's: one query) is asked once for every
     Pareto-optimal trial, never trial by trial (issue 33)."""
-    from reports.site import StoreSamples
+    from reports.samples import StoreSamples
     from reports.tables import pareto_table
 
     rec, df = study_record("diffusion demo"), two_family_trials()

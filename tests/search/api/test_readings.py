@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from core.errors import UserError
-from search.api.readings import Comparison, Prediction, compare, predict
+from search.api.predictions import Prediction, predict
+from search.api.readings import Comparison, compare
 from storage import Store
 from tests.search.cli.test_compare_cli import add
 from tests.search.cli.test_predict_cli import add_shaped_study

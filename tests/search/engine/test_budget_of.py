@@ -65,7 +65,7 @@ def test_a_study_budgeted_in_omega(cli, tmp_path):
 
 def test_studies_budgeted_in_different_measures_are_not_compared():
     from core.errors import UserError
-    from reports.compare import check_comparable
+    from reports.combined import check_comparable
     from storage.records import StudyRecord
 
     def rec(name, measure):
