@@ -665,6 +665,7 @@ def test_start_draws_compares_the_two_shape_draws_first_trials(tmp_path):
         assert r.returncode == 2 and why in r.stderr and r.stderr.count("\n") == 1, (bad, r.stderr)
 
 
+@pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
 def test_fused_trials_steps_and_profile_measure_packs_against_alone(tmp_path):
     """benchmarks/fused_trials.py on tiny settings: one step of a pack against its members
     alone (identical and different shapes), and the profile's table."""

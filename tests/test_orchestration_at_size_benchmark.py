@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from storage import Store
 from tests.bench_scripts import REPO, run_benchmark
 
@@ -37,6 +39,7 @@ def test_both_sides_continue_the_same_past(tmp_path):
     assert start > 0 and per_trial > 0
 
 
+@pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
 def test_the_script_prints_its_table_and_refuses_bad_sizes(tmp_path):
     script = "orchestration_at_size.py"
     done = run_benchmark(script, "--sizes", "30", "--window", "2", "--rounds", "1", cwd=tmp_path)

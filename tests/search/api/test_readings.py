@@ -88,6 +88,7 @@ def test_compare_opens_a_storage_url_itself_and_names_each_best_trial(url):
     assert [r.name for r in got.records] == ["hg", "conv"] and got.measure == "params"
 
 
+@pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
 def test_predict_answers_what_search_predict_prints(cli, url):
     code, out, err = cli("predict", "shaped", "--at", "1M,10M", "--format", "json", "--storage", url)
     assert code == 0, err

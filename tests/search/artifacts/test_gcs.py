@@ -55,6 +55,7 @@ def test_gs_without_the_library_is_one_clear_error(monkeypatch, fresh_clients):
         open_location("gs://b/p")
 
 
+@pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
 def test_a_bucket_that_does_not_answer_is_one_line(monkeypatch, fresh_clients):
     pytest.importorskip("google.cloud.storage")
     with socket.socket() as s:  # a port nothing listens on

@@ -75,6 +75,7 @@ def test_predict_reads_each_front_at_a_larger_budget(cli, url):
     assert code == 0 and "at 1M parameters:" in out and "hourglass ahead of conventional by" in out
 
 
+@pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
 def test_predict_proposes_a_configuration_within_each_target_with_its_exact_count(cli, url):
     code, out, err = cli("predict", "shaped", "--at", "1M,10M", "--format", "json", "--storage", url)
     assert code == 0, err

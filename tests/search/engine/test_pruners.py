@@ -320,6 +320,7 @@ def rung_store(request, tmp_path):
             yield s
 
 
+@pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
 @pytest.mark.parametrize("rule", ["rungs", "checked-rungs"])
 def test_rungs_through_the_study_loop_kill_mid_rung_and_resume(rung_store, rule):
     """The rung rule on a scripted executor: stops only at rungs (epochs 1 and 3 of 9),

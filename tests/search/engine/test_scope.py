@@ -243,6 +243,7 @@ def test_search_run_without_a_sampler_stores_the_default(cli, flags, sampler, sc
     assert (settings["sampler"], settings["scope"]) == (sampler, scope)
 
 
+@pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
 def test_gp_hears_a_pruned_trial_as_its_value_when_stopped(prep):
     """GPSampler reads only complete trials: told PRUNED, a stopped trial is invisible to it
     and it proposes the stopped region again (classification: 10-15 of a family's 20 trials
