@@ -129,16 +129,6 @@ class Database:
         self._sessions = sessionmaker(self._engine, expire_on_commit=False)
         self._outage = Outage(self._shown, wait_s, err)
 
-    @property
-    def wait_s(self) -> float:
-        """Seconds a call waits for a database that went away (0: it fails at once)."""
-        return self._outage.wait_s if self._outage is not None else 0.0
-
-    @property
-    def outages(self) -> int:
-        """How many times this store found the database gone."""
-        return self._outage.gone if self._outage is not None else 0
-
     # -- life cycle ---------------------------------------------------------------
     def close(self) -> None:
         """Release every pooled connection."""

@@ -89,8 +89,9 @@ class Outage:
         self.shown, self.wait_s, self._err = shown, float(wait_s), err
         self._lock = threading.Lock()
         self.since: float | None = None  # time.monotonic() when it went away; None: up
+        self._at: datetime | None = None  # the wall-clock time it went away (said in the line)
         self._failures = 0  # failed tries since then
-        self.gone = 0  # outages so far, reported or not (tests and benchmarks read it)
+        self.gone = 0  # outages so far, reported or not (the tests read it)
         self.reported = 0  # outages reported (a line when it went, one when it came back)
 
     def went_away(self, exc: BaseException) -> float:

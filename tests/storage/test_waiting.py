@@ -18,7 +18,7 @@ from tests.storage.helpers import make_result, make_run
 
 # The public Store methods that never wait: opening and closing, `search sql` (a person
 # waits for its answer) and `search delete` (asked once, by a person).
-NOT_WAITED = {"close", "query_readonly", "delete_study", "wait_s", "outages"}
+NOT_WAITED = {"close", "query_readonly", "delete_study"}
 
 
 def _wrapped(orig: BaseException, cls=OperationalError) -> BaseException:
