@@ -22,6 +22,8 @@ config, the metric `m`, `m_std`, n_runs). Directions are `core.directions`'.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,9 +40,11 @@ from reports.uncertainty import (
     DEFAULT_WINDOW,
     SYMMETRIC,
     Thin,
+    degrees,
     draws_for,
     front_draws,
     interval,
+    pooled_noise,
     seed_noise,
     t_interval,
     thin_at,
@@ -48,6 +52,12 @@ from reports.uncertainty import (
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_DRAWS = 2000
+# A configuration's seed noise: "pooled", the family's pooled std over every configuration
+# run twice or more (`Candidates.pooled`), so that a one-seed search with seed checks has
+# intervals and a configuration with two runs is not read with one degree of freedom; or
+# "own", each configuration's own std (R - 1 degrees of freedom; none with one run).
+NOISE_MODELS = ("pooled", "own")
+DEFAULT_NOISE = "pooled"
 
 
 @dataclass(frozen=True)
@@ -61,15 +71,30 @@ class Candidates:
     stds: np.ndarray  # float sample std (NaN with one run)
     runs: np.ndarray  # int number of complete runs
     configs: list[dict[str, Any]]
+    dof: np.ndarray | None = None  # the stds' degrees of freedom where not runs - 1 (a pooled std: `pooled`)
 
     def known_noise(self, mask: np.ndarray) -> bool:
-        """Every selected configuration was run at least twice with a finite std."""
-        return bool(np.all((self.runs[mask] >= 2) & np.isfinite(self.stds[mask])))
+        """Every selected configuration's std is known: finite, with at least one degree of
+        freedom (two runs of its own, or the family's pooled noise)."""
+        df = degrees(self.runs, self.dof)
+        return bool(np.all((df[mask] >= 1) & np.isfinite(self.stds[mask])))
+
+    def pooled(self) -> Candidates:
+        """The same configurations, each with the family's pooled seed std and its degrees
+        of freedom (`pooled_noise`); as they are when no configuration has two runs."""
+        noise = pooled_noise(self.stds, self.runs)
+        if noise is None:
+            return self
+        s, df = noise
+        k = len(self.params)
+        return dataclasses.replace(self, stds=np.full(k, s), dof=np.full(k, df))
 
 
 def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None) -> dict[str, Candidates]:
     """Per family (sorted by name, or in `families` order) its complete configurations,
-    each once (`recomputed` rows dropped)."""
+    each once: `recomputed` rows dropped, and the trials of one configuration with other
+    seeds (a seed check, search/engine/seed_checks.py) merged into one (`merge_runs`; only in a frame
+    with the trials' seeds)."""
     pts = complete_points(df, metric)
     if len(pts):
         pts = pts.loc[~recomputed(df.loc[pts.index])]
@@ -79,6 +104,8 @@ def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None)
         else np.ones(len(pts), dtype=int)
     )
     pts = pts.assign(runs=runs)
+    if "seeds" in df.columns:  # without seeds nothing says two trials' runs were not the same computation
+        pts = merge_runs(pts, df.loc[pts.index, "study"] if "study" in df.columns else None)
     names = families or sorted(pts["family"].unique())
     out = {}
     for fam in names:
@@ -93,6 +120,37 @@ def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None)
             [parse_config(c) for c in sub["config"]],
         )
     return out
+
+
+def merge_runs(pts: pd.DataFrame, study: pd.Series | None = None) -> pd.DataFrame:
+    """One row per configuration (study, family, config): a configuration trained in several
+    trials with other seeds becomes the first trial's row with all their runs, the
+    run-weighted mean and the std of all the runs (from each trial's mean, std and runs:
+    the within- and between-trial sums of squares). pts: `complete_points` with `runs`."""
+    if len(pts) == 0:
+        return pts
+    keys = [
+        json.dumps([s, f, c], sort_keys=True, default=str)
+        for s, f, c in zip(study if study is not None else [""] * len(pts), pts["family"], pts["config"])
+    ]
+    group = pd.Series(keys, index=pts.index)
+    if not group.duplicated().any():
+        return pts
+    rows = []
+    for _, idx in group.groupby(group, sort=False).groups.items():
+        part = pts.loc[idx]
+        first = part.iloc[0].copy()
+        if len(part) > 1:
+            n = part["runs"].to_numpy(dtype=float)
+            m = part["value"].to_numpy(dtype=float)
+            s = np.nan_to_num(part["std"].to_numpy(dtype=float))
+            total = n.sum()
+            mean = float(np.sum(n * m) / total)
+            ss = float(np.sum((n - 1) * s**2) + np.sum(n * (m - mean) ** 2))
+            first["value"], first["runs"] = mean, int(total)
+            first["std"] = float(np.sqrt(ss / (total - 1))) if total > 1 else np.nan
+        rows.append(first)
+    return pd.DataFrame(rows).infer_objects().sort_values("number", kind="stable")
 
 
 def default_levels(cands: dict[str, Candidates], n: int) -> list[float]:
@@ -233,14 +291,19 @@ def compare_at(
     window: float = DEFAULT_WINDOW,
     min_near: int = DEFAULT_MIN_NEAR,
     equivalence: float | None = None,
+    noise: str = DEFAULT_NOISE,
 ) -> list[Verdict]:
     """Per budget: each family's best value with its interval, and the verdict. The
     interval's `method` is reports/uncertainty.py's; a family with fewer than `min_near`
     configurations within a factor `window` below a budget is "too thin" there (min_near
     0: never); `equivalence` D answers "equivalent" where the difference's interval lies
-    inside (-D, D) (`settled`)."""
+    inside (-D, D) (`settled`); `noise` is one of NOISE_MODELS."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if noise not in NOISE_MODELS:
+        raise ValueError(f"unknown noise model {noise!r}; known: {', '.join(NOISE_MODELS)}")
+    if noise == "pooled":
+        cands = {fam: c.pooled() for fam, c in cands.items()}
     sign = _sign(direction)
     levels = np.asarray(budgets, dtype=float)
     boot = _LazyDraws(cands, levels, sign, method, seed, draws)
@@ -305,7 +368,18 @@ class _LazyDraws(dict):
         cands, levels, sign, method, seed, draws = self.args
         c = cands[fam]
         self[fam] = front_draws(
-            c.params, c.means, c.stds, c.runs, c.numbers, levels, sign, method=method, seed=seed, draws=draws, name=fam
+            c.params,
+            c.means,
+            c.stds,
+            c.runs,
+            c.numbers,
+            levels,
+            sign,
+            method=method,
+            seed=seed,
+            draws=draws,
+            name=fam,
+            dof=c.dof,
         )
         return self[fam]
 

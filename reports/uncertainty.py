@@ -79,6 +79,25 @@ def stream(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
+def degrees(runs: np.ndarray, dof: np.ndarray | None) -> np.ndarray:
+    """(k,) the degrees of freedom of each configuration's std: its own, runs - 1, unless
+    `dof` gives them (a pooled std's: `pooled_noise`)."""
+    return np.asarray(runs) - 1 if dof is None else np.asarray(dof)
+
+
+def pooled_noise(stds: np.ndarray, runs: np.ndarray) -> tuple[float, int] | None:
+    """(s, df): the pooled seed std of configurations run R_i >= 2 times with stds s_i,
+    s^2 = sum (R_i - 1) s_i^2 / df with df = sum (R_i - 1) (one-way analysis of variance's
+    within-group estimate: the seed noise taken as the same for every configuration of a
+    family); None when no configuration has two runs."""
+    stds, runs = np.asarray(stds, dtype=float), np.asarray(runs)
+    ok = (runs >= 2) & np.isfinite(stds)
+    if not ok.any():
+        return None
+    df = int(np.sum(runs[ok] - 1))
+    return float(math.sqrt(np.sum((runs[ok] - 1) * stds[ok] ** 2) / df)), df
+
+
 def seed_noise(
     means: np.ndarray,
     stds: np.ndarray,
@@ -87,21 +106,24 @@ def seed_noise(
     seed: int,
     draws: int,
     name: str | None = None,
+    dof: np.ndarray | None = None,
 ) -> np.ndarray:
-    """(draws, k) redrawn means: m + s/sqrt(R) * t(R-1); a configuration with one run (or no
-    finite std) stays at m. Each configuration's draws come from its own stream (seed,
-    trial number), so a result does not depend on the order of the configurations; with
-    more than EXACT_UP_TO configurations and a `name`, from one stream (seed, name) in
-    trial-number order instead (one vectorised draw: a large study's verdicts stay fast)."""
+    """(draws, k) redrawn means: m + s/sqrt(R) * t(df), df = R - 1 unless `dof` gives it
+    (a pooled std's); a configuration with df 0 (one run of its own) or no finite std stays
+    at m. Each configuration's draws come from its own stream (seed, trial number), so a
+    result does not depend on the order of the configurations; with more than EXACT_UP_TO
+    configurations and a `name`, from one stream (seed, name) in trial-number order
+    instead (one vectorised draw: a large study's verdicts stay fast)."""
     means = np.asarray(means, dtype=float)
     k = len(means)
     runs = np.asarray(runs)
     stds = np.asarray(stds, dtype=float)
-    noisy = (runs >= 2) & np.isfinite(stds)
+    df = degrees(runs, dof)
+    noisy = (df >= 1) & np.isfinite(stds)
     if not noisy.any():  # nothing to redraw (single runs): every draw is the means themselves
         return np.broadcast_to(means, (draws, k)).copy()
     if name is not None and k > EXACT_UP_TO:
-        rows, order = _noise_rows(means, stds, runs, numbers, noisy, seed, draws, name)
+        rows, order = _noise_rows(means, stds, runs, numbers, noisy, seed, draws, name, df)
         out = np.empty((draws, k))
         out[:, order] = rows.T  # back from trial-number order to the configurations' order
         return out
@@ -109,7 +131,7 @@ def seed_noise(
     for j in range(k):
         if noisy[j]:
             rng = np.random.default_rng([seed, int(numbers[j])])
-            noise[j] = rng.standard_t(runs[j] - 1, size=draws) * (stds[j] / np.sqrt(runs[j]))
+            noise[j] = rng.standard_t(df[j], size=draws) * (stds[j] / np.sqrt(runs[j]))
     return means[None, :] + noise.T
 
 
@@ -122,12 +144,14 @@ def _noise_rows(
     seed: int,
     draws: int,
     name: str,
+    dof: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """`seed_noise`'s one vectorised draw, transposed: (k, draws) redrawn means, one row per
-    configuration in trial-number order, and that order (row r is configuration order[r])."""
+    configuration in trial-number order, and that order (row r is configuration order[r]);
+    dof: each configuration's degrees of freedom (`degrees`)."""
     k = len(means)
     order = np.argsort(np.asarray(numbers), kind="stable")
-    df = np.where(noisy, runs, 2)[order] - 1
+    df = np.where(noisy, dof, 1)[order]
     # one degree of freedom for all (the same runs everywhere): the scalar call, the same draws
     rows = stream(seed, "noise:" + name).standard_t(df[0] if np.all(df == df[0]) else df[:, None], size=(k, draws))
     rows *= np.where(noisy, stds / np.sqrt(np.maximum(runs, 1)), 0.0)[order][:, None]
@@ -206,22 +230,24 @@ def front_draws(
     seed: int = 0,
     draws: int = 2000,
     name: str = "",
+    dof: np.ndarray | None = None,
 ) -> np.ndarray:
     """(n, b) bootstrap draws of the family's value at each budget, n = draws_for(k,
     draws) (see the module docstring for the methods); `name` (the family) picks the
-    resampling stream."""
+    resampling stream; `dof` the stds' degrees of freedom where they are not runs - 1."""
     check_method(method)
     params = np.asarray(params, dtype=float)
     budgets = np.asarray(budgets, dtype=float)
     k = len(params)
     draws = draws_for(k, draws)
     means, stds, runs = np.asarray(means, dtype=float), np.asarray(stds, dtype=float), np.asarray(runs)
-    noisy = (runs >= 2) & np.isfinite(stds)
+    df = degrees(runs, dof)
+    noisy = (df >= 1) & np.isfinite(stds)
     if name is not None and k > EXACT_UP_TO and noisy.any():
-        rows, order = _noise_rows(means, stds, runs, numbers, noisy, seed, draws, name)
+        rows, order = _noise_rows(means, stds, runs, numbers, noisy, seed, draws, name, df)
         include = resample_mask(k, draws, stream(seed, name)) if method == "trials" else None
         return _best_within_rows(rows, order, params, budgets, sign, include)
-    values = seed_noise(means, stds, runs, numbers, seed, draws, name)
+    values = seed_noise(means, stds, runs, numbers, seed, draws, name, dof)
     include = resample_mask(k, draws, stream(seed, name)) if method == "trials" else None
     return best_within(values, params, budgets, sign, include)
 

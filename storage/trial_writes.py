@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, or_, select, update
 
 from core.errors import StorageError
 from core.statuses import FINISHED_STATUSES, TRIAL_STATUSES
@@ -266,17 +266,22 @@ class TrialWrites(Database):
             return [trial_record(t, {}) for t in rows]
 
     @waits()
-    def progress(self, study: str) -> tuple[int, int]:
+    def progress(self, study: str, without_note: str | None = None) -> tuple[int, int]:
         """(final, running): finished trials (complete/failed/diverged) that no retry
-        supersedes, and trials running now, over every process of the study."""
+        supersedes, and trials running now, over every process of the study; with
+        `without_note`, trials whose note contains it are not counted (a search's seed
+        checks: search/engine/seed_checks.py)."""
         with self._session() as s:  # one statement: it runs before and after every trial
             study_id = select(Study.id).where(Study.name == study).scalar_subquery()
             retried = select(Trial.retry_of).where(Trial.study_id == study_id, Trial.retry_of.is_not(None))
+            where = [Trial.study_id == study_id]
+            if without_note is not None:
+                where.append(or_(Trial.note.is_(None), Trial.note.not_like(f"%{without_note}%")))
             final, running = s.execute(
                 select(
                     func.count().filter(Trial.status.in_(FINISHED_STATUSES), Trial.number.not_in(retried)),
                     func.count().filter(Trial.status == "running"),
-                ).where(Trial.study_id == study_id)
+                ).where(*where)
             ).one()
             if not final and not running:
                 self._study_id(s, study)  # an unknown study is an error, not an empty one

@@ -40,6 +40,7 @@ RUN_OPTIONS: dict[str, Any] = {
     "size_scale": None,
     "pruner": None,
     "prune_grace": None,
+    "seed_checks": None,
     "epochs": None,
     "batch_size": None,
     "optimizer": None,

@@ -14,6 +14,7 @@ from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.sampling.policies import (
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
+    DEFAULT_SEED_CHECKS,
     DEFAULT_SHARE,
     DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
@@ -192,6 +193,7 @@ def run_spec(a: Any):
         budget_of=_or(a.budget_of, "params"),
         pruner=_or(a.pruner, DEFAULT_PRUNER),
         prune_grace=a.prune_grace,
+        seed_checks=_or(a.seed_checks, DEFAULT_SEED_CHECKS),
         study=a.study,
         storage=a.storage,
         data_dir=a.data_dir,

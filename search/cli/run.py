@@ -17,6 +17,7 @@ from search.engine.sampling.policies import (
     DEFAULT_REVISIT,
     DEFAULT_SAMPLER,
     DEFAULT_SCOPE,
+    DEFAULT_SEED_CHECKS,
     DEFAULT_SHARE,
     DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
@@ -146,6 +147,14 @@ def add_parser(sub) -> None:
         type=float,
         help="the first epoch at which a trial may be stopped, a fraction of the epochs in (0, 1) "
         "(default: 1/3 for pareto, the first epoch for rungs and checked-rungs)",
+    )
+    how.add_argument(
+        "--seed-checks",
+        type=float,
+        metavar="SHARE",
+        help="with --repeats 1: after the trials, train a second seed of the families' front "
+        "configurations, cheapest first, within SHARE of the search's training time, so that its "
+        f"verdicts get intervals (default {DEFAULT_SEED_CHECKS:g}; 0: none)",
     )
     train = r.add_argument_group("training")
     train.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")

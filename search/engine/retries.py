@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from core.trials import TrainSettings, TrialResult
 from search.engine.sampling import UNPRUNED_NOTE, Proposal
+from search.engine.seed_checks import check_note, checked_trial
 from storage.records import TrialRecord
 
 
@@ -33,6 +34,9 @@ def retry_job(
 ) -> Job:
     """The job that re-runs trial `number` (attempt `attempt`), noted with the reason."""
     note = f"retry {attempt} of trial {number}: {why}" + (f"; {UNPRUNED_NOTE}" if proposal.unpruned else "")
+    checked = checked_trial(proposal.note)
+    if checked is not None:  # a seed check's retry is one too
+        note += f"; {check_note(checked)}"
     return Job(
         Proposal(
             proposal.family, proposal.config, proposal.params, proposal.optuna, note=note, unpruned=proposal.unpruned
@@ -48,8 +52,14 @@ def retry_job(
 def resume_job(record: TrialRecord, train: TrainSettings) -> Job:
     """The retry of a stored failed or interrupted trial, queued when a study resumes."""
     why = "interrupted" if record.status == "interrupted" else (record.error or "failed")
+    checked = checked_trial(record.note)
     proposal = Proposal(
-        record.family, record.config, record.params, record.optuna, unpruned=UNPRUNED_NOTE in (record.note or "")
+        record.family,
+        record.config,
+        record.params,
+        record.optuna,
+        note=None if checked is None else check_note(checked),
+        unpruned=UNPRUNED_NOTE in (record.note or "") or checked is not None,
     )
     return retry_job(
         record.number, proposal, train, record.attempt + 1, why, tuple(record.seeds), record.status == "failed"

@@ -36,6 +36,7 @@ FLAGS: dict[str, str] = {
     "revisit": "--revisit",
     "pruner": "--pruner",
     "prune_grace": "--prune-grace",
+    "seed_checks": "--seed-checks",
 }
 
 
@@ -54,6 +55,7 @@ def search_settings(spec: RunSpec) -> dict[str, Any]:
         "revisit": spec.revisit,
         "pruner": spec.pruner,
         "prune_grace": spec.prune_grace,
+        "seed_checks": spec.seed_checks,
     }
 
 

@@ -18,6 +18,7 @@ from search.engine.sampling.policies import (
     CORNERS,
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
+    DEFAULT_SEED_CHECKS,
     DEFAULT_SHARE,
     DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
@@ -70,6 +71,7 @@ class RunSpec:
     )
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
     prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
+    seed_checks: float = DEFAULT_SEED_CHECKS  # share of the training time for seed checks (repeats 1 only)
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
     study: str | None = None  # default: derived from task and families
     storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
@@ -109,6 +111,14 @@ class RunSpec:
             or not 0 < self.prune_grace < 1
         ):
             raise UserError(f"--prune-grace must be a fraction of the epochs between 0 and 1, got {self.prune_grace!r}")
+        if (
+            isinstance(self.seed_checks, bool)
+            or not isinstance(self.seed_checks, (int, float))
+            or not 0 <= self.seed_checks <= 1
+        ):
+            raise UserError(
+                f"--seed-checks must be a share of the training time between 0 and 1, got {self.seed_checks!r}"
+            )
         if self.spread not in SPREADS:
             raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")
         if self.budget_of not in BUDGET_MEASURES:

@@ -30,12 +30,13 @@ from search.engine.ownership import Heartbeat, is_orphan, owner_id
 from search.engine.prepare import Prepared, prepare
 from search.engine.pruners import Pruner, make_pruner
 from search.engine.retries import Job, follow_up, resume_job
-from search.engine.sampling import Rejection, Sampler, make_sampler
+from search.engine.sampling import Proposal, Rejection, Sampler, make_sampler
 from search.engine.search_flags import search_settings
+from search.engine.seed_checks import SEED_CHECK, check_note, is_check, plan_checks
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
 from search.executors import Executor, make_executor
-from storage.records import StudyRecord
+from storage.records import StudyRecord, TrialRecord
 
 MAX_REJECTIONS_IN_A_ROW = 1000
 
@@ -93,6 +94,7 @@ class StudyLoop:
         self.pending: dict[int, Job] = {}  # trial number -> job, for trials in flight
         self.rejected_in_a_row = 0
         self._counted: tuple[int, int] | None = None  # store.progress as on_result just read it
+        self._checks: list[TrialRecord] | None = None  # the seed checks still to run, once planned
         self.sampler: Sampler | None = None
         self.pruner: Pruner = Pruner()  # `spec.pruner`'s, built by start()
         self.out: Outcome | None = None
@@ -117,7 +119,7 @@ class StudyLoop:
         if self.weights is not None:
             self.keeper = Keeper(spec.keep, store, self.name, study.direction)
         interrupted = store.interrupt_running(self.name, orphan=is_orphan)
-        past = store.trials(self.name, statuses=REPLAYED_STATUSES)
+        past = [r for r in store.trials(self.name, statuses=REPLAYED_STATUSES) if not is_check(r)]
         self.sampler = make_sampler(
             spec.sampler,
             prep.spaces,
@@ -156,7 +158,7 @@ class StudyLoop:
         )
         if self.executor is None:
             self.executor = make_executor(spec.executor, on_epoch=self.on_epoch, **spec.executor_options)
-        final, _ = store.progress(self.name)
+        final, _ = self.counts()
         self.out = Outcome(study, final, 0, 0, len(interrupted))
         self.progress.start(study, spec.trials, final, len(self.retries))
         return self.out
@@ -179,6 +181,10 @@ class StudyLoop:
                     pruner.observe(r.params, first_seed_curve(curves.get(r.number, []), prep.task.metric), r.family)
         return pruner
 
+    def counts(self) -> tuple[int, int]:
+        """`store.progress` of the search's own trials (its seed checks not counted)."""
+        return self.store.progress(self.name, without_note=SEED_CHECK)
+
     def _queued_finals(self) -> int:
         """Failed trials whose queued retry has not run yet: final until it supersedes them."""
         return sum(j.supersedes_final for j in self.retries)
@@ -189,12 +195,12 @@ class StudyLoop:
         assert self.sampler is not None and self.out is not None, "start() first"
         while True:
             # every process's trials count; the reading on_result just took serves once
-            final, running = self._counted or self.store.progress(self.name)
+            final, running = self._counted or self.counts()
             self._counted = None
             self.out.finished = final
             # a queued retry's original is final until the retry supersedes it
             if final - self._queued_finals() + running >= self.spec.trials:
-                return None
+                return self._next_check()
             if self.retries:
                 return self.retries.popleft()
             p = self.sampler.ask()
@@ -207,6 +213,33 @@ class StudyLoop:
                 continue
             self.rejected_in_a_row = 0
             return Job(p, self.spec.train)
+
+    def _next_check(self) -> Job | None:
+        """After the trials: the next seed check (search/engine/seed_checks.py), or None.
+        The checks are planned once this process's trials have all finished (the plan reads
+        the fronts); a search of --repeats 2 or more knows its noise and has none."""
+        spec = self.spec
+        again = next((j for j in self.retries if is_check_job(j)), None)
+        if again is not None:  # a failed check's retry
+            self.retries.remove(again)
+            return again
+        if spec.repeats > 1 or spec.seed_checks <= 0 or self.pending:
+            return None
+        if self._checks is None:
+            key = self.prep.objective_key
+            self._checks = plan_checks(
+                self.store.trials(self.name),
+                lambda r: r.metrics.get(key, (None,))[0],
+                self.prep.task.direction,
+                spec.seed_checks,
+            )
+        if not self._checks:
+            return None
+        r = self._checks.pop(0)
+        seeds = run_seeds(spec.seed, r.family, r.config, spec.repeats + 1)[spec.repeats :]
+        return Job(
+            Proposal(r.family, r.config, r.params, note=check_note(r.number), unpruned=True), spec.train, seeds=seeds
+        )
 
     def _reject(self, p: Rejection) -> None:
         assert self.sampler is not None and self.out is not None
@@ -280,8 +313,10 @@ class StudyLoop:
         else:  # a pruned trial: its value at the epoch it was stopped (the proposer decides what to make of it)
             stopped = result.runs[0].epochs if result.status == "pruned" and result.runs else []
             objective = stopped[-1].metrics.get(self.prep.task.metric) if stopped else None
-        self.sampler.tell(job.proposal, objective, job.proposal.params, pruned=result.status == "pruned")
-        if result.status in CURVE_STATUSES and result.runs:
+        check = is_check_job(job)
+        if not check:  # a seed check trains a configuration the sampler already knows
+            self.sampler.tell(job.proposal, objective, job.proposal.params, pruned=result.status == "pruned")
+        if result.status in CURVE_STATUSES and result.runs and not check:
             curve = [e.metrics.get(self.prep.task.metric, math.nan) for e in result.runs[0].epochs]
             self.pruner.observe(job.proposal.params, curve, job.proposal.family)
         self.out.ran += 1
@@ -298,7 +333,7 @@ class StudyLoop:
         )
         if again is not None:
             self.retries.append(again)
-        self._counted = self.store.progress(self.name)
+        self._counted = self.counts()
         self.progress.trial_finished(tspec, job.proposal.params, result, self._counted[0] - self._queued_finals())
 
     # -- the loop -------------------------------------------------------------------
@@ -320,7 +355,7 @@ class StudyLoop:
                     break
                 for tspec, result in executor.wait():
                     self.on_result(tspec, result)
-            out.finished = self.store.progress(self.name)[0]
+            out.finished = self.counts()[0]
         finally:
             beat.stop()
             if self.pending:  # Ctrl-C or an error: our running trials are interrupted, not lost
@@ -328,6 +363,10 @@ class StudyLoop:
             executor.close()
             self.progress.close()
         return out
+
+
+def is_check_job(job: Job) -> bool:
+    return SEED_CHECK in (job.proposal.note or "")
 
 
 def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:

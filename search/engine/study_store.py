@@ -57,9 +57,10 @@ class StudyStore(Protocol):
         number; the objective is the study metric's mean, NaN when missing (`--keep pareto`)."""
         ...
 
-    def progress(self, study: str) -> tuple[int, int]:
+    def progress(self, study: str, without_note: str | None = None) -> tuple[int, int]:
         """(final, running) over every process: finished trials (core.statuses'
-        FINISHED_STATUSES) that no retry supersedes, and trials running now."""
+        FINISHED_STATUSES) that no retry supersedes, and trials running now; trials whose
+        note contains `without_note` (if given) are not counted."""
         ...
 
     def add_trial(

@@ -49,6 +49,7 @@ RUN_KEYS: dict[str, tuple[type, ...]] = {
     "start": (str,),
     "pruner": (str,),
     "prune_grace": (float,),
+    "seed_checks": (float, int),
     "seed": (int,),
     "epochs": (int,),
     "batch_size": (int,),

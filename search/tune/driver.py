@@ -211,7 +211,7 @@ def run_tune_study(spec: RunSpec, store: StudyStore, progress: Progress, prep: P
             raise searcher.error
         if left:  # Tune ended with trials of ours unfinished: it was stopped (Ctrl-C), as the local loop is
             raise KeyboardInterrupt
-        out.finished = store.progress(loop.name)[0]
+        out.finished = loop.counts()[0]
         return out
     finally:
         if owns_ray and ray.is_initialized():

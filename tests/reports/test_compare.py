@@ -155,8 +155,9 @@ def test_the_front_difference_has_an_interval_that_can_exclude_zero():
 
 def test_an_exact_recomputation_is_one_configuration():
     """A trial with an earlier trial's study, family, config and seeds (a revisit trained
-    again) is dropped from the candidates; the same config with other seeds, in another
-    study or of another family is not, nor is anything in a frame without seeds."""
+    again) is dropped from the candidates; the same config with other seeds (a seed check)
+    adds its runs to the first trial's configuration; in another study or of another family
+    it is a configuration of its own, and so is everything in a frame without seeds."""
     cfg = {"d_z": 65, "d_h": 4, "L": 1, "lr": 5e-3}
     rows = [
         trial(0, "a", 1000, 20.0, psnr_std=0.1, n_runs=3, config=cfg),
@@ -170,7 +171,12 @@ def test_an_exact_recomputation_is_one_configuration():
     assert recomputed(df).tolist() == [False, False, True, False, False]
     assert recomputed(df.iloc[::-1]).tolist() == [False, False, True, False, False][::-1]  # by number, not row order
     c = candidates(df, "psnr")
-    assert c["a"].numbers.tolist() == [0, 1, 3] and c["b"].numbers.tolist() == [4]
+    assert c["a"].numbers.tolist() == [0, 1] and c["b"].numbers.tolist() == [4]
+    assert c["a"].runs.tolist() == [6, 3] and c["a"].means[0] == pytest.approx(20.25)
+    # six runs: within-trial sum of squares 2 * 2 * 0.1^2, between 3 * 0.25^2 * 2
+    assert c["a"].stds[0] == pytest.approx(np.sqrt((4 * 0.01 + 6 * 0.0625) / 5))
+    in_two = candidates(df.assign(study=["s", "s", "s", "t", "s"]), "psnr")
+    assert in_two["a"].numbers.tolist() == [0, 1, 3]
     other = df.assign(study=["s", "s", "t", "s", "s"])  # pooled studies: another study's trial counts
     assert not recomputed(other).any()
     assert not recomputed(df.drop(columns="seeds")).any()

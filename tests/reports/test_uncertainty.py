@@ -262,11 +262,22 @@ def test_verdicts_drawn_lazily_are_the_eager_draws_intervals():
             [{}] * k,
         )
     budgets = [2e4, 5e4, 1e5]
-    verdicts = compare_at(cands, budgets, "maximize", min_near=0)
+    verdicts = compare_at(cands, budgets, "maximize", min_near=0, noise="own")
     boot = {
         f: front_draws(c.params, c.means, c.stds, c.runs, c.numbers, budgets, 1.0, name=f) for f, c in cands.items()
     }
     for i, v in enumerate(verdicts):
+        for r in v.families:
+            lo, hi = interval(boot[r.family][:, i], 0.95, r.value)
+            assert (r.low, r.high) == pytest.approx((lo, hi))
+    pooled = compare_at(cands, budgets, "maximize", min_near=0)  # every std the family's pooled one, 80 dof
+    boot = {
+        f: front_draws(
+            c.params, c.means, np.full(40, 0.5), c.runs, c.numbers, budgets, 1.0, name=f, dof=np.full(40, 80)
+        )
+        for f, c in cands.items()
+    }
+    for i, v in enumerate(pooled):
         for r in v.families:
             lo, hi = interval(boot[r.family][:, i], 0.95, r.value)
             assert (r.low, r.high) == pytest.approx((lo, hi))

@@ -58,9 +58,9 @@ class MemoryStore:
             if t.status in statuses and t.attempt < max_attempt and t.number not in retried
         ]
 
-    def progress(self, study):
+    def progress(self, study, without_note=None):
         retried = self._retried(study)
-        rows = self._trials(study)
+        rows = [t for t in self._trials(study) if without_note is None or without_note not in (t.note or "")]
         final = sum(t.status in FINISHED_STATUSES and t.number not in retried for t in rows)
         return final, sum(t.status == "running" for t in rows)
 

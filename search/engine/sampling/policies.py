@@ -124,6 +124,10 @@ FAMILY_SCOPED = ("gp",)
 # verdicts hold on its searches. FREE_SHARE_SAMPLER where the default would be blind.
 DEFAULT_SAMPLER = "gp"
 FREE_SHARE_SAMPLER = "tpe"
+# `--seed-checks`: the share of a one-seed search's training time spent after its trials on a
+# second seed of front configurations, so that its verdicts get intervals
+# (search/engine/seed_checks.py; measured in docs/benchmarks.md §23). 0: none.
+DEFAULT_SEED_CHECKS = 0.2
 
 
 def size_objective(params: float, scale: str) -> float:
