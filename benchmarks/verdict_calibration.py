@@ -22,7 +22,8 @@ at a few budgets. It reports, per setting and method:
     python benchmarks/verdict_calibration.py --dir /tmp/cal --settings sr --json out.json
     python benchmarks/verdict_calibration.py --dir /tmp/cal-gp --search-flags="--sampler gp"   # another search
 
-Every search is `search run` with `--trials 24 --repeats 3 --no-report`, one thread, in
+Every search is `search run` with its setting's trials and repeats (24 and 3; the
+quickstart setting qs 40 and 1, with the default seed checks) and `--no-report`, one thread, in
 `DIR/NAME.db` as study NAME-SEED; a study already complete is not run again.
 """
 
@@ -55,6 +56,8 @@ class Setting:
     families: tuple[str, str]
     budgets: tuple[float, ...]
     seeds: tuple[int, ...]
+    trials: int = 24  # each search's --trials
+    repeats: int = 3  # and --repeats
 
 
 SETTINGS = {
@@ -90,6 +93,17 @@ SETTINGS = {
             ("han", "sw-mlp"),
             (1e3, 3e3, 1e4, 3e4, 1e5),
             tuple(range(FIRST_SEED, FIRST_SEED + 8)),
+        ),
+        # the README's quickstart search as a new user runs it: 40 trials, one seed each (with the
+        # default seed checks), at issue 61's budgets
+        Setting(
+            "qs",
+            ("--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K"),
+            ("hourglass", "conventional"),
+            (2e4, 4e4, 6e4, 1e5),
+            tuple(range(FIRST_SEED, FIRST_SEED + 6)),
+            trials=40,
+            repeats=1,
         ),
         # synthetic searches whose truth is known (`synthetic`): family "a" 2 dB above "b" at every size
         Setting("syn", (), ("a", "b"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(FIRST_SEED, FIRST_SEED + 12))),
@@ -147,9 +161,9 @@ def run_missing(setting: Setting, folder: Path, extra: tuple[str, ...] = ()) -> 
                 "run",
                 *setting.flags,
                 "--trials",
-                str(TRIALS),
+                str(setting.trials),
                 "--repeats",
-                str(REPEATS),
+                str(setting.repeats),
                 "--seed",
                 str(seed),
                 "--storage",
@@ -168,7 +182,7 @@ def run_missing(setting: Setting, folder: Path, extra: tuple[str, ...] = ()) -> 
 def finished(store, setting: Setting) -> list[int]:
     """The seeds whose study has its trials (a study still running, or missing, is left out)."""
     done = {r.name: r.n_complete + r.n_failed + r.n_pruned for r in store.list_studies()}
-    return [seed for seed in setting.seeds if done.get(f"{setting.name}-{seed}", 0) >= TRIALS]
+    return [seed for seed in setting.seeds if done.get(f"{setting.name}-{seed}", 0) >= setting.trials]
 
 
 @dataclass
@@ -332,6 +346,8 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
                 iv = interval(sign * (reads[s].draws[fam][:, i] - reads[t].draws[fam][:, i]), confidence, centre)
                 aa.append(iv is None or iv[0] <= 0 <= iv[1])
     half = np.nanmedian([(r.high - r.low) / 2 for r in reads]) if len(with_iv) else float("nan")
+    # each interval's half-width against the spread (std) of the replicates' estimates at its budget
+    ratios = [(reads[s].high[i] - reads[s].low[i]) / 2 / spread[i] for s, i in with_iv if spread[i] > 0]
     return {
         "setting": setting.name,
         "method": text,
@@ -346,6 +362,7 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
         "thin": float(np.mean([r.thin for r in reads])),
         "answered": len(with_iv) / (n * nb),
         "median_half_width": float(half),
+        "width_to_spread": [float(np.median(ratios)), float(np.max(ratios))] if ratios else [np.nan, np.nan],
         # per budget: the share of replicates with an interval, and the share "too thin"
         "answered_by_budget": [float(np.mean([np.isfinite(r.low[i]) for r in reads])) for i in range(nb)],
         "thin_by_budget": [float(np.mean([r.thin[i] for r in reads])) for i in range(nb)],
@@ -414,6 +431,7 @@ def evaluate_pooled(setting: Setting, folder: Path, group: int, confidence: floa
         "thin": float("nan"),
         "answered": float("nan"),
         "median_half_width": float("nan"),
+        "width_to_spread": [float("nan"), float("nan")],
         "calls": calls.tolist(),
     }
 
@@ -473,14 +491,16 @@ def main(argv: list[str] | None = None) -> int:
             results.append(evaluate_pooled(setting, folder, a.pool, a.confidence))
     print(
         "| setting | replicates | method | contradict | disjoint | coverage | power (clear budgets) | A/A n.d. | "
-        "too thin | median half-width |"
+        "too thin | median half-width | half-width / spread (median, max) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
+        ratio = r.get("width_to_spread", [float("nan")] * 2)
         print(
             f"| {r['setting']} | {r['replicates']} | {r['method']} | {pct(r['contradict'])} | {pct(r['disjoint'])} | "
             f"{pct(r['coverage'])} | {pct(r['power'])} ({r['clear_budgets']}) | {pct(r['aa_not_distinguishable'])} | "
-            f"{pct(r['thin'])} | {r['median_half_width']:.3g} |".replace("| nan |", "| — |")
+            f"{pct(r['thin'])} | {r['median_half_width']:.3g} | "
+            f"{ratio[0]:.2g}, {ratio[1]:.2g} |".replace("| nan |", "| — |").replace("nan, nan", "—")
         )
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))

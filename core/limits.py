@@ -10,3 +10,7 @@ DEFAULT_STORAGE_WAIT_S = 300.0
 # there (measured: docs/benchmarks.md, "Verdicts that survive a second search"; used by
 # reports/uncertainty.py)
 DEFAULT_MIN_NEAR = 1
+# `search compare --noise`: a configuration's seed noise, "pooled" (its family's, over every
+# configuration run twice or more: reports/compare.py `Candidates.pooled`) or "own"
+NOISE_MODELS = ("pooled", "own")
+DEFAULT_NOISE = "pooled"

@@ -1,6 +1,7 @@
 """Several studies of one question read as one: whether they compare (same task, metric
 and direction), their trials in one frame, and each trial's objective recomputed from
-its metrics."""
+its metrics; and several trials of one configuration read as one (`recomputed`: an exact
+repeat; `merge_runs`: other seeds of it)."""
 
 from __future__ import annotations
 
@@ -88,3 +89,34 @@ def recomputed(df: pd.DataFrame) -> np.ndarray:
     )
     first = keys.loc[order.sort_values(kind="stable").index].duplicated()
     return first.reindex(df.index).to_numpy(dtype=bool)
+
+
+def merge_runs(pts: pd.DataFrame, study: pd.Series | None = None) -> pd.DataFrame:
+    """One row per configuration (study, family, config): a configuration trained in several
+    trials with other seeds becomes the first trial's row with all their runs, the
+    run-weighted mean and the std of all the runs (from each trial's mean, std and runs:
+    the within- and between-trial sums of squares). pts: `complete_points` with `runs`."""
+    if len(pts) == 0:
+        return pts
+    keys = [
+        json.dumps([s, f, c], sort_keys=True, default=str)
+        for s, f, c in zip(study if study is not None else [""] * len(pts), pts["family"], pts["config"])
+    ]
+    group = pd.Series(keys, index=pts.index)
+    if not group.duplicated().any():
+        return pts
+    rows = []
+    for _, idx in group.groupby(group, sort=False).groups.items():
+        part = pts.loc[idx]
+        first = part.iloc[0].copy()
+        if len(part) > 1:
+            n = part["runs"].to_numpy(dtype=float)
+            m = part["value"].to_numpy(dtype=float)
+            s = np.nan_to_num(part["std"].to_numpy(dtype=float))
+            total = n.sum()
+            mean = float(np.sum(n * m) / total)
+            ss = float(np.sum((n - 1) * s**2) + np.sum(n * (m - mean) ** 2))
+            first["value"], first["runs"] = mean, int(total)
+            first["std"] = float(np.sqrt(ss / (total - 1))) if total > 1 else np.nan
+        rows.append(first)
+    return pd.DataFrame(rows).infer_objects().sort_values("number", kind="stable")

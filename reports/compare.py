@@ -23,7 +23,6 @@ config, the metric `m`, `m_std`, n_runs). Directions are `core.directions`'.
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +30,8 @@ import numpy as np
 import pandas as pd
 
 from core.directions import check_direction
-from reports.combined import recomputed
+from core.limits import DEFAULT_NOISE, NOISE_MODELS
+from reports.combined import merge_runs, recomputed
 from reports.formatting import parse_config
 from reports.fronts import complete_points
 from reports.uncertainty import (
@@ -52,12 +52,11 @@ from reports.uncertainty import (
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_DRAWS = 2000
-# A configuration's seed noise: "pooled", the family's pooled std over every configuration
-# run twice or more (`Candidates.pooled`), so that a one-seed search with seed checks has
-# intervals and a configuration with two runs is not read with one degree of freedom; or
-# "own", each configuration's own std (R - 1 degrees of freedom; none with one run).
-NOISE_MODELS = ("pooled", "own")
-DEFAULT_NOISE = "pooled"
+# A configuration's seed noise (core/limits.py NOISE_MODELS): "pooled", the family's pooled
+# std over every configuration run twice or more (`Candidates.pooled`), so that a one-seed
+# search with seed checks has intervals and a configuration with two runs is not read with
+# one degree of freedom; or "own", each configuration's own std (R - 1 degrees of freedom;
+# none with one run).
 
 
 @dataclass(frozen=True)
@@ -122,35 +121,11 @@ def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None)
     return out
 
 
-def merge_runs(pts: pd.DataFrame, study: pd.Series | None = None) -> pd.DataFrame:
-    """One row per configuration (study, family, config): a configuration trained in several
-    trials with other seeds becomes the first trial's row with all their runs, the
-    run-weighted mean and the std of all the runs (from each trial's mean, std and runs:
-    the within- and between-trial sums of squares). pts: `complete_points` with `runs`."""
-    if len(pts) == 0:
-        return pts
-    keys = [
-        json.dumps([s, f, c], sort_keys=True, default=str)
-        for s, f, c in zip(study if study is not None else [""] * len(pts), pts["family"], pts["config"])
-    ]
-    group = pd.Series(keys, index=pts.index)
-    if not group.duplicated().any():
-        return pts
-    rows = []
-    for _, idx in group.groupby(group, sort=False).groups.items():
-        part = pts.loc[idx]
-        first = part.iloc[0].copy()
-        if len(part) > 1:
-            n = part["runs"].to_numpy(dtype=float)
-            m = part["value"].to_numpy(dtype=float)
-            s = np.nan_to_num(part["std"].to_numpy(dtype=float))
-            total = n.sum()
-            mean = float(np.sum(n * m) / total)
-            ss = float(np.sum((n - 1) * s**2) + np.sum(n * (m - mean) ** 2))
-            first["value"], first["runs"] = mean, int(total)
-            first["std"] = float(np.sqrt(ss / (total - 1))) if total > 1 else np.nan
-        rows.append(first)
-    return pd.DataFrame(rows).infer_objects().sort_values("number", kind="stable")
+def with_noise(cands: dict[str, Candidates], noise: str) -> dict[str, Candidates]:
+    """The candidates with the seed noise `noise` (one of NOISE_MODELS) reads them with."""
+    if noise not in NOISE_MODELS:
+        raise ValueError(f"unknown noise model {noise!r}; known: {', '.join(NOISE_MODELS)}")
+    return {fam: c.pooled() for fam, c in cands.items()} if noise == "pooled" else cands
 
 
 def default_levels(cands: dict[str, Candidates], n: int) -> list[float]:
@@ -170,7 +145,7 @@ def _sign(direction: str) -> float:
 
 def redraw_means(c: Candidates, seed: int, draws: int) -> np.ndarray:
     """(draws, k) redrawn means: m + s/sqrt(R) * t(R-1) (reports/uncertainty.py)."""
-    return seed_noise(c.means, c.stds, c.runs, c.numbers, seed, draws)
+    return seed_noise(c.means, c.stds, c.runs, c.numbers, seed, draws, dof=c.dof)
 
 
 def percentile_interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -300,10 +275,7 @@ def compare_at(
     inside (-D, D) (`settled`); `noise` is one of NOISE_MODELS."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if noise not in NOISE_MODELS:
-        raise ValueError(f"unknown noise model {noise!r}; known: {', '.join(NOISE_MODELS)}")
-    if noise == "pooled":
-        cands = {fam: c.pooled() for fam, c in cands.items()}
+    cands = with_noise(cands, noise)
     sign = _sign(direction)
     levels = np.asarray(budgets, dtype=float)
     boot = _LazyDraws(cands, levels, sign, method, seed, draws)

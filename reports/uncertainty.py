@@ -62,6 +62,11 @@ METHOD_TEXT = {
     "mean + std/sqrt(runs) * t(runs - 1), the best per family and budget re-selected in every draw "
     "(says nothing of which configurations another search would find)",
 }
+NOISE_TEXT = {
+    "pooled": "; a configuration's std is its family's, pooled over every configuration run twice or more "
+    "(seed checks included), with the pooled degrees of freedom",
+    "own": "; a configuration's std is its own runs' (none with one run)",
+}
 POOLED_TEXT = (
     "replicate searches: the mean over the searches of each one's value, with the Student t "
     "interval of that mean from the spread between the searches"

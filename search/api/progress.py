@@ -18,6 +18,7 @@ from core.budget import format_count
 from core.trials import EpochRecord, TrialResult, TrialSpec
 from search.engine.sampling import Rejection
 from search.engine.search_flags import changed_flags, format_flags, search_flags
+from search.engine.seed_checks import SEED_CHECK
 from storage.records import StudyRecord
 
 
@@ -56,6 +57,7 @@ class ConsoleProgress:
         self.t0 = time.monotonic()
         self._live_shown = False
         self._retries: set[int] = set()
+        self._checks: set[int] = set()  # seed checks (search/engine/seed_checks.py): not among the trials counted
 
     def _print(self, line: str) -> None:
         self._clear_live()
@@ -98,8 +100,10 @@ class ConsoleProgress:
     def trial_started(self, spec: TrialSpec, params: int, note: str | None) -> None:
         if note and note.startswith("retry "):
             self._retries.add(spec.number)
+        if note and SEED_CHECK in note:
+            self._checks.add(spec.number)
         line = (
-            f"[{self.done + 1}/{self.total}] #{spec.number} {spec.family} {format_config(spec.config)} "
+            f"{self._counter(spec, 1)} #{spec.number} {spec.family} {format_config(spec.config)} "
             f"({format_count(params)} {self.unit})"
         )
         if self.live:
@@ -117,7 +121,7 @@ class ConsoleProgress:
         val = record.metrics.get(self.metric, math.nan)
         seed = f" seed {repeat + 1}/{len(spec.seeds)}" if len(spec.seeds) > 1 else ""
         line = (
-            f"[{self.done + 1}/{self.total}] #{spec.number} {spec.family}{seed} epoch {record.epoch}: "
+            f"{self._counter(spec, 1)} #{spec.number} {spec.family}{seed} epoch {record.epoch}: "
             f"loss {record.train_loss:.4g}, val {self.metric} {val:.4g}  {format_duration(record.elapsed_s)}"
         )
         if self.live:
@@ -147,11 +151,17 @@ class ConsoleProgress:
             score = f"{result.status.upper()}: {result.error or ''}".strip()
         retry = " (retry)" if (spec.number is not None and self._is_retry(spec)) else ""
         self._print(
-            f"[{self.done}/{self.total}]{retry} #{spec.number} {spec.family} {format_config(spec.config)} | "
+            f"{self._counter(spec, 0)}{retry} #{spec.number} {spec.family} {format_config(spec.config)} | "
             f"{format_count(params)} {self.unit} | {score} | {result.duration_s:.1f}s | "
             + (f"peak GPU {result.peak_gpu_mib:,.0f} MiB | " if result.peak_gpu_mib is not None else "")
             + f"elapsed {format_duration(elapsed)}, ETA {format_duration(eta)}"
         )
+
+    def _counter(self, spec: TrialSpec, ahead: int) -> str:
+        """ "[7/40]" (the trial's place among the search's trials), or "[seed check]"."""
+        if spec.number in self._checks:
+            return "[seed check]"
+        return f"[{self.done + ahead}/{self.total}]"
 
     def _is_retry(self, spec: TrialSpec) -> bool:
         return spec.number in self._retries

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.errors import StorageError, UserError
+from core.limits import DEFAULT_NOISE, NOISE_MODELS
 from reports.uncertainty import DEFAULT_MIN_NEAR
 
 if TYPE_CHECKING:
@@ -154,6 +155,7 @@ def compare(
     min_near: int = DEFAULT_MIN_NEAR,
     replicates: bool = False,
     margin: float | None = None,
+    noise: str = DEFAULT_NOISE,
 ) -> Comparison:
     """Which family wins at each budget, with intervals (`search compare`): a `Comparison`.
 
@@ -172,18 +174,20 @@ def compare(
     finds and over seed noise) or "seed" (seed noise of the configurations found only).
     `min_near`: configurations a family needs within a factor 3 below a budget, else it is
     "too thin to tell" there (0: never). `margin` D (in the metric's units): a budget whose
-    difference's interval lies inside (-D, D) is answered "equivalent within ±D".
+    difference's interval lies inside (-D, D) is answered "equivalent within ±D". `noise`:
+    a configuration's seed noise, "pooled" (its family's, pooled over every configuration
+    run twice or more, seed checks included) or "own" (its own runs' std only).
 
     Raises UserError (one line) for bad arguments (levels < 1, confidence outside (0, 1),
-    min_near < 0, margin <= 0, an unknown interval, a bad budget, budgets and levels both given), an
+    min_near < 0, margin <= 0, an unknown interval or noise, a bad budget, budgets and levels both given), an
     unknown family or metric, studies of different tasks, fewer than two replicate
     searches, or no complete trial; StorageError for a study that is not stored.
     """
     from core.budget import parse_budget
     from reports.combined import combined_frame
-    from reports.compare import candidates, compare_at, compare_replicates, default_levels
+    from reports.compare import candidates, compare_at, compare_replicates, default_levels, with_noise
     from reports.front_volumes import front_difference, front_volumes
-    from reports.uncertainty import METHOD_TEXT, POOLED_TEXT
+    from reports.uncertainty import METHOD_TEXT, NOISE_TEXT, POOLED_TEXT
 
     if budgets is not None and levels is not None:
         raise UserError("give budgets or levels, not both")
@@ -199,6 +203,8 @@ def compare(
         raise UserError(f"--margin must be a difference above 0 in the metric's units, got {margin!r}")
     if interval not in INTERVALS:
         raise UserError(f"unknown interval {interval!r}; known: {', '.join(INTERVALS)}")
+    if noise not in NOISE_MODELS:
+        raise UserError(f"unknown noise {noise!r}; known: {', '.join(NOISE_MODELS)}")
     if isinstance(studies, str):
         studies = [studies]
     wanted = [parse_budget(budget_text(b)) for b in budgets] if budgets is not None else None
@@ -223,11 +229,18 @@ def compare(
         text = f"{POOLED_TEXT} ({len(records)} searches)"
     else:
         verdicts = compare_at(
-            cands, at, direction, confidence=confidence, method=interval, min_near=min_near, equivalence=margin
+            cands,
+            at,
+            direction,
+            confidence=confidence,
+            method=interval,
+            min_near=min_near,
+            equivalence=margin,
+            noise=noise,
         )
-        volumes, reference = front_volumes(cands, direction, confidence=confidence, method=interval)
+        volumes, reference = front_volumes(with_noise(cands, noise), direction, confidence=confidence, method=interval)
         difference = front_difference(volumes, confidence=confidence)
-        text = METHOD_TEXT[interval]
+        text = METHOD_TEXT[interval] + NOISE_TEXT[noise]
     return Comparison(
         tuple(records),
         df,

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from core.limits import DEFAULT_MIN_NEAR
+from core.limits import DEFAULT_MIN_NEAR, DEFAULT_NOISE, NOISE_MODELS
 from search.cli.common import print_frame, storage_arg
 
 
@@ -34,6 +34,13 @@ def add_parser(sub) -> None:
         default="trials",
         help="what an interval carries: trials (which configurations a search finds, and seed noise; "
         "the default) or seed (seed noise of the configurations found only)",
+    )
+    cp.add_argument(
+        "--noise",
+        choices=NOISE_MODELS,
+        default=DEFAULT_NOISE,
+        help="a configuration's seed noise: pooled (its family's, over every configuration run twice or "
+        "more, seed checks included; the default) or own (its own runs only: none with one run)",
     )
     cp.add_argument(
         "--min-near",
@@ -78,6 +85,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         min_near=a.min_near,
         replicates=a.replicates,
         margin=a.margin,
+        noise=a.noise,
     )
     if a.format == "json":
         print(json.dumps(c.to_dict(), indent=2))

@@ -19,6 +19,8 @@ RUN = (
     "4",
     "--epochs",
     "2",
+    "--seed-checks",
+    "0",  # these tests count the trials; tests/search/cli/test_seed_checks_cli.py runs the default
     "--no-report",
 )
 
@@ -62,7 +64,7 @@ def test_run_says_how_it_searches_and_a_resume_what_it_changed(cli, study_db):
     assert lines[1] == (
         "searching with --sampler gp --sampler-scope family --share equal --spread size "
         "--size-scale log --shape-draw random --corners both --start spread --revisit answer "
-        "--pruner none"
+        "--pruner none --seed-checks 0"
     )
     assert lines[2] == (
         "note: the study was created with --shape-draw modelled --pruner pareto; this run searches "
@@ -741,6 +743,18 @@ BAD_INPUT = [
     (
         ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--prune-grace", "0"),
         "--prune-grace must be a fraction of the epochs between 0 and 1, got 0.0",
+    ),
+    (
+        ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--seed-checks", "1.5"),
+        "--seed-checks must be a share of the training time between 0 and 1, got 1.5",
+    ),
+    (
+        ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--seed-checks", "-0.1"),
+        "--seed-checks must be a share of the training time between 0 and 1, got -0.1",
+    ),
+    (
+        ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--seed-checks", "some"),
+        "argument --seed-checks: invalid float value: 'some'",
     ),
     (
         ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--prune-grace", "third"),

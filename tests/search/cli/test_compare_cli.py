@@ -286,6 +286,7 @@ def test_an_unknown_metric_is_one_line_exit_2_naming_the_studys_metrics(cli, dif
         (("nope",), "no study named 'nope'"),
         (("{hg}", "--min-near", "-1"), "--min-near must be at least 0, got -1"),
         (("{hg}", "--interval", "luck"), "argument --interval: invalid choice: 'luck'"),
+        (("{hg}", "--noise", "loud"), "argument --noise: invalid choice: 'loud'"),
         (("{hg}", "--replicates"), "replicate searches need at least two studies, got 1"),
         (("{hg}", "--levels", "3", "--budgets", "1K"), "not allowed with argument"),
         (("{hg}", "--margin", "0"), "--margin must be a difference above 0 in the metric's units, got 0.0"),

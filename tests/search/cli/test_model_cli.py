@@ -54,7 +54,7 @@ def test_a_loaded_model_gives_the_trials_test_metrics_again(cli, tmp_path):
     kept = live_weights(db)
     df = load_trials(STUDY, f"sqlite:///{db}")
     done = df[df.status == "complete"]
-    assert len(done) == 4 and set(kept) == set(done.number)  # --keep all: every complete trial's
+    assert len(done) >= 4 and set(kept) == set(done.number)  # --keep all: every complete trial's
     assert {p.name for p in (tmp_path / "search-artifacts").iterdir()} == {a["store_key"] for a in kept.values()}
     data = load_data(get_task("digits-denoise"), None, torch.device("cpu"))
     for _, row in done.iterrows():

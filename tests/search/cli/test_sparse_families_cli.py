@@ -69,6 +69,8 @@ def test_all_families_search_side_by_side_on_digits_classify(cli, tmp_path):
         "256",
         "--space-file",
         str(tmp_path / "space.toml"),
+        "--seed-checks",
+        "0",
         "--no-report",
     )
     assert code == 0, err

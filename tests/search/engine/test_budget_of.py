@@ -47,6 +47,8 @@ def test_a_study_budgeted_in_omega(cli, tmp_path):
         "1",
         "--max-train-samples",
         "128",
+        "--seed-checks",
+        "0",
     )
     assert code == 0, err
     df = load_trials("digits-classify-s-mixer-sw-mlp", f"sqlite:///{tmp_path / 'search.db'}")

@@ -170,6 +170,7 @@ def test_the_study_loop_trains_each_configuration_once_and_says_how_many_it_answ
             corners="none",
             pruner="none",
             revisit=revisit,
+            seed_checks=0,
         )
         store = MemoryStore()
         out = StudyLoop(
@@ -214,6 +215,8 @@ def test_search_run_answers_revisits_and_says_so(cli):
         "6",
         "--revisit",
         "answer",
+        "--seed-checks",
+        "0",
     )
     assert code == 0, err
     store = Store("sqlite:///search.db")

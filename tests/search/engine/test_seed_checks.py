@@ -49,7 +49,11 @@ def test_checks_go_cheapest_first_in_family_turns_within_the_share_of_training_t
     assert [r.number for r in plan_checks(rows, value, "maximize", 1.0)] == [1, 3, 0, 4, 2]
     assert plan_checks(rows, value, "maximize", 0.0) == []
     # a resumed plan: the check of #1 ran (its time is spent) and #3's is running: neither is planned again
-    done = [*rows, record(6, "a", 300, 12.5, 1.0, note=check_note(1)), record(7, "b", 100, 0, None, "running", check_note(3))]
+    done = [
+        *rows,
+        record(6, "a", 300, 12.5, 1.0, note=check_note(1)),
+        record(7, "b", 100, 0, None, "running", check_note(3)),
+    ]
     assert [r.number for r in plan_checks(done, value, "maximize", 0.5)] == [0, 4]  # 9 s left: 4 + 3
     assert checked_trial("retry 1 of trial 6: boom; seed check of trial 1") == 1 and checked_trial("retry 1") is None
 

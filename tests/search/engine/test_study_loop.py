@@ -202,7 +202,7 @@ def test_the_store_and_the_fake_take_the_protocols_arguments(impl):
 
 def test_two_trials_in_flight_stop_at_the_trials_asked_for():
     store = MemoryStore()
-    spec = run_spec(trials=5)
+    spec = run_spec(trials=5, seed_checks=0)  # the checks after the trials: test_seed_checks.py
     executor = ScriptedExecutor(lambda s: complete(s, 20.0), capacity=2)
     out = StudyLoop(spec, store, RecordingProgress(), prepare(spec), executor=executor).run()
     assert out.finished == 5 and statuses(store) == ["complete"] * 5 and executor.closed
