@@ -60,6 +60,12 @@ class Setting:
     repeats: int = 3  # and --repeats
 
 
+def default_search(s: Setting, seeds: int = 8) -> Setting:
+    """The setting searched as a new user runs it: 40 trials, one seed each (with the
+    default seed checks); named NAME-d."""
+    return replace(s, name=f"{s.name}-d", trials=40, repeats=1, seeds=tuple(range(FIRST_SEED, FIRST_SEED + seeds)))
+
+
 SETTINGS = {
     s.name: s
     for s in (
@@ -101,7 +107,7 @@ SETTINGS = {
             ("--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K"),
             ("hourglass", "conventional"),
             (2e4, 4e4, 6e4, 1e5),
-            tuple(range(FIRST_SEED, FIRST_SEED + 6)),
+            tuple(range(FIRST_SEED, FIRST_SEED + 8)),
             trials=40,
             repeats=1,
         ),
@@ -109,6 +115,7 @@ SETTINGS = {
         Setting("syn", (), ("a", "b"), (5e3, 1e4, 2e4, 4e4, 6e4), tuple(range(FIRST_SEED, FIRST_SEED + 12))),
     )
 }
+SETTINGS |= {d.name: d for d in (default_search(SETTINGS[k]) for k in ("sr", "gc", "dn", "cls"))}
 SYNTHETIC_GAP = 2.0  # dB between the synthetic families' true fronts
 
 

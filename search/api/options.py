@@ -41,6 +41,8 @@ RUN_OPTIONS: dict[str, Any] = {
     "pruner": None,
     "prune_grace": None,
     "seed_checks": None,
+    "decide": None,
+    "margin": None,
     "epochs": None,
     "batch_size": None,
     "optimizer": None,

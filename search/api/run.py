@@ -102,6 +102,8 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
         if savings is not None:
             print(savings_line(savings))
         print_pareto(df, out.study.metric, out.study.direction, prep.convention)
+        if one.decide:
+            print_decisions(one, store, out)
         if one.executor == "tune":
             from search.tune import experiment_dir
 
@@ -194,6 +196,8 @@ def run_spec(a: Any):
         pruner=_or(a.pruner, DEFAULT_PRUNER),
         prune_grace=a.prune_grace,
         seed_checks=_or(a.seed_checks, DEFAULT_SEED_CHECKS),
+        decide=decide_budgets(a.decide),
+        margin=a.margin,
         study=a.study,
         storage=a.storage,
         data_dir=a.data_dir,
@@ -226,6 +230,30 @@ def check_weights_store(spec) -> str | None:
 def samples_for(store):
     """The report's source of sample grids: the "samples" artifacts of a trial's runs."""
     return lambda study, number: store.artifacts(study, number, "samples")
+
+
+def print_decisions(spec: Any, store: Any, out: Any) -> None:
+    """`--decide`'s answer: each named budget's verdict as `search compare` reads it now."""
+    from reports.uncertainty import DEFAULT_WINDOW
+    from search.engine.deciding import decisions_text, read_verdicts
+
+    rec = out.study
+    verdicts, cands = read_verdicts(
+        store.trials(rec.name), rec.metric, rec.direction, rec.families, spec.decide, spec.margin, DEFAULT_WINDOW
+    )
+    print("\n".join(decisions_text(verdicts, cands, out.finished, out.decided)))
+
+
+def decide_budgets(text: Any) -> tuple[float, ...]:
+    """--decide "10K,60K" (or a list of budgets from Python) as numbers."""
+    from core.budget import parse_budget
+
+    if text is None:
+        return ()
+    items = [str(b).strip() for b in (text.split(",") if isinstance(text, str) else text)]
+    if not any(items):
+        raise UserError("--decide needs at least one budget, e.g. --decide 10K,60K")
+    return tuple(float(parse_budget(b)) for b in items if b)
 
 
 def _or(value, default):

@@ -149,6 +149,20 @@ def add_parser(sub) -> None:
         "(default: 1/3 for pareto, the first epoch for rungs and checked-rungs)",
     )
     how.add_argument(
+        "--decide",
+        metavar="BUDGETS",
+        help="comma list of budgets, e.g. 10K,60K: after the families' random start, search where their "
+        "verdicts are undecided (trials aimed near them, more seeds where seed noise dominates) until each "
+        "is 'better' or 'equivalent', or --trials trials have run",
+    )
+    how.add_argument(
+        "--margin",
+        type=float,
+        metavar="D",
+        help="with --decide: a difference that does not matter, in the metric's units; a budget whose "
+        "difference's interval lies inside ±D is decided 'equivalent within ±D'",
+    )
+    how.add_argument(
         "--seed-checks",
         type=float,
         metavar="SHARE",

@@ -78,8 +78,9 @@ def prepare(spec: RunSpec) -> Prepared:
             )
     spaces = build_spaces(list(families), io, spec.space_file, task.search_lrs)
     prep = Prepared(spec, task, io, families, spaces, plugins)
+    smallest_of: dict[str, float] = {}
     for name, space in spaces.items():
-        smallest = min_params(space, io, lambda c, n=name: prep.count(n, c))
+        smallest = smallest_of[name] = min_params(space, io, lambda c, n=name: prep.count(n, c))
         if math.isinf(smallest):
             raise UserError(
                 f"family {name!r}{_from(name)}: its space allows no configuration on {spec.task!r}: check its ranges"
@@ -89,6 +90,10 @@ def prepare(spec: RunSpec) -> Prepared:
                 f"budget {format_count(spec.budget)} is below the smallest {name} model{_from(name)} on "
                 f"{spec.task} ({smallest:,} {prep.convention})"
             )
+    if spec.decide:
+        from search.engine.deciding import check_budgets
+
+        check_budgets(list(spec.decide), spec.budget, smallest_of)
     check_own(prep)  # a user's counts, data shapes and training function, before any write
     return prep
 

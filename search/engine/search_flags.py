@@ -37,6 +37,8 @@ FLAGS: dict[str, str] = {
     "pruner": "--pruner",
     "prune_grace": "--prune-grace",
     "seed_checks": "--seed-checks",
+    "decide": "--decide",
+    "margin": "--margin",
 }
 
 
@@ -56,6 +58,8 @@ def search_settings(spec: RunSpec) -> dict[str, Any]:
         "pruner": spec.pruner,
         "prune_grace": spec.prune_grace,
         "seed_checks": spec.seed_checks,
+        "decide": list(spec.decide) or None,
+        "margin": spec.margin,
     }
 
 
@@ -94,6 +98,10 @@ def format_flags(flags: list[tuple[str, Any]]) -> str:
     """ "--sampler gp --pruner pareto"; a value not set reads "unset"."""
 
     def text(value: Any) -> str:
+        if isinstance(value, list):  # --decide's budgets
+            from core.budget import format_count
+
+            return ",".join(format_count(v) for v in value)
         return "unset" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
     return " ".join(f"{flag} {text(value)}" for flag, value in flags)

@@ -72,6 +72,8 @@ class RunSpec:
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
     prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
     seed_checks: float = DEFAULT_SEED_CHECKS  # share of the training time for seed checks (repeats 1 only)
+    decide: tuple[float, ...] = ()  # budgets to search until decided (search/engine/deciding.py)
+    margin: float | None = None  # a difference that does not matter: "equivalent within ±margin" decides too
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
     study: str | None = None  # default: derived from task and families
     storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
@@ -119,6 +121,16 @@ class RunSpec:
             raise UserError(
                 f"--seed-checks must be a share of the training time between 0 and 1, got {self.seed_checks!r}"
             )
+        if self.margin is not None and (
+            isinstance(self.margin, bool)
+            or not isinstance(self.margin, (int, float))
+            or not 0 < self.margin < float("inf")
+        ):
+            raise UserError(f"--margin must be a difference above 0 in the metric's units, got {self.margin!r}")
+        if self.margin is not None and not self.decide:
+            raise UserError("--margin is for --decide here; 'search compare --margin D' reads any study with a margin")
+        if self.decide and len(self.spaces) < 2:
+            raise UserError("--decide needs two families or more: a verdict says which family is better")
         if self.spread not in SPREADS:
             raise UserError(f"unknown --spread {self.spread!r}; known: {', '.join(SPREADS)}")
         if self.budget_of not in BUDGET_MEASURES:

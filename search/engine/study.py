@@ -26,13 +26,14 @@ from core.trials import EpochRecord, TrialResult, TrialSpec, TrialStopped
 from models import FAMILIES
 from search.artifacts.keep import Keeper
 from search.artifacts.location import weights_location
+from search.engine.deciding import DECIDED, Step, decide_start, read_verdicts, steps_for
 from search.engine.ownership import Heartbeat, is_orphan, owner_id
 from search.engine.prepare import Prepared, prepare
 from search.engine.pruners import Pruner, make_pruner
 from search.engine.retries import Job, follow_up, resume_job
 from search.engine.sampling import Proposal, Rejection, Sampler, make_sampler
 from search.engine.search_flags import search_settings
-from search.engine.seed_checks import SEED_CHECK, check_note, is_check, plan_checks
+from search.engine.seed_checks import SEED_CHECK, check_note, checked_trial, is_check, plan_checks
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
 from search.executors import Executor, make_executor
@@ -67,6 +68,7 @@ class Outcome:
     retried: int = 0  # retries run by this call (failed, interrupted, out of memory)
     exhausted: bool = False  # the grid ran out before --trials
     answered: int = 0  # proposals of trained configurations answered from their results by this call (--revisit answer)
+    decided: bool = False  # --decide: every named budget was decided before --trials
     results: list[TrialResult] = field(default_factory=list)
 
 
@@ -95,6 +97,7 @@ class StudyLoop:
         self.rejected_in_a_row = 0
         self._counted: tuple[int, int] | None = None  # store.progress as on_result just read it
         self._checks: list[TrialRecord] | None = None  # the seed checks still to run, once planned
+        self._round: list[Step] = []  # --decide: the jobs of the current round (search/engine/deciding.py)
         self.sampler: Sampler | None = None
         self.pruner: Pruner = Pruner()  # `spec.pruner`'s, built by start()
         self.out: Outcome | None = None
@@ -203,6 +206,13 @@ class StudyLoop:
                 return self._next_check()
             if self.retries:
                 return self.retries.popleft()
+            if self.spec.decide and final >= decide_start(self.spec.trials, len(self.prep.families)):
+                step = self._next_step()
+                if step is None:
+                    return None  # a round in flight, or every budget decided
+                if step.again is not None:
+                    return self._seed_job(step.again)
+                self.sampler.aim(step.family, step.low, step.high)
             p = self.sampler.ask()
             self.out.answered = self.sampler.answered
             if p is None:
@@ -213,6 +223,58 @@ class StudyLoop:
                 continue
             self.rejected_in_a_row = 0
             return Job(p, self.spec.train)
+
+    def _next_step(self) -> Step | None:
+        """--decide: the next job of the round, or None: the round is still in flight, or
+        every named budget is decided (`out.decided`), or nothing is left to try. A new
+        round reads the verdicts once the last one has finished (search/engine/deciding.py)."""
+        assert self.out is not None
+        if not self._round:
+            if self.pending:
+                return None
+            spec, prep = self.spec, self.prep
+            from reports.uncertainty import DEFAULT_WINDOW
+
+            records = self.store.trials(self.name)
+            verdicts, cands = read_verdicts(
+                records,
+                prep.task.metric,
+                prep.task.direction,
+                list(prep.families),
+                spec.decide,
+                spec.margin,
+                DEFAULT_WINDOW,
+            )
+            undecided = [v for v in verdicts if v.status not in DECIDED]
+            if not undecided:
+                self.out.decided = True
+                return None
+            checks = sum(is_check(r) for r in records)
+            seen: set[int] = set()
+            for v in undecided:
+                for s in steps_for(v, cands, records, prep.task.direction, DEFAULT_WINDOW):
+                    if s.again is not None and s.again.number in seen:
+                        continue  # one more seed per configuration a round
+                    if s.again is not None and checks >= spec.trials:  # seed checks at most --trials: a trial instead
+                        s = Step(s.family, s.budget, s.budget / DEFAULT_WINDOW, s.budget)
+                    if s.again is not None:
+                        seen.add(s.again.number)
+                        checks += 1
+                    self._round.append(s)
+            if not self._round:
+                return None
+        return self._round.pop(0)
+
+    def _seed_job(self, first: TrialRecord) -> Job:
+        """One more seed of trial `first`'s configuration: the next seed of its sequence
+        after every run it has (its own and its seed checks')."""
+        spec = self.spec
+        runs = len(first.seeds) + sum(
+            len(r.seeds) for r in self.store.trials(self.name) if checked_trial(r.note) == first.number
+        )
+        seeds = run_seeds(spec.seed, first.family, first.config, runs + spec.repeats)[runs:]
+        proposal = Proposal(first.family, first.config, first.params, note=check_note(first.number), unpruned=True)
+        return Job(proposal, spec.train, seeds=seeds)
 
     def _next_check(self) -> Job | None:
         """After the trials: the next seed check (search/engine/seed_checks.py), or None.
@@ -235,11 +297,7 @@ class StudyLoop:
             )
         if not self._checks:
             return None
-        r = self._checks.pop(0)
-        seeds = run_seeds(spec.seed, r.family, r.config, spec.repeats + 1)[spec.repeats :]
-        return Job(
-            Proposal(r.family, r.config, r.params, note=check_note(r.number), unpruned=True), spec.train, seeds=seeds
-        )
+        return self._seed_job(self._checks.pop(0))
 
     def _reject(self, p: Rejection) -> None:
         assert self.sampler is not None and self.out is not None

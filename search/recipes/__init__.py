@@ -50,6 +50,8 @@ RUN_KEYS: dict[str, tuple[type, ...]] = {
     "pruner": (str,),
     "prune_grace": (float,),
     "seed_checks": (float, int),
+    "decide": (str,),
+    "margin": (float, int),
     "seed": (int,),
     "epochs": (int,),
     "batch_size": (int,),

@@ -67,3 +67,8 @@ class Sampler:
 
     def reject(self, rejection: Rejection) -> None:
         """A rejected proposal (already recorded by the caller)."""
+
+    def aim(self, family: str, low: float, high: float) -> None:
+        """Make the next proposal one of `family` at a size in [low, high] where the sampler
+        draws sizes (`search run --decide`: search/engine/deciding.py); a sampler that
+        proposes a fixed order (the grid) goes on with it."""

@@ -118,6 +118,7 @@ class OptunaSampler(Sampler):
         self._known: dict[str, tuple[list[float] | None, TrialState]] = {}
         self.answered = 0  # proposals answered from a known result (revisit "answer"), none trained
         self._running: set[str] = set()  # config_keys proposed and not told yet (revisit "answer")
+        self._aims: list[tuple[str, float, float]] = []  # (family, low, high) of the next proposals (`aim`)
         self.share, self.trials = share, trials
         # A sampler that reads only complete trials (GPSampler) never sees a pruned one and
         # proposes its region again and again; it is told a pruned trial as complete, with
@@ -349,10 +350,31 @@ class OptunaSampler(Sampler):
             {f"{fam}.{SIZE_PARAM}": float(rng.uniform(lo, hi))} | ({"family": fam} if self.named else {})
         )
 
+    def aim(self, family: str, low: float, high: float) -> None:
+        self._aims.append((family, low, high))
+
+    def _aimed(self, fam: str, study: optuna.Study, low: float, high: float) -> None:
+        """Enqueue `fam`'s next proposal at a target size drawn log-uniformly in [low, high]
+        (within its size range; seeded by the seed, the family and its trials so far)."""
+        if self._waiting(study):
+            return
+        fixed = {"family": fam} if self.named else {}
+        if self._sized(fam):
+            lo, hi = self._size_range(fam)
+            a = min(hi, max(lo, math.log10(max(low, 1.0))))
+            b = min(hi, max(a, math.log10(max(high, 1.0))))
+            rng = np.random.default_rng([self.seed & 0xFFFFFFFF, self.families.index(fam), self._turns[fam], 2])
+            fixed[f"{fam}.{SIZE_PARAM}"] = float(rng.uniform(a, b))
+        if fixed:
+            study.enqueue_trial(fixed)
+
     def _ask_once(self) -> Proposal | Rejection:
-        fam = self._next_family()
+        aim = self._aims.pop(0) if self._aims else None
+        fam = aim[0] if aim is not None else self._next_family()
         study = self._study(self._key(fam) if fam is not None else None)
-        if fam is not None:
+        if aim is not None:
+            self._aimed(fam, study, aim[1], aim[2])
+        elif fam is not None:
             self._plan(fam, study)
         if self.named and fam is not None and not self._waiting(study):
             study.enqueue_trial({"family": fam})  # the turns: the family is fixed, the sampler draws the rest

@@ -1,0 +1,181 @@
+"""`search run --decide B1,B2 [--margin D]`: search until the named budgets' verdicts are
+decided, with the least training.
+
+After the families' random start (`decide_start`), the study reads its verdicts at the
+named budgets as `search compare` reads them (reports/compare.py: the study's metric, the
+default interval and noise, `--margin D` for equivalence). A budget is decided when its
+verdict is "better" or "equivalent". For each undecided budget the next round trains
+what its verdict lacks (`steps_for`):
+
+- "too thin" (a family has too few configurations near the budget) or no model there:
+  a trial of that family aimed at a size in [B / window, B] (the sampler draws the rest);
+- "single run" (no seed noise known yet), or "not distinguishable" where seed noise is
+  at least half the interval (the seed-only interval's half-width against the full
+  one's): another seed of each of the two leading configurations (a seed check), up to
+  MAX_RUNS runs of one configuration;
+- "not distinguishable" otherwise (search luck dominates): a trial of each of the two
+  leading families aimed near the budget.
+
+A round's jobs run (in flight together where the executor allows), then the verdicts are
+read again; the search stops when every named budget is decided or `--trials` trials
+have run (seed checks are not trials; at most as many as `--trials`). The state is the
+stored trials, so a killed search resumes where it was. `outstanding` says what the
+undecided budgets would cost.
+
+Shapes: records are `storage.records.TrialRecord`s; budgets are floats.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from search.engine.sampling.policies import startup_trials
+from storage.records import TrialRecord
+
+DECIDED = ("better", "equivalent")
+MAX_RUNS = 5  # runs of one configuration a decision may ask for (then it aims trials near the budget instead)
+SEED_SHARE = 0.5  # seed noise "dominates" where its interval is at least this share of the full one
+
+
+@dataclass(frozen=True)
+class Step:
+    """One job of a round: `aim` a trial of `family` at a size in [low, high], or run
+    `again` (a trial) with one more seed."""
+
+    family: str
+    budget: float
+    low: float = 0.0
+    high: float = 0.0
+    again: TrialRecord | None = None
+
+
+def decide_start(trials: int, families: int) -> int:
+    """The trials before the first reading: each family's random start (the samplers'
+    `startup_trials` of its share), at most `trials`."""
+    return min(trials, families * startup_trials(max(1, trials // max(families, 1))))
+
+
+def frame_of(records: list[TrialRecord], metric: str):
+    """The columns `reports.compare.candidates` reads (a pandas frame), from stored trial records."""
+    import pandas as pd
+
+    def metric_of(r: TrialRecord, i: int, default):
+        got = r.metrics.get(metric)
+        return default if got is None or got[i] is None else got[i]
+
+    return pd.DataFrame(
+        {
+            "number": [r.number for r in records],
+            "family": [r.family for r in records],
+            "params": [float(r.params) for r in records],
+            "status": [r.status for r in records],
+            "config": [r.config for r in records],
+            "seeds": [list(r.seeds) for r in records],
+            metric: [float(metric_of(r, 0, math.nan)) for r in records],
+            f"{metric}_std": [float(metric_of(r, 1, math.nan)) for r in records],
+            "n_runs": [int(metric_of(r, 2, 0)) for r in records],
+        }
+    )
+
+
+def read_verdicts(records, metric, direction, families, budgets, margin, window):
+    """(verdicts, candidates) at `budgets`, as `search compare` reads the study."""
+    from reports.compare import candidates, compare_at
+
+    cands = candidates(frame_of(records, metric), metric, list(families))
+    return compare_at(cands, list(budgets), direction, window=window, equivalence=margin), cands
+
+
+def steps_for(verdict, cands, records: list[TrialRecord], direction: str, window: float) -> list[Step]:
+    """What the undecided `verdict` (reports.compare.Verdict) lacks, as jobs (module doc)."""
+    b = verdict.budget
+    aim = [Step(r.family, b, b / window, b) for r in verdict.families if r.value is None or r.thin is not None]
+    if verdict.status in ("no model", "only one family", "too thin") or aim:
+        return aim or [Step(r.family, b, b / window, b) for r in verdict.families]
+    leaders = [r for r in verdict.families if r.family in (verdict.winner, verdict.runner_up)]
+    by_number = {r.number: r for r in records}
+    if verdict.status == "single run" or seed_dominates(verdict, cands, direction):
+        again = [by_number[r.number] for r in leaders if r.number in by_number and r.runs < MAX_RUNS]
+        if again:
+            return [Step(r.family, b, again=r) for r in again]
+    return [Step(r.family, b, b / window, b) for r in leaders]
+
+
+def seed_dominates(verdict, cands, direction: str) -> bool:
+    """Whether seed noise makes at least SEED_SHARE of the difference's interval: the
+    interval with the configurations fixed (method "seed") against the full one."""
+    from reports.compare import compare_at
+
+    if verdict.margin_low is None:
+        return True
+    two = {f: cands[f] for f in (verdict.winner, verdict.runner_up)}
+    (seed,) = compare_at(two, [verdict.budget], direction, method="seed", min_near=0)
+    if seed.margin_low is None:
+        return False
+    full = verdict.margin_high - verdict.margin_low
+    return full <= 0 or (seed.margin_high - seed.margin_low) >= SEED_SHARE * full
+
+
+def outstanding(verdict, cands) -> str:
+    """What deciding an undecided budget would take, about: the trials its thin families
+    need, or (an interval too wide) the factor by which its evidence must grow, from the
+    half-width shrinking as one over the square root of the configurations and seeds."""
+    from core.budget import format_count
+
+    at = f"at {format_count(verdict.budget)}"
+    if verdict.status == "too thin":
+        more = [f"{r.thin.more_trials} of {r.family}" for r in verdict.families if r.thin and r.thin.more_trials]
+        return f"{at}: {verdict.text}" + (f" (about {', '.join(more)} more trials)" if more else "")
+    if verdict.margin_low is None:
+        return f"{at}: {verdict.text}"
+    half = (verdict.margin_high - verdict.margin_low) / 2
+    gap = abs(verdict.margin)
+    if verdict.equivalence is not None and gap < verdict.equivalence:
+        need = verdict.equivalence - gap  # the half-width that would make it "equivalent"
+    else:
+        need = gap  # the half-width that would make it "better"
+    if need <= 0:
+        return f"{at}: {verdict.text}; no amount of evidence decides a difference of 0 without --margin"
+    factor = (half / need) ** 2
+    return f"{at}: {verdict.text}; about {factor:.1f}x the evidence near this budget would decide it"
+
+
+def check_budgets(budgets: list[float], budget: float, smallest: dict[str, float]) -> None:
+    """UserError unless every --decide budget is at most the search budget and at least
+    every family's smallest model (a verdict there needs a model of each)."""
+    from core.budget import format_count
+    from core.errors import UserError
+
+    for b in budgets:
+        if not np.isfinite(b) or b > budget:
+            raise UserError(f"--decide {format_count(b)} is above the search budget {format_count(budget)}")
+        small = {f: s for f, s in smallest.items() if s > b}
+        if small:
+            fam, s = max(small.items(), key=lambda kv: kv[1])
+            raise UserError(
+                f"--decide {format_count(b)} is below the smallest {fam} model ({format_count(s)}): "
+                "no verdict is possible there"
+            )
+
+
+def decisions_text(verdicts, cands, trials: int, decided: bool) -> list[str]:
+    """What `search run --decide` says at its end: each named budget's verdict, and what
+    the undecided ones would cost."""
+    head = (
+        f"--decide: every named budget decided after {trials} trial(s)"
+        if decided or all(v.status in DECIDED for v in verdicts)
+        else f"--decide: not every named budget decided after {trials} trial(s) (the --trials limit)"
+    )
+    lines = [head]
+    for v in verdicts:
+        lines.append("  " + (outstanding(v, cands) if v.status not in DECIDED else f"{_at(v)}: {v.text}"))
+    return lines
+
+
+def _at(verdict) -> str:
+    from core.budget import format_count
+
+    return f"at {format_count(verdict.budget)}"
