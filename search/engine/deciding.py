@@ -104,6 +104,33 @@ def steps_for(verdict, cands, records: list[TrialRecord], direction: str, window
     return [Step(r.family, b, b / window, b) for r in leaders]
 
 
+def plan_round(records: list[TrialRecord], metric: str, direction: str, families: list[str], spec) -> list[Step] | None:
+    """The next round's steps for `spec.decide`'s undecided budgets (`steps_for`, one more
+    seed per configuration a round, seed checks at most `spec.trials` in all: a trial aimed
+    near the budget instead); None when every budget is decided."""
+    from reports.uncertainty import DEFAULT_WINDOW
+    from search.engine.seed_checks import is_check
+
+    verdicts, cands = read_verdicts(records, metric, direction, families, spec.decide, spec.margin, DEFAULT_WINDOW)
+    undecided = [v for v in verdicts if v.status not in DECIDED]
+    if not undecided:
+        return None
+    checks = sum(is_check(r) for r in records)
+    seen: set[int] = set()
+    out: list[Step] = []
+    for v in undecided:
+        for s in steps_for(v, cands, records, direction, DEFAULT_WINDOW):
+            if s.again is not None and s.again.number in seen:
+                continue
+            if s.again is not None and checks >= spec.trials:
+                s = Step(s.family, s.budget, s.budget / DEFAULT_WINDOW, s.budget)
+            if s.again is not None:
+                seen.add(s.again.number)
+                checks += 1
+            out.append(s)
+    return out
+
+
 def seed_dominates(verdict, cands, direction: str) -> bool:
     """Whether seed noise makes at least SEED_SHARE of the difference's interval: the
     interval with the configurations fixed (method "seed") against the full one."""

@@ -26,7 +26,7 @@ from core.trials import EpochRecord, TrialResult, TrialSpec, TrialStopped
 from models import FAMILIES
 from search.artifacts.keep import Keeper
 from search.artifacts.location import weights_location
-from search.engine.deciding import DECIDED, Step, decide_start, read_verdicts, steps_for
+from search.engine.deciding import Step, decide_start, plan_round
 from search.engine.ownership import Heartbeat, is_orphan, owner_id
 from search.engine.prepare import Prepared, prepare
 from search.engine.pruners import Pruner, make_pruner
@@ -232,36 +232,13 @@ class StudyLoop:
         if not self._round:
             if self.pending:
                 return None
-            spec, prep = self.spec, self.prep
-            from reports.uncertainty import DEFAULT_WINDOW
-
-            records = self.store.trials(self.name)
-            verdicts, cands = read_verdicts(
-                records,
-                prep.task.metric,
-                prep.task.direction,
-                list(prep.families),
-                spec.decide,
-                spec.margin,
-                DEFAULT_WINDOW,
-            )
-            undecided = [v for v in verdicts if v.status not in DECIDED]
-            if not undecided:
+            spec, task = self.spec, self.prep.task
+            plan = plan_round(self.store.trials(self.name), task.metric, task.direction, list(self.prep.families), spec)
+            if plan is None:
                 self.out.decided = True
                 return None
-            checks = sum(is_check(r) for r in records)
-            seen: set[int] = set()
-            for v in undecided:
-                for s in steps_for(v, cands, records, prep.task.direction, DEFAULT_WINDOW):
-                    if s.again is not None and s.again.number in seen:
-                        continue  # one more seed per configuration a round
-                    if s.again is not None and checks >= spec.trials:  # seed checks at most --trials: a trial instead
-                        s = Step(s.family, s.budget, s.budget / DEFAULT_WINDOW, s.budget)
-                    if s.again is not None:
-                        seen.add(s.again.number)
-                        checks += 1
-                    self._round.append(s)
-            if not self._round:
+            self._round = plan
+            if not plan:
                 return None
         return self._round.pop(0)
 
