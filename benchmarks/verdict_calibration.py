@@ -273,13 +273,14 @@ def signed(v, first: str) -> tuple[float, float, float, bool]:
     return d, lo, hi, False
 
 
-def read_product(cands, setting: Setting, direction: str, confidence: float) -> Read:
+def read_product(cands, setting: Setting, direction: str, confidence: float, method: str | None = None) -> Read:
     """One replicate read by `search compare`'s own code with its defaults."""
     from reports.compare import compare_at
 
     b = list(setting.budgets)
     first = setting.families[0]
-    verdicts = compare_at({f: cands[f] for f in setting.families}, b, direction, confidence=confidence)
+    how = {} if method is None else {"method": method}
+    verdicts = compare_at({f: cands[f] for f in setting.families}, b, direction, confidence=confidence, **how)
     rows = np.array([signed(v, first)[:3] for v in verdicts])
     thin = np.array([signed(v, first)[3] for v in verdicts])
     sign = 1.0 if direction == "maximize" else -1.0
@@ -292,7 +293,8 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
     from reports.uncertainty import interval
     from storage import Store
 
-    product = text == "default"
+    product = text == "default" or text.startswith("default:")  # "default:METHOD": compare's code, another method
+    product_method = text.partition(":")[2] or None if product else None
     method, symmetric, min_near, window = parse_method("trials" if product else text)
     store = Store(f"sqlite:///{folder / setting.name}.db")
     reads, sign, all_cands, direction = [], None, [], "maximize"
@@ -303,7 +305,7 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
         cands = candidates(store.trials_frame(rec.name), rec.metric, list(setting.families))
         all_cands.append(cands)
         reads.append(
-            read_product(cands, setting, direction, confidence)
+            read_product(cands, setting, direction, confidence, product_method)
             if product
             else read(cands, setting, sign, method, min_near, confidence, symmetric, window)
         )
@@ -341,7 +343,13 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
                 }
                 aa.extend(
                     v.status != "better"
-                    for v in compare_at(two, list(setting.budgets), direction, confidence=confidence)
+                    for v in compare_at(
+                        two,
+                        list(setting.budgets),
+                        direction,
+                        confidence=confidence,
+                        **({} if product_method is None else {"method": product_method}),
+                    )
                 )
             continue
         for s, t in pairs:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from storage import Store
     from storage.records import StudyRecord
 
-INTERVALS = ("trials", "seed")  # `compare`'s interval methods (reports/uncertainty.py's METHOD_TEXT)
+INTERVALS = ("trials", "seed", "subsample")  # `compare`'s interval methods (reports/uncertainty.py's METHOD_TEXT)
 
 
 # -- compare -------------------------------------------------------------------------------

@@ -30,10 +30,11 @@ def add_parser(sub) -> None:
     cp.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
     cp.add_argument(
         "--interval",
-        choices=("trials", "seed"),
+        choices=("trials", "seed", "subsample"),
         default="trials",
-        help="what an interval carries: trials (which configurations a search finds, and seed noise; "
-        "the default) or seed (seed noise of the configurations found only)",
+        help="what an interval carries: trials (which configurations a search finds, resampled, and seed "
+        "noise; the default), subsample (half of them drawn without replacement, the deviation scaled as "
+        "a frontier estimate converges, and seed noise) or seed (seed noise of the configurations found only)",
     )
     cp.add_argument(
         "--noise",

@@ -306,3 +306,41 @@ def test_a_large_familys_draws_reduced_by_rows_are_those_of_best_within():
                 include = resample_mask(k, d, stream(0, "f")) if method == "trials" else None
                 want = best_within(values, params, budgets, sign, include)
                 assert np.array_equal(got, want, equal_nan=True), (case, sign, method)
+
+
+def test_a_subsample_keeps_half_the_configurations_without_replacement():
+    from reports.uncertainty import subsample_mask
+
+    rng = np.random.default_rng(1)
+    for k in (2, 3, 10, 11):
+        mask = subsample_mask(k, 500, rng)
+        assert (mask.sum(axis=1) == max(1, round(0.5 * k))).all()
+        assert mask.any(axis=0).all()  # every configuration is drawn in some subsample
+    assert subsample_mask(1, 4, rng).all() and subsample_mask(0, 4, rng).shape == (4, 0)
+
+
+def test_subsample_draws_scale_the_search_luck_and_keep_the_seed_noise():
+    """Brute force: each draw is estimate - sqrt(m/k) (best of the subsample - estimate) -
+    (its seed noise), the subsample and noise as drawn."""
+    from reports.uncertainty import best_within, stream, subsample_draws, subsample_mask
+
+    params = np.array([100.0, 200.0, 300.0, 400.0, 500.0, 600.0])
+    means = np.array([1.0, 3.0, 2.0, 5.0, 4.0, 4.5])
+    budgets = np.array([250.0, 600.0])
+    values = means[None, :] + np.random.default_rng(3).normal(0, 0.1, (50, 6))
+    got = subsample_draws(values, means, params, budgets, 1.0, stream(7, "f"))
+    mask = subsample_mask(6, 50, stream(7, "f"))
+    for j in range(50):
+        for i, b in enumerate(budgets):
+            inside = mask[j] & (params <= b)
+            if not inside.any():
+                assert np.isnan(got[j, i])
+                continue
+            est = means[params <= b].max()
+            plain = means[inside].max()
+            noisy = values[j][inside].max()
+            assert got[j, i] == pytest.approx(est - np.sqrt(3 / 6) * (plain - est) - (noisy - plain))
+    # a minimised metric: the same with the signs turned
+    low = subsample_draws(-values, -means, params, budgets, -1.0, stream(7, "f"))
+    assert np.allclose(np.nan_to_num(low), -np.nan_to_num(got))
+    assert best_within(means[None, :], params, budgets, 1.0)[0].tolist() == [3.0, 5.0]
