@@ -11,6 +11,7 @@ DEFAULT_STORAGE_WAIT_S = 300.0
 # reports/uncertainty.py)
 DEFAULT_MIN_NEAR = 1
 # `search compare --noise`: a configuration's seed noise, "pooled" (its family's, over every
-# configuration run twice or more: reports/compare.py `Candidates.pooled`) or "own"
-NOISE_MODELS = ("pooled", "own")
+# configuration run twice or more: reports/compare.py `Candidates.pooled`), "near" (over
+# those that scored nearest it: `Candidates.near`) or "own"
+NOISE_MODELS = ("pooled", "near", "own")
 DEFAULT_NOISE = "pooled"

@@ -44,6 +44,7 @@ from reports.uncertainty import (
     draws_for,
     front_draws,
     interval,
+    nearest_noise,
     pooled_noise,
     seed_noise,
     t_interval,
@@ -88,6 +89,16 @@ class Candidates:
         k = len(self.params)
         return dataclasses.replace(self, stds=np.full(k, s), dof=np.full(k, df))
 
+    def near(self) -> Candidates:
+        """The same configurations, each with the seed std pooled over the configurations
+        run twice or more that scored nearest it (`nearest_noise`); as they are when none
+        has two runs."""
+        noise = nearest_noise(self.means, self.stds, self.runs)
+        if noise is None:
+            return self
+        s, df = noise
+        return dataclasses.replace(self, stds=s, dof=df)
+
 
 def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None) -> dict[str, Candidates]:
     """Per family (sorted by name, or in `families` order) its complete configurations,
@@ -125,6 +136,8 @@ def with_noise(cands: dict[str, Candidates], noise: str) -> dict[str, Candidates
     """The candidates with the seed noise `noise` (one of NOISE_MODELS) reads them with."""
     if noise not in NOISE_MODELS:
         raise ValueError(f"unknown noise model {noise!r}; known: {', '.join(NOISE_MODELS)}")
+    if noise == "near":
+        return {fam: c.near() for fam, c in cands.items()}
     return {fam: c.pooled() for fam, c in cands.items()} if noise == "pooled" else cands
 
 

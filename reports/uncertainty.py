@@ -72,6 +72,8 @@ METHOD_TEXT = {
 NOISE_TEXT = {
     "pooled": "; a configuration's std is its family's, pooled over every configuration run twice or more "
     "(seed checks included), with the pooled degrees of freedom",
+    "near": "; a configuration's std is pooled over the 3 configurations of its family run twice or more "
+    "that scored nearest it",
     "own": "; a configuration's std is its own runs' (none with one run)",
 }
 POOLED_TEXT = (
@@ -108,6 +110,30 @@ def pooled_noise(stds: np.ndarray, runs: np.ndarray) -> tuple[float, int] | None
         return None
     df = int(np.sum(runs[ok] - 1))
     return float(math.sqrt(np.sum((runs[ok] - 1) * stds[ok] ** 2) / df)), df
+
+
+NOISE_NEIGHBOURS = 3  # configurations run twice or more whose seed noise a configuration's is pooled from
+
+
+def nearest_noise(
+    means: np.ndarray, stds: np.ndarray, runs: np.ndarray, neighbours: int = NOISE_NEIGHBOURS
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(s, df), each (k,): every configuration's seed std pooled (as `pooled_noise`) over
+    the `neighbours` configurations run twice or more whose means are nearest its own, and
+    its degrees of freedom. Seed noise depends on how well a model trains (a model that
+    trains badly varies more between seeds, and a bounded metric such as accuracy varies
+    less near its bound), so a configuration borrows the noise of those that scored like
+    it, not of the whole family. None when no configuration has two runs."""
+    means, stds, runs = np.asarray(means, dtype=float), np.asarray(stds, dtype=float), np.asarray(runs)
+    ok = (runs >= 2) & np.isfinite(stds)
+    if not ok.any():
+        return None
+    m, s, r = means[ok], stds[ok], runs[ok]
+    n = min(neighbours, len(m))
+    near = np.argsort(np.abs(means[:, None] - m[None, :]), axis=1, kind="stable")[:, :n]  # (k, n)
+    df = np.sum(r[near] - 1, axis=1)
+    var = np.sum((r[near] - 1) * s[near] ** 2, axis=1) / df
+    return np.sqrt(var), df
 
 
 def seed_noise(

@@ -176,7 +176,8 @@ def compare(
     "too thin to tell" there (0: never). `margin` D (in the metric's units): a budget whose
     difference's interval lies inside (-D, D) is answered "equivalent within ±D". `noise`:
     a configuration's seed noise, "pooled" (its family's, pooled over every configuration
-    run twice or more, seed checks included) or "own" (its own runs' std only).
+    run twice or more, seed checks included), "near" (pooled over the three such
+    configurations that scored nearest it) or "own" (its own runs' std only).
 
     Raises UserError (one line) for bad arguments (levels < 1, confidence outside (0, 1),
     min_near < 0, margin <= 0, an unknown interval or noise, a bad budget, budgets and levels both given), an

@@ -41,7 +41,8 @@ def add_parser(sub) -> None:
         choices=NOISE_MODELS,
         default=DEFAULT_NOISE,
         help="a configuration's seed noise: pooled (its family's, over every configuration run twice or "
-        "more, seed checks included; the default) or own (its own runs only: none with one run)",
+        "more, seed checks included; the default), near (pooled over the 3 such configurations that "
+        "scored nearest it) or own (its own runs only: none with one run)",
     )
     cp.add_argument(
         "--min-near",

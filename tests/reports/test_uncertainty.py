@@ -344,3 +344,21 @@ def test_subsample_draws_scale_the_search_luck_and_keep_the_seed_noise():
     low = subsample_draws(-values, -means, params, budgets, -1.0, stream(7, "f"))
     assert np.allclose(np.nan_to_num(low), -np.nan_to_num(got))
     assert best_within(means[None, :], params, budgets, 1.0)[0].tolist() == [3.0, 5.0]
+
+
+def test_a_configurations_noise_is_pooled_from_those_that_scored_nearest_it():
+    from reports.uncertainty import nearest_noise, pooled_noise
+
+    means = np.array([0.98, 0.97, 0.80, 0.75, 0.50, 0.985])
+    stds = np.array([0.005, 0.004, 0.03, 0.04, np.nan, np.nan])
+    runs = np.array([2, 3, 2, 2, 1, 1])
+    s, df = nearest_noise(means, stds, runs, neighbours=2)
+    # 0.985 (one run) borrows from 0.98 and 0.97; 0.50 from 0.75 and 0.80
+    top = np.sqrt((1 * 0.005**2 + 2 * 0.004**2) / 3)
+    low = np.sqrt((0.03**2 + 0.04**2) / 2)
+    assert s[5] == pytest.approx(top) and df[5] == 3 and s[4] == pytest.approx(low) and df[4] == 2
+    assert s[0] == pytest.approx(top) and s[2] == pytest.approx(low)
+    # with every configuration as a neighbour it is the family's pooled noise
+    s_all, df_all = nearest_noise(means, stds, runs, neighbours=10)
+    assert np.allclose(s_all, pooled_noise(stds, runs)[0]) and (df_all == pooled_noise(stds, runs)[1]).all()
+    assert nearest_noise(means, np.full(6, np.nan), np.ones(6, dtype=int)) is None
