@@ -203,7 +203,7 @@ class Verdict:
         if self.status == "too thin":
             return "too thin to tell: " + "; ".join(thin_text(r) for r in self.families if r.thin is not None)
         if self.status == "single run":
-            return f"{gap} (single run: no interval; use --repeats)"
+            return f"{gap} (single run: no interval; search with --repeats 2 or --seed-checks)"
         ci = f"interval {self.margin_low:.4g} .. {self.margin_high:.4g}"
         if self.status == "better":
             return f"{self.winner} better by {self.margin:.4g} ({ci})"

@@ -209,6 +209,7 @@ def run_spec(a: Any):
         retries=_or(a.retries, 1),
         oom_retry=a.oom_retry,
         recipe=recipe.name if recipe else None,
+        recipe_version=recipe.version if recipe else None,
         executor_options=executor_options,
         keep=_or(a.keep, DEFAULT_KEEP),
         artifacts=a.artifacts,

@@ -87,6 +87,7 @@ class RunSpec:
     oom_retry: bool = False  # an out-of-memory trial runs once more with half the batch
     executor_options: dict[str, Any] = field(default_factory=dict)  # e.g. ray address, gpus per trial
     recipe: str | None = None  # the recipe the settings came from (`search run --recipe`)
+    recipe_version: str | None = None  # its file's hash (search.recipes.Recipe.version)
     replicate_of: str | None = None  # with `--search-repeats K`: the name the K replicate searches share
     replicate: int | None = None  # this search's index among them, 1..K
     keep: str = DEFAULT_KEEP  # search.artifacts.KEEP: whose weights stay in the store (pareto, all, none)

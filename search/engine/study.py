@@ -413,6 +413,7 @@ def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
     out = {
         "recipe": spec.recipe,
+        **({"recipe_version": spec.recipe_version} if spec.recipe_version else {}),
         **search_settings(spec),
         "seed": spec.seed,
         "repeats": spec.repeats,

@@ -48,6 +48,8 @@ RUN_KEYS: dict[str, tuple[type, ...]] = {
     "size_scale": (str,),
     "start": (str,),
     "pruner": (str,),
+    "shape_draw": (str,),
+    "revisit": (str,),
     "prune_grace": (float,),
     "seed_checks": (float, int),
     "decide": (str,),
@@ -78,6 +80,20 @@ class Recipe:
     run: dict[str, Any]  # RUN_KEYS -> value; space_file made absolute
     task_options: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+
+    @property
+    def version(self) -> str | None:
+        """The first 12 hex digits of the SHA-256 of the recipe's file and its space file:
+        a study records it, so a later change to the recipe shows (None: no file)."""
+        if self.path is None:
+            return None
+        import hashlib
+
+        digest = hashlib.sha256(self.path.read_bytes())
+        space = self.run.get("space_file")
+        if space and Path(space).is_file():
+            digest.update(Path(space).read_bytes())
+        return digest.hexdigest()[:12]
 
 
 def recipe_names() -> list[str]:

@@ -159,3 +159,44 @@ def test_the_paper_scale_hu_recipe_turns_on_u_vits_ema(cli):
     assert r.run["ema_warmup"] is True
     code, out, _ = cli("recipes", "hu-lmlp")
     assert code == 0 and "--ema 0.9999" in out
+
+
+# What decides a search besides its question: the keys every recipe must state (issue 63),
+# and those that only a sampler drawing sizes (not the grid) reads.
+PINNED = ("sampler", "pruner", "epochs", "seed", "trials", "repeats", "seed_checks")
+PINNED_OPTUNA = ("sampler_scope", "shape_draw", "size_scale", "revisit", "corners", "start", "spread", "share")
+
+
+def unpinned(run: dict) -> list[str]:
+    """The settings a recipe's [run] table leaves to a default (the pruner's grace too, with a pruner)."""
+    needed = list(PINNED) + ([] if run.get("sampler") == "grid" else list(PINNED_OPTUNA))
+    if run.get("pruner") != "none":
+        needed.append("prune_grace")
+    return [k for k in needed if k not in run]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_recipe_pins_every_setting_that_decides_its_search(name):
+    """A later change of a default cannot change a recipe's search."""
+    assert unpinned(load_recipe(name).run) == []
+
+
+def test_a_recipe_left_to_a_default_is_caught():
+    bare = parse_recipe("x", {"description": "d", "run": {"space": "hourglass", "budget": "1M"}})
+    assert unpinned(bare.run) == [*PINNED, *PINNED_OPTUNA, "prune_grace"]
+    grid = parse_recipe("g", {"description": "d", "run": {"space": "hourglass", "budget": "1M", "sampler": "grid"}})
+    assert unpinned(grid.run) == ["pruner", "epochs", "seed", "trials", "repeats", "seed_checks", "prune_grace"]
+
+
+def test_a_study_records_its_recipes_version(cli, tmp_path):
+    code, _, err = cli(
+        "run", "--recipe", "chen-denoise-small", "--smoke", "--no-report", "--storage", f"sqlite:///{tmp_path}/r.db"
+    )
+    assert code == 0, err
+    store = Store(f"sqlite:///{tmp_path}/r.db")
+    (study,) = store.list_studies()
+    settings = store.get_study(study.name).settings
+    store.close()
+    version = load_recipe("chen-denoise-small").version
+    assert settings["recipe"] == "chen-denoise-small" and settings["recipe_version"] == version and len(version) == 12
+    assert settings["sampler"] == "tpe" and settings["revisit"] == "train" and settings["shape_draw"] == "random"
