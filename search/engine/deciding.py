@@ -1,7 +1,7 @@
 """`search run --decide B1,B2 [--margin D]`: search until the named budgets' verdicts are
 decided, with the least training.
 
-After the families' random start (`decide_start`), the study reads its verdicts at the
+After the default search's share of trials per family (`decide_start`), the study reads its verdicts at the
 named budgets as `search compare` reads them (reports/compare.py: the study's metric, the
 default interval and noise, `--margin D` for equivalence). A budget is decided when its
 verdict is "better" or "equivalent". For each undecided budget the next round trains
@@ -52,10 +52,17 @@ class Step:
     again: TrialRecord | None = None
 
 
+DECIDE_AFTER = 20  # trials per family before the first reading: a family's share of the default two-family search
+
+
 def decide_start(trials: int, families: int) -> int:
-    """The trials before the first reading: each family's random start (the samplers'
-    `startup_trials` of its share), at most `trials`."""
-    return min(trials, families * startup_trials(max(1, trials // max(families, 1))))
+    """The trials before the first reading: DECIDE_AFTER per family (the default search's
+    share; at least each family's random start), at most `trials`. Reading earlier decided
+    too soon: on the quickstart question one search stopped after 32 trials with
+    "hourglass better by 1.19" at 40K, conventional's learning rates never above 0.001 (the
+    pooled answer of eight default searches there is -0.015; docs/benchmarks.md §23)."""
+    per = max(DECIDE_AFTER, startup_trials(max(1, trials // max(families, 1))))
+    return min(trials, families * per)
 
 
 def frame_of(records: list[TrialRecord], metric: str):
