@@ -369,3 +369,58 @@ def wins_figure(verdicts: list[Verdict], metric: str, *, params_label: str = "tr
     fig.update_xaxes(type="log", title_text=f"budget: {params_label} (log)")
     fig.update_yaxes(title_text=f"best {metric} within the budget")
     return fig
+
+
+def attainment_figure(
+    surfaces: dict[str, dict[float, np.ndarray]],
+    metric: str,
+    direction: str,
+    *,
+    params_label: str = "trainable parameters",
+) -> go.Figure:
+    """Each family's median attainment surface over replicate searches (a step line) with
+    the band between its 25% and 75% surfaces (reports/attainment.py)."""
+    from reports.attainment import step_values
+
+    fig = go.Figure()
+    for i, (fam, surf) in enumerate(sorted(surfaces.items())):
+        color = PALETTE[i % len(PALETTE)]
+        upper, lower, median = surf.get(25.0), surf.get(75.0), surf.get(50.0)
+        if upper is not None and lower is not None and len(upper) and len(lower):
+            xs = np.unique(np.concatenate([upper[:, 0], lower[:, 0]]))
+            hi, lo = step_values(upper, xs, direction), step_values(lower, xs, direction)
+            for ys, fill in ((hi, None), (lo, "tonexty")):
+                fig.add_trace(
+                    go.Scatter(
+                        x=10**xs,
+                        y=ys,
+                        mode="lines",
+                        line=dict(width=0, shape="hv"),
+                        fill=fill,
+                        fillcolor=color,
+                        opacity=0.2,
+                        name=f"{html.escape(fam)} 25-75%",
+                        legendgroup=fam,
+                        showlegend=fill is not None,
+                        hoverinfo="skip",
+                    )
+                )
+        if median is not None and len(median):
+            fig.add_trace(
+                go.Scatter(
+                    x=10 ** median[:, 0],
+                    y=median[:, 1],
+                    mode="lines+markers",
+                    line=dict(color=color, width=2.5, shape="hv"),
+                    name=f"{html.escape(fam)} median",
+                    legendgroup=fam,
+                    hovertemplate=f"{html.escape(fam)} (median of the searches)<br>%{{x:.4g}} params<br>"
+                    f"{html.escape(metric)} %{{y:.4g}}<extra></extra>",
+                )
+            )
+    if not fig.data:
+        return empty_figure(None, "no complete trials yet")
+    fig.update_layout(template="plotly_white", height=420, margin=dict(l=60, r=20, t=30, b=50))
+    fig.update_xaxes(type="log", title=params_label)
+    fig.update_yaxes(title=metric)
+    return fig

@@ -134,7 +134,30 @@ def compare_wins(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], df: pd.Dat
         reps = [compare.candidates(pooled[pooled["study"] == r.name], rec.metric) for r, _ in studies]
         levels_at = compare.default_levels(compare.candidates(pooled, rec.metric), levels)
         verdicts = compare.compare_replicates(reps, levels_at, rec.direction)
-        return wins_section(verdicts, rec.metric, label, POOLED_NOTE)
+        return wins_section(verdicts, rec.metric, label, POOLED_NOTE) + attainment_section(reps, rec, label)
     cands = compare.candidates(df, rec.metric)
     verdicts = compare.compare_at(cands, compare.default_levels(cands, levels), rec.direction)
     return wins_section(verdicts, rec.metric, label, WINS_NOTE)
+
+
+ATTAINMENT_NOTE = (
+    "How each family's front varies between the replicate searches (the empirical attainment "
+    "function, computed by moocore): the line is the front at least half of the searches reach "
+    "(a point is reached by a search with a configuration of no more parameters and a value at "
+    "least as good), the band lies between the fronts a quarter and three quarters of them reach."
+)
+
+
+def attainment_section(reps: list, rec: StudyRecord, params_label: str) -> str:
+    """The replicate searches' attainment surfaces per family (reports/attainment.py); no
+    section where moocore is not installed."""
+    try:
+        from reports.attainment import attainment_surfaces, family_points
+    except ImportError:  # pragma: no cover - moocore is a dependency
+        return ""
+    families = sorted({f for r in reps for f in r})
+    surfaces = {f: attainment_surfaces(family_points(reps, f), rec.direction) for f in families}
+    fig = figures.attainment_figure(surfaces, rec.metric, rec.direction, params_label=params_label)
+    return f'<h2>How the fronts vary between the searches</h2><p class="muted">{ATTAINMENT_NOTE}</p>' + figure_html(
+        fig, "attainment-figure"
+    )

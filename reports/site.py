@@ -98,7 +98,8 @@ def _ensure_frame(df: pd.DataFrame | None) -> pd.DataFrame:
 WINS_NOTE = (
     "For each budget, each family's best {metric} with at most that many parameters and a 95% "
     "interval that carries both kinds of luck a second search would have: which configurations it "
-    "finds (the trials resampled) and seed noise (it needs repeats: <code>--repeats 3</code>). The "
+    "finds (the trials resampled) and seed noise (from the seed checks a one-seed search ends with, "
+    "or from <code>--repeats</code>). The "
     "verdict says whether the leader is ahead beyond them; a family with no trial within a factor 3 "
     "below a budget is \u201ctoo thin to tell\u201d there. <code>search compare</code> prints the same "
     "for any budgets, across studies, and pooled over replicate searches (<code>search run "

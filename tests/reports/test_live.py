@@ -21,6 +21,14 @@ def test_replicate_searches_are_pooled_on_the_compare_page():
     page = compare_page(studies)
     assert "Which shape wins" in page and "replicate searches of one question" in page
     assert "hourglass better by" in page and "q-r1: hourglass" not in page.split("Which shape wins")[1]
+    # and how the fronts vary between the searches: each family's median surface and its band
+    eaf = page.split("How the fronts vary between the searches")[1]
+    assert "attainment-figure" in eaf and "hourglass median" in eaf and "conventional 25-75%" in eaf
+
+
+def test_different_questions_get_no_attainment_section():
+    studies = [replicate("a", 1, 20, 18, group=None), replicate("b", 2, 21, 18.5, group=None)]
+    assert "How the fronts vary" not in compare_page(studies)
 
 
 def test_studies_of_different_questions_are_compared_on_one_frame():
