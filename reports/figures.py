@@ -371,6 +371,13 @@ def wins_figure(verdicts: list[Verdict], metric: str, *, params_label: str = "tr
     return fig
 
 
+def translucent(color: str, alpha: float) -> str:
+    """ "#1f77b4" as "rgba(31, 119, 180, alpha)" (a band's fill: a trace's opacity does not reach it)."""
+    c = color.lstrip("#")
+    r, g, b = (int(c[i : i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r}, {g}, {b}, {alpha})"
+
+
 def attainment_figure(
     surfaces: dict[str, dict[float, np.ndarray]],
     metric: str,
@@ -397,8 +404,7 @@ def attainment_figure(
                         mode="lines",
                         line=dict(width=0, shape="hv"),
                         fill=fill,
-                        fillcolor=color,
-                        opacity=0.2,
+                        fillcolor=translucent(color, 0.25),
                         name=f"{html.escape(fam)} 25-75%",
                         legendgroup=fam,
                         showlegend=fill is not None,
