@@ -273,14 +273,13 @@ def signed(v, first: str) -> tuple[float, float, float, bool]:
     return d, lo, hi, False
 
 
-def read_product(cands, setting: Setting, direction: str, confidence: float, method: str | None = None) -> Read:
+def read_product(cands, setting: Setting, direction: str, confidence: float, how: dict | None = None) -> Read:
     """One replicate read by `search compare`'s own code with its defaults."""
     from reports.compare import compare_at
 
     b = list(setting.budgets)
     first = setting.families[0]
-    how = {} if method is None else {"method": method}
-    verdicts = compare_at({f: cands[f] for f in setting.families}, b, direction, confidence=confidence, **how)
+    verdicts = compare_at({f: cands[f] for f in setting.families}, b, direction, confidence=confidence, **(how or {}))
     rows = np.array([signed(v, first)[:3] for v in verdicts])
     thin = np.array([signed(v, first)[3] for v in verdicts])
     sign = 1.0 if direction == "maximize" else -1.0
@@ -294,7 +293,9 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
     from storage import Store
 
     product = text == "default" or text.startswith("default:")  # "default:METHOD": compare's code, another method
-    product_method = text.partition(":")[2] or None if product else None
+    # "default:METHOD[:NOISE]": compare's code with another interval method and noise model
+    how = dict(zip(("method", "noise"), text.split(":")[1:])) if product else {}
+    how = {k: v for k, v in how.items() if v}
     method, symmetric, min_near, window = parse_method("trials" if product else text)
     store = Store(f"sqlite:///{folder / setting.name}.db")
     reads, sign, all_cands, direction = [], None, [], "maximize"
@@ -305,7 +306,7 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
         cands = candidates(store.trials_frame(rec.name), rec.metric, list(setting.families))
         all_cands.append(cands)
         reads.append(
-            read_product(cands, setting, direction, confidence, product_method)
+            read_product(cands, setting, direction, confidence, how)
             if product
             else read(cands, setting, sign, method, min_near, confidence, symmetric, window)
         )
@@ -343,13 +344,7 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
                 }
                 aa.extend(
                     v.status != "better"
-                    for v in compare_at(
-                        two,
-                        list(setting.budgets),
-                        direction,
-                        confidence=confidence,
-                        **({} if product_method is None else {"method": product_method}),
-                    )
+                    for v in compare_at(two, list(setting.budgets), direction, confidence=confidence, **how)
                 )
             continue
         for s, t in pairs:
