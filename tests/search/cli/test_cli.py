@@ -169,6 +169,8 @@ def test_studies_sql_report(cli, study_db, tmp_path):
     assert "hourglass" in page and "conventional" in page and 'src="plotly.min.js"' in page
 
 
+TWO = ("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K")  # --decide's rows
+
 # fmt: off  (a table: one row per bad input)
 BAD_INPUT = [
     (("run", "--space", "resnet", "--budget", "1M"), "unknown family 'resnet'"),
@@ -756,66 +758,19 @@ BAD_INPUT = [
         ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--seed-checks", "some"),
         "argument --seed-checks: invalid float value: 'some'",
     ),
+    ((*TWO, "--decide", "200K"), "--decide 200K is above the search budget 100K"),
     (
-        (
-            "run",
-            "--space",
-            "hourglass,conventional",
-            "--task",
-            "digits-denoise",
-            "--budget",
-            "100K",
-            "--decide",
-            "200K",
-        ),
-        "--decide 200K is above the search budget 100K",
-    ),
-    (
-        (
-            "run",
-            "--space",
-            "hourglass,conventional",
-            "--task",
-            "digits-denoise",
-            "--budget",
-            "100K",
-            "--decide",
-            "10K,60K",
-        ),
+        (*TWO, "--decide", "10K,60K"),
         "--decide 10K is below the smallest conventional model (16.5K): no verdict is possible there",
     ),
+    ((*TWO, "--decide", "6Q"), "bad budget"),
+    ((*TWO, "--decide", ","), "--decide needs at least one budget"),
     (
-        ("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K", "--decide", "6Q"),
-        "bad budget",
-    ),
-    (
-        ("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K", "--decide", ","),
-        "--decide needs at least one budget",
-    ),
-    (
-        (
-            "run",
-            "--space",
-            "hourglass,conventional",
-            "--task",
-            "digits-denoise",
-            "--budget",
-            "100K",
-            "--decide",
-            "60K",
-            "--margin",
-            "0",
-        ),
+        (*TWO, "--decide", "60K", "--margin", "0"),
         "--margin must be a difference above 0 in the metric's units, got 0.0",
     ),
-    (
-        ("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K", "--margin", "-1"),
-        "--margin must be a difference above 0 in the metric's units, got -1.0",
-    ),
-    (
-        ("run", "--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K", "--margin", "0.1"),
-        "--margin is for --decide here",
-    ),
+    ((*TWO, "--margin", "-1"), "--margin must be a difference above 0 in the metric's units, got -1.0"),
+    ((*TWO, "--margin", "0.1"), "--margin is for --decide here"),
     (
         ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--decide", "60K"),
         "--decide needs two families or more",
