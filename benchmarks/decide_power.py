@@ -5,7 +5,8 @@ Runs the README's quickstart question (hourglass against conventional, digits de
 reports per seed the verdict at each named budget, the trials and seed checks it ran and
 their training seconds; beside it, the default 40-trial search of the same seed read from
 `--baseline DB` (the verdict calibration's `qs` studies: `benchmarks/verdict_calibration.py
---settings qs`), whose training seconds it divides by.
+--settings qs`), whose training seconds and trained runs (trials and seed checks) it divides
+by. The seconds are only comparable when both ran under the same load; the runs always are.
 
     python benchmarks/decide_power.py --dir /tmp/decide --baseline /tmp/cal61/qs.db --seeds 11,12,13
 """
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             base = Store(f"sqlite:///{a.baseline}")
             bt, bc, bs = training_seconds(base, f"qs-{seed}")
             row |= {"baseline_trials": bt, "baseline_checks": bc, "baseline_seconds": bs, "ratio": seconds / bs}
+            row["runs_ratio"] = (trials + checks) / (bt + bc)  # trained runs: unlike seconds, the same under any load
         rows.append(row)
         print(json.dumps(row), flush=True)
     decided = [s in ("better", "equivalent") for r in rows for s in r["verdicts"]]
