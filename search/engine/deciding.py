@@ -50,6 +50,7 @@ class Step:
     low: float = 0.0
     high: float = 0.0
     again: TrialRecord | None = None
+    runs: int = 0  # the runs `again`'s configuration has (its own and its seed checks')
 
 
 DECIDE_AFTER = 20  # trials per family before the first reading: a family's share of the default two-family search
@@ -122,7 +123,13 @@ def plan_round(records: list[TrialRecord], metric: str, direction: str, families
     undecided = [v for v in verdicts if v.status not in DECIDED]
     if not undecided:
         return None
+    from search.engine.seed_checks import checked_trial
+
     checks = sum(is_check(r) for r in records)
+    runs: dict[int, int] = {r.number: len(r.seeds) for r in records if not is_check(r)}
+    for r in records:
+        if is_check(r) and checked_trial(r.note) in runs:
+            runs[checked_trial(r.note)] += len(r.seeds)
     seen: set[int] = set()
     out: list[Step] = []
     for v in undecided:
@@ -134,6 +141,7 @@ def plan_round(records: list[TrialRecord], metric: str, direction: str, families
             if s.again is not None:
                 seen.add(s.again.number)
                 checks += 1
+                s = Step(s.family, s.budget, again=s.again, runs=runs.get(s.again.number, len(s.again.seeds)))
             out.append(s)
     return out
 

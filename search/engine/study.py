@@ -33,7 +33,7 @@ from search.engine.pruners import Pruner, make_pruner
 from search.engine.retries import Job, follow_up, resume_job
 from search.engine.sampling import Proposal, Rejection, Sampler, make_sampler
 from search.engine.search_flags import search_settings
-from search.engine.seed_checks import SEED_CHECK, check_note, checked_trial, is_check, plan_checks
+from search.engine.seed_checks import SEED_CHECK, check_note, is_check, plan_checks
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
 from search.executors import Executor, make_executor
@@ -211,7 +211,7 @@ class StudyLoop:
                 if step is None:
                     return None  # a round in flight, or every budget decided
                 if step.again is not None:
-                    return self._seed_job(step.again)
+                    return self._seed_job(step.again, step.runs)
                 self.sampler.aim(step.family, step.low, step.high)
             p = self.sampler.ask()
             self.out.answered = self.sampler.answered
@@ -242,13 +242,10 @@ class StudyLoop:
                 return None
         return self._round.pop(0)
 
-    def _seed_job(self, first: TrialRecord) -> Job:
+    def _seed_job(self, first: TrialRecord, runs: int) -> Job:
         """One more seed of trial `first`'s configuration: the next seed of its sequence
-        after every run it has (its own and its seed checks')."""
+        after the `runs` it has (its own and its seed checks')."""
         spec = self.spec
-        runs = len(first.seeds) + sum(
-            len(r.seeds) for r in self.store.trials(self.name) if checked_trial(r.note) == first.number
-        )
         seeds = run_seeds(spec.seed, first.family, first.config, runs + spec.repeats)[runs:]
         proposal = Proposal(first.family, first.config, first.params, note=check_note(first.number), unpruned=True)
         return Job(proposal, spec.train, seeds=seeds)
@@ -274,7 +271,8 @@ class StudyLoop:
             )
         if not self._checks:
             return None
-        return self._seed_job(self._checks.pop(0))
+        first = self._checks.pop(0)
+        return self._seed_job(first, len(first.seeds))  # planned only where no check ran
 
     def _reject(self, p: Rejection) -> None:
         assert self.sampler is not None and self.out is not None

@@ -6,9 +6,9 @@ import pytest
 
 from core.errors import UserError
 from search.engine.deciding import check_budgets, decide_start, decisions_text, outstanding, read_verdicts, steps_for
-from search.engine.seed_checks import is_check
+from search.engine.seed_checks import checked_trial, is_check
 from search.engine.specs import RunSpec
-from search.engine.study import StudyLoop, prepare
+from search.engine.study import StudyLoop, prepare, run_seeds
 from tests.search.fakes import MemoryStore, RecordingProgress, ScriptedExecutor, complete
 
 FAMILIES = ("hourglass", "conventional")
@@ -59,6 +59,11 @@ def test_equal_families_are_decided_equivalent_with_a_margin_and_not_without():
     _, out = run(store, gap=0.0, trials=80, margin=1.0)
     (v,), _ = read_verdicts(store.trials("s"), "psnr", "maximize", FAMILIES, [20_000.0], 1.0, 3.0)
     assert out.decided and v.status == "equivalent"
+    # each configuration's seeds go on along its own sequence, one per check, none twice
+    rows = store.trials("s")
+    for first in (r for r in rows if not is_check(r)):
+        seeds = [tuple(first.seeds)] + [tuple(r.seeds) for r in rows if checked_trial(r.note) == first.number]
+        assert [s[0] for s in seeds] == list(run_seeds(0, first.family, first.config, len(seeds)))
     store = MemoryStore()
     _, out = run(store, gap=0.0, trials=46)
     assert not out.decided and sum(not is_check(r) for r in store.trials("s")) == 46  # --trials is the limit
