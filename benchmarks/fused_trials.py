@@ -189,6 +189,8 @@ def run_search(args: list[str], threads: int, folder: Path) -> float:
             "run",
             *args,
             "--no-report",
+            "--seed-checks",
+            "0",  # the trials alone, as this benchmark measures them
             "--storage",
             f"sqlite:///{folder / 'search.db'}",
             "--artifacts",

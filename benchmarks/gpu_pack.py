@@ -100,6 +100,8 @@ def setting(k: int, trials: int, epochs: int, data_dir: str | None, threads: int
         "--study",
         "pack",
         "--no-report",
+        "--seed-checks",
+        "0",  # the trials alone, as this benchmark measures them
         "--retries",
         "0",
         "--pack",

@@ -59,6 +59,8 @@ def search_args(url: str, study: str, trials: int, epochs: int, seed: int) -> li
         "--keep",
         "none",
         "--no-report",
+        "--seed-checks",
+        "0",  # the trials alone, as this benchmark measures them
         "--pruner",
         "none",  # every trial runs out, so a complete count measures losses
         "--study",

@@ -187,6 +187,7 @@ def run(
         task_options=setting.task_options,
         data_dir=data_dir,
         retries=0,
+        seed_checks=0,  # the search's own trials: what its efficiency counts
     )
     t0 = time.perf_counter()
     stopped = None

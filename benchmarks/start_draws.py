@@ -113,6 +113,7 @@ def one(
         trials=trials,
         executor=executor,
         study=name,
+        seed_checks=0,  # the trials alone
         seed=seed,
         shape_draw=draw,
         train=TrainSettings(),

@@ -125,6 +125,8 @@ def campaign(a: argparse.Namespace, folder: Path) -> dict[str, Any]:
         "--storage",
         f"sqlite:///{db}",
         "--no-report",
+        "--seed-checks",
+        "0",  # the trials alone, as this benchmark measures them
         "--executor",
         a.executor,
         "--ray-address",

@@ -144,6 +144,7 @@ def run_one(
         trials=trials,
         executor=executor,
         study=name,
+        seed_checks=0,  # the trials alone
         seed=seed,
         train=TrainSettings(epochs=1),
         executor_options=options,

@@ -75,6 +75,8 @@ def run_study(work: Path, mode: str, seed: int, args: argparse.Namespace, writes
         "--keep",
         mode,
         "--no-report",
+        "--seed-checks",
+        "0",  # the trials alone, as this benchmark measures them
     ]
     if mode != "none":
         argv += ["--artifacts", str(work / f"{name}-artifacts")]

@@ -28,7 +28,9 @@ ARGS = [
     "k",
     "--pruner",
     "none",
-]  # counts complete trials (test_pruners.py resumes a pruned study)
+    "--seed-checks",
+    "0",
+]  # counts complete trials (test_pruners.py resumes a pruned study; test_seed_checks.py the checks)
 
 
 def complete_rows(db):
