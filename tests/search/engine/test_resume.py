@@ -105,6 +105,8 @@ def test_kill_during_a_weights_write_then_resume(tmp_path):
         "none",
         "--keep",
         "all",
+        "--seed-checks",
+        "0",
     ]
     proc = run_subprocess(args, cwd=tmp_path, env_extra={"SEARCH_FAULT_WEIGHTS": "crash"})
     proc.communicate(timeout=300)
