@@ -106,6 +106,8 @@ def test_a_killed_pack_resumes_with_nothing_recorded_twice(tmp_path):
         "k",
         "--pack",
         "4",
+        "--seed-checks",
+        "0",  # the trials counted below
     ]
     p = run_subprocess(args, cwd=tmp_path, env_extra={"SEARCH_FAULT": "crash:d_z=100"})
     p.communicate(timeout=300)
