@@ -26,7 +26,9 @@ def spec(tmp_path, executor, **kw):
         study=executor,
         train=TrainSettings(epochs=2),
         pruner="none",
-    )  # executor behaviour: every trial runs out (the pruner has its own tests)
+        seed_checks=0,
+    )  # executor behaviour: every trial runs out (the pruner has its own tests), no seed checks after
+    # the trials unless a test asks (they have their own tests; the local-like one runs them)
     if executor == "ray":
         base["executor_options"] = {"num_cpus": 2, "max_concurrent": 2}
     base.update(kw)
@@ -51,10 +53,11 @@ def test_ray_runs_a_multi_family_study_like_the_local_executor(tmp_path, one_thr
     # Both sides train with one torch thread, so the float reductions run in the same
     # order and equal seeds and configs give equal numbers (with 2 threads locally and
     # 1 on Ray, PSNR differed by 5e-4 dB).
-    local = run_study(spec(tmp_path, "local"), store, ConsoleProgress(live=False))
-    ray_out = run_study(spec(tmp_path, "ray"), store, ConsoleProgress(live=False))
+    local = run_study(spec(tmp_path, "local", seed_checks=0.5), store, ConsoleProgress(live=False))
+    ray_out = run_study(spec(tmp_path, "ray", seed_checks=0.5), store, ConsoleProgress(live=False))
     assert local.finished == ray_out.finished == 4
     a, b = store.trials_frame("local"), store.trials_frame("ray")
+    assert len(b) > 4 and b.note.str.startswith("seed check of trial").sum() == len(b) - 4  # Ray ran the checks
     assert list(a.columns) == list(b.columns)
     assert (b.status == "complete").all() and (b.params <= 60_000).all()
     assert set(b.family) <= {"hourglass", "conventional"} and b.psnr.notna().all() and b.ssim.notna().all()
