@@ -33,6 +33,8 @@ RUN = (
     "--executor",
     "tune",
     "--no-report",
+    "--seed-checks",
+    "0",  # the trials counted below; tests/search/tune/test_seed_checks_tune.py runs the checks
 )
 GRID = "[hourglass]\nd_z = [100]\nd_h = {d_h}\nL = [1]\nlr = {lr}\n"
 
@@ -113,6 +115,7 @@ def test_the_pareto_pruner_stops_a_trial_on_tune(tmp_path, ray_cpus):
         pruner="pareto",
         train=TrainSettings(epochs=6, max_train_samples=256),
         executor_options={"max_concurrent": 1},
+        seed_checks=0,
     )
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     out = run_tune_study(spec, store, ConsoleProgress(live=False))
@@ -145,6 +148,7 @@ def test_a_dead_workers_trial_is_failed_and_retried(tmp_path, ray_cpus):
         retries=1,
         train=TrainSettings(epochs=1, max_train_samples=256),
         executor_options={"max_concurrent": 2},
+        seed_checks=0,
     )
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     out = run_tune_study(spec, store, ConsoleProgress(live=False))
@@ -238,6 +242,7 @@ def test_one_trial_at_a_time_on_tune_gives_the_local_executors_study(tmp_path, r
             executor=executor,
             study=executor,
             train=TrainSettings(epochs=3, max_train_samples=256),
+            seed_checks=0,  # a check plan reads the trials' durations, which differ between the executors
             **kw,
         )
 
