@@ -57,6 +57,8 @@ def search_args(url: str, study: str, trials: int, *extra: str) -> list[str]:
         "--keep",
         "none",
         "--no-report",
+        "--seed-checks",
+        "0",  # the trials counted below
         "--study",
         study,
         "--storage",
