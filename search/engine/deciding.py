@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.engine.sampling.policies import startup_trials
+from search.engine.seed_checks import checked_trial, is_check
 from storage.records import TrialRecord
 
 DECIDED = ("better", "equivalent")
@@ -117,14 +118,11 @@ def plan_round(records: list[TrialRecord], metric: str, direction: str, families
     seed per configuration a round, seed checks at most `spec.trials` in all: a trial aimed
     near the budget instead); None when every budget is decided."""
     from reports.uncertainty import DEFAULT_WINDOW
-    from search.engine.seed_checks import is_check
 
     verdicts, cands = read_verdicts(records, metric, direction, families, spec.decide, spec.margin, DEFAULT_WINDOW)
     undecided = [v for v in verdicts if v.status not in DECIDED]
     if not undecided:
         return None
-    from search.engine.seed_checks import checked_trial
-
     checks = sum(is_check(r) for r in records)
     runs: dict[int, int] = {r.number: len(r.seeds) for r in records if not is_check(r)}
     for r in records:
