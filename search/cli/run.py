@@ -151,7 +151,8 @@ def add_parser(sub) -> None:
     how.add_argument(
         "--decide",
         metavar="BUDGETS",
-        help="comma list of budgets, e.g. 10K,60K: after the families' random start, search where their "
+        help="comma list of budgets, e.g. 10K,60K: after 20 trials per family (the default search's share), "
+        "search where their "
         "verdicts are undecided (trials aimed near them, more seeds where seed noise dominates) until each "
         "is 'better' or 'equivalent', or --trials trials have run",
     )
