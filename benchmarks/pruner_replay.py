@@ -45,6 +45,7 @@ sys.path.insert(0, str(REPO))
 from bench_util import fail, write_json  # noqa: E402
 
 from search.engine.pruners import DEFAULT_KEEP, CheckedRungPruner, grace_epochs, make_pruner, rung_epochs  # noqa: E402
+from search.engine.seed_checks import SEED_CHECK  # noqa: E402
 from search.engine.study import first_seed_curve  # noqa: E402
 from search.integrations.pruner_replay import (  # noqa: E402
     ORDERS,
@@ -63,10 +64,12 @@ from storage.frames import metric_column  # noqa: E402
 
 
 def study_trials(store: Store, name: str) -> tuple[list[ReplayTrial], str, int]:
-    """(complete trials in number order, direction, epochs) of one unpruned study."""
+    """(complete trials in number order, direction, epochs) of one unpruned study; its seed
+    checks (other seeds of trials already there, after the search) are not the search's."""
     record = store.get_study(name)
     frame = store.trials_frame(name)
-    frame = frame[frame["status"] == "complete"].sort_values("number")
+    checks = frame["note"].fillna("").str.contains(SEED_CHECK, regex=False)
+    frame = frame[(frame["status"] == "complete") & ~checks].sort_values("number")
     col = metric_column(record.metric)
     out = []
     for number, family, params, value in zip(frame["number"], frame["family"], frame["params"], frame[col]):
