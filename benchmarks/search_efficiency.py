@@ -86,6 +86,7 @@ from search.engine.sampling.policies import (  # noqa: E402
     DEFAULT_SPREAD,
     DEFAULT_START,
 )
+from search.engine.seed_checks import SEED_CHECK  # noqa: E402
 from search.engine.specs import RunSpec  # noqa: E402
 from search.engine.study import prepare, run_study  # noqa: E402
 from search.spaces import min_params  # noqa: E402
@@ -204,8 +205,10 @@ def run(
 def study_frame(store: Store, study: str):
     """The study's trials, with the epochs each trained (all its runs): with params, a
     load-independent measure of training work beside the summed seconds, which a shared
-    machine's load inflates."""
+    machine's load inflates. A study's seed checks (another seed of trials already there,
+    after its search: search/engine/seed_checks.py) are not its search's trials: left out."""
     frame = store.trials_frame(study)
+    frame = frame[~frame["note"].fillna("").str.contains(SEED_CHECK, regex=False)].reset_index(drop=True)
     frame["epochs_trained"] = [
         len(store.epochs(study, int(n))) if st in CURVE_STATUSES else 0
         for n, st in zip(frame["number"], frame["status"])
