@@ -310,26 +310,14 @@ def _rung_loop(store, trials, curve=_curve, pruner="rungs"):
     return loop
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def rung_store(request, tmp_path):
-    from tests.search.fakes import MemoryStore
-
-    if request.param == "memory":
-        yield MemoryStore()
-    else:
-        with Store(f"sqlite:///{tmp_path / 'db.sqlite'}") as s:
-            yield s
-
-
 @pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
 @pytest.mark.parametrize("rule", ["rungs", "checked-rungs"])
-def test_rungs_through_the_study_loop_kill_mid_rung_and_resume(rung_store, rule):
+def test_rungs_through_the_study_loop_kill_mid_rung_and_resume(store, rule):
     """The rung rule on a scripted executor: stops only at rungs (epochs 1 and 3 of 9),
     stored as `pruned` with the epochs trained and a reason that says where; a Ctrl-C
     between two rungs leaves the trial interrupted, the resumed loop retries it, judges
     with the past trials' curves and keeps every finished trial as it was; and every
     stop is exactly the rule replayed on the stored curves in trial order."""
-    store = rung_store
 
     walked, killed_at = [], []
 

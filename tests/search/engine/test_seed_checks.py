@@ -8,7 +8,6 @@ import pytest
 from search.engine.seed_checks import check_note, checked_trial, front_numbers, is_check, plan_checks
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare, run_seeds
-from storage import Store
 from storage.records import TrialRecord
 from tests.search.fakes import MemoryStore, RecordingProgress, ScriptedExecutor, complete
 
@@ -60,15 +59,6 @@ def test_checks_go_cheapest_first_in_family_turns_within_the_share_of_training_t
 
 def timed(spec, seconds):
     return dataclasses.replace(complete(spec, 20.0 + spec.number % 7), duration_s=seconds)
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request, tmp_path):
-    if request.param == "memory":
-        yield MemoryStore()
-    else:
-        with Store(f"sqlite:///{tmp_path / 'db.sqlite'}") as s:
-            yield s
 
 
 def run_loop(store, trials, seed_checks, repeats=1):

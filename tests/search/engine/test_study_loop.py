@@ -29,16 +29,6 @@ def make_loop(store, outcome, **kw):
     return StudyLoop(spec, store, RecordingProgress(), prepare(spec), executor=executor), executor
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request, tmp_path):
-    """The fake, and the real store: the loop's rules hold on both (the fake is faithful)."""
-    if request.param == "memory":
-        yield MemoryStore()
-    else:
-        with Store(f"sqlite:///{tmp_path / 'db.sqlite'}") as s:
-            yield s
-
-
 def statuses(store, name="s"):
     return [t.status for t in store.trials(name)]
 
