@@ -98,15 +98,25 @@ def merge_runs(pts: pd.DataFrame, study: pd.Series | None = None) -> pd.DataFram
     the within- and between-trial sums of squares). pts: `complete_points` with `runs`."""
     if len(pts) == 0:
         return pts
-    keys = [
+    # only rows that share study, family and size can share a configuration: the configs
+    # are compared (as JSON) for those alone, so a large study without repeats pays one
+    # vectorised pass
+    where = pd.DataFrame(
+        {"study": study if study is not None else "", "family": pts["family"], "params": pts["params"]}
+    )
+    maybe = where.duplicated(keep=False).to_numpy()
+    if not maybe.any():
+        return pts
+    keys = pd.Series([str(i) for i in range(len(pts))], index=pts.index)  # a row alone is its own group
+    sub = pts[maybe]
+    keys[maybe] = [
         json.dumps([s, f, c], sort_keys=True, default=str)
-        for s, f, c in zip(study if study is not None else [""] * len(pts), pts["family"], pts["config"])
+        for s, f, c in zip(where["study"][maybe], sub["family"], sub["config"])
     ]
-    group = pd.Series(keys, index=pts.index)
-    if not group.duplicated().any():
+    if not keys.duplicated().any():
         return pts
     rows = []
-    for _, idx in group.groupby(group, sort=False).groups.items():
+    for _, idx in keys.groupby(keys, sort=False).groups.items():
         part = pts.loc[idx]
         first = part.iloc[0].copy()
         if len(part) > 1:
