@@ -56,7 +56,8 @@ DEFAULT_DRAWS = 2000
 # A configuration's seed noise (core/limits.py NOISE_MODELS): "pooled", the family's pooled
 # std over every configuration run twice or more (`Candidates.pooled`), so that a one-seed
 # search with seed checks has intervals and a configuration with two runs is not read with
-# one degree of freedom; or "own", each configuration's own std (R - 1 degrees of freedom;
+# one degree of freedom; "near", pooled over the configurations that scored nearest it
+# (`Candidates.near`); or "own", each configuration's own std (R - 1 degrees of freedom;
 # none with one run).
 
 

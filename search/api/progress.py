@@ -18,7 +18,7 @@ from core.budget import format_count
 from core.trials import EpochRecord, TrialResult, TrialSpec
 from search.engine.sampling import Rejection
 from search.engine.search_flags import changed_flags, format_flags, search_flags
-from search.engine.seed_checks import SEED_CHECK
+from search.engine.seed_checks import checked_trial
 from storage.records import StudyRecord
 
 
@@ -100,7 +100,7 @@ class ConsoleProgress:
     def trial_started(self, spec: TrialSpec, params: int, note: str | None) -> None:
         if note and note.startswith("retry "):
             self._retries.add(spec.number)
-        if note and SEED_CHECK in note:
+        if checked_trial(note) is not None:
             self._checks.add(spec.number)
         line = (
             f"{self._counter(spec, 1)} #{spec.number} {spec.family} {format_config(spec.config)} "

@@ -33,7 +33,7 @@ from search.engine.pruners import Pruner, make_pruner
 from search.engine.retries import Job, follow_up, resume_job
 from search.engine.sampling import Proposal, Rejection, Sampler, make_sampler
 from search.engine.search_flags import search_settings
-from search.engine.seed_checks import SEED_CHECK, check_note, is_check, plan_checks
+from search.engine.seed_checks import SEED_CHECK, check_note, checked_trial, is_check, plan_checks
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
 from search.executors import Executor, make_executor
@@ -399,7 +399,7 @@ class StudyLoop:
 
 
 def is_check_job(job: Job) -> bool:
-    return SEED_CHECK in (job.proposal.note or "")
+    return checked_trial(job.proposal.note) is not None
 
 
 def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
