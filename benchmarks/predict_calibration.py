@@ -153,7 +153,7 @@ def winner_checks(
     if stop <= start * 1.05:
         return []
     budgets = list(np.geomspace(start * 1.05, stop, WINNER_POINTS))
-    measured = compare_at(cands, budgets, direction, method="seed", min_near=0, seed=seed)
+    measured = compare_at(cands, budgets, direction, method="seed", min_near=0, seed=seed, estimate="best")
     preds = []
     for f, c in cands.items():
         below = c.params <= cuts[f]

@@ -293,8 +293,9 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
     from storage import Store
 
     product = text == "default" or text.startswith("default:")  # "default:METHOD": compare's code, another method
-    # "default:METHOD[:NOISE]": compare's code with another interval method and noise model
-    how = dict(zip(("method", "noise"), text.split(":")[1:])) if product else {}
+    # "default:METHOD[:NOISE[:ESTIMATE]]": compare's code with another interval method, noise
+    # model and estimate of a family's value (reports/uncertainty.py estimate_at)
+    how = dict(zip(("method", "noise", "estimate"), text.split(":")[1:])) if product else {}
     how = {k: v for k, v in how.items() if v}
     method, symmetric, min_near, window = parse_method("trials" if product else text)
     store = Store(f"sqlite:///{folder / setting.name}.db")
@@ -357,7 +358,8 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
                 aa.append(iv is None or iv[0] <= 0 <= iv[1])
     half = np.nanmedian([(r.high - r.low) / 2 for r in reads]) if len(with_iv) else float("nan")
     # each interval's half-width against the spread (std) of the replicates' estimates at its budget
-    ratios = [(reads[s].high[i] - reads[s].low[i]) / 2 / spread[i] for s, i in with_iv if spread[i] > 0]
+    with_iv_spread = [(s, i) for s, i in with_iv if spread[i] > 0]
+    ratios = [(reads[s].high[i] - reads[s].low[i]) / 2 / spread[i] for s, i in with_iv_spread]
     return {
         "setting": setting.name,
         "method": text,
@@ -373,6 +375,12 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
         "answered": len(with_iv) / (n * nb),
         "median_half_width": float(half),
         "width_to_spread": [float(np.median(ratios)), float(np.max(ratios))] if ratios else [np.nan, np.nan],
+        "width_to_spread_by_budget": [
+            float(np.median(r))
+            if (r := [x for (s, j), x in zip(with_iv_spread, ratios, strict=True) if j == i])
+            else None
+            for i in range(nb)
+        ],
         # per budget: the share of replicates with an interval, and the share "too thin"
         "answered_by_budget": [float(np.mean([np.isfinite(r.low[i]) for r in reads])) for i in range(nb)],
         "thin_by_budget": [float(np.mean([r.thin[i] for r in reads])) for i in range(nb)],

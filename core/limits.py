@@ -15,3 +15,5 @@ DEFAULT_MIN_NEAR = 1
 # those that scored nearest it: `Candidates.near`) or "own"
 NOISE_MODELS = ("pooled", "near", "own")
 DEFAULT_NOISE = "pooled"
+ESTIMATES = ("best", "fit")  # a family's value at a budget: reports/uncertainty.py estimate_at
+DEFAULT_ESTIMATE = "fit"

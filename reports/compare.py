@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from core.directions import check_direction
-from core.limits import DEFAULT_NOISE, NOISE_MODELS
+from core.limits import DEFAULT_ESTIMATE, DEFAULT_NOISE, NOISE_MODELS
 from reports.combined import merge_runs, recomputed
 from reports.formatting import parse_config
 from reports.fronts import complete_points
@@ -42,6 +42,7 @@ from reports.uncertainty import (
     Thin,
     degrees,
     draws_for,
+    estimate_at,
     front_draws,
     interval,
     nearest_noise,
@@ -171,7 +172,7 @@ def percentile_interval(draws: np.ndarray, confidence: float) -> tuple[float, fl
 @dataclass(frozen=True)
 class FamilyAtLevel:
     family: str
-    value: float | None  # the best mean within the budget (None: no model that small)
+    value: float | None  # the family's value within the budget, by the estimate read (None: no model that small)
     low: float | None  # its interval (None: unknown: single runs, or too thin)
     high: float | None
     number: int | None  # the trial that reaches it
@@ -180,6 +181,7 @@ class FamilyAtLevel:
     runs: int = 0
     thin: Thin | None = None  # too few configurations near the budget to read it there
     searches: int = 1  # replicate searches the value is the mean of
+    best: float | None = None  # the best configuration's mean (trial `number`), whatever the estimate
 
 
 @dataclass(frozen=True)
@@ -281,18 +283,22 @@ def compare_at(
     min_near: int = DEFAULT_MIN_NEAR,
     equivalence: float | None = None,
     noise: str = DEFAULT_NOISE,
+    estimate: str = DEFAULT_ESTIMATE,
 ) -> list[Verdict]:
-    """Per budget: each family's best value with its interval, and the verdict. The
-    interval's `method` is reports/uncertainty.py's; a family with fewer than `min_near`
-    configurations within a factor `window` below a budget is "too thin" there (min_near
-    0: never); `equivalence` D answers "equivalent" where the difference's interval lies
-    inside (-D, D) (`settled`); `noise` is one of NOISE_MODELS."""
+    """Per budget: each family's value with its interval, and the verdict. The value is
+    read by `estimate` (reports/uncertainty.py `estimate_at`: the best configuration within
+    the budget, or the front's fit), the trial shown is the best within the budget either
+    way. The interval's `method` is reports/uncertainty.py's; a family with fewer than
+    `min_near` configurations within a factor `window` below a budget is "too thin" there
+    (min_near 0: never); `equivalence` D answers "equivalent" where the difference's
+    interval lies inside (-D, D) (`settled`); `noise` is one of NOISE_MODELS."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     cands = with_noise(cands, noise)
     sign = _sign(direction)
     levels = np.asarray(budgets, dtype=float)
-    boot = _LazyDraws(cands, levels, sign, method, seed, draws)
+    boot = _LazyDraws(cands, levels, sign, method, seed, draws, estimate)
+    read = {fam: estimate_at(estimate, c.means[None, :], c.params, levels, sign)[0] for fam, c in cands.items()}
     out = []
     for i, budget in enumerate(budgets):
         rows, known = [], {}
@@ -304,14 +310,15 @@ def compare_at(
             j = int(np.flatnonzero(mask)[np.argmax(sign * c.means[mask])])
             thin = thin_at(c.params, budget, window=window, min_near=min_near) if min_near > 0 else None
             known[fam] = c.known_noise(mask)
-            centre = float(c.means[j]) if SYMMETRIC[method] else None
+            value = float(read[fam][i])
+            centre = value if SYMMETRIC[method] else None
             iv = interval(boot[fam][:, i], confidence, centre) if known[fam] and thin is None else None
             if known[fam] and thin is None and iv is None:  # resamples too often hold no model this small
                 thin = Thin(int(mask.sum()), 0, None, 0.0, budget, kind="resampled")
             rows.append(
                 FamilyAtLevel(
                     fam,
-                    float(c.means[j]),
+                    value,
                     None if iv is None else iv[0],
                     None if iv is None else iv[1],
                     int(c.numbers[j]),
@@ -319,6 +326,7 @@ def compare_at(
                     c.configs[j],
                     int(c.runs[j]),
                     thin,
+                    best=float(c.means[j]),
                 )
             )
 
@@ -344,14 +352,21 @@ class _LazyDraws(dict):
     so that two families' draws can be subtracted draw by draw."""
 
     def __init__(
-        self, cands: dict[str, Candidates], levels: np.ndarray, sign: float, method: str, seed: int, draws: int
+        self,
+        cands: dict[str, Candidates],
+        levels: np.ndarray,
+        sign: float,
+        method: str,
+        seed: int,
+        draws: int,
+        estimate: str = DEFAULT_ESTIMATE,
     ) -> None:
         super().__init__()
         draws = min((draws_for(len(c.params), draws) for c in cands.values()), default=draws)
-        self.args = cands, levels, sign, method, seed, draws
+        self.args = cands, levels, sign, method, seed, draws, estimate
 
     def __missing__(self, fam: str) -> np.ndarray:
-        cands, levels, sign, method, seed, draws = self.args
+        cands, levels, sign, method, seed, draws, estimate = self.args
         c = cands[fam]
         self[fam] = front_draws(
             c.params,
@@ -366,6 +381,7 @@ class _LazyDraws(dict):
             draws=draws,
             name=fam,
             dof=c.dof,
+            estimate=estimate,
         )
         return self[fam]
 
@@ -379,10 +395,11 @@ def compare_replicates(
     window: float = DEFAULT_WINDOW,
     min_near: int = DEFAULT_MIN_NEAR,
     equivalence: float | None = None,
+    estimate: str = DEFAULT_ESTIMATE,
 ) -> list[Verdict]:
     """Replicate searches of one question (the same families, each search its own
     candidates): per budget, each family's value is the mean over the searches of each
-    one's best value, with the t interval of that mean from the spread between the
+    one's value (read by `estimate`, as in `compare_at`), with the t interval of that mean from the spread between the
     searches; the difference's interval comes from the searches' paired differences. A
     search that is too thin at a budget (as in `compare_at`) sits that budget out; with
     fewer than two searches left, the answer is "too thin". The trial shown is the best
@@ -391,8 +408,13 @@ def compare_replicates(
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     sign = _sign(direction)
     families = list(dict.fromkeys(f for rep in replicates for f in rep))
+    levels = np.asarray(budgets, dtype=float)
+    read = [
+        {fam: estimate_at(estimate, c.means[None, :], c.params, levels, sign)[0] for fam, c in rep.items()}
+        for rep in replicates
+    ]
     out = []
-    for budget in budgets:
+    for i, budget in enumerate(budgets):
         per: dict[str, np.ndarray] = {}
         rows = []
         for fam in families:
@@ -407,7 +429,7 @@ def compare_replicates(
                     best = (c, j)
                 thin = thin_at(c.params, budget, window=window, min_near=min_near) if min_near > 0 else None
                 if thin is None:
-                    vals[k] = c.means[j]
+                    vals[k] = read[k][fam][i]
                 else:
                     thins.append(thin)
             if best is None:
@@ -435,6 +457,7 @@ def compare_replicates(
                     int(c.runs[j]),
                     thin,
                     searches=n,
+                    best=float(c.means[j]),
                 )
             )
 

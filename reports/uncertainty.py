@@ -44,7 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from core.limits import DEFAULT_MIN_NEAR  # its home: the CLI states the default too
+from core.limits import DEFAULT_ESTIMATE, DEFAULT_MIN_NEAR, ESTIMATES  # their home: the CLI states them too
+from reports.front_fit import front_fit
 
 INTERVAL_METHODS = ("trials", "seed", "subsample")
 # Whether a method's intervals are made symmetric about the estimate (`interval`'s centre):
@@ -75,6 +76,12 @@ NOISE_TEXT = {
     "near": "; a configuration's std is pooled over the 3 configurations of its family run twice or more "
     "that scored nearest it",
     "own": "; a configuration's std is its own runs' (none with one run)",
+}
+ESTIMATE_TEXT = {
+    "best": "",
+    "fit": "; a family's value at a budget is the local linear fit of its front's corners against log "
+    "parameters within a factor 3 either side (tricube weights), kept between the best within the "
+    "budget and the front's next corner above it; the trial shown is the best within the budget",
 }
 POOLED_TEXT = (
     "replicate searches: the mean over the searches of each one's value, with the Student t "
@@ -244,6 +251,24 @@ def best_within(
     return out
 
 
+def estimate_at(
+    estimate: str,
+    values: np.ndarray,
+    params: np.ndarray,
+    budgets: np.ndarray,
+    sign: float,
+    include: np.ndarray | None = None,
+) -> np.ndarray:
+    """(d, b): a family's value at each budget by `estimate` (one of ESTIMATES): "best",
+    its best configuration within the budget (`best_within`), or "fit", the front's local
+    linear fit (reports/front_fit.py)."""
+    if estimate == "best":
+        return best_within(values, params, budgets, sign, include)
+    if estimate == "fit":
+        return front_fit(values, params, budgets, sign, include)
+    raise ValueError(f"unknown estimate {estimate!r}; known: {', '.join(ESTIMATES)}")
+
+
 WORK = 4_000_000  # draws x configurations a family's bootstrap may cost
 MIN_DRAWS = 400
 
@@ -269,10 +294,12 @@ def front_draws(
     draws: int = 2000,
     name: str = "",
     dof: np.ndarray | None = None,
+    estimate: str = DEFAULT_ESTIMATE,
 ) -> np.ndarray:
     """(n, b) bootstrap draws of the family's value at each budget, n = draws_for(k,
     draws) (see the module docstring for the methods); `name` (the family) picks the
-    resampling stream; `dof` the stds' degrees of freedom where they are not runs - 1."""
+    resampling stream; `dof` the stds' degrees of freedom where they are not runs - 1;
+    `estimate` how each draw reads the value (`estimate_at`)."""
     check_method(method)
     params = np.asarray(params, dtype=float)
     budgets = np.asarray(budgets, dtype=float)
@@ -281,15 +308,15 @@ def front_draws(
     means, stds, runs = np.asarray(means, dtype=float), np.asarray(stds, dtype=float), np.asarray(runs)
     df = degrees(runs, dof)
     noisy = (df >= 1) & np.isfinite(stds)
-    if name is not None and k > EXACT_UP_TO and noisy.any() and method != "subsample":
+    if name is not None and k > EXACT_UP_TO and noisy.any() and method != "subsample" and estimate == "best":
         rows, order = _noise_rows(means, stds, runs, numbers, noisy, seed, draws, name, df)
         include = resample_mask(k, draws, stream(seed, name)) if method == "trials" else None
         return _best_within_rows(rows, order, params, budgets, sign, include)
     values = seed_noise(means, stds, runs, numbers, seed, draws, name, dof)
     if method == "subsample":
-        return subsample_draws(values, means, params, budgets, sign, stream(seed, name))
+        return subsample_draws(values, means, params, budgets, sign, stream(seed, name), estimate=estimate)
     include = resample_mask(k, draws, stream(seed, name)) if method == "trials" else None
-    return best_within(values, params, budgets, sign, include)
+    return estimate_at(estimate, values, params, budgets, sign, include)
 
 
 def subsample_mask(k: int, draws: int, rng: np.random.Generator, share: float = SUBSAMPLE) -> np.ndarray:
@@ -310,6 +337,7 @@ def subsample_draws(
     sign: float,
     rng: np.random.Generator,
     share: float = SUBSAMPLE,
+    estimate: str = DEFAULT_ESTIMATE,
 ) -> np.ndarray:
     """(d, b) draws whose percentile interval is the m-out-of-k subsampling interval of the
     best value within each budget (Simar & Wilson 2011, "Inference by the m out of n
@@ -321,14 +349,14 @@ def subsample_draws(
     deviations. The naive bootstrap of a maximum is inconsistent (Bickel & Freedman 1981):
     its resamples miss the best configuration a third of the time and the interval is as
     wide as the gap to the next one. NaN where the subsample holds no model within the
-    budget."""
+    budget. `estimate` reads every best (`estimate_at`): "fit" reads the front's fit instead."""
     values = np.atleast_2d(values)
     d, k = values.shape
     include = subsample_mask(k, d, rng, share)
     m = int(include[0].sum()) if d and k else 0
-    est = best_within(np.asarray(means, dtype=float)[None, :], params, budgets, sign)[0]  # (b,)
-    sub_plain = best_within(np.broadcast_to(means, (d, k)), params, budgets, sign, include)
-    sub_noisy = best_within(values, params, budgets, sign, include)
+    est = estimate_at(estimate, np.asarray(means, dtype=float)[None, :], params, budgets, sign)[0]  # (b,)
+    sub_plain = estimate_at(estimate, np.broadcast_to(means, (d, k)), params, budgets, sign, include)
+    sub_noisy = estimate_at(estimate, values, params, budgets, sign, include)
     scale = (m / k) ** FRONTIER_RATE if k else 1.0
     return est[None, :] - scale * (sub_plain - est[None, :]) - (sub_noisy - sub_plain)
 

@@ -9,7 +9,9 @@ from reports.compare import Verdict
 
 
 def verdicts_frame(verdicts: list[Verdict], metric: str) -> pd.DataFrame:
-    """One row per level and family (the CLI's table and the page's), plus the verdict."""
+    """One row per level and family (the CLI's table and the page's), plus the verdict;
+    `best` is the best configuration's mean (trial `number`), the value itself where the
+    value is read as the best."""
     rows = []
     for v in verdicts:
         for r in v.families:
@@ -20,6 +22,7 @@ def verdicts_frame(verdicts: list[Verdict], metric: str) -> pd.DataFrame:
                     metric: r.value,
                     "low": r.low,
                     "high": r.high,
+                    "best": r.best,
                     "number": r.number,
                     "params": r.params,
                     "runs": r.runs,
@@ -27,13 +30,14 @@ def verdicts_frame(verdicts: list[Verdict], metric: str) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(
-        rows, columns=["budget", "family", metric, "low", "high", "number", "params", "runs", "verdict"]
+        rows, columns=["budget", "family", metric, "low", "high", "best", "number", "params", "runs", "verdict"]
     )
 
 
 def wins_table(verdicts: list[Verdict]) -> pd.DataFrame:
-    """Display strings, one row per budget: each family's best value with its interval and
-    trial, then the verdict (the page's "Which shape wins" table)."""
+    """Display strings, one row per budget: each family's value with its interval and the
+    best trial within the budget (with that trial's own value where the value is a fit),
+    then the verdict (the page's "Which shape wins" table)."""
     from core.budget import format_count
 
     families = [r.family for r in verdicts[0].families] if verdicts else []
@@ -45,7 +49,8 @@ def wins_table(verdicts: list[Verdict]) -> pd.DataFrame:
                 row[r.family] = "—"
                 continue
             ci = "" if r.low is None else f" [{r.low:.4g}, {r.high:.4g}]"
-            row[r.family] = f"{r.value:.4g}{ci} (#{r.number})"
+            best = "" if r.best is None or r.best == r.value else f": {r.best:.4g}"
+            row[r.family] = f"{r.value:.4g}{ci} (#{r.number}{best})"
         row["verdict"] = v.text
         rows.append(row)
     return pd.DataFrame(rows, columns=["budget ≤", *families, "verdict"])

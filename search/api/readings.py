@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.errors import StorageError, UserError
-from core.limits import DEFAULT_NOISE, NOISE_MODELS
+from core.limits import DEFAULT_ESTIMATE, DEFAULT_NOISE, ESTIMATES, NOISE_MODELS
 from reports.uncertainty import DEFAULT_MIN_NEAR
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ class Comparison:
                     {
                         "family": r.family,
                         "value": r.value,
+                        "best": r.best,
                         "low": r.low,
                         "high": r.high,
                         "study": study,
@@ -156,6 +157,7 @@ def compare(
     replicates: bool = False,
     margin: float | None = None,
     noise: str = DEFAULT_NOISE,
+    estimate: str = DEFAULT_ESTIMATE,
 ) -> Comparison:
     """Which family wins at each budget, with intervals (`search compare`): a `Comparison`.
 
@@ -177,10 +179,13 @@ def compare(
     difference's interval lies inside (-D, D) is answered "equivalent within ±D". `noise`:
     a configuration's seed noise, "pooled" (its family's, pooled over every configuration
     run twice or more, seed checks included), "near" (pooled over the three such
-    configurations that scored nearest it) or "own" (its own runs' std only).
+    configurations that scored nearest it) or "own" (its own runs' std only). `estimate`:
+    how a family's value at a budget is read, "best" (its best configuration within the
+    budget) or "fit" (the local linear fit of its front against log parameters,
+    reports/front_fit.py); the trial shown is the best within the budget either way.
 
     Raises UserError (one line) for bad arguments (levels < 1, confidence outside (0, 1),
-    min_near < 0, margin <= 0, an unknown interval or noise, a bad budget, budgets and levels both given), an
+    min_near < 0, margin <= 0, an unknown interval, noise or estimate, a bad budget, budgets and levels both given), an
     unknown family or metric, studies of different tasks, fewer than two replicate
     searches, or no complete trial; StorageError for a study that is not stored.
     """
@@ -188,7 +193,7 @@ def compare(
     from reports.combined import combined_frame
     from reports.compare import candidates, compare_at, compare_replicates, default_levels, with_noise
     from reports.front_volumes import front_difference, front_volumes
-    from reports.uncertainty import METHOD_TEXT, NOISE_TEXT, POOLED_TEXT
+    from reports.uncertainty import ESTIMATE_TEXT, METHOD_TEXT, NOISE_TEXT, POOLED_TEXT
 
     if budgets is not None and levels is not None:
         raise UserError("give budgets or levels, not both")
@@ -206,6 +211,8 @@ def compare(
         raise UserError(f"unknown interval {interval!r}; known: {', '.join(INTERVALS)}")
     if noise not in NOISE_MODELS:
         raise UserError(f"unknown noise {noise!r}; known: {', '.join(NOISE_MODELS)}")
+    if estimate not in ESTIMATES:
+        raise UserError(f"unknown estimate {estimate!r}; known: {', '.join(ESTIMATES)}")
     if isinstance(studies, str):
         studies = [studies]
     wanted = [parse_budget(budget_text(b)) for b in budgets] if budgets is not None else None
@@ -225,9 +232,11 @@ def compare(
     at = [float(b) for b in at]
     if pooled:
         reps = [candidates(df[df["study"] == r.name], metric, fams) for r in records]
-        verdicts = compare_replicates(reps, at, direction, confidence=confidence, min_near=min_near, equivalence=margin)
+        verdicts = compare_replicates(
+            reps, at, direction, confidence=confidence, min_near=min_near, equivalence=margin, estimate=estimate
+        )
         volumes, reference, difference = [], None, None
-        text = f"{POOLED_TEXT} ({len(records)} searches)"
+        text = f"{POOLED_TEXT} ({len(records)} searches){ESTIMATE_TEXT[estimate]}"
     else:
         verdicts = compare_at(
             cands,
@@ -238,10 +247,11 @@ def compare(
             min_near=min_near,
             equivalence=margin,
             noise=noise,
+            estimate=estimate,
         )
         volumes, reference = front_volumes(with_noise(cands, noise), direction, confidence=confidence, method=interval)
         difference = front_difference(volumes, confidence=confidence)
-        text = METHOD_TEXT[interval] + NOISE_TEXT[noise]
+        text = METHOD_TEXT[interval] + NOISE_TEXT[noise] + ESTIMATE_TEXT[estimate]
     return Comparison(
         tuple(records),
         df,

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from core.limits import DEFAULT_MIN_NEAR, DEFAULT_NOISE, NOISE_MODELS
+from core.limits import DEFAULT_ESTIMATE, DEFAULT_MIN_NEAR, DEFAULT_NOISE, ESTIMATES, NOISE_MODELS
 from search.cli.common import print_frame, storage_arg
 
 
@@ -43,6 +43,15 @@ def add_parser(sub) -> None:
         help="a configuration's seed noise: pooled (its family's, over every configuration run twice or "
         "more, seed checks included; the default), near (pooled over the 3 such configurations that "
         "scored nearest it) or own (its own runs only: none with one run)",
+    )
+    cp.add_argument(
+        "--estimate",
+        choices=ESTIMATES,
+        default=DEFAULT_ESTIMATE,
+        help="a family's value at a budget: fit (the local linear fit of its front against log parameters, "
+        "from the front's configurations within a factor 3 either side, kept between the best within the "
+        "budget and the next front configuration above it; the default) or best (its best configuration "
+        "within the budget); the trial shown is the best within the budget either way",
     )
     cp.add_argument(
         "--min-near",
@@ -88,6 +97,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         replicates=a.replicates,
         margin=a.margin,
         noise=a.noise,
+        estimate=a.estimate,
     )
     if a.format == "json":
         print(json.dumps(c.to_dict(), indent=2))
@@ -113,6 +123,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
             study, trial = c.origin(r.number)
             where = f"{study} " if c.pooled else ""
             of = f", mean of {r.searches} searches; best: " if c.pooled else " "
+            if not c.pooled and r.best is not None and r.best != r.value:
+                of = f" (fit); best {r.best:.4g}: "
             print(
                 f"  {r.family:<24} {r.value:.4g} {ci}{of}{where}trial #{trial} "
                 f"({format_count(r.params)} {unit}, {r.runs} run(s))"

@@ -301,7 +301,9 @@ def test_a_large_familys_draws_reduced_by_rows_are_those_of_best_within():
         budgets = rng.choice(np.concatenate([[0.5], params, [1e9]]), size=int(rng.integers(1, 7)))
         for sign in (1.0, -1.0):
             for method in ("trials", "seed"):
-                got = front_draws(params, means, stds, runs, numbers, budgets, sign, method=method, draws=d, name="f")
+                got = front_draws(
+                    params, means, stds, runs, numbers, budgets, sign, method=method, draws=d, name="f", estimate="best"
+                )
                 values = seed_noise(means, stds, runs, numbers, 0, d, "f")
                 include = resample_mask(k, d, stream(0, "f")) if method == "trials" else None
                 want = best_within(values, params, budgets, sign, include)
@@ -328,7 +330,7 @@ def test_subsample_draws_scale_the_search_luck_and_keep_the_seed_noise():
     means = np.array([1.0, 3.0, 2.0, 5.0, 4.0, 4.5])
     budgets = np.array([250.0, 600.0])
     values = means[None, :] + np.random.default_rng(3).normal(0, 0.1, (50, 6))
-    got = subsample_draws(values, means, params, budgets, 1.0, stream(7, "f"))
+    got = subsample_draws(values, means, params, budgets, 1.0, stream(7, "f"), estimate="best")
     mask = subsample_mask(6, 50, stream(7, "f"))
     for j in range(50):
         for i, b in enumerate(budgets):
@@ -341,7 +343,7 @@ def test_subsample_draws_scale_the_search_luck_and_keep_the_seed_noise():
             noisy = values[j][inside].max()
             assert got[j, i] == pytest.approx(est - np.sqrt(3 / 6) * (plain - est) - (noisy - plain))
     # a minimised metric: the same with the signs turned
-    low = subsample_draws(-values, -means, params, budgets, -1.0, stream(7, "f"))
+    low = subsample_draws(-values, -means, params, budgets, -1.0, stream(7, "f"), estimate="best")
     assert np.allclose(np.nan_to_num(low), -np.nan_to_num(got))
     assert best_within(means[None, :], params, budgets, 1.0)[0].tolist() == [3.0, 5.0]
 

@@ -1,6 +1,7 @@
 """`search compare` on stored studies (SQLite, and PostgreSQL when the suite has one)."""
 
 import json
+import math
 import os
 import uuid
 
@@ -64,6 +65,8 @@ def test_compare_two_studies_as_json(cli, studies):
         "seed",
         "--min-near",
         "0",
+        "--estimate",
+        "best",
         "--storage",
         url,
     )
@@ -135,7 +138,25 @@ def test_compare_table_and_csv(cli, studies):
     )
     assert code == 0 and "hourglass better by" in out and "front hypervolume" in out
     code, out, _ = cli("compare", n["hg"], n["conv"], "--format", "csv", "--storage", url)
-    assert code == 0 and out.splitlines()[0] == "budget,family,psnr,low,high,number,params,runs,verdict"
+    assert code == 0 and out.splitlines()[0] == "budget,family,psnr,low,high,best,number,params,runs,verdict"
+
+
+def test_the_fit_reads_the_front_between_its_configurations_and_shows_the_best_beside_it(cli, studies):
+    """hourglass has front configurations at 10K (mean 20.03) and 50K (23.97): at 20K the
+    fit is the line through both in log parameters, 20.03 + 3.93 ln 2 / ln 5; the best
+    within 20K stays the 10K trial."""
+    url, n = studies
+    args = ("compare", n["hg"], n["conv"], "--budgets", "20K", "--min-near", "0", "--storage", url)
+    code, out, _ = cli(*args, "--estimate", "fit", "--format", "json")
+    hg = next(f for f in json.loads(out)["levels"][0]["families"] if f["family"] == "hourglass")
+    low, high = 20.0 + 0.1 / 3, 24.0 - 0.1 / 3
+    assert code == 0 and hg["value"] == pytest.approx(low + (high - low) * math.log(2) / math.log(5))
+    assert hg["best"] == pytest.approx(low) and hg["params"] == 10_000
+    code, out, _ = cli(*args)  # the default
+    assert code == 0 and "21.73" in out and "(fit); best 20.03" in out
+    code, out, _ = cli(*args, "--estimate", "best", "--format", "json")
+    hg = next(f for f in json.loads(out)["levels"][0]["families"] if f["family"] == "hourglass")
+    assert hg["value"] == pytest.approx(low) == pytest.approx(hg["best"])
 
 
 def test_a_budget_with_too_few_trials_near_it_is_too_thin_to_tell(cli, studies):
@@ -287,6 +308,7 @@ def test_an_unknown_metric_is_one_line_exit_2_naming_the_studys_metrics(cli, dif
         (("{hg}", "--min-near", "-1"), "--min-near must be at least 0, got -1"),
         (("{hg}", "--interval", "luck"), "argument --interval: invalid choice: 'luck'"),
         (("{hg}", "--noise", "loud"), "argument --noise: invalid choice: 'loud'"),
+        (("{hg}", "--estimate", "mean"), "argument --estimate: invalid choice: 'mean'"),
         (("{hg}", "--replicates"), "replicate searches need at least two studies, got 1"),
         (("{hg}", "--levels", "3", "--budgets", "1K"), "not allowed with argument"),
         (("{hg}", "--margin", "0"), "--margin must be a difference above 0 in the metric's units, got 0.0"),

@@ -1,5 +1,6 @@
 """Recipes (issue 12): every paper experiment is a named file that `search run --recipe`
-runs; every paper-scale recipe has a -small twin for a 2-core CPU."""
+runs; every paper-scale recipe has a -small twin for a 2-core CPU (a miniature on small
+data), and may have a -short one (the paper's own data, shortened to fit a CPU)."""
 
 import pytest
 
@@ -13,11 +14,13 @@ from tests.search.conftest import SHARED_DATA, data_dir_for_mechanics
 
 NAMES = recipe_names()
 SMALL = [n for n in NAMES if n.endswith("-small")]
+SHORT = [n for n in NAMES if n.endswith("-short")]
 
 
 def test_every_recipe_has_a_small_twin_and_one_per_seed_paper():
-    big = [n for n in NAMES if not n.endswith("-small")]
+    big = [n for n in NAMES if not n.endswith(("-small", "-short"))]
     assert sorted(f"{n}-small" for n in big) == SMALL
+    assert all(n.removesuffix("-short") in big for n in SHORT)
     papers = " ".join(load_recipe(n).paper for n in NAMES)
     for author in ("Chen et al.", "Liao et al.", "Hayase & Karakida", "Yu & Zhang", "Hu et al."):
         assert author in papers
