@@ -293,10 +293,12 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
     from storage import Store
 
     product = text == "default" or text.startswith("default:")  # "default:METHOD": compare's code, another method
-    # "default:METHOD[:NOISE[:ESTIMATE]]": compare's code with another interval method, noise
-    # model and estimate of a family's value (reports/uncertainty.py estimate_at)
-    how = dict(zip(("method", "noise", "estimate"), text.split(":")[1:])) if product else {}
+    # "default:METHOD[:NOISE[:ESTIMATE[:GAP]]]": compare's code with another interval method, noise
+    # model, estimate of a family's value (reports/uncertainty.py estimate_at) and "rests on one" rule
+    how = dict(zip(("method", "noise", "estimate", "max_gap"), text.split(":")[1:])) if product else {}
     how = {k: v for k, v in how.items() if v}
+    if "max_gap" in how:  # ":GAP" in seed-noise stds (reports/uncertainty.py rests_on_one), "none": no such rule
+        how["max_gap"] = None if how["max_gap"] == "none" else float(how["max_gap"])
     method, symmetric, min_near, window = parse_method("trials" if product else text)
     store = Store(f"sqlite:///{folder / setting.name}.db")
     reads, sign, all_cands, direction = [], None, [], "maximize"

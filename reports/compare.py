@@ -23,6 +23,7 @@ config, the metric `m`, `m_std`, n_runs). Directions are `core.directions`'.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,7 @@ from reports.uncertainty import (
     interval,
     nearest_noise,
     pooled_noise,
+    rests_on_one,
     seed_noise,
     t_interval,
     thin_at,
@@ -233,6 +235,9 @@ def thin_text(r: FamilyAtLevel) -> str:
     from core.budget import format_count
 
     t = r.thin
+    if t.kind == "one":
+        fall = "it is the only one" if math.isinf(t.gap) else f"without it the value falls by {t.gap:.4g}"
+        return f"{r.family}'s value rests on one configuration (trial #{r.number}; {fall}): search more at this budget"
     if t.kind == "resampled":
         n = f"{t.near} configuration{'s' if t.near != 1 else ''}"
         return (
@@ -284,14 +289,18 @@ def compare_at(
     equivalence: float | None = None,
     noise: str = DEFAULT_NOISE,
     estimate: str = DEFAULT_ESTIMATE,
+    max_gap: float | None = None,
 ) -> list[Verdict]:
     """Per budget: each family's value with its interval, and the verdict. The value is
     read by `estimate` (reports/uncertainty.py `estimate_at`: the best configuration within
     the budget, or the front's fit), the trial shown is the best within the budget either
     way. The interval's `method` is reports/uncertainty.py's; a family with fewer than
     `min_near` configurations within a factor `window` below a budget is "too thin" there
-    (min_near 0: never); `equivalence` D answers "equivalent" where the difference's
-    interval lies inside (-D, D) (`settled`); `noise` is one of NOISE_MODELS."""
+    (min_near 0: never), and so is one whose value falls by more than `max_gap` seed-noise
+    stds without its best configuration there (`rests_on_one`; None, the default: never;
+    measured in docs/benchmarks.md §24, not the default); `equivalence`
+    D answers "equivalent" where the difference's interval lies inside (-D, D) (`settled`);
+    `noise` is one of NOISE_MODELS."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     cands = with_noise(cands, noise)
@@ -310,6 +319,10 @@ def compare_at(
             j = int(np.flatnonzero(mask)[np.argmax(sign * c.means[mask])])
             thin = thin_at(c.params, budget, window=window, min_near=min_near) if min_near > 0 else None
             known[fam] = c.known_noise(mask)
+            if thin is None and known[fam] and max_gap is not None:
+                gap = rests_on_one(estimate, c.means, c.params, budget, sign, j, float(c.stds[j]), max_gap)
+                if gap is not None:
+                    thin = Thin(int(mask.sum()), 0, None, 0.0, budget, kind="one", gap=gap)
             value = float(read[fam][i])
             centre = value if SYMMETRIC[method] else None
             iv = interval(boot[fam][:, i], confidence, centre) if known[fam] and thin is None else None

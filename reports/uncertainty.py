@@ -436,7 +436,9 @@ class Thin:
     low: float  # the window: [low, budget]
     budget: float
     kind: str = "window"  # "window": too few near the budget; "resampled": too few at or below it for the
-    # bootstrap to read (its resamples too often hold none)
+    # bootstrap to read (its resamples too often hold none); "one": the value rests on one configuration
+    # far above the rest (`rests_on_one`)
+    gap: float | None = None  # "one": how far the value falls without that configuration, in the metric's units
 
 
 def thin_at(
@@ -457,6 +459,36 @@ def thin_at(
     span = math.log(budget / smallest) if budget > smallest else 0.0
     share = 1.0 if span <= math.log(window) else math.log(window) / span
     return Thin(near, min_near, math.ceil((min_near - near) / share), low, budget)
+
+
+def rests_on_one(
+    estimate: str,
+    means: np.ndarray,
+    params: np.ndarray,
+    budget: float,
+    sign: float,
+    best: int,
+    noise: float,
+    max_gap: float,
+) -> float | None:
+    """How far a family's value at `budget` falls when its best configuration within it
+    (index `best`) is left out, when that is more than `max_gap` seed-noise stds (`noise`):
+    the value then rests on one configuration far above the rest, and the bootstrap, which
+    leaves it out of about a third of its resamples, gives an interval as wide as that gap
+    however little a second search moves the answer (measured: docs/benchmarks.md §24). None when it
+    does not (or when the noise is unknown); inf when no other configuration lies within the
+    budget."""
+    if not (np.isfinite(noise) and noise > 0):
+        return None
+    keep = np.ones(len(params), dtype=bool)
+    keep[best] = False
+    at = np.array([float(budget)])
+    full = estimate_at(estimate, means[None, :], params, at, sign)[0, 0]
+    rest = estimate_at(estimate, means[None, keep], params[keep], at, sign)[0, 0]
+    if not np.isfinite(rest):
+        return math.inf
+    gap = float(sign * (full - rest))
+    return gap if gap > max_gap * noise else None
 
 
 def t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float] | None:

@@ -195,3 +195,24 @@ def test_recomputations_do_not_thin_a_level_less():
     assert v.status == "too thin"
     (v,) = verdicts(df.drop(columns="seeds"), [1000], min_near=2)  # counted three times, it is not
     assert v.status == "better"
+
+
+def test_a_value_resting_on_one_configuration_far_above_the_rest_is_too_thin_with_max_gap():
+    """`max_gap` (in seed-noise stds): family a's best within 5K (32.0) is 4 dB above its
+    next (28.0) with noise 0.1, 40 stds; b's steps are 1 std apart. With max_gap 20 a's
+    value there rests on one configuration: "too thin", naming the trial and the fall; at
+    1K a has a single configuration ("it is the only one"). Without the rule (the default)
+    both budgets get an interval."""
+    rows = [(0, "a", 1000, 28.0, 0.1, 3), (1, "a", 4000, 32.0, 0.1, 3)]
+    rows += [(2 + i, "b", p, 27.0 + 0.1 * i, 0.1, 3) for i, p in enumerate((900, 1500, 2500, 3500, 4500))]
+    df = frame(rows)
+    kw = {"estimate": "best"}
+    plain = verdicts(df, [1000, 5000], **kw)
+    assert [v.status for v in plain] == ["better", "better"]
+    small, large = verdicts(df, [1000, 5000], max_gap=20.0, **kw)
+    assert large.status == "too thin" and "a's value rests on one configuration (trial #1;" in large.text
+    assert "falls by 4" in large.text
+    a = next(r for r in large.families if r.family == "a")
+    assert a.thin.kind == "one" and a.thin.gap == pytest.approx(4.0) and a.low is None
+    assert small.status == "too thin" and "it is the only one" in small.text
+    assert verdicts(df, [5000], max_gap=50.0, **kw)[0].status == "better"  # 40 stds is within 50
