@@ -76,7 +76,7 @@ def best_within(c, budget: float, sign: float) -> float:
 
 
 def family_rows(source: str, study: str, c, scale, sign: float, cut_fraction: float, seed: int) -> list[Row]:
-    """Fit family `c` (reports.compare.Candidates) below its cut and read it at its front
+    """Fit family `c` (reports.candidates.Candidates) below its cut and read it at its front
     points above the cut."""
     from reports.scaling import front_mask, predict_family
 
@@ -198,7 +198,7 @@ def winner_checks(
 
 def calibrate(sources: dict[str, str], cut_fraction: float, seed: int = 0) -> tuple[list[Row], list[dict]]:
     """Every study of every source file: the rows and the winner checks."""
-    from reports.compare import candidates
+    from reports.candidates import candidates
     from reports.scaling import error_scale
     from storage import Store
 

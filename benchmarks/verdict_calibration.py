@@ -241,7 +241,7 @@ def read(
 
 
 def _plain_best(c, budgets, sign):
-    from reports.uncertainty import best_within
+    from reports.front_reading import best_within
 
     return best_within(c.means[None, :], c.params, budgets, sign)[0]
 
@@ -288,7 +288,7 @@ def read_product(cands, setting: Setting, direction: str, confidence: float, how
 
 
 def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> dict:
-    from reports.compare import candidates
+    from reports.candidates import candidates
     from reports.uncertainty import interval
     from storage import Store
 
@@ -338,7 +338,8 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
     aa = []
     for fam in setting.families:
         if product:
-            from reports.compare import Candidates, compare_at
+            from reports.candidates import Candidates
+            from reports.compare import compare_at
 
             for s, t in pairs:
                 two = {
@@ -397,7 +398,8 @@ def evaluate_pooled(setting: Setting, folder: Path, group: int, confidence: floa
     """Replicates in disjoint groups of `group` searches, each group pooled as `search
     compare` pools replicate searches: contradictions between groups' confident verdicts,
     coverage of the mean over all replicates, and power where the difference is clear."""
-    from reports.compare import candidates, compare_replicates
+    from reports.candidates import candidates
+    from reports.compare import compare_replicates
     from storage import Store
 
     store = Store(f"sqlite:///{folder / setting.name}.db")

@@ -1,168 +1,53 @@
-"""Which shape wins at each budget, and how sure that is: pure statistics on trials frames.
+"""Which shape wins at each budget, and how sure that is: pure statistics on a family's
+configurations (reports/candidates.py's `Candidates`, read from a trials frame).
 
-For a budget level B, a family's value is the best mean metric among its complete
-configurations with at most B parameters (the front read at B). Its uncertainty comes from
-the repeats: a configuration run R >= 2 times has a mean m, a sample std s and the
-t-interval m ± t(R-1) s / sqrt(R). Picking the best of many noisy configurations biases
-the value upwards (the winner's curse), so the interval is not the chosen configuration's
-own: a parametric bootstrap redraws every candidate configuration's mean from its
-sampling distribution (m + s/sqrt(R) * T, T ~ Student t with R-1 degrees of freedom) and
-redoes the whole selection in each draw; the interval is the percentile interval of the
-selected value, and the difference between two families is taken draw by draw. Where a
-candidate configuration has a single run, nothing is known of its noise: the interval is
-None and the verdict says "single run" instead of inventing one. A trial that repeats an
-earlier one exactly (the same study, family, configuration and seeds: a search run with
-`--revisit train` retrains a configuration it proposes again) is one configuration, not
-two: it adds no evidence, and counting it twice would make a level look less thin and its
-resamples surer than they are (docs/benchmarks.md §19, "Answering revisits").
+For a budget level B, a family's value is read from its front at B: by default the front's
+local linear fit around B (reports/front_fit.py), or its best configuration within B
+(`estimate="best"`); the configuration shown is the best within B either way. Its
+uncertainty comes from the search's luck and from seed noise (reports/uncertainty.py):
+picking the best of many noisy configurations biases the value upwards (the winner's
+curse), so the interval is not the chosen configuration's own: a bootstrap redraws every
+candidate configuration's mean from its sampling distribution (m + s/sqrt(R) * T, T ~
+Student t) and, by default, resamples which configurations the search found, and redoes
+the whole reading in each draw; the difference between two families is taken draw by draw.
+Where a candidate configuration's seed noise is unknown (single runs, no seed checks), the
+interval is None and the verdict says "single run" instead of inventing one.
 
-Shapes: a frame as `storage.frames` builds it (columns family, number, params, status,
-config, the metric `m`, `m_std`, n_runs). Directions are `core.directions`'.
+Shapes: `Candidates`' arrays are (k,); budgets a list of floats. Directions are
+`core.directions`'.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from core.directions import check_direction
-from core.limits import DEFAULT_ESTIMATE, DEFAULT_NOISE, NOISE_MODELS
-from reports.combined import merge_runs, recomputed
-from reports.formatting import parse_config
-from reports.fronts import complete_points
+from core.limits import DEFAULT_ESTIMATE, DEFAULT_NOISE
+from reports.candidates import Candidates, with_noise
+from reports.front_reading import estimate_at, rests_on_one
 from reports.uncertainty import (
     DEFAULT_METHOD,
     DEFAULT_MIN_NEAR,
     DEFAULT_WINDOW,
     SYMMETRIC,
     Thin,
-    degrees,
     draws_for,
-    estimate_at,
     front_draws,
     interval,
-    nearest_noise,
-    pooled_noise,
-    rests_on_one,
-    seed_noise,
     t_interval,
     thin_at,
 )
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_DRAWS = 2000
-# A configuration's seed noise (core/limits.py NOISE_MODELS): "pooled", the family's pooled
-# std over every configuration run twice or more (`Candidates.pooled`), so that a one-seed
-# search with seed checks has intervals and a configuration with two runs is not read with
-# one degree of freedom; "near", pooled over the configurations that scored nearest it
-# (`Candidates.near`); or "own", each configuration's own std (R - 1 degrees of freedom;
-# none with one run).
-
-
-@dataclass(frozen=True)
-class Candidates:
-    """The complete configurations of one family: arrays of shape (k,)."""
-
-    family: str
-    numbers: np.ndarray  # int trial numbers
-    params: np.ndarray  # float parameter counts
-    means: np.ndarray  # float mean metric over runs
-    stds: np.ndarray  # float sample std (NaN with one run)
-    runs: np.ndarray  # int number of complete runs
-    configs: list[dict[str, Any]]
-    dof: np.ndarray | None = None  # the stds' degrees of freedom where not runs - 1 (a pooled std: `pooled`)
-
-    def known_noise(self, mask: np.ndarray) -> bool:
-        """Every selected configuration's std is known: finite, with at least one degree of
-        freedom (two runs of its own, or the family's pooled noise)."""
-        df = degrees(self.runs, self.dof)
-        return bool(np.all((df[mask] >= 1) & np.isfinite(self.stds[mask])))
-
-    def pooled(self) -> Candidates:
-        """The same configurations, each with the family's pooled seed std and its degrees
-        of freedom (`pooled_noise`); as they are when no configuration has two runs."""
-        noise = pooled_noise(self.stds, self.runs)
-        if noise is None:
-            return self
-        s, df = noise
-        k = len(self.params)
-        return dataclasses.replace(self, stds=np.full(k, s), dof=np.full(k, df))
-
-    def near(self) -> Candidates:
-        """The same configurations, each with the seed std pooled over the configurations
-        run twice or more that scored nearest it (`nearest_noise`); as they are when none
-        has two runs."""
-        noise = nearest_noise(self.means, self.stds, self.runs)
-        if noise is None:
-            return self
-        s, df = noise
-        return dataclasses.replace(self, stds=s, dof=df)
-
-
-def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None) -> dict[str, Candidates]:
-    """Per family (sorted by name, or in `families` order) its complete configurations,
-    each once: `recomputed` rows dropped, and the trials of one configuration with other
-    seeds (a seed check, search/engine/seed_checks.py) merged into one (`merge_runs`; only in a frame
-    with the trials' seeds)."""
-    pts = complete_points(df, metric)
-    if len(pts):
-        pts = pts.loc[~recomputed(df.loc[pts.index])]
-    runs = (
-        pd.to_numeric(df.loc[pts.index, "n_runs"], errors="coerce").fillna(1).to_numpy(dtype=int)
-        if "n_runs" in df.columns and len(pts)
-        else np.ones(len(pts), dtype=int)
-    )
-    pts = pts.assign(runs=runs)
-    if "seeds" in df.columns:  # without seeds nothing says two trials' runs were not the same computation
-        pts = merge_runs(pts, df.loc[pts.index, "study"] if "study" in df.columns else None)
-    names = families or sorted(pts["family"].unique())
-    out = {}
-    for fam in names:
-        sub = pts[pts["family"] == fam]
-        out[fam] = Candidates(
-            fam,
-            sub["number"].to_numpy(dtype=int),
-            sub["params"].to_numpy(dtype=float),
-            sub["value"].to_numpy(dtype=float),
-            sub["std"].to_numpy(dtype=float),
-            sub["runs"].to_numpy(dtype=int),
-            [parse_config(c) for c in sub["config"]],
-        )
-    return out
-
-
-def with_noise(cands: dict[str, Candidates], noise: str) -> dict[str, Candidates]:
-    """The candidates with the seed noise `noise` (one of NOISE_MODELS) reads them with."""
-    if noise not in NOISE_MODELS:
-        raise ValueError(f"unknown noise model {noise!r}; known: {', '.join(NOISE_MODELS)}")
-    if noise == "near":
-        return {fam: c.near() for fam, c in cands.items()}
-    return {fam: c.pooled() for fam, c in cands.items()} if noise == "pooled" else cands
-
-
-def default_levels(cands: dict[str, Candidates], n: int) -> list[float]:
-    """n log-spaced budgets from the smallest complete model to the largest (rounded)."""
-    params = np.concatenate([c.params for c in cands.values()]) if cands else np.zeros(0)
-    if len(params) == 0:
-        return []
-    lo, hi = float(params.min()), float(params.max())
-    if n <= 1 or lo == hi:
-        return [hi]
-    return sorted({float(round(v)) for v in np.geomspace(lo, hi, n)})
 
 
 def _sign(direction: str) -> float:
     return 1.0 if check_direction(direction) == "maximize" else -1.0
-
-
-def redraw_means(c: Candidates, seed: int, draws: int) -> np.ndarray:
-    """(draws, k) redrawn means: m + s/sqrt(R) * t(R-1) (reports/uncertainty.py)."""
-    return seed_noise(c.means, c.stds, c.runs, c.numbers, seed, draws, dof=c.dof)
 
 
 def percentile_interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:

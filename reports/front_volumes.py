@@ -10,7 +10,8 @@ import numpy as np
 
 from core.directions import check_direction
 from core.pareto import default_reference, hypervolume_2d
-from reports.compare import DEFAULT_CONFIDENCE, Candidates, redraw_means
+from reports.candidates import Candidates, redraw_means
+from reports.compare import DEFAULT_CONFIDENCE
 from reports.uncertainty import DEFAULT_METHOD, SYMMETRIC, check_method, interval, resample_mask, stream
 
 

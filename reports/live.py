@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from core.errors import UserError
-from reports import combined, compare, figures, fronts, tables
+from reports import candidates, combined, compare, figures, fronts, tables
 from reports.curves import learning_curves
 from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_value
@@ -131,12 +131,12 @@ def compare_wins(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], df: pd.Dat
     label = "parameters" if (rec.settings or {}).get("budget_of", "params") == "params" else rec.settings["budget_of"]
     if len(groups) == 1 and None not in groups:
         pooled = combined.combined_frame(studies, label_shared=False)
-        reps = [compare.candidates(pooled[pooled["study"] == r.name], rec.metric) for r, _ in studies]
-        levels_at = compare.default_levels(compare.candidates(pooled, rec.metric), levels)
+        reps = [candidates.candidates(pooled[pooled["study"] == r.name], rec.metric) for r, _ in studies]
+        levels_at = candidates.default_levels(candidates.candidates(pooled, rec.metric), levels)
         verdicts = compare.compare_replicates(reps, levels_at, rec.direction)
         return wins_section(verdicts, rec.metric, label, POOLED_NOTE) + attainment_section(reps, rec, label)
-    cands = compare.candidates(df, rec.metric)
-    verdicts = compare.compare_at(cands, compare.default_levels(cands, levels), rec.direction)
+    cands = candidates.candidates(df, rec.metric)
+    verdicts = compare.compare_at(cands, candidates.default_levels(cands, levels), rec.direction)
     return wins_section(verdicts, rec.metric, label, WINS_NOTE)
 
 

@@ -290,7 +290,7 @@ def predict_study(
 ) -> tuple[list[Prediction], list[Race]]:
     """Every family of a trials frame (storage's) fitted and read at `targets`; ValueError
     when the metric has no error scale."""
-    from reports.compare import candidates
+    from reports.candidates import candidates
 
     scale = error_scale(metric, direction)
     preds = [

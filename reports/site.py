@@ -23,7 +23,7 @@ import pandas as pd
 from core.budget import format_count
 from core.directions import arrow
 from core.statuses import FAILURE_STATUSES, HEADLINE_STATUSES
-from reports import compare, figures, fronts, tables, verdict_tables
+from reports import candidates, compare, figures, fronts, tables, verdict_tables
 from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_time, format_value
 from reports.html import esc, figure_html, html_table, page
@@ -129,8 +129,8 @@ def wins_section(verdicts: list, metric: str, params_label: str, note: str) -> s
 def wins_html(df: pd.DataFrame, metric: str, direction: str, params_label: str, levels: int = 5) -> str:
     """The "Which shape wins" section: per budget, each family's best value with its
     interval (reports/compare.py) and the verdict, as a table and a plot with bands."""
-    cands = compare.candidates(df, metric)
-    verdicts = compare.compare_at(cands, compare.default_levels(cands, levels), direction)
+    cands = candidates.candidates(df, metric)
+    verdicts = compare.compare_at(cands, candidates.default_levels(cands, levels), direction)
     return wins_section(verdicts, metric, params_label, WINS_NOTE)
 
 

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reports.compare import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, Candidates, candidates, percentile_interval, redraw_means
+from reports.candidates import Candidates, candidates, redraw_means
+from reports.compare import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, percentile_interval
 
 MIXER, TWIN = "s-mixer", "sw-mlp"
 TWIN_DENSITY = "s-mixer"  # the SW-MLP's p that takes its S-Mixer twin's density

@@ -44,16 +44,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from core.limits import DEFAULT_ESTIMATE, DEFAULT_MIN_NEAR, ESTIMATES  # their home: the CLI states them too
-from reports.front_fit import front_fit
+from core.limits import DEFAULT_ESTIMATE, DEFAULT_MIN_NEAR  # their home: the CLI states them too
+from reports.front_reading import estimate_at
+from reports.subsampling import subsample_draws
 
 INTERVAL_METHODS = ("trials", "seed", "subsample")
 # Whether a method's intervals are made symmetric about the estimate (`interval`'s centre):
 # measured in docs/benchmarks.md, "Verdicts that survive a second search".
 SYMMETRIC = {"trials": True, "seed": False, "subsample": False}
-SUBSAMPLE = 0.5  # "subsample": the share of a family's configurations each draw keeps (m = SUBSAMPLE x k)
-FRONTIER_RATE = 0.5  # the rate n^kappa at which a best-within-budget estimate converges, kappa for one
-# input (parameters) and one output (the metric): Park, Simar & Weiner (2000), Econometric Theory 16
 DEFAULT_METHOD = "trials"
 DEFAULT_WINDOW = 3.0  # "near a budget B": at least B / window parameters, at most B (measured with
 # DEFAULT_MIN_NEAR: docs/benchmarks.md, "Verdicts that survive a second search")
@@ -219,56 +217,6 @@ def resample_mask(k: int, draws: int, rng: np.random.Generator) -> np.ndarray:
     return rng.multinomial(k, np.full(k, 1.0 / k), size=draws) > 0
 
 
-def best_within(
-    values: np.ndarray, params: np.ndarray, budgets: np.ndarray, sign: float, include: np.ndarray | None = None
-) -> np.ndarray:
-    """(d, b): per row of values (d, k), the best (sign: +1 maximise, -1 minimise) among the
-    included configurations with params <= budget; NaN where there is none. One running
-    maximum over the configurations in order of size."""
-    values = np.atleast_2d(np.asarray(values, dtype=float))
-    params = np.asarray(params, dtype=float)
-    out = np.full((values.shape[0], len(budgets)), np.nan)
-    if values.shape[1] == 0:
-        return out
-    order = np.argsort(params, kind="stable")
-    ends = np.searchsorted(params[order], np.asarray(budgets, dtype=float), side="right")
-    cuts = np.unique(ends[ends > 0])  # the distinct prefixes asked for
-    if len(cuts) == 0:
-        return out
-    order = order[: cuts[-1]]  # configurations above the largest budget never count
-    scored = values[:, order]
-    if sign != 1.0:
-        scored *= sign
-    if include is not None:
-        np.copyto(scored, -np.inf, where=~include[:, order])
-    # the best of each slice between consecutive prefixes, then a running maximum over the slices
-    running = np.maximum.accumulate(np.maximum.reduceat(scored, np.concatenate(([0], cuts[:-1])), axis=1), axis=1)
-    for i, end in enumerate(ends):
-        if end == 0:
-            continue
-        best = running[:, np.searchsorted(cuts, end)]
-        out[:, i] = np.where(np.isfinite(best), sign * best, np.nan)
-    return out
-
-
-def estimate_at(
-    estimate: str,
-    values: np.ndarray,
-    params: np.ndarray,
-    budgets: np.ndarray,
-    sign: float,
-    include: np.ndarray | None = None,
-) -> np.ndarray:
-    """(d, b): a family's value at each budget by `estimate` (one of ESTIMATES): "best",
-    its best configuration within the budget (`best_within`), or "fit", the front's local
-    linear fit (reports/front_fit.py)."""
-    if estimate == "best":
-        return best_within(values, params, budgets, sign, include)
-    if estimate == "fit":
-        return front_fit(values, params, budgets, sign, include)
-    raise ValueError(f"unknown estimate {estimate!r}; known: {', '.join(ESTIMATES)}")
-
-
 WORK = 4_000_000  # draws x configurations a family's bootstrap may cost
 MIN_DRAWS = 400
 
@@ -317,48 +265,6 @@ def front_draws(
         return subsample_draws(values, means, params, budgets, sign, stream(seed, name), estimate=estimate)
     include = resample_mask(k, draws, stream(seed, name)) if method == "trials" else None
     return estimate_at(estimate, values, params, budgets, sign, include)
-
-
-def subsample_mask(k: int, draws: int, rng: np.random.Generator, share: float = SUBSAMPLE) -> np.ndarray:
-    """(draws, k) bool: m = round(share x k) (at least 1, at most k - 1 for k >= 2) of k
-    configurations in each row, drawn without replacement."""
-    if k == 0:
-        return np.zeros((draws, 0), dtype=bool)
-    m = min(max(1, round(share * k)), max(k - 1, 1))
-    keys = rng.random((draws, k))
-    return keys <= np.sort(keys, axis=1)[:, m - 1 : m]
-
-
-def subsample_draws(
-    values: np.ndarray,
-    means: np.ndarray,
-    params: np.ndarray,
-    budgets: np.ndarray,
-    sign: float,
-    rng: np.random.Generator,
-    share: float = SUBSAMPLE,
-    estimate: str = DEFAULT_ESTIMATE,
-) -> np.ndarray:
-    """(d, b) draws whose percentile interval is the m-out-of-k subsampling interval of the
-    best value within each budget (Simar & Wilson 2011, "Inference by the m out of n
-    bootstrap in nonparametric frontier models", J. Productivity Analysis 36): in draw j,
-    the best of a subsample S_j of m configurations, split into its search luck L_j =
-    best(means, S_j) - best(means) and its seed noise N_j = best(values_j, S_j) -
-    best(means, S_j); the draw is best(means) - (m/k)^kappa L_j - N_j, so that its
-    percentiles give the basic interval [estimate - q_hi, estimate - q_lo] of the scaled
-    deviations. The naive bootstrap of a maximum is inconsistent (Bickel & Freedman 1981):
-    its resamples miss the best configuration a third of the time and the interval is as
-    wide as the gap to the next one. NaN where the subsample holds no model within the
-    budget. `estimate` reads every best (`estimate_at`): "fit" reads the front's fit instead."""
-    values = np.atleast_2d(values)
-    d, k = values.shape
-    include = subsample_mask(k, d, rng, share)
-    m = int(include[0].sum()) if d and k else 0
-    est = estimate_at(estimate, np.asarray(means, dtype=float)[None, :], params, budgets, sign)[0]  # (b,)
-    sub_plain = estimate_at(estimate, np.broadcast_to(means, (d, k)), params, budgets, sign, include)
-    sub_noisy = estimate_at(estimate, values, params, budgets, sign, include)
-    scale = (m / k) ** FRONTIER_RATE if k else 1.0
-    return est[None, :] - scale * (sub_plain - est[None, :]) - (sub_noisy - sub_plain)
 
 
 def _best_within_rows(
@@ -459,36 +365,6 @@ def thin_at(
     span = math.log(budget / smallest) if budget > smallest else 0.0
     share = 1.0 if span <= math.log(window) else math.log(window) / span
     return Thin(near, min_near, math.ceil((min_near - near) / share), low, budget)
-
-
-def rests_on_one(
-    estimate: str,
-    means: np.ndarray,
-    params: np.ndarray,
-    budget: float,
-    sign: float,
-    best: int,
-    noise: float,
-    max_gap: float,
-) -> float | None:
-    """How far a family's value at `budget` falls when its best configuration within it
-    (index `best`) is left out, when that is more than `max_gap` seed-noise stds (`noise`):
-    the value then rests on one configuration far above the rest, and the bootstrap, which
-    leaves it out of about a third of its resamples, gives an interval as wide as that gap
-    however little a second search moves the answer (measured: docs/benchmarks.md §24). None when it
-    does not (or when the noise is unknown); inf when no other configuration lies within the
-    budget."""
-    if not (np.isfinite(noise) and noise > 0):
-        return None
-    keep = np.ones(len(params), dtype=bool)
-    keep[best] = False
-    at = np.array([float(budget)])
-    full = estimate_at(estimate, means[None, :], params, at, sign)[0, 0]
-    rest = estimate_at(estimate, means[None, keep], params[keep], at, sign)[0, 0]
-    if not np.isfinite(rest):
-        return math.inf
-    gap = float(sign * (full - rest))
-    return gap if gap > max_gap * noise else None
 
 
 def t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float] | None:

@@ -190,8 +190,9 @@ def compare(
     searches, or no complete trial; StorageError for a study that is not stored.
     """
     from core.budget import parse_budget
+    from reports.candidates import candidates, default_levels, with_noise
     from reports.combined import combined_frame
-    from reports.compare import candidates, compare_at, compare_replicates, default_levels, with_noise
+    from reports.compare import compare_at, compare_replicates
     from reports.front_volumes import front_difference, front_volumes
     from reports.uncertainty import ESTIMATE_TEXT, METHOD_TEXT, NOISE_TEXT, POOLED_TEXT
 

@@ -68,7 +68,7 @@ def decide_start(trials: int, families: int) -> int:
 
 
 def frame_of(records: list[TrialRecord], metric: str):
-    """The columns `reports.compare.candidates` reads (a pandas frame), from stored trial records."""
+    """The columns `reports.candidates.candidates` reads (a pandas frame), from stored trial records."""
     import pandas as pd
 
     def metric_of(r: TrialRecord, i: int, default):
@@ -92,7 +92,8 @@ def frame_of(records: list[TrialRecord], metric: str):
 
 def read_verdicts(records, metric, direction, families, budgets, margin, window):
     """(verdicts, candidates) at `budgets`, as `search compare` reads the study."""
-    from reports.compare import candidates, compare_at
+    from reports.candidates import candidates
+    from reports.compare import compare_at
 
     cands = candidates(frame_of(records, metric), metric, list(families))
     return compare_at(cands, list(budgets), direction, window=window, equivalence=margin), cands

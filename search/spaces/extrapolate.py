@@ -279,7 +279,7 @@ def study_proposals(records, df, targets, families: Sequence[str] | None = None)
     of the `records`' trials), the configuration to train there, from the family's front
     on the studies' metric's error scale (reports/scaling.py). ValueError when the metric
     has no error scale."""
-    from reports.compare import candidates
+    from reports.candidates import candidates
     from reports.scaling import error_scale, front_mask
 
     rec = records[0]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import compare, figures, fronts, write_site
+from reports import candidates, compare, figures, fronts, write_site
 from tests.reports.frames import make_trials, study_record, two_family_trials
 
 pytestmark = pytest.mark.slow
@@ -72,8 +72,8 @@ def test_a_study_page_renders_its_plots_and_tables(site):
     df = two_family_trials()
     front = figures.pareto_figure(fronts.front_data(df, "psnr", "maximize"))
     hv = figures.hypervolume_figure(fronts.hypervolume_curves(df, "psnr", "maximize"))
-    cands = compare.candidates(df, "psnr")
-    wins = figures.wins_figure(compare.compare_at(cands, compare.default_levels(cands, 5), "maximize"), "psnr")
+    cands = candidates.candidates(df, "psnr")
+    wins = figures.wins_figure(compare.compare_at(cands, candidates.default_levels(cands, 5), "maximize"), "psnr")
     # plotly draws one <g class="trace scatter ..."> per trace
     assert len(re.findall(r'class="trace scatter', dom)) == len(front.data) + len(hv.data) + len(wins.data)
     assert "Pareto-optimal configurations" in dom and dom.count("<table") >= 4

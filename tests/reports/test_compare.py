@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reports.candidates import candidates, default_levels
 from reports.combined import recomputed
-from reports.compare import candidates, compare_at, default_levels
+from reports.compare import compare_at
 from reports.front_volumes import front_volumes
 from reports.verdict_tables import verdicts_frame
 from tests.reports.frames import make_trials, trial

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from reports.front_fit import front_fit, tricube
-from reports.uncertainty import best_within, estimate_at, front_draws
+from reports.front_reading import best_within, estimate_at
+from reports.uncertainty import front_draws
 
 
 def oracle(values, params, budgets, sign, include=None, window=3.0):

@@ -9,8 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from reports.compare import Candidates, compare_at, compare_replicates
-from reports.uncertainty import best_within, front_draws, interval, resample_mask, t_interval, thin_at
+from reports.candidates import Candidates
+from reports.compare import compare_at, compare_replicates
+from reports.front_reading import best_within
+from reports.uncertainty import front_draws, interval, resample_mask, t_interval, thin_at
 
 BUDGET = 60_000.0
 
@@ -288,7 +290,8 @@ def test_a_large_familys_draws_reduced_by_rows_are_those_of_best_within():
     a configuration per row (`_best_within_rows`): the same numbers as `seed_noise` then
     `best_within`, with ties in size, mixed runs, unknown stds, trial numbers out of
     order, both directions and both methods."""
-    from reports.uncertainty import EXACT_UP_TO, best_within, seed_noise, stream
+    from reports.front_reading import best_within
+    from reports.uncertainty import EXACT_UP_TO, seed_noise, stream
 
     rng = np.random.default_rng(13)
     for case in range(12):
@@ -311,7 +314,7 @@ def test_a_large_familys_draws_reduced_by_rows_are_those_of_best_within():
 
 
 def test_a_subsample_keeps_half_the_configurations_without_replacement():
-    from reports.uncertainty import subsample_mask
+    from reports.subsampling import subsample_mask
 
     rng = np.random.default_rng(1)
     for k in (2, 3, 10, 11):
@@ -324,7 +327,9 @@ def test_a_subsample_keeps_half_the_configurations_without_replacement():
 def test_subsample_draws_scale_the_search_luck_and_keep_the_seed_noise():
     """Brute force: each draw is estimate - sqrt(m/k) (best of the subsample - estimate) -
     (its seed noise), the subsample and noise as drawn."""
-    from reports.uncertainty import best_within, stream, subsample_draws, subsample_mask
+    from reports.front_reading import best_within
+    from reports.subsampling import subsample_draws, subsample_mask
+    from reports.uncertainty import stream
 
     params = np.array([100.0, 200.0, 300.0, 400.0, 500.0, 600.0])
     means = np.array([1.0, 3.0, 2.0, 5.0, 4.0, 4.5])
