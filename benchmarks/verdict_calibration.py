@@ -10,6 +10,8 @@ at a few budgets. It reports, per setting and method:
   difference do not overlap (target <= 10%);
 - coverage: the share of single-search intervals of the difference that hold the pooled
   answer, the mean over the replicates of each one's difference (target 85-98%);
+- power_real: where the pooled difference's own t interval (over the replicates) excludes 0,
+  the share of single searches that decide it in the right direction (issue 61: >= 50%);
 - power: where the pooled difference is clear (beyond three times its spread between
   replicates), the share of replicates that call the right winner (target >= 80%);
 - A/A: one family of replicate s against the same family of replicate t, as if two
@@ -287,6 +289,14 @@ def read_product(cands, setting: Setting, direction: str, confidence: float, how
     return Read(rows[:, 0], rows[:, 1], rows[:, 2], thin, values, {})
 
 
+def pooled_excludes_zero(diffs: np.ndarray, confidence: float) -> bool:
+    """Whether the replicates' mean difference differs from 0 by more than its own t interval."""
+    from reports.uncertainty import t_interval
+
+    t = t_interval(diffs, confidence)
+    return t is not None and (t[1] > 0 or t[2] < 0)
+
+
 def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> dict:
     from reports.candidates import candidates
     from reports.uncertainty import interval
@@ -334,6 +344,11 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
     )
     clear = [i for i in range(nb) if abs(pooled[i]) > 3 * spread[i]]
     power = np.mean([calls[s, i] == np.sign(pooled[i]) for s in range(n) for i in clear]) if clear else float("nan")
+    # issue 61's power: budgets where the pooled answer differs from 0 by more than its own
+    # interval (the t interval of the mean over the replicates), the share a single search decides
+    # in the right direction
+    real = [i for i in range(nb) if pooled_excludes_zero(diffs[:, i], confidence)]
+    decided = [calls[s, i] == np.sign(pooled[i]) for s in range(n) for i in real]
     # A/A: family f of replicate s against family f of replicate t
     aa = []
     for fam in setting.families:
@@ -373,6 +388,8 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
         "coverage": float(coverage),
         "power": float(power),
         "clear_budgets": len(clear),
+        "power_real": float(np.mean(decided)) if decided else float("nan"),
+        "real_budgets": len(real),
         "aa_not_distinguishable": float(np.mean(aa)),
         "thin": float(np.mean([r.thin for r in reads])),
         "answered": len(with_iv) / (n * nb),
@@ -390,6 +407,10 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
         "spread_between_replicates": [float(x) for x in spread],
         "pooled_difference": [float(x) for x in pooled],
         "differences": diffs.tolist(),
+        "intervals": [
+            [(None, None) if not np.isfinite(r.low[i]) else (float(r.low[i]), float(r.high[i])) for i in range(nb)]
+            for r in reads
+        ],
         "calls": calls.tolist(),
     }
 
@@ -512,15 +533,16 @@ def main(argv: list[str] | None = None) -> int:
         if a.pool:
             results.append(evaluate_pooled(setting, folder, a.pool, a.confidence))
     print(
-        "| setting | replicates | method | contradict | disjoint | coverage | power (clear budgets) | A/A n.d. | "
-        "too thin | median half-width | half-width / spread (median, max) |"
+        "| setting | replicates | method | contradict | disjoint | coverage | power (clear budgets) | "
+        "decided where real (budgets) | A/A n.d. | too thin | median half-width | half-width / spread (median, max) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         ratio = r.get("width_to_spread", [float("nan")] * 2)
         print(
             f"| {r['setting']} | {r['replicates']} | {r['method']} | {pct(r['contradict'])} | {pct(r['disjoint'])} | "
-            f"{pct(r['coverage'])} | {pct(r['power'])} ({r['clear_budgets']}) | {pct(r['aa_not_distinguishable'])} | "
+            f"{pct(r['coverage'])} | {pct(r['power'])} ({r['clear_budgets']}) | "
+            f"{pct(r.get('power_real', float('nan')))} ({r.get('real_budgets', 0)}) | {pct(r['aa_not_distinguishable'])} | "
             f"{pct(r['thin'])} | {r['median_half_width']:.3g} | "
             f"{ratio[0]:.2g}, {ratio[1]:.2g} |".replace("| nan |", "| — |").replace("nan, nan", "—")
         )

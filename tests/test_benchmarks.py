@@ -297,35 +297,11 @@ def test_verdict_calibration_reads_replicate_searches(tmp_path):
     """benchmarks/verdict_calibration.py on stored replicate searches of the "dn" setting,
     built by hand: six searches of two families whose fronts are 3 dB apart at every size
     (a clear difference), each with 24 trials spread over the sizes."""
-    import numpy as np
-
-    from core.trials import RunResult, TrialResult
-    from storage import Store
-
     sys.path.insert(0, str(REPO))
     from benchmarks import verdict_calibration as vc
 
     setting = vc.SETTINGS["dn"]
-    store = Store(f"sqlite:///{tmp_path / 'dn.db'}")
-    rng = np.random.default_rng(0)
-    for seed in setting.seeds[:6]:
-        name = f"dn-{seed}"
-        store.create_or_load_study(
-            name,
-            task="digits-denoise",
-            families=list(setting.families),
-            metric="psnr",
-            direction="maximize",
-            budget=60_000,
-        )
-        for i in range(vc.TRIALS):
-            fam = setting.families[i % 2]
-            params = int(np.exp(rng.uniform(np.log(3000), np.log(60_000))))
-            top = 20.0 + np.log10(params) - (3.0 if fam == "fcnet" else 0.0) - rng.exponential(0.3)
-            n = store.add_trial(name, family=fam, config={"i": i}, params=params, seeds=[0, 1, 2])
-            runs = [RunResult(k, "complete", {"psnr": top + rng.normal(0, 0.05)}, 1, [], 0.1) for k in range(3)]
-            store.finish_trial(name, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
-    store.close()
+    _dn_replicates(tmp_path)
     out = tmp_path / "cal.json"
     assert (
         vc.main(
@@ -345,6 +321,63 @@ def test_verdict_calibration_reads_replicate_searches(tmp_path):
     assert abs(sum(default["thin_by_budget"]) / len(setting.budgets) - default["thin"]) < 1e-12
     assert default["thin_by_budget"][0] == max(default["thin_by_budget"])
     assert seed["median_half_width"] < default["median_half_width"]
+
+
+def _dn_replicates(folder, shift: float = 0.0, searches: int = 6) -> None:
+    """Replicate searches of the "dn" setting built by hand: fcnet's front 3 dB (plus
+    `shift`) below the hourglass's at every size, 24 trials each, three seeds a trial."""
+    import numpy as np
+
+    from core.trials import RunResult, TrialResult
+    from storage import Store
+
+    sys.path.insert(0, str(REPO))
+    from benchmarks import verdict_calibration as vc
+
+    setting = vc.SETTINGS["dn"]
+    store = Store(f"sqlite:///{folder / 'dn.db'}")
+    rng = np.random.default_rng(0)
+    for seed in setting.seeds[:searches]:
+        name = f"dn-{seed}"
+        store.create_or_load_study(
+            name,
+            task="digits-denoise",
+            families=list(setting.families),
+            metric="psnr",
+            direction="maximize",
+            budget=60_000,
+        )
+        for i in range(vc.TRIALS):
+            fam = setting.families[i % 2]
+            params = int(np.exp(rng.uniform(np.log(3000), np.log(60_000))))
+            top = 20.0 + np.log10(params) - ((3.0 + shift) if fam == "fcnet" else 0.0) - rng.exponential(0.3)
+            n = store.add_trial(name, family=fam, config={"i": i}, params=params, seeds=[0, 1, 2])
+            runs = [RunResult(k, "complete", {"psnr": top + rng.normal(0, 0.05)}, 1, [], 0.1) for k in range(3)]
+            store.finish_trial(name, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
+    store.close()
+
+
+def test_pruner_bias_reads_the_gap_between_pruned_and_unpruned_searches(tmp_path):
+    """Two folders of the same replicate searches, one with fcnet's front 0.5 dB lower (as a
+    pruner that stops a family's slow starters would leave it): the pooled differences are
+    0.5 dB apart at every budget where both are read, and the gap is stated against the
+    unpruned replicates' spread; an unknown setting is one line, exit 2."""
+    pruned, unpruned = tmp_path / "p", tmp_path / "u"
+    pruned.mkdir(), unpruned.mkdir()
+    _dn_replicates(pruned, shift=0.5)
+    _dn_replicates(unpruned)
+    out = tmp_path / "bias.json"
+    done = run_benchmark(
+        "pruner_bias.py", "--pruned", pruned, "--unpruned", unpruned, "--settings", "dn", "--json", out, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (r,) = json.loads(out.read_text())
+    gaps = [g for g in r["gap"] if g == g]
+    assert gaps and all(abs(g - 0.5) < 0.05 for g in gaps), r["gap"]
+    assert r["median_gap_to_spread"] > 0.5 and 0 <= r["coverage_of_unpruned"] <= 1
+    assert "| dn | median |" in done.stdout
+    bad = run_benchmark("pruner_bias.py", "--pruned", pruned, "--unpruned", unpruned, "--settings", "zz", cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown setting(s) zz" in bad.stderr
 
 
 def test_verdict_calibration_passes_search_flags_to_the_searches_it_runs(tmp_path, monkeypatch):
