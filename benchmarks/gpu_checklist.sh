@@ -9,7 +9,7 @@
 set -u
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 DATA=${DATA:-$PWD/.gpudata}
-STEPS=${STEPS:-"cuda user throughput pack mfu compile diffusion prunework"}
+STEPS=${STEPS:-"cuda user throughput pack mfu compile diffusion prunework chen"}
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD
 if [ -d .whl ] && [ -z "${NO_WHEELS:-}" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
@@ -58,6 +58,17 @@ for step in $STEPS; do
       done ;;
     mfu) log "5. LM trainer tokens/s and MFU"
       timeout 160 python3 benchmarks/lm_mfu.py --device cuda --data-dir "$DATA" --json "$OUT/lm-mfu.json" ;;
+    chen) log "7. Chen et al. on MNIST at the paper's scale (1.24M to 80M), shortened: trials, epochs and repeats cut"
+      # the paper-scale recipes (30 and 50 epochs, 5 repeats, 200 trials) with CHEN_TRIALS trials,
+      # CHEN_EPOCHS epochs and CHEN_REPEATS seeds a configuration; the verdicts at four budgets
+      rm -rf /tmp/chen && mkdir -p /tmp/chen
+      for recipe in ${CHEN_RECIPES:-chen-denoise chen-sr}; do
+        ( cd /tmp/chen && time timeout ${CHEN_TIMEOUT:-240} python3 -m search.cli run --recipe $recipe \
+            --trials ${CHEN_TRIALS:-10} --epochs ${CHEN_EPOCHS:-3} --repeats ${CHEN_REPEATS:-2} --data-dir "$DATA" \
+            --storage sqlite:////tmp/chen/search.db --study $recipe-gpu --no-report --keep none 2>&1 | grep -v "started$" )
+        python3 -m search.cli compare $recipe-gpu --budgets 2.5M,10M,40M,80M --storage sqlite:////tmp/chen/search.db 2>&1
+      done
+      tar -czf "$OUT/chen.tar.gz" -C /tmp/chen search.db ;;
   esac
 done
 log end
