@@ -59,12 +59,12 @@ DEFAULT_WINDOW = 3.0  # "near a budget B": at least B / window parameters, at mo
 METHOD_TEXT = {
     "trials": "bootstrap over the search's configurations (resampled with replacement: which ones a search "
     "finds) and over seed noise (each mean redrawn from mean + std/sqrt(runs) * t(runs - 1)), "
-    "the best per family and budget re-selected in every draw; symmetric about the estimate",
+    "each family's value per budget read again in every draw; symmetric about the estimate",
     "seed": "parametric bootstrap over seed noise only: each configuration's mean redrawn from "
-    "mean + std/sqrt(runs) * t(runs - 1), the best per family and budget re-selected in every draw "
+    "mean + std/sqrt(runs) * t(runs - 1), each family's value per budget read again in every draw "
     "(says nothing of which configurations another search would find)",
     "subsample": "m-out-of-k subsampling of the search's configurations (m = k/2, without replacement: "
-    "which ones a search finds), the best per family and budget re-selected in every draw, its deviation "
+    "which ones a search finds), each family's value per budget read again in every draw, its deviation "
     "from the estimate scaled by (m/k)^0.5 (the frontier estimate's rate), plus seed noise (each mean "
     "redrawn from mean + std/sqrt(runs) * t(df)); a basic interval",
 }
