@@ -12,8 +12,9 @@ DEFAULT_STORAGE_WAIT_S = 300.0
 DEFAULT_MIN_NEAR = 1
 # `search compare --noise`: a configuration's seed noise, "pooled" (its family's, over every
 # configuration run twice or more: reports/compare.py `Candidates.pooled`), "near" (over
-# those that scored nearest it: `Candidates.near`) or "own"
-NOISE_MODELS = ("pooled", "near", "own")
+# those that scored nearest it: `Candidates.near`), "own", or "trend" (read at its mean from
+# how the noise of the configurations run twice or more changes with their mean: `with_noise`)
+NOISE_MODELS = ("pooled", "near", "own", "trend")
 DEFAULT_NOISE = "pooled"
 ESTIMATES = ("best", "fit")  # a family's value at a budget: reports/uncertainty.py estimate_at
 DEFAULT_ESTIMATE = "fit"

@@ -25,7 +25,7 @@ from core.limits import NOISE_MODELS
 from reports.combined import merge_runs, recomputed
 from reports.formatting import parse_config
 from reports.fronts import complete_points
-from reports.uncertainty import degrees, nearest_noise, pooled_noise, seed_noise
+from reports.uncertainty import degrees, nearest_noise, pooled_noise, seed_noise, trend_noise
 
 # A configuration's seed noise (core/limits.py NOISE_MODELS): "pooled", the family's pooled
 # std over every configuration run twice or more (`Candidates.pooled`), so that a one-seed
@@ -113,7 +113,29 @@ def with_noise(cands: dict[str, Candidates], noise: str) -> dict[str, Candidates
         raise ValueError(f"unknown noise model {noise!r}; known: {', '.join(NOISE_MODELS)}")
     if noise == "near":
         return {fam: c.near() for fam, c in cands.items()}
+    if noise == "trend":
+        return trended(cands)
     return {fam: c.pooled() for fam, c in cands.items()} if noise == "pooled" else cands
+
+
+def trended(cands: dict[str, Candidates]) -> dict[str, Candidates]:
+    """The candidates with each configuration's std read from the trend of seed noise with
+    the mean over every family's configurations run twice or more (`trend_noise`: the
+    metric's noise is the question's, not a family's); as they are without such a trend."""
+    fams = list(cands.values())
+    if not fams:
+        return cands
+    means = np.concatenate([c.means for c in fams])
+    stds = np.concatenate([c.stds for c in fams])
+    runs = np.concatenate([c.runs for c in fams])
+    out = {}
+    for fam, c in cands.items():
+        fit = trend_noise(means, stds, runs, c.means)
+        if fit is None:
+            return cands
+        s, df = fit
+        out[fam] = dataclasses.replace(c, stds=s, dof=np.full(len(s), df))
+    return out
 
 
 def default_levels(cands: dict[str, Candidates], n: int) -> list[float]:

@@ -42,7 +42,7 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from core.limits import DEFAULT_ESTIMATE, DEFAULT_MIN_NEAR  # their home: the CLI states them too
 from reports.front_reading import estimate_at
@@ -74,6 +74,8 @@ NOISE_TEXT = {
     "near": "; a configuration's std is pooled over the 3 configurations of its family run twice or more "
     "that scored nearest it",
     "own": "; a configuration's std is its own runs' (none with one run)",
+    "trend": "; a configuration's std is read at its mean from the regression of the log variance on the mean "
+    "over every configuration run twice or more (every family's)",
 }
 ESTIMATE_TEXT = {
     "best": "",
@@ -139,6 +141,30 @@ def nearest_noise(
     df = np.sum(r[near] - 1, axis=1)
     var = np.sum((r[near] - 1) * s[near] ** 2, axis=1) / df
     return np.sqrt(var), df
+
+
+def trend_noise(means: np.ndarray, stds: np.ndarray, runs: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """(s, df): the seed std at each mean of `at` (k,), from how the seed noise of the
+    configurations run twice or more changes with their mean: the regression of log s_i^2
+    on m_i, each log s_i^2 less its bias E[log(chi2_nu / nu)] = psi(nu/2) + log(2/nu) and
+    weighted by the inverse of its variance psi'(nu/2), nu_i = R_i - 1 (the log-variance
+    regression of Harvey 1976, Econometrica 44); s(m)^2 = exp(a + b m), m clipped to the
+    range of the checked means (no extrapolation past it); df = sum nu_i - 2. A metric with
+    a bound (accuracy) varies less near it, and a model that trains badly more between
+    seeds: the trend reads both, where one pooled std would give the best configurations
+    the noise of the worst. Configurations with s_i = 0 (identical runs) are left out (log
+    0); None with fewer than three left, or fewer than two distinct means."""
+    means, stds, runs = np.asarray(means, dtype=float), np.asarray(stds, dtype=float), np.asarray(runs)
+    ok = (runs >= 2) & np.isfinite(stds) & (stds > 0) & np.isfinite(means)
+    if ok.sum() < 3 or len(np.unique(means[ok])) < 2:
+        return None
+    nu = (runs[ok] - 1).astype(float)
+    y = np.log(stds[ok] ** 2) - (special.digamma(nu / 2) + np.log(2 / nu))
+    w = 1.0 / special.polygamma(1, nu / 2)
+    x = means[ok]
+    b, a = np.polyfit(x, y, 1, w=np.sqrt(w))
+    m = np.clip(np.asarray(at, dtype=float), x.min(), x.max())
+    return np.sqrt(np.exp(a + b * m)), int(nu.sum()) - 2
 
 
 def seed_noise(

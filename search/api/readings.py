@@ -179,7 +179,8 @@ def compare(
     difference's interval lies inside (-D, D) is answered "equivalent within ±D". `noise`:
     a configuration's seed noise, "pooled" (its family's, pooled over every configuration
     run twice or more, seed checks included), "near" (pooled over the three such
-    configurations that scored nearest it) or "own" (its own runs' std only). `estimate`:
+    configurations that scored nearest it), "own" (its own runs' std only) or "trend" (read
+    at its mean from how every family's checked configurations' noise changes with the mean). `estimate`:
     how a family's value at a budget is read, "best" (its best configuration within the
     budget) or "fit" (the local linear fit of its front against log parameters,
     reports/front_fit.py); the trial shown is the best within the budget either way.

@@ -42,7 +42,8 @@ def add_parser(sub) -> None:
         default=DEFAULT_NOISE,
         help="a configuration's seed noise: pooled (its family's, over every configuration run twice or "
         "more, seed checks included; the default), near (pooled over the 3 such configurations that "
-        "scored nearest it) or own (its own runs only: none with one run)",
+        "scored nearest it), own (its own runs only: none with one run) or trend (read at its mean from the "
+        "regression of the log variance on the mean over every family's configurations run twice or more)",
     )
     cp.add_argument(
         "--estimate",

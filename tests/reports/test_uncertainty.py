@@ -369,3 +369,47 @@ def test_a_configurations_noise_is_pooled_from_those_that_scored_nearest_it():
     s_all, df_all = nearest_noise(means, stds, runs, neighbours=10)
     assert np.allclose(s_all, pooled_noise(stds, runs)[0]) and (df_all == pooled_noise(stds, runs)[1]).all()
     assert nearest_noise(means, np.full(6, np.nan), np.ones(6, dtype=int)) is None
+
+
+def test_trend_noise_recovers_a_seed_noise_that_shrinks_towards_the_bound():
+    """Configurations whose true seed std is exp(-1 - 3 m) (smaller as the mean m nears
+    its bound), each run twice (one degree of freedom: log s^2 is biased low by
+    psi(1/2) + log 2 = -1.27, which the fit takes off): the std read at a mean is the true
+    one within 15%, and clipped to the checked means' range past it."""
+    from reports.uncertainty import trend_noise
+
+    rng = np.random.default_rng(4)
+    m = rng.uniform(0.0, 1.0, 4000)
+    sigma = np.exp(-1 - 3 * m)
+    runs = rng.normal(0, 1, (4000, 2)) * sigma[:, None] + m[:, None]
+    stds, means = runs.std(axis=1, ddof=1), runs.mean(axis=1)
+    s, df = trend_noise(means, stds, np.full(4000, 2), np.array([0.1, 0.5, 0.9, 5.0]))
+    truth = np.exp(-1 - 3 * np.array([0.1, 0.5, 0.9]))
+    assert np.allclose(s[:3], truth, rtol=0.15) and df == 4000 - 2
+    edge, _ = trend_noise(means, stds, np.full(4000, 2), np.array([means.max()]))
+    assert s[3] == pytest.approx(edge[0]) and s[3] < s[2]  # no extrapolation past the checked means
+    # too little to fit: fewer than three configurations run twice, or one mean only
+    assert trend_noise(means[:2], stds[:2], np.full(2, 2), means[:2]) is None
+    assert trend_noise(np.ones(5), stds[:5], np.full(5, 2), np.ones(5)) is None
+
+
+def test_with_noise_trend_reads_every_family_from_one_trend():
+    from reports.candidates import with_noise
+
+    def fam(name, means, stds, runs):
+        k = len(means)
+        return Candidates(
+            name, np.arange(k), np.full(k, 1000.0), np.array(means), np.array(stds), np.array(runs), [{}] * k
+        )
+
+    cands = {
+        "a": fam("a", [0.6, 0.8, 0.99], [0.05, 0.02, np.nan], [2, 2, 1]),
+        "b": fam("b", [0.7, 0.9], [0.04, 0.01], [2, 2]),
+    }
+    got = with_noise(cands, "trend")
+    # the unchecked best (0.99) borrows the noise at the best checked mean (0.9), a quarter
+    # of the noise at 0.6
+    assert got["a"].stds[2] == pytest.approx(got["b"].stds[1]) and got["a"].stds[2] < got["a"].stds[0] / 4
+    assert (got["b"].dof == 4 - 2).all() and np.isfinite(got["a"].stds).all()
+    lone = {"a": fam("a", [0.6, 0.8], [0.05, 0.02], [2, 2])}
+    assert with_noise(lone, "trend") is lone  # two checked: no trend, as they are
