@@ -1,14 +1,17 @@
 """How often `search run --decide` decides, and what it costs against the default search.
 
-Runs the README's quickstart question (hourglass against conventional, digits denoising,
-100K) with `--decide BUDGETS --margin D --trials CAP` for a few seeds, one thread each, and
+Runs a question of `benchmarks/verdict_calibration.py` (`--setting`: by default qs, the
+README's quickstart question, hourglass against conventional, digits denoising, 100K) with
+`--decide BUDGETS --margin D --trials CAP` for a few seeds, one thread each, and
 reports per seed the verdict at each named budget, the trials and seed checks it ran and
 their training seconds; beside it, the default 40-trial search of the same seed read from
-`--baseline DB` (the verdict calibration's `qs` studies: `benchmarks/verdict_calibration.py
+`--baseline DB` (the verdict calibration's studies SETTING-SEED: `benchmarks/verdict_calibration.py
 --settings qs`), whose training seconds and trained runs (trials and seed checks) it divides
 by. The seconds are only comparable when both ran under the same load; the runs always are.
 
     python benchmarks/decide_power.py --dir /tmp/decide --baseline /tmp/cal61/qs.db --seeds 11,12,13
+    python benchmarks/decide_power.py --setting gc-d --decide 20K,50K,100K --margin 1 --dir /tmp/dgc \
+        --baseline /tmp/cal61/gc-d.db --seeds 11,12
 """
 
 from __future__ import annotations
@@ -23,8 +26,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-QUESTION = ("--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K")
-
 
 def training_seconds(store, study: str) -> tuple[int, int, float]:
     """(trials, seed checks, their training seconds) of a stored study."""
@@ -38,6 +39,7 @@ def training_seconds(store, study: str) -> tuple[int, int, float]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", required=True)
+    ap.add_argument("--setting", default="qs", help="a verdict_calibration setting: its question's flags")
     ap.add_argument("--seeds", default="11,12,13")
     ap.add_argument("--decide", default="40K,60K,100K")
     ap.add_argument("--margin", type=float, default=0.3)
@@ -45,10 +47,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", help="SQLite file of the default searches, studies qs-SEED")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
+    from benchmarks.verdict_calibration import SETTINGS
     from search.api.run import decide_budgets
     from search.engine.deciding import read_verdicts
     from storage import Store
 
+    if a.setting not in SETTINGS:
+        print(f"error: unknown setting {a.setting}; known: {', '.join(SETTINGS)}", file=sys.stderr)
+        return 2
+    question = SETTINGS[a.setting].flags
     seeds = [int(s) for s in a.seeds.split(",") if s.strip()]
     folder = Path(a.dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -57,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for seed in seeds:
         study = f"decide-{seed}"
-        cmd = [sys.executable, "-m", "search.cli", "run", *QUESTION, "--decide", a.decide, "--margin", str(a.margin)]
+        cmd = [sys.executable, "-m", "search.cli", "run", *question, "--decide", a.decide, "--margin", str(a.margin)]
         cmd += ["--trials", str(a.trials), "--seed", str(seed), "--storage", db, "--study", study, "--no-report"]
         subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         store = Store(db)
@@ -71,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         row["verdicts"] = [v.status for v in verdicts]
         if a.baseline:
             base = Store(f"sqlite:///{a.baseline}")
-            bt, bc, bs = training_seconds(base, f"qs-{seed}")
+            bt, bc, bs = training_seconds(base, f"{a.setting}-{seed}")
             row |= {"baseline_trials": bt, "baseline_checks": bc, "baseline_seconds": bs, "ratio": seconds / bs}
             row["runs_ratio"] = (trials + checks) / (bt + bc)  # trained runs: unlike seconds, the same under any load
         rows.append(row)
