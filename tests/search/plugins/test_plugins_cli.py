@@ -177,7 +177,7 @@ def test_every_reading_command_works_on_a_plugins_study(cli, tmp_path):
     )
     assert code == 0, err
     code, out, err = cli("compare", "two", "--format", "json")
-    assert code == 0 and json.loads(out)["interval"].endswith("(2 searches)"), err
+    assert code == 0 and "(2 searches)" in json.loads(out)["interval"], err
     code, out, err = cli("predict", "two-r1", "--at", "40K", "--plugin", two, "--format", "json")
     assert code in (0, 2), err  # a fit needs enough front points; when it has too few it says so in one line
     assert (code == 0 and json.loads(out)["targets"]) or "too few complete trials" in err
