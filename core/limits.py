@@ -17,4 +17,4 @@ DEFAULT_MIN_NEAR = 1
 NOISE_MODELS = ("pooled", "near", "own", "trend")
 DEFAULT_NOISE = "pooled"
 ESTIMATES = ("best", "fit")  # a family's value at a budget: reports/uncertainty.py estimate_at
-DEFAULT_ESTIMATE = "fit"
+DEFAULT_ESTIMATE = "best"

@@ -1,9 +1,9 @@
 """Which shape wins at each budget, and how sure that is: pure statistics on a family's
 configurations (reports/candidates.py's `Candidates`, read from a trials frame).
 
-For a budget level B, a family's value is read from its front at B: by default the front's
-local linear fit around B (reports/front_fit.py), or its best configuration within B
-(`estimate="best"`); the configuration shown is the best within B either way. Its
+For a budget level B, a family's value is read from its front at B: by default its best
+configuration within B, or the front's local linear fit around B (`estimate="fit"`,
+reports/front_fit.py); the configuration shown is the best within B either way. Its
 uncertainty comes from the search's luck and from seed noise (reports/uncertainty.py):
 picking the best of many noisy configurations biases the value upwards (the winner's
 curse), so the interval is not the chosen configuration's own: a bootstrap redraws every
@@ -177,7 +177,7 @@ def compare_at(
     max_gap: float | None = None,
 ) -> list[Verdict]:
     """Per budget: each family's value with its interval, and the verdict. The value is
-    read by `estimate` (reports/uncertainty.py `estimate_at`: the best configuration within
+    read by `estimate` (reports/front_reading.py `estimate_at`: the best configuration within
     the budget, or the front's fit), the trial shown is the best within the budget either
     way. The interval's `method` is reports/uncertainty.py's; a family with fewer than
     `min_near` configurations within a factor `window` below a budget is "too thin" there

@@ -96,10 +96,7 @@ def _ensure_frame(df: pd.DataFrame | None) -> pd.DataFrame:
 
 
 WINS_NOTE = (
-    "For each budget, each family's {metric} at that many parameters, read from its front: the local "
-    "linear fit against log parameters of the front's trials within a factor 3 either side, kept "
-    "between the best trial within the budget (shown by number, with its own value where it differs) "
-    "and the front's next trial above it; and a 95% "
+    "For each budget, each family's best {metric} with at most that many parameters and a 95% "
     "interval that carries both kinds of luck a second search would have: which configurations it "
     "finds (the trials resampled) and seed noise (from the seed checks a one-seed search ends with, "
     "or from <code>--repeats</code>). The "
@@ -110,8 +107,8 @@ WINS_NOTE = (
 )
 POOLED_NOTE = (
     "These studies are replicate searches of one question: for each budget, each family's value is "
-    "the mean over the searches of each one's {metric} read from its front (as for one search), "
-    "with the 95% Student t interval of that mean from the spread between the searches."
+    "the mean over the searches of each one's best {metric}, with the 95% Student t interval of "
+    "that mean from the spread between the searches."
 )
 
 

@@ -49,10 +49,10 @@ def add_parser(sub) -> None:
         "--estimate",
         choices=ESTIMATES,
         default=DEFAULT_ESTIMATE,
-        help="a family's value at a budget: fit (the local linear fit of its front against log parameters, "
-        "from the front's configurations within a factor 3 either side, kept between the best within the "
-        "budget and the next front configuration above it; the default) or best (its best configuration "
-        "within the budget); the trial shown is the best within the budget either way",
+        help="a family's value at a budget: best (its best configuration within the budget; the default) or "
+        "fit (the local linear fit of its front against log parameters, from the front's configurations "
+        "within a factor 3 either side, kept between the best within the budget and the next front "
+        "configuration above it); the trial shown is the best within the budget either way",
     )
     cp.add_argument(
         "--min-near",

@@ -152,9 +152,9 @@ def test_the_fit_reads_the_front_between_its_configurations_and_shows_the_best_b
     low, high = 20.0 + 0.1 / 3, 24.0 - 0.1 / 3
     assert code == 0 and hg["value"] == pytest.approx(low + (high - low) * math.log(2) / math.log(5))
     assert hg["best"] == pytest.approx(low) and hg["params"] == 10_000
-    code, out, _ = cli(*args)  # the default
+    code, out, _ = cli(*args, "--estimate", "fit")
     assert code == 0 and "21.73" in out and "(fit); best 20.03" in out
-    code, out, _ = cli(*args, "--estimate", "best", "--format", "json")
+    code, out, _ = cli(*args, "--format", "json")  # the default: the best within the budget
     hg = next(f for f in json.loads(out)["levels"][0]["families"] if f["family"] == "hourglass")
     assert hg["value"] == pytest.approx(low) == pytest.approx(hg["best"])
 
