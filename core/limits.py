@@ -16,5 +16,5 @@ DEFAULT_MIN_NEAR = 1
 # how the noise of the configurations run twice or more changes with their mean: `with_noise`)
 NOISE_MODELS = ("pooled", "near", "own", "trend")
 DEFAULT_NOISE = "pooled"
-ESTIMATES = ("best", "fit")  # a family's value at a budget: reports/uncertainty.py estimate_at
+ESTIMATES = ("best", "fit")  # a family's value at a budget: reports/front_reading.py estimate_at
 DEFAULT_ESTIMATE = "best"

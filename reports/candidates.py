@@ -31,8 +31,9 @@ from reports.uncertainty import degrees, nearest_noise, pooled_noise, seed_noise
 # std over every configuration run twice or more (`Candidates.pooled`), so that a one-seed
 # search with seed checks has intervals and a configuration with two runs is not read with
 # one degree of freedom; "near", pooled over the configurations that scored nearest it
-# (`Candidates.near`); or "own", each configuration's own std (R - 1 degrees of freedom;
-# none with one run).
+# (`Candidates.near`); "own", each configuration's own std (R - 1 degrees of freedom;
+# none with one run); or "trend", read at its mean from every family's checked
+# configurations (`trended`).
 
 
 @dataclass(frozen=True)
@@ -126,16 +127,15 @@ def trended(cands: dict[str, Candidates]) -> dict[str, Candidates]:
     if not fams:
         return cands
     means = np.concatenate([c.means for c in fams])
-    stds = np.concatenate([c.stds for c in fams])
-    runs = np.concatenate([c.runs for c in fams])
-    out = {}
-    for fam, c in cands.items():
-        fit = trend_noise(means, stds, runs, c.means)
-        if fit is None:
-            return cands
-        s, df = fit
-        out[fam] = dataclasses.replace(c, stds=s, dof=np.full(len(s), df))
-    return out
+    fit = trend_noise(means, np.concatenate([c.stds for c in fams]), np.concatenate([c.runs for c in fams]), means)
+    if fit is None:
+        return cands
+    s, df = fit
+    ends = np.cumsum([len(c.means) for c in fams])
+    return {
+        fam: dataclasses.replace(c, stds=part, dof=np.full(len(part), df))
+        for (fam, c), part in zip(cands.items(), np.split(s, ends[:-1]), strict=True)
+    }
 
 
 def default_levels(cands: dict[str, Candidates], n: int) -> list[float]:

@@ -1,7 +1,7 @@
 """A family's value at a budget from the front's neighbouring configurations: the local
 linear fit of the front against log parameters, kept monotone. Pure functions on arrays.
 
-The best configuration within a budget B (`reports/uncertainty.py best_within`) reads
+The best configuration within a budget B (`reports/front_reading.py best_within`) reads
 the front as a step: the value at B is the last front configuration at or below B, and a
 search that happened to try nothing just below B reads a smaller model. Every other
 configuration near B is ignored. The fit reads the front as the curve it samples:
