@@ -3,10 +3,10 @@
 Three measurements, each against its baseline in the same command:
 
   steps    the time of one training step (forward, backward, the per-member AdamW step)
-           of a pack of K residual MLPs against K steps of the same models alone, for
-           identical shapes (a trial's seeds) and for K different shapes drawn from the
-           default digits space (a pack of different trials, padded to the largest);
-           medians of --repeats timings.
+           of a pack of K models against K steps of the same models alone, for identical
+           shapes (a trial's seeds: two hourglasses, two HanNets, an FCNet) and for K
+           different residual-MLP shapes drawn from the default digits space (a pack of
+           different trials, padded to the largest); medians of --repeats timings.
   repeats  `search run` (the README's quickstart search, or --command) with --repeats 1,
            --repeats 3 (fused, the default) and --repeats 3 --fuse off, each seed in turn
            (the three arms interleaved, in rotating order), wall time of the whole command;
@@ -47,6 +47,8 @@ from bench_util import cpu_name  # noqa: E402
 SETTINGS = {  # the README's quickstart search, and the same on super-resolution
     "denoise": ["--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K", "--trials", "40"],
     "sr": ["--space", "hourglass,conventional", "--task", "digits-sr", "--budget", "100K", "--trials", "40"],
+    # HanNet and FCNet (fused since 2026-12-01, identical shapes only) on digits classification
+    "classify": ["--space", "han,fcnet", "--task", "digits-classify", "--budget", "100K", "--trials", "40"],
 }
 
 
@@ -64,7 +66,7 @@ def step_times(ks: list[int], repeats: int, threads: int) -> list[dict]:
 
     torch.set_num_threads(threads)
     io = IOSpec(d_in=64, d_out=64, output="image")
-    family = models.get_family("hourglass")
+    hourglass = models.get_family("hourglass")
     x1 = torch.randn(64, 64)
 
     def median_ms(step, n=10) -> float:
@@ -77,7 +79,7 @@ def step_times(ks: list[int], repeats: int, threads: int) -> list[dict]:
             times.append((time.perf_counter() - t) / n * 1000)
         return statistics.median(times)
 
-    def alone_ms(config: dict) -> float:
+    def alone_ms(config: dict, family=hourglass) -> float:
         model = family.build(config, io)
         opt = make_adamw(list(model.parameters()), 1e-3, 0.0)
 
@@ -88,7 +90,7 @@ def step_times(ks: list[int], repeats: int, threads: int) -> list[dict]:
 
         return median_ms(step)
 
-    def fused_ms(configs: list[dict]) -> float:
+    def fused_ms(configs: list[dict], family=hourglass) -> float:
         fused = family.fuse([family.build(c, io, seed=i) for i, c in enumerate(configs)], configs, io)
         k = len(configs)
         opt = StackedAdamW(fused.stacked(), torch.full((k,), 1e-3), torch.zeros(k), (0.9, 0.999))
@@ -104,17 +106,22 @@ def step_times(ks: list[int], repeats: int, threads: int) -> list[dict]:
 
     rng = random.Random(0)
     rows = []
-    shapes = {
-        "small (d_z 96, d_h 8, L 3)": {"d_z": 96, "d_h": 8, "L": 3},
-        "deep (d_z 190, d_h 5, L 40)": {"d_z": 190, "d_h": 5, "L": 40},
+    shapes = {  # name: (family, config)
+        "small (d_z 96, d_h 8, L 3)": ("hourglass", {"d_z": 96, "d_h": 8, "L": 3}),
+        "deep (d_z 190, d_h 5, L 40)": ("hourglass", {"d_z": 190, "d_h": 5, "L": 40}),
+        "han (width 64, depth 20)": ("han", {"width": 64, "depth": 20}),
+        "han, deep (width 32, depth 40)": ("han", {"width": 32, "depth": 40}),
+        "fcnet (width 64, depth 6)": ("fcnet", {"width": 64, "depth": 6}),
     }
-    for name, config in shapes.items():
-        one = alone_ms(config)
+    for name, (family_name, config) in shapes.items():
+        family = models.get_family(family_name)
+        one = alone_ms(config, family)
         for k in ks:
-            fused = fused_ms([config] * k)
+            fused = fused_ms([config] * k, family)
             rows.append(
                 {
                     "pack": "identical",
+                    "family": family_name,
                     "shape": name,
                     "k": k,
                     "alone_ms": round(one * k, 2),

@@ -166,6 +166,15 @@ class FCNetFamily(Family):
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
         return count_fcnet(self.parse(config, io), io)
 
+    def fusion_key(self, config: dict[str, Any], io: IOSpec) -> tuple[str, FCNetConfig]:
+        """Identical shapes fuse (models/fcnet_fused.py); each member keeps its lr and weight decay."""
+        return ("fcnet", self.parse(config, io))
+
+    def fuse(self, members: list[nn.Module], configs: list[dict[str, Any]], io: IOSpec) -> nn.Module:
+        from models.fcnet_fused import FusedFCNet
+
+        return FusedFCNet(members)
+
     def param_breakdown(self, config: dict[str, Any], io: IOSpec) -> dict[str, int]:
         c = self.parse(config, io)
         return {

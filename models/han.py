@@ -155,6 +155,15 @@ class Han(Family):
     def count_params(self, config: dict[str, Any], io: IOSpec) -> int:
         return count_hannet(self.parse(config, io), io)
 
+    def fusion_key(self, config: dict[str, Any], io: IOSpec) -> tuple[str, HanNetConfig]:
+        """Identical shapes fuse (models/han_fused.py); each member keeps its lr and weight decay."""
+        return ("han", self.parse(config, io))
+
+    def fuse(self, members: list[nn.Module], configs: list[dict[str, Any]], io: IOSpec) -> nn.Module:
+        from models.han_fused import FusedHanNet
+
+        return FusedHanNet(members)
+
     def param_breakdown(self, config: dict[str, Any], io: IOSpec) -> dict[str, int]:
         c = self.parse(config, io)
         return {

@@ -114,6 +114,7 @@ class _Pack:
             rule.betas,
         )
         self.best = [BestValidation(task) for _ in runs]
+        self.regularizer = getattr(self.fused, "member_regularization", None)  # () -> (K,) or None
         self.check_every = 1 if self.device.type == "cpu" else GPU_CHECK_EVERY
 
     def active(self) -> list[int]:
@@ -135,6 +136,9 @@ class _Pack:
             inputs, targets = self._batches([perms[k][start:stop] for k in live], live)
             pred = self.fused(inputs)
             member_losses = self.task.member_losses(pred if len(live) == len(self.runs) else pred[live], targets)
+            penalty = self.regularizer() if self.regularizer is not None else None
+            if penalty is not None:  # each member's own term, as the alone trainer adds `regularization()`
+                member_losses = member_losses + (penalty if len(live) == len(self.runs) else penalty[live])
             self.optimizer.zero_grad()
             member_losses.sum().backward()
             scale = torch.zeros(len(self.runs), device=self.device)

@@ -709,6 +709,7 @@ def test_fused_trials_steps_and_profile_measure_packs_against_alone(tmp_path):
     assert {(row["pack"], row["k"]) for row in rows} >= {("identical", 1), ("identical", 2)}
     assert all(row["fused_ms"] > 0 and row["alone_ms"] > 0 and row["speedup"] > 0 for row in rows)
     assert any(row["pack"].startswith("different") for row in rows)
+    assert {row.get("family") for row in rows if row["pack"] == "identical"} == {"hourglass", "han", "fcnet"}
     r = run_benchmark("fused_trials.py", "profile", "--k", "2", "--out", tmp_path / "profile.json", timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
     shares = json.loads((tmp_path / "profile.json").read_text())["profile"]

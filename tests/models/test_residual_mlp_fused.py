@@ -96,8 +96,9 @@ def test_write_members_copies_the_stacked_state_back():
 
 
 def test_families_that_fuse_and_those_that_do_not():
-    """The residual MLPs fuse (any widths and depths, one key per input projection kind);
-    the others train one model at a time (fusion_key None)."""
+    """The residual MLPs fuse (any widths and depths, one key per input projection kind),
+    HanNet and FCNet identical shapes (tests/models/test_han_fused.py); the others train
+    one model at a time (fusion_key None)."""
     io = IOSpec(d_in=64, d_out=64, output="image")
     hg = models.get_family("hourglass")
     assert hg.fusion_key({"d_z": 80, "d_h": 4, "L": 2}, io) == hg.fusion_key({"d_z": 99, "d_h": 9, "L": 7}, io)
@@ -113,4 +114,4 @@ def test_families_that_fuse_and_those_that_do_not():
         for name in models.FAMILIES.names()
         if models.get_family(name).fusion_key.__func__ is not models.base.Family.fusion_key
     }
-    assert fusing == {"hourglass", "conventional", "conventional-noproj", "conventional-narrow"}
+    assert fusing == {"hourglass", "conventional", "conventional-noproj", "conventional-narrow", "han", "fcnet"}

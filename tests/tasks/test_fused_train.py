@@ -24,6 +24,11 @@ FAMILY_CASES = [
     ("conventional", "digits-classify", {"d_z": 16, "d_h": 48, "L": 2}),
     ("conventional-noproj", "digits-genclass", {"d_z": 64, "d_h": 80, "L": 1}),
     ("conventional-narrow", "digits-denoise", {"d_z": 12, "d_h": 40, "L": 2}),
+    ("han", "digits-classify", {"width": 16, "depth": 4}),
+    ("han", "digits-denoise", {"width": 64, "depth": 3, "input_layer": False}),
+    ("han", "digits-classify", {"width": 10, "depth": 4, "dense_layers": "authors", "activation": "groupsort"}),
+    ("fcnet", "digits-classify", {"width": 24, "depth": 3}),
+    ("fcnet", "digits-genclass", {"width": 16, "depth": 2, "activation": "abs"}),
 ]
 
 
@@ -61,6 +66,20 @@ def test_a_trials_seeds_fused_equal_the_seeds_trained_alone(family, task, config
     for f, a in zip(fused.runs, alone.runs):
         assert_same_run(f, a)
     assert seen == [(i, e) for e in (1, 2, 3) for i in (0, 1, 2)]  # in lock-step, each seed every epoch
+
+
+def test_an_fcnets_orthogonal_penalty_is_each_seeds_own_as_alone():
+    """The penalty (Yu & Zhang Sec. 4.2) enters each member's loss: fused equals alone, and
+    both differ from the same net without it. A large penalty makes the training
+    sensitive to rounding: relative 1e-4 here."""
+    config = {"width": 24, "depth": 3, "orth_reg": 0.1, "activation": "abs"}
+    fused = tasks.run_trial(spec("fcnet", "digits-classify", config))
+    alone = tasks.run_trial(spec("fcnet", "digits-classify", config, fuse=False))
+    plain = tasks.run_trial(spec("fcnet", "digits-classify", {**config, "orth_reg": 0.0}))
+    for f, a, p in zip(fused.runs, alone.runs, plain.runs):
+        assert [e.train_loss for e in f.epochs] == pytest.approx([e.train_loss for e in a.epochs], rel=1e-4)
+        assert f.metrics == pytest.approx(a.metrics, rel=1e-4)
+        assert f.epochs[0].train_loss > p.epochs[0].train_loss + 0.1  # the penalty counted
 
 
 def test_a_pack_of_different_trials_keeps_each_ones_shape_learning_rate_and_seed():
