@@ -43,6 +43,7 @@ RUN_OPTIONS: dict[str, Any] = {
     "seed_checks": None,
     "decide": None,
     "margin": None,
+    "time_limit": None,
     "epochs": None,
     "batch_size": None,
     "optimizer": None,

@@ -61,6 +61,7 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
     summary and Pareto table printed (stdout) with its progress (stderr), and the pages
     written. Returns (study record, trials frame) per study. Nothing is written to the
     database before every check has passed."""
+    from core.durations import format_duration
     from reports.savings import early_stopping_savings, savings_line
     from search.api.progress import ConsoleProgress
     from search.engine.search_flags import search_settings
@@ -92,6 +93,11 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
             + (f" ({out.retried} retries)" if out.retried else "")
             + f", {out.rejected} proposal(s) rejected over budget or shape"
             + (" (grid exhausted)" if out.exhausted else "")
+            + (
+                f" (stopped at the time limit, {format_duration(one.time_limit)}: the same command goes on)"
+                if out.timed_out
+                else ""
+            )
             + (
                 f", {out.answered} proposal(s) of a trained configuration answered from its result"
                 if out.answered
@@ -198,6 +204,7 @@ def run_spec(a: Any):
         seed_checks=_or(a.seed_checks, DEFAULT_SEED_CHECKS),
         decide=decide_budgets(a.decide),
         margin=a.margin,
+        time_limit=a.time_limit,
         study=a.study,
         storage=a.storage,
         data_dir=a.data_dir,
@@ -242,7 +249,7 @@ def print_decisions(spec: Any, store: Any, out: Any) -> None:
     verdicts, cands = read_verdicts(
         store.trials(rec.name), rec.metric, rec.direction, rec.families, spec.decide, spec.margin, DEFAULT_WINDOW
     )
-    print("\n".join(decisions_text(verdicts, cands, out.finished, out.decided)))
+    print("\n".join(decisions_text(verdicts, cands, out.finished, out.decided, out.timed_out)))
 
 
 def decide_budgets(text: Any) -> tuple[float, ...]:

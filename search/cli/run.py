@@ -164,6 +164,12 @@ def add_parser(sub) -> None:
         "difference's interval lies inside ±D is decided 'equivalent within ±D'",
     )
     how.add_argument(
+        "--time-limit",
+        metavar="DURATION",
+        help="stop starting trials and seed checks after this much wall time, e.g. 90m, 2h, 1h30m "
+        "(trials in flight finish; the same command again resumes, with a limit of its own; default: none)",
+    )
+    how.add_argument(
         "--seed-checks",
         type=float,
         metavar="SHARE",

@@ -202,13 +202,14 @@ def check_budgets(budgets: list[float], budget: float, smallest: dict[str, float
             )
 
 
-def decisions_text(verdicts, cands, trials: int, decided: bool) -> list[str]:
+def decisions_text(verdicts, cands, trials: int, decided: bool, timed_out: bool = False) -> list[str]:
     """What `search run --decide` says at its end: each named budget's verdict, and what
     the undecided ones would cost."""
+    limit = "the --time-limit" if timed_out else "the --trials limit"
     head = (
         f"--decide: every named budget decided after {trials} trial(s)"
         if decided or all(v.status in DECIDED for v in verdicts)
-        else f"--decide: not every named budget decided after {trials} trial(s) (the --trials limit)"
+        else f"--decide: not every named budget decided after {trials} trial(s) ({limit})"
     )
     lines = [head]
     for v in verdicts:

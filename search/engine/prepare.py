@@ -13,6 +13,7 @@ from core.budget import format_count
 from core.errors import UserError
 from core.io import IOSpec
 from models import FAMILIES, Family, get_family
+from search.engine.search_flags import search_settings
 from search.engine.specs import RunSpec
 from search.executors import check_executor
 from search.plugins import worker_sources
@@ -109,3 +110,25 @@ def default_task(spaces: tuple[str, ...]) -> str:
     if not task:
         raise UserError(f"family {spaces[0]!r}{_from(spaces[0])} has no default task: give one (--task, task=)")
     return task
+
+
+def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
+    """The settings stored with a new study (kept as created when it is resumed)."""
+    out = {
+        "recipe": spec.recipe,
+        **({"recipe_version": spec.recipe_version} if spec.recipe_version else {}),
+        **search_settings(spec),
+        "seed": spec.seed,
+        "repeats": spec.repeats,
+        "trials": spec.trials,
+        "train": spec.train.to_dict(),
+        "space_file": spec.space_file,
+        "executor": spec.executor,
+        "task_options": spec.task_options,
+        "budget_of": spec.budget_of,
+        "param_convention": prep.convention,
+        "keep": spec.keep,
+    }
+    if spec.replicate_of is not None:  # one of K replicate searches (`search run --search-repeats K`)
+        out |= {"replicate_of": spec.replicate_of, "replicate": spec.replicate}
+    return out

@@ -7,7 +7,7 @@ was created with: a resume runs with the flags of its own command (the defaults 
 are given), while the study's stored settings stay as created.
 
 `search_settings(spec)` are a study's search settings (stored with a new study by
-search/engine/study.py `study_settings`); `search_flags(settings, families)` the flags
+search/engine/prepare.py `study_settings`); `search_flags(settings, families)` the flags
 among them that apply to such a study, as (flag, value); `changed_flags(created,
 running, families)` those whose value differs from the stored one (settings a study
 created by an older version lacks are not compared).

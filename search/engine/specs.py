@@ -74,6 +74,7 @@ class RunSpec:
     seed_checks: float = DEFAULT_SEED_CHECKS  # share of the training time for seed checks (repeats 1 only)
     decide: tuple[float, ...] = ()  # budgets to search until decided (search/engine/deciding.py)
     margin: float | None = None  # a difference that does not matter: "equivalent within ±margin" decides too
+    time_limit: float | None = None  # seconds of this run after which no trial or seed check starts (--time-limit)
     budget_of: str = "params"  # BUDGET_MEASURES: what the budget counts
     study: str | None = None  # default: derived from task and families
     storage: str | None = None  # SQLAlchemy URL; None -> the default SQLite file
@@ -128,6 +129,10 @@ class RunSpec:
             or not 0 < self.margin < float("inf")
         ):
             raise UserError(f"--margin must be a difference above 0 in the metric's units, got {self.margin!r}")
+        if self.time_limit is not None:
+            from core.durations import parse_duration
+
+            object.__setattr__(self, "time_limit", parse_duration(self.time_limit))
         if self.margin is not None and not self.decide:
             raise UserError("--margin is for --decide here; 'search compare --margin D' reads any study with a margin")
         if self.decide and len(self.spaces) < 2:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -28,11 +29,10 @@ from search.artifacts.keep import Keeper
 from search.artifacts.location import weights_location
 from search.engine.deciding import Step, decide_start, plan_round
 from search.engine.ownership import Heartbeat, is_orphan, owner_id
-from search.engine.prepare import Prepared, prepare
+from search.engine.prepare import Prepared, prepare, study_settings
 from search.engine.pruners import Pruner, make_pruner
 from search.engine.retries import Job, follow_up, resume_job
 from search.engine.sampling import Proposal, Rejection, Sampler, make_sampler
-from search.engine.search_flags import search_settings
 from search.engine.seed_checks import SEED_CHECK, check_note, checked_trial, is_check, plan_checks
 from search.engine.specs import RunSpec
 from search.engine.study_store import StudyStore
@@ -69,6 +69,7 @@ class Outcome:
     exhausted: bool = False  # the grid ran out before --trials
     answered: int = 0  # proposals of trained configurations answered from their results by this call (--revisit answer)
     decided: bool = False  # --decide: every named budget was decided before --trials
+    timed_out: bool = False  # --time-limit: it passed, so no more trials or seed checks were started
     results: list[TrialResult] = field(default_factory=list)
 
 
@@ -106,6 +107,7 @@ class StudyLoop:
         # URL), and who keeps them as the study grows.
         self.weights: str | None = weights_location(spec.keep, spec.artifacts, getattr(store, "url", None))
         self.keeper: Keeper | None = None
+        self.deadline: float | None = None  # time.monotonic() after which nothing new starts (--time-limit)
 
     # -- steps ----------------------------------------------------------------------
     def start(self) -> Outcome:
@@ -163,6 +165,8 @@ class StudyLoop:
             self.executor = make_executor(spec.executor, on_epoch=self.on_epoch, **spec.executor_options)
         final, _ = self.counts()
         self.out = Outcome(study, final, 0, 0, len(interrupted))
+        if spec.time_limit is not None:  # counted from this run's start: a resume gets its own
+            self.deadline = time.monotonic() + spec.time_limit
         self.progress.start(study, spec.trials, final, len(self.retries))
         return self.out
 
@@ -194,9 +198,13 @@ class StudyLoop:
 
     def next_job(self) -> Job | None:
         """The next trial to run, or None when the finished and running trials of every
-        process reach `spec.trials`, or the grid is exhausted (`out.exhausted`)."""
+        process reach `spec.trials`, the grid is exhausted (`out.exhausted`) or the time
+        limit has passed (`out.timed_out`)."""
         assert self.sampler is not None and self.out is not None, "start() first"
         while True:
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                self.out.timed_out = True
+                return None
             # every process's trials count; the reading on_result just took serves once
             final, running = self._counted or self.counts()
             self._counted = None
@@ -405,28 +413,6 @@ def is_check_job(job: Job) -> bool:
 def first_seed_curve(rows: list[dict[str, Any]], metric: str) -> list[float]:
     """The validation `metric` by epoch of a trial's first run (rows: `Store.epochs`)."""
     return [float(r.get(metric, math.nan)) for r in rows if r["repeat"] == 0]
-
-
-def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
-    """The settings stored with a new study (kept as created when it is resumed)."""
-    out = {
-        "recipe": spec.recipe,
-        **({"recipe_version": spec.recipe_version} if spec.recipe_version else {}),
-        **search_settings(spec),
-        "seed": spec.seed,
-        "repeats": spec.repeats,
-        "trials": spec.trials,
-        "train": spec.train.to_dict(),
-        "space_file": spec.space_file,
-        "executor": spec.executor,
-        "task_options": spec.task_options,
-        "budget_of": spec.budget_of,
-        "param_convention": prep.convention,
-        "keep": spec.keep,
-    }
-    if spec.replicate_of is not None:  # one of K replicate searches (`search run --search-repeats K`)
-        out |= {"replicate_of": spec.replicate_of, "replicate": spec.replicate}
-    return out
 
 
 def run_study(spec: RunSpec, store: StudyStore, progress: Progress, prep: Prepared | None = None) -> Outcome:

@@ -771,6 +771,9 @@ BAD_INPUT = [
     ),
     ((*TWO, "--margin", "-1"), "--margin must be a difference above 0 in the metric's units, got -1.0"),
     ((*TWO, "--margin", "0.1"), "--margin is for --decide here"),
+    ((*TWO, "--time-limit", "0"), "--time-limit '0': it must be a positive duration"),
+    ((*TWO, "--time-limit", "soon"), "--time-limit 'soon': use a duration such as 90s, 45m, 2h"),
+    ((*TWO, "--time-limit", "30m2h"), "--time-limit '30m2h': use a duration"),
     (
         ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--decide", "60K"),
         "--decide needs two families or more",

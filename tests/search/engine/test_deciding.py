@@ -69,7 +69,9 @@ def test_equal_families_are_decided_equivalent_with_a_margin_and_not_without():
     assert not out.decided and sum(not is_check(r) for r in store.trials("s")) == 46  # --trials is the limit
     verdicts, cands = read_verdicts(store.trials("s"), "psnr", "maximize", FAMILIES, [20_000.0], None, 3.0)
     text = decisions_text(verdicts, cands, 46, out.decided)
-    assert text[0].startswith("--decide: not every named budget decided after 46 trial(s)")
+    assert text[0].startswith("--decide: not every named budget decided after 46 trial(s) (the --trials limit)")
+    timed = decisions_text(verdicts, cands, 46, out.decided, timed_out=True)
+    assert timed[0].endswith("(the --time-limit)") and timed[1:] == text[1:]
     assert "at 20K:" in text[1]
 
 

@@ -9,6 +9,7 @@ import pytest
 from core.errors import RejectedInARow, UserError
 from search.engine import study as study_mod
 from search.engine.sampling.policies import DEFAULT_SIZE_SCALE, size_objective
+from search.engine.seed_checks import is_check
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare
 from search.engine.study_store import StudyStore
@@ -197,3 +198,30 @@ def test_two_trials_in_flight_stop_at_the_trials_asked_for():
     out = StudyLoop(spec, store, RecordingProgress(), prepare(spec), executor=executor).run()
     assert out.finished == 5 and statuses(store) == ["complete"] * 5 and executor.closed
     assert not [t for t in threading.enumerate() if t.name == "search-heartbeat" and t.is_alive()]
+
+
+def test_the_time_limit_stops_new_trials_and_seed_checks_and_a_resume_goes_on(store, monkeypatch):
+    """--time-limit: nothing starts once it has passed (trials in flight finish); the study
+    keeps what it ran, and the same command again resumes with a limit of its own."""
+    clock = {"now": 1000.0}
+    monkeypatch.setattr(study_mod.time, "monotonic", lambda: clock["now"])
+
+    def ten_seconds(spec):  # each trial takes 10 s on the fake clock
+        clock["now"] += 10.0
+        return complete(spec, 20.0 + spec.number)
+
+    loop, executor = make_loop(store, ten_seconds, trials=10, time_limit="25s", seed_checks=0.5)
+    out = loop.run()
+    assert out.timed_out and out.ran == 3 and statuses(store) == ["complete"] * 3  # started at 0, 10 and 20 s
+    assert not any(is_check(r) for r in store.trials("s"))  # no seed check starts after the limit either
+    loop, _ = make_loop(store, ten_seconds, trials=10, seed_checks=0.5)
+    out = loop.run()
+    assert not out.timed_out and sum(not is_check(r) for r in store.trials("s")) == 10
+    assert any(is_check(r) for r in store.trials("s"))  # without a limit the checks run after the trials
+
+
+def test_the_time_limit_is_a_positive_duration():
+    assert run_spec(time_limit="1h30m").time_limit == 5400.0 and run_spec(time_limit=90).time_limit == 90.0
+    for bad in ("0", "-1", "soon", 0):
+        with pytest.raises(UserError, match="--time-limit"):
+            run_spec(time_limit=bad)
