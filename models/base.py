@@ -47,6 +47,8 @@ class Family(ABC):
     key_dims: ClassVar[tuple[str, ...]]  # config keys stored as columns and shown in tables
     param_convention: ClassVar[str] = "trainable parameters"
     outputs: ClassVar[tuple[str, ...]] = ("image",)  # IOSpec.output kinds the family fits
+    # which trials fuse (`fusion_key`): "any shape" (padded exactly), "identical shapes", or None (none)
+    fuses: ClassVar[str | None] = None
 
     @abstractmethod
     def parse(self, config: dict[str, Any], io: IOSpec) -> Any:

@@ -156,6 +156,7 @@ class FCNetFamily(Family):
     default_task = "checkerboard"
     key_dims = ("width", "depth")
     outputs = ("image", "logits", "regression")
+    fuses = "identical shapes"
 
     def parse(self, config: dict[str, Any], io: IOSpec) -> FCNetConfig:
         return FCNetConfig.from_dict(config)

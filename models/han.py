@@ -139,6 +139,7 @@ class Han(Family):
     default_task = "checkerboard"
     key_dims = ("width", "depth")
     outputs = ("image", "logits", "regression")
+    fuses = "identical shapes"
 
     def parse(self, config: dict[str, Any], io: IOSpec) -> HanNetConfig:
         cfg = HanNetConfig.from_dict(config)

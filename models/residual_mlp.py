@@ -105,6 +105,7 @@ class ResidualMLPFamily(Family):
 
     key_dims = ("d_z", "d_h", "L")
     outputs = ("image", "logits", "regression")
+    fuses = "any shape"
 
     def parse(self, config: dict[str, Any], io: IOSpec) -> MLPConfig:
         cfg = MLPConfig.from_dict(config)

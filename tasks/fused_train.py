@@ -83,6 +83,30 @@ def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
     )
 
 
+def alone_reasons(families: list[str], train: Any, task: Task) -> list[str]:
+    """Why trials of these families, with these training settings, would not share a pack
+    (`--pack K`): one line per reason, none where they can. The rules of `pack_key`, said
+    without a configuration."""
+    why = []
+    if not train.fuse:
+        return ["--fuse off: every run trains alone"]
+    if task.trainer != "supervised":
+        why.append(f"task {task.name!r} has its own trainer ({task.trainer}): its runs train one at a time")
+    for flag, on in (("--ema", train.ema), ("--compile", train.compile)):
+        if on:
+            why.append(f"{flag}: runs train one at a time")
+    optimizer = train.optimizer or task.defaults.optimizer
+    if optimizer not in FUSED_OPTIMIZERS:
+        why.append(f"optimizer {optimizer}: runs train one at a time (packs train with {', '.join(FUSED_OPTIMIZERS)})")
+    for name in families:
+        kind = models.get_family(name).fuses
+        if kind is None:
+            why.append(f"family {name!r} does not fuse: its trials train one at a time")
+        elif kind == "identical shapes":
+            why.append(f"family {name!r} fuses identical shapes only: trials that differ only in lr or weight decay")
+    return why
+
+
 class _Pack:
     """The state of a pack in training: members, generators, optimiser, results."""
 

@@ -4,6 +4,7 @@ builds the same namespace from keywords (search/api/options.py); both call `exec
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,7 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
         raise UserError(f"data directory {a.data_dir!r} does not exist")
     load_data(prep.task, spec.data_dir, spec.train.device)  # missing data fails here, before any write
     weights = check_weights_store(spec)  # and a store the weights cannot go to
+    say_alone(spec, prep)
     store = open_store(a.storage, wait_s)
     done = []
     for k, one in enumerate(specs, 1):
@@ -221,6 +223,18 @@ def run_spec(a: Any):
         keep=_or(a.keep, DEFAULT_KEEP),
         artifacts=a.artifacts,
     )
+
+
+def say_alone(spec, prep) -> None:
+    """With `--pack K` (K > 1): once, on stderr, which of the search's trials will not share
+    a pack, and why (tasks/fused_train.py `alone_reasons`)."""
+    from search.executors.packs import resolve_pack
+    from tasks.fused_train import alone_reasons  # torch: imported only when a search runs
+
+    pack = resolve_pack(spec.executor_options.get("pack", "auto"), spec.train.device or "auto")
+    if pack > 1:
+        for line in alone_reasons(list(spec.spaces), spec.train, prep.task):
+            print(f"--pack {pack}: {line}", file=sys.stderr, flush=True)
 
 
 def check_weights_store(spec) -> str | None:

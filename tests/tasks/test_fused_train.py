@@ -224,3 +224,29 @@ def test_evaluation_without_the_packs_outputs_falls_back_to_each_member(monkeypa
     own = tasks.run_trial(spec())
     for a, b in zip(kept.runs, own.runs):
         assert_same_run(a, b)
+
+
+def test_the_reasons_a_packs_trials_train_alone_are_said():
+    from tasks.fused_train import alone_reasons
+
+    task = tasks.get_task("digits-classify")
+    assert alone_reasons(["hourglass", "conventional"], TrainSettings(), task) == []
+    lines = alone_reasons(["han", "sw-mlp"], TrainSettings(), task)
+    assert lines == [
+        "family 'han' fuses identical shapes only: trials that differ only in lr or weight decay",
+        "family 'sw-mlp' does not fuse: its trials train one at a time",
+    ]
+    assert alone_reasons(["hourglass"], TrainSettings(ema=0.9, optimizer="sgd-step"), task) == [
+        "--ema: runs train one at a time",
+        "optimizer sgd-step: runs train one at a time (packs train with adamw, adamw-uvit)",
+    ]
+    assert alone_reasons(["hourglass"], TrainSettings(fuse=False), task) == ["--fuse off: every run trains alone"]
+    lm = tasks.get_task("lm-shakespeare")
+    assert any("its own trainer" in line for line in alone_reasons(["transformer"], TrainSettings(), lm))
+    # every family that says it fuses has a fused model, and the others none
+    import models
+
+    for name in models.FAMILIES.names():
+        family = models.get_family(name)
+        overridden = type(family).fusion_key is not models.base.Family.fusion_key
+        assert (family.fuses is not None) == overridden, name

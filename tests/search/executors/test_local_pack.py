@@ -138,3 +138,14 @@ def test_bad_pack_values(value):
 def test_auto_pack_by_device():
     assert resolve_pack("auto", "cpu") == AUTO_PACK["cpu"] and resolve_pack("auto", "cuda:1") == AUTO_PACK["cuda"]
     assert resolve_pack("5", "cpu") == 5
+
+
+def test_a_pack_of_a_family_that_does_not_fuse_says_so_once_and_trains_alone(cli, tmp_path):
+    code, out, err = cli(
+        "run", "--space", "sw-mlp", "--task", "digits-classify", "--budget", "20K", "--trials", "3",
+        "--epochs", "1", "--max-train-samples", "128", "--pack", "3", "--no-report", "--study", "swm",
+    )  # fmt: skip
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("--pack")]
+    assert notes == ["--pack 3: family 'sw-mlp' does not fuse: its trials train one at a time"]
+    assert [r.status for r in Store(f"sqlite:///{tmp_path}/search.db").trials("swm")].count("complete") == 3
