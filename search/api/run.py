@@ -4,7 +4,9 @@ builds the same namespace from keywords (search/api/options.py); both call `exec
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -84,11 +86,18 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
     say_alone(spec, prep)
     store = open_store(a.storage, wait_s)
     done = []
-    for k, one in enumerate(specs, 1):
+    deadline = None if spec.time_limit is None else time.monotonic() + spec.time_limit  # the whole command's
+    for k, base in enumerate(specs, 1):
+        one = base
+        if deadline is not None:  # replicate searches share the command's --time-limit
+            if deadline - time.monotonic() <= 0:
+                print(f"time limit reached: replicate searches {k} to {len(specs)} not started", flush=True)
+                break
+            one = dataclasses.replace(one, time_limit=deadline - time.monotonic())
         if len(specs) > 1:
             print(f"search {k} of {len(specs)}: study {one.study_name!r}, seed {one.seed}", flush=True)
         run = run_tune_study if one.executor == "tune" else run_study
-        out = run(one, store, ConsoleProgress(search=search_settings(one)), prepare(one) if one is not spec else prep)
+        out = run(one, store, ConsoleProgress(search=search_settings(one)), prepare(base) if base is not spec else prep)
         df = store.trials_frame(one.study_name)
         print(
             f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
@@ -96,7 +105,7 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
             + f", {out.rejected} proposal(s) rejected over budget or shape"
             + (" (grid exhausted)" if out.exhausted else "")
             + (
-                f" (stopped at the time limit, {format_duration(one.time_limit)}: the same command goes on)"
+                f" (stopped at the time limit, {format_duration(spec.time_limit)}: the same command goes on)"
                 if out.timed_out
                 else ""
             )
