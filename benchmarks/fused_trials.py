@@ -11,6 +11,8 @@ Three measurements, each against its baseline in the same command:
            --repeats 3 (fused, the default) and --repeats 3 --fuse off, each seed in turn
            (the three arms interleaved, in rotating order), wall time of the whole command;
            medians over seeds and the ratios to --repeats 1.
+  vmap     the families without a fused model (the Mixers), fused the generic way: K
+           members of one shape through torch.func's vmap, one step against K alone.
   profile  where a fused step's time goes: torch.profiler's table of one pack of --k
            members (the last of --k) of the small and the deep shape.
   pack     the same search with --pack K against --pack 1: wall time and the front's
@@ -20,6 +22,7 @@ Three measurements, each against its baseline in the same command:
     python benchmarks/fused_trials.py steps [--threads 1] [--k 1,2,3,4,8,16]
     python benchmarks/fused_trials.py repeats --seeds 3 [--setting denoise]
     python benchmarks/fused_trials.py pack --seeds 3 --k 4 [--setting denoise,sr]
+    python benchmarks/fused_trials.py vmap --k 3,8
     python benchmarks/fused_trials.py profile --k 3
 
 Every command runs in a fresh process with OMP_NUM_THREADS=--threads (1 by default) and
@@ -145,6 +148,80 @@ def step_times(ks: list[int], repeats: int, threads: int) -> list[dict]:
         )
         print(rows[-1], flush=True)
     return rows
+
+
+def vmap_steps(ks: list[int], repeats: int, threads: int) -> list[dict]:
+    """The families without a fused model, fused the generic way: K members of one shape
+    through torch.func (stack_module_state, functional_call inside vmap), one step (forward,
+    backward, the per-member AdamW step) against K steps alone, on digits classification.
+    What it would save decides whether such a family should fuse (issue 62, item 6)."""
+    import copy
+
+    import torch
+    from torch.func import functional_call, stack_module_state, vmap
+
+    import models
+    import tasks
+    from tasks.optimizers import StackedAdamW, make_adamw
+
+    torch.set_num_threads(threads)
+    io = tasks.get_task("digits-classify").io()
+    x1, y1 = torch.randn(64, io.d_in), torch.randint(0, 10, (64,))
+    loss = torch.nn.functional.cross_entropy
+    rows = []
+    shapes = {
+        "mixer": {"S": 16, "C": 16, "gamma": 2, "L": 2, "patch": 2},
+        "s-mixer": {"S": 16, "C": 16, "L": 2, "patch": 2},
+        "rp-mixer": {"S": 16, "C": 16, "gamma": 2, "L": 2, "patch": 2},
+        "han": {"width": 64, "depth": 20},  # beside its hand-fused model (`steps`), for comparison
+    }
+    for name, config in shapes.items():
+        family = models.get_family(name)
+        model = family.build(config, io)
+        opt = make_adamw(list(model.parameters()), 1e-3, 0.0)
+
+        def alone():
+            opt.zero_grad(set_to_none=True)
+            loss(model(x1), y1).backward()
+            opt.step()
+
+        one = _median_ms(alone, repeats)
+        for k in ks:
+            members = [family.build(config, io, seed=i) for i in range(k)]
+            params, buffers = stack_module_state(members)
+            names = list(params)
+            stacked = [params[n].detach().clone().requires_grad_() for n in names]
+            architecture = copy.deepcopy(members[0]).to("meta")
+
+            def call(p, b, x, architecture=architecture, names=names):
+                return functional_call(architecture, ({**dict(zip(names, p)), **b}), (x,))
+
+            fused = vmap(call)
+            sopt = StackedAdamW(stacked, torch.full((k,), 1e-3), torch.zeros(k), (0.9, 0.999))
+            x, y = torch.randn(k, 64, io.d_in), torch.randint(0, 10, (k, 64))
+
+            def step(fused=fused, stacked=stacked, buffers=buffers, sopt=sopt, x=x, y=y, k=k):
+                sopt.zero_grad()
+                out = fused(tuple(stacked), buffers, x)
+                loss(out.flatten(0, 1), y.flatten(), reduction="none").view(k, -1).mean(1).sum().backward()
+                sopt.step(torch.ones(k))
+
+            ms = _median_ms(step, repeats)
+            rows.append({"family": name, "shape": config, "k": k, "alone_ms": round(one * k, 2),
+                         "fused_ms": round(ms, 2), "speedup": round(one * k / ms, 2)})  # fmt: skip
+            print(rows[-1], flush=True)
+    return rows
+
+
+def _median_ms(step, repeats: int, n: int = 10) -> float:
+    step()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(n):
+            step()
+        times.append((time.perf_counter() - t) / n * 1000)
+    return statistics.median(times)
 
 
 def profile(k: int, threads: int) -> dict:
@@ -305,7 +382,7 @@ def pack_part(setting: str, seeds: int, threads: int, k: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("part", choices=("steps", "repeats", "pack", "profile"))
+    ap.add_argument("part", choices=("steps", "vmap", "repeats", "pack", "profile"))
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--k", default="1,2,3,4,8,16", help="steps: pack sizes; pack: the K of --pack K")
     ap.add_argument("--repeats", type=int, default=5, help="steps: timings per point (median)")
@@ -317,6 +394,8 @@ def main() -> None:
     result: dict = {"machine": machine(), "threads": a.threads, "date": time.strftime("%Y-%m-%d")}
     if a.part == "steps":
         result["steps"] = step_times(ks, a.repeats, a.threads)
+    elif a.part == "vmap":
+        result["vmap"] = vmap_steps(ks, a.repeats, a.threads)
     elif a.part == "profile":
         result["profile"] = profile(ks[-1], a.threads)
     elif a.part == "repeats":

@@ -710,6 +710,14 @@ def test_fused_trials_steps_and_profile_measure_packs_against_alone(tmp_path):
     assert all(row["fused_ms"] > 0 and row["alone_ms"] > 0 and row["speedup"] > 0 for row in rows)
     assert any(row["pack"].startswith("different") for row in rows)
     assert {row.get("family") for row in rows if row["pack"] == "identical"} == {"hourglass", "han", "fcnet"}
+    r = run_benchmark(
+        "fused_trials.py", "vmap", "--k", "2", "--repeats", "1", "--out", tmp_path / "v.json", timeout=240
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = json.loads((tmp_path / "v.json").read_text())["vmap"]
+    assert {row["family"] for row in rows} == {"mixer", "s-mixer", "rp-mixer", "han"} and all(
+        row["k"] == 2 for row in rows
+    )
     r = run_benchmark("fused_trials.py", "profile", "--k", "2", "--out", tmp_path / "profile.json", timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
     shares = json.loads((tmp_path / "profile.json").read_text())["profile"]
