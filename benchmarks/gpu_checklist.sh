@@ -60,8 +60,8 @@ for step in $STEPS; do
       timeout 160 python3 benchmarks/lm_mfu.py --device cuda --data-dir "$DATA" --json "$OUT/lm-mfu.json" ;;
     chen) log "7. Chen et al. on MNIST at the paper's scale (1.24M to 80M), shortened: trials, epochs and repeats cut"
       # the paper-scale recipes (30 and 50 epochs, 5 repeats, 200 trials) with CHEN_TRIALS trials,
-      # (CHEN_RECIPES="chen-genclass chen-denoise chen-sr" adds generative classification: 4 min more)
       # CHEN_EPOCHS epochs and CHEN_REPEATS seeds a configuration; the verdicts at four budgets
+      # (CHEN_RECIPES="chen-genclass chen-denoise chen-sr" adds generative classification: 4 min more)
       rm -rf /tmp/chen && mkdir -p /tmp/chen
       for recipe in ${CHEN_RECIPES:-chen-denoise chen-sr}; do
         ( cd /tmp/chen && time timeout ${CHEN_TIMEOUT:-240} python3 -m search.cli run --recipe $recipe \
