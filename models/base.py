@@ -94,8 +94,8 @@ class Family(ABC):
 
     # Fused training (models/fused.py, tasks/fused_train.py): members whose keys are equal
     # train as one batched program, whichever family they belong to, so a key names a
-    # structure that either family's `fuse` can hold (the residual MLPs share one); None
-    # (the default) trains the model alone.
+    # structure that either family's `fuse` can hold (each family has keys of its own
+    # today: models/residual_mlp.py says why); None (the default) trains the model alone.
     def fusion_key(self, config: dict[str, Any], io: IOSpec) -> Hashable | None:
         """What members must share to fuse with `config`, or None if it cannot fuse."""
         return None

@@ -120,10 +120,14 @@ class ResidualMLPFamily(Family):
         return count_residual_mlp(self.parse(config, io), io)
 
     def fusion_key(self, config: dict[str, Any], io: IOSpec) -> tuple[str, bool, bool]:
-        """Any widths and depths fuse, across the residual families (padding is exact,
-        models/residual_mlp_fused.py); the input projection's kind must match."""
+        """Any widths and depths of one family fuse (padding is exact,
+        models/residual_mlp_fused.py); the input projection's kind must match. The fused
+        model could hold hourglass and conventional members together, but a pack pads every
+        member to the largest d_z, d_h and L of the pack, and the two shapes are wide where
+        the other is narrow: a mixed pack of 4 took 3.8x the wall time of one trial at a
+        time on the quickstart search, a pack per family less (docs/benchmarks.md §21)."""
         cfg = self.parse(config, io)
-        return ("residual-mlp", cfg.fixed_w_in, cfg.no_w_in)
+        return (self.name, cfg.fixed_w_in, cfg.no_w_in)
 
     def fuse(self, members: list[nn.Module], configs: list[dict[str, Any]], io: IOSpec) -> nn.Module:
         return FusedResidualMLP(members)

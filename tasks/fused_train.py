@@ -1,8 +1,8 @@
 """Train a pack of supervised runs in lock-step, as one batched program (issue 62).
 
 A run is one seed of one trial. Runs whose `pack_key`s are equal (one fusion key, which
-families may share, e.g. hourglass and conventional; task, epochs, batch size, training samples, optimiser,
-device) train together: their
+families could share, though none does today; task, epochs, batch size, training samples,
+optimiser, device) train together: their
 models are built exactly as alone (`torch.manual_seed(seed)`, then `family.build`), then
 stacked by the family (`Family.fuse`, models/fused.py). Each run keeps what makes it
 itself:
