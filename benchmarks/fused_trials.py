@@ -72,15 +72,8 @@ def step_times(ks: list[int], repeats: int, threads: int) -> list[dict]:
     hourglass = models.get_family("hourglass")
     x1 = torch.randn(64, 64)
 
-    def median_ms(step, n=10) -> float:
-        step()
-        times = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            for _ in range(n):
-                step()
-            times.append((time.perf_counter() - t) / n * 1000)
-        return statistics.median(times)
+    def median_ms(step) -> float:
+        return _median_ms(step, repeats)
 
     def alone_ms(config: dict, family=hourglass) -> float:
         model = family.build(config, io)
@@ -214,6 +207,7 @@ def vmap_steps(ks: list[int], repeats: int, threads: int) -> list[dict]:
 
 
 def _median_ms(step, repeats: int, n: int = 10) -> float:
+    """The median over `repeats` timings of `n` calls of `step`, in ms a call (after one warm-up call)."""
     step()
     times = []
     for _ in range(repeats):
