@@ -16,7 +16,7 @@ import pytest
 from core.errors import UserError
 from core.trials import EpochRecord, RunResult, TrialResult
 from reports.hosts import host_allowed, host_name, served_hosts
-from reports.server import make_server, trial_filename
+from reports.server import VERSION_TTL_S, make_server, trial_filename
 from reports.site import study_filename
 from storage import Store
 from tests.reports.test_browser import rendered_dom, script_errors
@@ -170,6 +170,7 @@ def test_the_page_follows_a_running_study(tmp_path):
                 )
             time.sleep(0.2)
         run.communicate(timeout=60)
+        time.sleep(VERSION_TTL_S + 0.5)  # the server reads the studies' versions at most this often
         code, final = get(page_url)
     finally:
         server.shutdown()
