@@ -231,9 +231,10 @@ def add_parser(sub) -> None:
         "--pack",
         metavar="K",
         help="train up to K trials at once (in this process, or in each Ray task with --executor "
-        "ray) as one batched program where their family fuses (hourglass, conventional), each "
-        "recorded as if trained alone; auto (the default) chooses by device: 1 until a pack is "
-        "measured to pay (on a CPU, packs of different shapes gain little: docs/benchmarks.md)",
+        "ray) as one batched program where their family fuses (the residual MLPs, any shapes of one "
+        "family; han and fcnet, identical shapes), each recorded as if trained alone; auto (the "
+        "default) chooses by device: 1 until a pack is measured to pay (on a CPU, packs of "
+        "different shapes are slower: docs/benchmarks.md)",
     )
     where.add_argument("--retries", type=int, help="re-runs of a failed or interrupted trial (default 1)")
     where.add_argument(
