@@ -26,6 +26,11 @@ import statistics
 import sys
 from pathlib import Path
 
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+from search_efficiency import seed_ratios  # noqa: E402  (the efficiency benchmark's own, as against_stored.py)
+
 
 def unpruned_twin(name: str) -> str | None:
     """The search a pruned one is set against by default: the same entry without its
@@ -33,11 +38,6 @@ def unpruned_twin(name: str) -> str | None:
     gp&modelled); None for an unpruned search."""
     twin = re.sub(r"\+[^/@^%=~#&]*", "", name, count=1)
     return None if twin == name else twin
-
-
-def seed_ratios(values: list[float], base: list[float]) -> list[float]:
-    """values[i] / base[i] for the seeds both have (a base figure that is not positive has none)."""
-    return [v / b for v, b in zip(values, base) if b > 0]
 
 
 def compare(summary: dict, search: str, base: str) -> dict:
