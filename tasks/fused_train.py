@@ -61,14 +61,12 @@ def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
     supervised trainer, no --ema or --compile, an optimiser of FUSED_OPTIMIZERS, and a
     family that fuses (`Family.fusion_key`); None also for a config the family refuses, so
     that the run fails alone with its own message."""
-    if task.trainer != "supervised" or spec.train.ema or spec.train.compile:
-        return None
     try:
         hyper = Hyper.resolve(spec, task)
         family = models.get_family(spec.family).fusion_key(spec.config, task.io())
     except Exception:  # a bad config or setting: the run trains alone and fails with its message
         return None
-    if family is None or hyper.optimizer not in FUSED_OPTIMIZERS:
+    if family is None or _settings_alone(spec.train, task, hyper.optimizer):
         return None
     return (
         family,
@@ -83,21 +81,27 @@ def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
     )
 
 
-def alone_reasons(families: list[str], train: Any, task: Task) -> list[str]:
-    """Why trials of these families, with these training settings, would not share a pack
-    (`--pack K`): one line per reason, none where they can. The rules of `pack_key`, said
-    without a configuration."""
+def _settings_alone(train: Any, task: Task, optimizer: str) -> list[str]:
+    """The training settings that keep a run out of any pack, one line each: a trainer of
+    the task's own, --ema, --compile, an optimiser the fused trainer does not run."""
     why = []
-    if not train.fuse:
-        return ["--fuse off: every run trains alone"]
     if task.trainer != "supervised":
         why.append(f"task {task.name!r} has its own trainer ({task.trainer}): its runs train one at a time")
     for flag, on in (("--ema", train.ema), ("--compile", train.compile)):
         if on:
             why.append(f"{flag}: runs train one at a time")
-    optimizer = train.optimizer or task.defaults.optimizer
     if optimizer not in FUSED_OPTIMIZERS:
         why.append(f"optimizer {optimizer}: runs train one at a time (packs train with {', '.join(FUSED_OPTIMIZERS)})")
+    return why
+
+
+def alone_reasons(families: list[str], train: Any, task: Task) -> list[str]:
+    """Why trials of these families, with these training settings, would not share a pack
+    (`--pack K`): one line per reason, none where they can. `pack_key`'s rules
+    (`_settings_alone`), said without a configuration."""
+    if not train.fuse:
+        return ["--fuse off: every run trains alone"]
+    why = _settings_alone(train, task, train.optimizer or task.defaults.optimizer)
     for name in families:
         kind = models.get_family(name).fuses
         if kind is None:
