@@ -18,3 +18,6 @@ NOISE_MODELS = ("pooled", "near", "own", "trend")
 DEFAULT_NOISE = "pooled"
 ESTIMATES = ("best", "fit")  # a family's value at a budget: reports/front_reading.py estimate_at
 DEFAULT_ESTIMATE = "best"
+# `search compare --levels`: how many log-spaced budgets it reads when none are given
+# (reports/candidates.py `log_levels`); seed checks in the "budgets" order check the same ones
+DEFAULT_LEVELS = 5

@@ -138,15 +138,21 @@ def trended(cands: dict[str, Candidates]) -> dict[str, Candidates]:
     }
 
 
-def default_levels(cands: dict[str, Candidates], n: int) -> list[float]:
-    """n log-spaced budgets from the smallest complete model to the largest (rounded)."""
-    params = np.concatenate([c.params for c in cands.values()]) if cands else np.zeros(0)
+def log_levels(params: np.ndarray, n: int) -> list[float]:
+    """n log-spaced budgets from the smallest of `params` (k,) to the largest (rounded; fewer
+    where two round alike): the budgets `search compare` reads when none are given."""
+    params = np.asarray(params, dtype=float)
     if len(params) == 0:
         return []
     lo, hi = float(params.min()), float(params.max())
     if n <= 1 or lo == hi:
         return [hi]
     return sorted({float(round(v)) for v in np.geomspace(lo, hi, n)})
+
+
+def default_levels(cands: dict[str, Candidates], n: int) -> list[float]:
+    """`log_levels` over every family's complete configurations."""
+    return log_levels(np.concatenate([c.params for c in cands.values()]) if cands else np.zeros(0), n)
 
 
 def redraw_means(c: Candidates, seed: int, draws: int) -> np.ndarray:

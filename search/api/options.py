@@ -41,6 +41,7 @@ RUN_OPTIONS: dict[str, Any] = {
     "pruner": None,
     "prune_grace": None,
     "seed_checks": None,
+    "seed_check_order": None,
     "decide": None,
     "margin": None,
     "time_limit": None,

@@ -191,6 +191,7 @@ def compare(
     searches, or no complete trial; StorageError for a study that is not stored.
     """
     from core.budget import parse_budget
+    from core.limits import DEFAULT_LEVELS
     from reports.candidates import candidates, default_levels, with_noise
     from reports.combined import combined_frame
     from reports.compare import compare_at, compare_replicates
@@ -228,7 +229,7 @@ def compare(
     rec = records[0]
     metric, direction = chosen_metric(rec, df, metric)
     cands = candidates(df, metric, fams)  # every search's trials, for the levels
-    at = wanted or default_levels(cands, levels or 5)
+    at = wanted or default_levels(cands, levels or DEFAULT_LEVELS)
     if not at:
         raise UserError("these studies have no complete trial yet: nothing to compare")
     at = [float(b) for b in at]

@@ -15,6 +15,7 @@ from search.api.options import print_frame
 from search.artifacts.location import DEFAULT_KEEP
 from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.sampling.policies import (
+    DEFAULT_CHECK_ORDER,
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
     DEFAULT_SEED_CHECKS,
@@ -213,6 +214,7 @@ def run_spec(a: Any):
         pruner=_or(a.pruner, DEFAULT_PRUNER),
         prune_grace=a.prune_grace,
         seed_checks=_or(a.seed_checks, DEFAULT_SEED_CHECKS),
+        seed_check_order=_or(a.seed_check_order, DEFAULT_CHECK_ORDER),
         decide=decide_budgets(a.decide),
         margin=a.margin,
         time_limit=a.time_limit,

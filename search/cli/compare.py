@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from core.limits import DEFAULT_ESTIMATE, DEFAULT_MIN_NEAR, DEFAULT_NOISE, ESTIMATES, NOISE_MODELS
+from core.limits import DEFAULT_ESTIMATE, DEFAULT_LEVELS, DEFAULT_MIN_NEAR, DEFAULT_NOISE, ESTIMATES, NOISE_MODELS
 from search.cli.common import print_frame, storage_arg
 
 
@@ -25,7 +25,9 @@ def add_parser(sub) -> None:
     levels = cp.add_mutually_exclusive_group()
     levels.add_argument("--budgets", help="comma list of budgets, e.g. 10K,100K,1M")
     levels.add_argument(
-        "--levels", type=int, help="log-spaced budgets from the smallest to the largest model (default 5)"
+        "--levels",
+        type=int,
+        help=f"log-spaced budgets from the smallest to the largest model (default {DEFAULT_LEVELS})",
     )
     cp.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
     cp.add_argument(

@@ -12,7 +12,9 @@ from search.cli.common import storage_arg
 from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.sampling import SAMPLERS
 from search.engine.sampling.policies import (
+    CHECK_ORDERS,
     CORNERS,
+    DEFAULT_CHECK_ORDER,
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
     DEFAULT_SAMPLER,
@@ -176,6 +178,13 @@ def add_parser(sub) -> None:
         help="with --repeats 1: after the trials, train a second seed of the families' front "
         "configurations, cheapest first, within SHARE of the search's training time, so that its "
         f"verdicts get intervals (default {DEFAULT_SEED_CHECKS:g}; 0: none)",
+    )
+    how.add_argument(
+        "--seed-check-order",
+        choices=CHECK_ORDERS,
+        help="which front configurations the seed checks take first: cheapest (the most checks for the "
+        "time) or budgets (the one holding each family's value at each budget `search compare` reads by "
+        f"default, then the rest cheapest first; default {DEFAULT_CHECK_ORDER})",
     )
     train = r.add_argument_group("training")
     train.add_argument("--epochs", type=int, help="epochs per trial (default: the task's)")

@@ -37,6 +37,7 @@ FLAGS: dict[str, str] = {
     "pruner": "--pruner",
     "prune_grace": "--prune-grace",
     "seed_checks": "--seed-checks",
+    "seed_check_order": "--seed-check-order",
     "decide": "--decide",
     "margin": "--margin",
 }
@@ -58,6 +59,7 @@ def search_settings(spec: RunSpec) -> dict[str, Any]:
         "pruner": spec.pruner,
         "prune_grace": spec.prune_grace,
         "seed_checks": spec.seed_checks,
+        "seed_check_order": spec.seed_check_order,
         "decide": list(spec.decide) or None,
         "margin": spec.margin,
     }
@@ -68,6 +70,8 @@ def applies(key: str, settings: Mapping[str, Any], families: int) -> bool:
     with `settings`."""
     if unmet_need(key, settings.get("sampler"), settings.get("spread"), families) is not None:
         return False
+    if key == "seed_check_order":  # says something only where there are checks
+        return bool(settings.get("seed_checks")) and settings.get(key) is not None
     if key == "prune_grace":  # the pruner's own grace unless given
         return settings.get("pruner") not in (None, "none") and settings.get("prune_grace") is not None
     return settings.get(key) is not None

@@ -15,7 +15,9 @@ from search.artifacts.location import DEFAULT_KEEP, check_keep
 from search.engine.pruners import DEFAULT_PRUNER
 from search.engine.sampling import SAMPLERS
 from search.engine.sampling.policies import (
+    CHECK_ORDERS,
     CORNERS,
+    DEFAULT_CHECK_ORDER,
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
     DEFAULT_SEED_CHECKS,
@@ -72,6 +74,7 @@ class RunSpec:
     pruner: str = DEFAULT_PRUNER  # a name in search.engine.pruners.PRUNERS
     prune_grace: float | None = None  # the pruner's first judged epoch, a fraction of the epochs; None: its own
     seed_checks: float = DEFAULT_SEED_CHECKS  # share of the training time for seed checks (repeats 1 only)
+    seed_check_order: str = DEFAULT_CHECK_ORDER  # policies.CHECK_ORDERS: which front configurations are checked first
     decide: tuple[float, ...] = ()  # budgets to search until decided (search/engine/deciding.py)
     margin: float | None = None  # a difference that does not matter: "equivalent within ±margin" decides too
     time_limit: float | None = None  # seconds of this run after which no trial or seed check starts (--time-limit)
@@ -123,6 +126,8 @@ class RunSpec:
             raise UserError(
                 f"--seed-checks must be a share of the training time between 0 and 1, got {self.seed_checks!r}"
             )
+        if self.seed_check_order not in CHECK_ORDERS:
+            raise UserError(f"unknown --seed-check-order {self.seed_check_order!r}; known: {', '.join(CHECK_ORDERS)}")
         if self.margin is not None and (
             isinstance(self.margin, bool)
             or not isinstance(self.margin, (int, float))

@@ -276,6 +276,7 @@ class StudyLoop:
                 lambda r: r.metrics.get(key, (None,))[0],
                 self.prep.task.direction,
                 spec.seed_checks,
+                spec.seed_check_order,
             )
         if not self._checks:
             return None

@@ -52,6 +52,7 @@ RUN_KEYS: dict[str, tuple[type, ...]] = {
     "revisit": (str,),
     "prune_grace": (float,),
     "seed_checks": (float, int),
+    "seed_check_order": (str,),
     "decide": (str,),
     "margin": (float, int),
     "seed": (int,),

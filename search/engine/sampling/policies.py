@@ -128,6 +128,13 @@ FREE_SHARE_SAMPLER = "tpe"
 # second seed of front configurations, so that its verdicts get intervals
 # (search/engine/seed_checks.py; measured in docs/benchmarks.md §23). 0: none.
 DEFAULT_SEED_CHECKS = 0.2
+# `--seed-check-order`: which front configurations the checks take first. "cheapest": the
+# front cheapest first (the most checks, so the most degrees of freedom for the pooled noise,
+# for the time); "budgets": first the configuration that holds each family's value at each
+# budget `search compare` reads by default, then the rest cheapest first (the noise of the
+# configurations that decide the verdicts, measured on them). Measured: docs/benchmarks.md §29.
+CHECK_ORDERS = ("cheapest", "budgets")
+DEFAULT_CHECK_ORDER = "cheapest"
 
 
 def size_objective(params: float, scale: str) -> float:

@@ -758,6 +758,10 @@ BAD_INPUT = [
         ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--seed-checks", "some"),
         "argument --seed-checks: invalid float value: 'some'",
     ),
+    (
+        ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--seed-check-order", "best"),
+        "argument --seed-check-order: invalid choice: 'best'",
+    ),
     ((*TWO, "--decide", "200K"), "--decide 200K is above the search budget 100K"),
     (
         (*TWO, "--decide", "10K,60K"),

@@ -39,7 +39,9 @@ def test_several_families_say_their_share_and_scope():
 
 def test_the_grid_says_only_what_applies_to_it():
     s = search_settings(spec(sampler="grid", pruner="pareto", prune_grace=0.25))
-    assert format_flags(search_flags(s, 1)) == "--sampler grid --pruner pareto --prune-grace 0.25 --seed-checks 0.2"
+    assert format_flags(search_flags(s, 1)) == (
+        "--sampler grid --pruner pareto --prune-grace 0.25 --seed-checks 0.2 --seed-check-order cheapest"
+    )
     s = search_settings(spec(spread="none"))
     assert "--corners" not in dict(search_flags(s, 1)) and "--start" not in dict(search_flags(s, 1))
 

@@ -5,7 +5,8 @@ import dataclasses
 
 import pytest
 
-from search.engine.seed_checks import check_note, checked_trial, front_numbers, is_check, plan_checks
+from search.engine.search_flags import search_flags, search_settings
+from search.engine.seed_checks import check_note, checked_trial, front_numbers, is_check, level_corners, plan_checks
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare, run_seeds
 from storage.records import TrialRecord
@@ -55,6 +56,43 @@ def test_checks_go_cheapest_first_in_family_turns_within_the_share_of_training_t
     ]
     assert [r.number for r in plan_checks(done, value, "maximize", 0.5)] == [0, 4]  # 9 s left: 4 + 3
     assert checked_trial("retry 1 of trial 6: boom; seed check of trial 1") == 1 and checked_trial("retry 1") is None
+
+
+def test_the_budgets_order_checks_the_configuration_holding_each_default_level_first():
+    # sizes 100 .. 10,000: `search compare`'s default levels are 100, 316, 1000, 3162 and 10,000
+    rows = [
+        record(0, "a", 100, 10.0, 1.0),
+        record(1, "a", 1000, 14.0, 9.0),
+        record(2, "a", 10_000, 18.0, 2.0),
+        record(3, "a", 300, 11.0, 1.0),
+        record(4, "a", 500, 12.0, 1.5),  # on the front, but no level's best: 316 has #3, 1000 has #1
+        record(5, "b", 200, 9.0, 1.0),
+    ]  # 15.5 s spent
+    fronts = {"a": [rows[i] for i in (0, 1, 2, 3, 4)], "b": [rows[5]]}
+    corners = level_corners(fronts, [100, 316, 1000, 3162, 10_000])
+    assert [r.number for r in corners["a"]] == [0, 3, 1, 2] and [r.number for r in corners["b"]] == [5]
+    # 35% of 15.5 s = 5.4 s: the level corners first in family turns, #1 (9 s) passed over and #2
+    # (the top level's) taken; the cheapest order spends the time on #4 instead, which holds no level
+    assert [r.number for r in plan_checks(rows, value, "maximize", 0.35, "budgets")] == [0, 5, 3, 2]
+    assert [r.number for r in plan_checks(rows, value, "maximize", 0.35, "cheapest")] == [0, 5, 3, 4]
+    # with time for all, the corners and then the rest of the front
+    assert [r.number for r in plan_checks(rows, value, "maximize", 1.0, "budgets")] == [0, 5, 3, 1, 2, 4]
+    with pytest.raises(ValueError, match="unknown seed check order 'best'"):
+        plan_checks(rows, value, "maximize", 0.5, "best")
+
+
+def test_the_check_order_is_said_only_where_a_search_checks():
+    said = dict(search_flags(search_settings(RunSpec(spaces=("hourglass",), task="digits-denoise", budget=2e4)), 1))
+    assert said["--seed-check-order"] == "cheapest"
+    none = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=2e4, seed_checks=0.0)
+    assert "--seed-check-order" not in dict(search_flags(search_settings(none), 1))
+
+
+def test_an_unknown_check_order_is_refused():
+    from core.errors import UserError
+
+    with pytest.raises(UserError, match="unknown --seed-check-order 'best'; known: cheapest, budgets"):
+        RunSpec(spaces=("hourglass",), task="digits-denoise", budget=20_000, seed_check_order="best")
 
 
 def timed(spec, seconds):

@@ -7,6 +7,7 @@ import pytest
 from core.budget import parse_budget
 from core.errors import UserError
 from search.engine.prepare import prepare
+from search.engine.sampling.policies import DEFAULT_SEED_CHECKS
 from search.engine.specs import RunSpec
 from search.recipes import RUN_KEYS, load_recipe, parse_recipe, recipe_names
 from storage import Store
@@ -175,6 +176,8 @@ def unpinned(run: dict) -> list[str]:
     needed = list(PINNED) + ([] if run.get("sampler") == "grid" else list(PINNED_OPTUNA))
     if run.get("pruner") != "none":
         needed.append("prune_grace")
+    if run.get("seed_checks", DEFAULT_SEED_CHECKS) > 0 and run.get("repeats", 1) == 1:  # which ones are checked
+        needed.append("seed_check_order")
     return [k for k in needed if k not in run]
 
 
@@ -186,9 +189,16 @@ def test_every_recipe_pins_every_setting_that_decides_its_search(name):
 
 def test_a_recipe_left_to_a_default_is_caught():
     bare = parse_recipe("x", {"description": "d", "run": {"space": "hourglass", "budget": "1M"}})
-    assert unpinned(bare.run) == [*PINNED, *PINNED_OPTUNA, "prune_grace"]
+    assert unpinned(bare.run) == [*PINNED, *PINNED_OPTUNA, "prune_grace", "seed_check_order"]
     grid = parse_recipe("g", {"description": "d", "run": {"space": "hourglass", "budget": "1M", "sampler": "grid"}})
-    assert unpinned(grid.run) == ["pruner", "epochs", "seed", "trials", "repeats", "seed_checks", "prune_grace"]
+    assert unpinned(grid.run) == [
+        *("pruner", "epochs", "seed", "trials", "repeats", "seed_checks", "prune_grace", "seed_check_order")
+    ]
+    checked = {"space": "hourglass", "budget": "1M", "repeats": 1, "seed_checks": 0.2}
+    assert "seed_check_order" in unpinned(parse_recipe("c", {"description": "d", "run": checked}).run)
+    assert "seed_check_order" not in unpinned(
+        parse_recipe("c", {"description": "d", "run": checked | {"repeats": 3}}).run
+    )
 
 
 def test_a_study_records_its_recipes_version(cli, tmp_path):

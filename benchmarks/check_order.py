@@ -1,0 +1,156 @@
+"""Seed checks in another order, on the same searches: do the verdicts' intervals follow the
+evidence better when a one-seed search checks the configurations that hold its families'
+values at the compared budgets (`--seed-check-order budgets`) rather than its fronts'
+cheapest (`cheapest`, the default)? Issue 61, item 3; docs/benchmarks.md §29.
+
+For each setting, the default searches that benchmarks/verdict_calibration.py ran into
+DIR/SETTING.db (their checks in the default order) are copied to DIR/ORDER/SETTING.db with
+their seed checks deleted, and each study is resumed with `--seed-check-order ORDER`: its
+trials are the same rows, so only which configurations got a second seed differs. Both are
+then read with verdict_calibration's own `evaluate` (`search compare`'s code and defaults)
+side by side, with what the checks cost: their training seconds against the trials'.
+
+    python benchmarks/check_order.py --dir /tmp/cal61 --settings qs,cls-d --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.verdict_calibration import SETTINGS, Setting, evaluate, finished, pct  # noqa: E402
+
+CHECKS = "note LIKE 'seed check of trial%'"
+
+
+def strip_checks(db: Path) -> int:
+    """Delete every seed check (trials noted "seed check of trial N") with its metrics, runs,
+    epochs, artifacts and retrainings; returns how many trials went."""
+    con = sqlite3.connect(db)
+    try:
+        trials = f"SELECT id FROM trials WHERE {CHECKS}"
+        runs = f"SELECT id FROM runs WHERE trial_id IN ({trials})"
+        for table, where in (
+            ("epochs", f"run_id IN ({runs})"),
+            ("run_artifacts", f"run_id IN ({runs})"),
+            ("runs", f"trial_id IN ({trials})"),
+            ("trial_metrics", f"trial_id IN ({trials})"),
+            ("retrainings", f"trial_id IN ({trials})"),
+        ):
+            con.execute(f"DELETE FROM {table} WHERE {where}")
+        n = con.execute(f"DELETE FROM trials WHERE {CHECKS}").rowcount
+        con.commit()
+        return n
+    finally:
+        con.close()
+
+
+def recheck(setting: Setting, source: Path, folder: Path, order: str) -> None:
+    """DIR/ORDER/SETTING.db: the source's searches with their checks in `order` (each study
+    resumed once; a study whose checks in `order` are there already is left alone)."""
+    from storage import Store
+
+    db = folder / f"{setting.name}.db"
+    folder.mkdir(parents=True, exist_ok=True)
+    if not db.exists():
+        shutil.copyfile(source / f"{setting.name}.db", db)
+        print(f"{setting.name}: {strip_checks(db)} seed checks removed from the copy", file=sys.stderr, flush=True)
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO))
+    for seed in finished(Store(f"sqlite:///{db}"), setting):
+        study = f"{setting.name}-{seed}"
+        print(f"checking {study} in the order {order}", file=sys.stderr, flush=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "search.cli",
+                "run",
+                *setting.flags,
+                *("--trials", str(setting.trials), "--repeats", str(setting.repeats), "--seed", str(seed)),
+                *("--storage", f"sqlite:///{db}", "--study", study, "--no-report"),
+                *("--seed-check-order", order),
+            ],
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
+
+
+def check_costs(db: Path, setting: Setting) -> dict:
+    """Per study: how many seed checks, and their training seconds against the trials'."""
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute(
+            "SELECT s.name, t.note LIKE 'seed check of trial%', COUNT(*), SUM(COALESCE(t.duration_s, 0)) "
+            "FROM trials t JOIN studies s ON s.id = t.study_id GROUP BY s.name, 2"
+        ).fetchall()
+    finally:
+        con.close()
+    by = {}
+    for name, is_check, n, seconds in rows:
+        by.setdefault(name, {})[bool(is_check)] = (n, seconds)
+    names = [f"{setting.name}-{s}" for s in setting.seeds if f"{setting.name}-{s}" in by]
+    checks = [by[n].get(True, (0, 0.0))[0] for n in names]
+    share = [by[n].get(True, (0, 0.0))[1] / max(by[n].get(False, (0, 1.0))[1], 1e-9) for n in names]
+    return {"checks_median": float(np.median(checks)), "check_seconds_share_median": float(np.median(share))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dir", required=True, help="verdict_calibration.py's folder of the default searches")
+    ap.add_argument("--settings", default="qs,cls-d", help=f"comma list of {', '.join(SETTINGS)}")
+    ap.add_argument("--order", default="budgets", help="the order to check again in (CHECK_ORDERS)")
+    ap.add_argument("--methods", default="default", help="verdict_calibration.py's methods to read both with")
+    ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--json", help="write the results here")
+    a = ap.parse_args(argv)
+    from search.engine.sampling.policies import CHECK_ORDERS, DEFAULT_CHECK_ORDER
+
+    if a.order not in CHECK_ORDERS or a.order == DEFAULT_CHECK_ORDER:
+        others = [o for o in CHECK_ORDERS if o != DEFAULT_CHECK_ORDER]
+        print(f"error: --order must be one of {', '.join(others)}, got {a.order!r}", file=sys.stderr)
+        return 2
+    names = [s.strip() for s in a.settings.split(",") if s.strip()]
+    source = Path(a.dir)
+    missing = [n for n in names if n not in SETTINGS or not (source / f"{n}.db").exists()]
+    if missing:
+        print(f"error: no calibration searches in {source} for {', '.join(missing)}", file=sys.stderr)
+        return 2
+    results = []
+    for name in names:
+        setting = SETTINGS[name]
+        recheck(setting, source, source / a.order, a.order)
+        for order, folder in ((DEFAULT_CHECK_ORDER, source), (a.order, source / a.order)):
+            costs = check_costs(folder / f"{name}.db", setting)
+            for m in a.methods.split(","):
+                results.append({**evaluate(setting, folder, m, a.confidence), "order": order, **costs})
+    print(
+        "| setting | order | method | coverage | A/A n.d. | too thin | median half-width | "
+        "half-width / spread (median, max) | checks (median) | check seconds / trials' |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        ratio = r.get("width_to_spread", [float("nan")] * 2)
+        print(
+            f"| {r['setting']} | {r['order']} | {r['method']} | {pct(r['coverage'])} | "
+            f"{pct(r['aa_not_distinguishable'])} | {pct(r['thin'])} | {r['median_half_width']:.3g} | "
+            f"{ratio[0]:.2g}, {ratio[1]:.2g} | {r['checks_median']:g} | {r['check_seconds_share_median']:.2f} |"
+        )
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
