@@ -76,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         trials, checks, seconds = training_seconds(store, study)
         row = {"seed": seed, "trials": trials, "checks": checks, "seconds": seconds}
         row["verdicts"] = [v.status for v in verdicts]
+        row["winners"] = [v.winner if v.status == "better" else None for v in verdicts]  # for the direction
+        row["answers"] = [v.text for v in verdicts]
         if a.baseline:
             base = Store(f"sqlite:///{a.baseline}")
             bt, bc, bs = training_seconds(base, f"{a.setting}-{seed}")
