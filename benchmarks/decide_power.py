@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         rec = store.get_study(study)
         budgets = decide_budgets(a.decide)
         verdicts, _ = read_verdicts(
-            store.trials(study), rec.metric, rec.direction, rec.families, budgets, a.margin, 3.0
+            store.trials(study), rec.metric, rec.direction, rec.families, budgets, a.margin, 3.0, rec.settings
         )
         trials, checks, seconds = training_seconds(store, study)
         row = {"seed": seed, "trials": trials, "checks": checks, "seconds": seconds}

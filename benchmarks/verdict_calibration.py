@@ -297,8 +297,12 @@ def pooled_excludes_zero(diffs: np.ndarray, confidence: float) -> bool:
     return t is not None and (t[1] > 0 or t[2] < 0)
 
 
-def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> dict:
-    from reports.candidates import candidates
+def evaluate(setting: Setting, folder: Path, text: str, confidence: float, resample_corners: bool = False) -> dict:
+    """Read the setting's stored replicate searches with method `text` and score the
+    readings against each other (see the module docstring); `resample_corners`: the
+    "default" methods resample each family's smallest model too (`search compare
+    --resample-corners`)."""
+    from reports.candidates import candidates, smallest_by_design
     from reports.uncertainty import interval
     from storage import Store
 
@@ -316,7 +320,8 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
         rec = store.get_study(f"{setting.name}-{seed}")
         direction = rec.direction
         sign = 1.0 if rec.direction == "maximize" else -1.0
-        cands = candidates(store.trials_frame(rec.name), rec.metric, list(setting.families))
+        fixed = product and not resample_corners and smallest_by_design(rec.settings)
+        cands = candidates(store.trials_frame(rec.name), rec.metric, list(setting.families), smallest_fixed=fixed)
         all_cands.append(cands)
         reads.append(
             read_product(cands, setting, direction, confidence, how)
@@ -358,7 +363,7 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float) -> di
 
             for s, t in pairs:
                 two = {
-                    k: Candidates(k, c.numbers, c.params, c.means, c.stds, c.runs, c.configs)
+                    k: Candidates(k, c.numbers, c.params, c.means, c.stds, c.runs, c.configs, fixed=c.fixed)
                     for k, c in (("s", all_cands[s][fam]), ("t", all_cands[t][fam]))
                 }
                 aa.extend(
@@ -495,6 +500,11 @@ def main(argv: list[str] | None = None) -> int:
         f"needed within a factor W below a budget (W defaults to {DEFAULT_WINDOW:g})",
     )
     ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument(
+        "--resample-corners",
+        action="store_true",
+        help="the default methods resample each family's smallest model too (search compare --resample-corners)",
+    )
     ap.add_argument("--pool", type=int, default=3, help="also pool disjoint groups of this many replicates (0: no)")
     ap.add_argument("--no-run", action="store_true", help="read the stored studies only")
     ap.add_argument(
@@ -529,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
         if not a.no_run:
             run_missing(setting, folder, tuple(shlex.split(a.search_flags)))
         for m in a.methods.split(","):
-            results.append(evaluate(setting, folder, m, a.confidence))
+            results.append(evaluate(setting, folder, m, a.confidence, a.resample_corners))
         if a.pool:
             results.append(evaluate_pooled(setting, folder, a.pool, a.confidence))
     print(

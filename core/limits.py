@@ -18,6 +18,10 @@ NOISE_MODELS = ("pooled", "near", "own", "trend")
 DEFAULT_NOISE = "pooled"
 ESTIMATES = ("best", "fit")  # a family's value at a budget: reports/front_reading.py estimate_at
 DEFAULT_ESTIMATE = "best"
+# `search run --corners`: the model sizes a new study visits first, per option (the sampler
+# visits them: search/engine/sampling; the readers keep the smallest, which every such search
+# trains, in every bootstrap resample: reports/candidates.py `smallest_by_design`)
+CORNER_SIZES = {"both": ("smallest", "budget"), "smallest": ("smallest",), "none": (), "last": ("smallest",)}
 # `search compare --levels`: how many log-spaced budgets it reads when none are given
 # (reports/candidates.py `log_levels`); seed checks in the "budgets" order check the same ones
 DEFAULT_LEVELS = 5

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core.limits import NOISE_MODELS
+from core.limits import CORNER_SIZES, NOISE_MODELS
 from reports.combined import merge_runs, recomputed
 from reports.formatting import parse_config
 from reports.fronts import complete_points
@@ -48,6 +48,8 @@ class Candidates:
     runs: np.ndarray  # int number of complete runs
     configs: list[dict[str, Any]]
     dof: np.ndarray | None = None  # the stds' degrees of freedom where not runs - 1 (a pooled std: `pooled`)
+    fixed: np.ndarray | None = None  # (k,) bool: configurations every search of these settings has (the
+    # family's smallest model, a corner: `smallest_by_design`), in every bootstrap resample; None: none
 
     def known_noise(self, mask: np.ndarray) -> bool:
         """Every selected configuration's std is known: finite, with at least one degree of
@@ -76,11 +78,27 @@ class Candidates:
         return dataclasses.replace(self, stds=s, dof=df)
 
 
-def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None) -> dict[str, Candidates]:
+def smallest_by_design(settings: dict[str, Any] | None) -> bool:
+    """Whether a study of these stored settings trained each family's smallest model by
+    construction: its sampler spreads sizes (`--spread size`) and its corners
+    (`--corners`, core/limits.py CORNER_SIZES) include the smallest model. Then every
+    search of the question has that model, and every target size below the family's next
+    shape lands on it again, so which of its configurations (learning rates) a search
+    trained is not the luck of which configurations it found: the bootstrap keeps them
+    (docs/benchmarks.md §29). False for a study that stored no settings."""
+    s = settings or {}
+    return s.get("spread") == "size" and "smallest" in CORNER_SIZES.get(s.get("corners"), ())
+
+
+def candidates(
+    df: pd.DataFrame, metric: str, families: list[str] | None = None, *, smallest_fixed: bool = False
+) -> dict[str, Candidates]:
     """Per family (sorted by name, or in `families` order) its complete configurations,
     each once: `recomputed` rows dropped, and the trials of one configuration with other
     seeds (a seed check, search/engine/seed_checks.py) merged into one (`merge_runs`; only in a frame
-    with the trials' seeds)."""
+    with the trials' seeds). `smallest_fixed` (`smallest_by_design` of the study's
+    settings): the configurations of each family's smallest model (the fewest parameters
+    of any of its trials, whatever their status) are `fixed`."""
     pts = complete_points(df, metric)
     if len(pts):
         pts = pts.loc[~recomputed(df.loc[pts.index])]
@@ -96,6 +114,10 @@ def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None)
     out = {}
     for fam in names:
         sub = pts[pts["family"] == fam]
+        fixed = None
+        if smallest_fixed and len(sub):
+            tried = pd.to_numeric(df.loc[df["family"] == fam, "params"], errors="coerce")
+            fixed = sub["params"].to_numpy(dtype=float) == float(tried.min())
         out[fam] = Candidates(
             fam,
             sub["number"].to_numpy(dtype=int),
@@ -104,6 +126,7 @@ def candidates(df: pd.DataFrame, metric: str, families: list[str] | None = None)
             sub["std"].to_numpy(dtype=float),
             sub["runs"].to_numpy(dtype=int),
             [parse_config(c) for c in sub["config"]],
+            fixed=fixed,
         )
     return out
 

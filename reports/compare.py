@@ -280,6 +280,7 @@ class _LazyDraws(dict):
             name=fam,
             dof=c.dof,
             estimate=estimate,
+            fixed=c.fixed,
         )
         return self[fam]
 

@@ -53,7 +53,7 @@ def front_volumes(
             x = np.log10(c.params)
             rows = redraw_means(c, seed, draws)
             keep = (
-                resample_mask(len(x), draws, stream(seed, fam))
+                resample_mask(len(x), draws, stream(seed, fam), c.fixed)
                 if check_method(method) == "trials"
                 else np.ones(rows.shape, dtype=bool)
             )

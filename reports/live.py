@@ -135,7 +135,8 @@ def compare_wins(studies: Sequence[tuple[StudyRecord, pd.DataFrame]], df: pd.Dat
         levels_at = candidates.default_levels(candidates.candidates(pooled, rec.metric), levels)
         verdicts = compare.compare_replicates(reps, levels_at, rec.direction)
         return wins_section(verdicts, rec.metric, label, POOLED_NOTE) + attainment_section(reps, rec, label)
-    cands = candidates.candidates(df, rec.metric)
+    fixed = all(candidates.smallest_by_design(r.settings) for r, _ in studies)  # as `search compare` reads them
+    cands = candidates.candidates(df, rec.metric, smallest_fixed=fixed)
     verdicts = compare.compare_at(cands, candidates.default_levels(cands, levels), rec.direction)
     return wins_section(verdicts, rec.metric, label, WINS_NOTE)
 

@@ -98,7 +98,8 @@ def _ensure_frame(df: pd.DataFrame | None) -> pd.DataFrame:
 WINS_NOTE = (
     "For each budget, each family's best {metric} with at most that many parameters and a 95% "
     "interval that carries both kinds of luck a second search would have: which configurations it "
-    "finds (the trials resampled) and seed noise (from the seed checks a one-seed search ends with, "
+    "finds (the trials resampled; each family's smallest model, which every search with corners "
+    "trains, kept) and seed noise (from the seed checks a one-seed search ends with, "
     "or from <code>--repeats</code>). The "
     "verdict says whether the leader is ahead beyond them; a family with no trial within a factor 3 "
     "below a budget is \u201ctoo thin to tell\u201d there. <code>search compare</code> prints the same "
@@ -123,10 +124,13 @@ def wins_section(verdicts: list, metric: str, params_label: str, note: str) -> s
     )
 
 
-def wins_html(df: pd.DataFrame, metric: str, direction: str, params_label: str, levels: int = 5) -> str:
+def wins_html(
+    df: pd.DataFrame, metric: str, direction: str, params_label: str, levels: int = 5, smallest_fixed: bool = False
+) -> str:
     """The "Which shape wins" section: per budget, each family's best value with its
-    interval (reports/compare.py) and the verdict, as a table and a plot with bands."""
-    cands = candidates.candidates(df, metric)
+    interval (reports/compare.py) and the verdict, as a table and a plot with bands;
+    `smallest_fixed` as `candidates.candidates`'."""
+    cands = candidates.candidates(df, metric, smallest_fixed=smallest_fixed)
     verdicts = compare.compare_at(cands, candidates.default_levels(cands, levels), direction)
     return wins_section(verdicts, metric, params_label, WINS_NOTE)
 
@@ -243,7 +247,8 @@ def _study_page(
         parts.append("<h2>Pareto-optimal configurations</h2>")
         table = tables.pareto_table(df, metric, direction, formatted=True, data=data)
         parts.append(f'<div class="scroll">{html_table(table, status_col=None, number_link=trial_link)}</div>')
-        parts.append(wins_html(df, metric, direction, params_label))
+        fixed = candidates.smallest_by_design(record.settings)
+        parts.append(wins_html(df, metric, direction, params_label, smallest_fixed=fixed))
         if samples_for is not None:
             parts.append(samples_html(record, table, samples_for))
         if kept is not None:

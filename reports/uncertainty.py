@@ -17,6 +17,9 @@ once is missed in about 37% of draws) and redraws every drawn configuration's me
 m + s/sqrt(R) * t(R - 1) (seed noise), then redoes the selection at every budget. The
 resamples of a maximum can show that this search was lucky, never that it was unlucky,
 so the "trials" interval is made symmetric about the estimate (`interval`'s centre).
+Configurations `fixed` by the search's design (each family's smallest model, which every
+search with corners trains: reports/candidates.py `smallest_by_design`) are in every
+resample: another search would have them too.
 Method "seed" redraws the seed noise only (the intervals of earlier versions, percentile
 intervals): it says how sure the value of *these* configurations is, not how a second
 search would come out.
@@ -83,6 +86,7 @@ ESTIMATE_TEXT = {
     "parameters within a factor 3 either side (tricube weights), kept between the best within the "
     "budget and the front's next corner above it; the trial shown is the best within the budget",
 }
+FIXED_TEXT = "; each family's smallest model, which the search trained as a corner, in every resample"
 POOLED_TEXT = (
     "replicate searches: the mean over the searches of each one's value, with the Student t "
     "interval of that mean from the spread between the searches"
@@ -231,16 +235,21 @@ def _noise_rows(
 EXACT_UP_TO = 256  # configurations up to which a resample is the exact multinomial one
 
 
-def resample_mask(k: int, draws: int, rng: np.random.Generator) -> np.ndarray:
+def resample_mask(k: int, draws: int, rng: np.random.Generator, fixed: np.ndarray | None = None) -> np.ndarray:
     """(draws, k) bool: which of k configurations a bootstrap resample (k drawn with
-    replacement) contains. Beyond EXACT_UP_TO configurations each is in a resample
-    independently with its exact chance 1 - (1 - 1/k)^k (the Poisson bootstrap's
-    approximation: the same marginals, a fraction of the cost)."""
+    replacement) contains, the `fixed` ones (k,) in every resample. Beyond EXACT_UP_TO
+    configurations each is in a resample independently with its exact chance
+    1 - (1 - 1/k)^k (the Poisson bootstrap's approximation: the same marginals, a fraction
+    of the cost)."""
     if k == 0:
         return np.zeros((draws, 0), dtype=bool)
     if k > EXACT_UP_TO:
-        return rng.random((draws, k)) < 1.0 - (1.0 - 1.0 / k) ** k
-    return rng.multinomial(k, np.full(k, 1.0 / k), size=draws) > 0
+        out = rng.random((draws, k)) < 1.0 - (1.0 - 1.0 / k) ** k
+    else:
+        out = rng.multinomial(k, np.full(k, 1.0 / k), size=draws) > 0
+    if fixed is not None:
+        out[:, np.asarray(fixed, dtype=bool)] = True
+    return out
 
 
 WORK = 4_000_000  # draws x configurations a family's bootstrap may cost
@@ -269,11 +278,13 @@ def front_draws(
     name: str = "",
     dof: np.ndarray | None = None,
     estimate: str = DEFAULT_ESTIMATE,
+    fixed: np.ndarray | None = None,
 ) -> np.ndarray:
     """(n, b) bootstrap draws of the family's value at each budget, n = draws_for(k,
     draws) (see the module docstring for the methods); `name` (the family) picks the
     resampling stream; `dof` the stds' degrees of freedom where they are not runs - 1;
-    `estimate` how each draw reads the value (`estimate_at`)."""
+    `estimate` how each draw reads the value (`estimate_at`); `fixed` (k,) bool: the
+    configurations method "trials" keeps in every resample."""
     check_method(method)
     params = np.asarray(params, dtype=float)
     budgets = np.asarray(budgets, dtype=float)
@@ -284,12 +295,12 @@ def front_draws(
     noisy = (df >= 1) & np.isfinite(stds)
     if name is not None and k > EXACT_UP_TO and noisy.any() and method != "subsample" and estimate == "best":
         rows, order = _noise_rows(means, stds, runs, numbers, noisy, seed, draws, name, df)
-        include = resample_mask(k, draws, stream(seed, name)) if method == "trials" else None
+        include = resample_mask(k, draws, stream(seed, name), fixed) if method == "trials" else None
         return _best_within_rows(rows, order, params, budgets, sign, include)
     values = seed_noise(means, stds, runs, numbers, seed, draws, name, dof)
     if method == "subsample":
         return subsample_draws(values, means, params, budgets, sign, stream(seed, name), estimate=estimate)
-    include = resample_mask(k, draws, stream(seed, name)) if method == "trials" else None
+    include = resample_mask(k, draws, stream(seed, name), fixed) if method == "trials" else None
     return estimate_at(estimate, values, params, budgets, sign, include)
 
 

@@ -501,7 +501,7 @@ def test_verdict_calibration_replicates_pick_the_seeds_and_bad_counts_stop_befor
     monkeypatch.setattr(
         vc,
         "evaluate",
-        lambda setting, folder, m, conf: {
+        lambda setting, folder, m, conf, resample_corners=False: {
             "setting": setting.name,
             "method": m,
             "replicates": len(setting.seeds),

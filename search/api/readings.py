@@ -158,6 +158,7 @@ def compare(
     margin: float | None = None,
     noise: str = DEFAULT_NOISE,
     estimate: str = DEFAULT_ESTIMATE,
+    resample_corners: bool = False,
 ) -> Comparison:
     """Which family wins at each budget, with intervals (`search compare`): a `Comparison`.
 
@@ -184,6 +185,9 @@ def compare(
     how a family's value at a budget is read, "best" (its best configuration within the
     budget) or "fit" (the local linear fit of its front against log parameters,
     reports/front_fit.py); the trial shown is the best within the budget either way.
+    Where every study trained each family's smallest model by design (its corners,
+    reports/candidates.py `smallest_by_design`), the "trials" bootstrap keeps that model's
+    configurations in every resample; `resample_corners` resamples them like the others.
 
     Raises UserError (one line) for bad arguments (levels < 1, confidence outside (0, 1),
     min_near < 0, margin <= 0, an unknown interval, noise or estimate, a bad budget, budgets and levels both given), an
@@ -192,11 +196,11 @@ def compare(
     """
     from core.budget import parse_budget
     from core.limits import DEFAULT_LEVELS
-    from reports.candidates import candidates, default_levels, with_noise
+    from reports.candidates import candidates, default_levels, smallest_by_design, with_noise
     from reports.combined import combined_frame
     from reports.compare import compare_at, compare_replicates
     from reports.front_volumes import front_difference, front_volumes
-    from reports.uncertainty import ESTIMATE_TEXT, METHOD_TEXT, NOISE_TEXT, POOLED_TEXT
+    from reports.uncertainty import ESTIMATE_TEXT, FIXED_TEXT, METHOD_TEXT, NOISE_TEXT, POOLED_TEXT
 
     if budgets is not None and levels is not None:
         raise UserError("give budgets or levels, not both")
@@ -228,13 +232,14 @@ def compare(
     fams = families_in(df, families)
     rec = records[0]
     metric, direction = chosen_metric(rec, df, metric)
-    cands = candidates(df, metric, fams)  # every search's trials, for the levels
+    fixed = not resample_corners and all(smallest_by_design(r.settings) for r in records)
+    cands = candidates(df, metric, fams, smallest_fixed=fixed)  # every search's trials, for the levels
     at = wanted or default_levels(cands, levels or DEFAULT_LEVELS)
     if not at:
         raise UserError("these studies have no complete trial yet: nothing to compare")
     at = [float(b) for b in at]
     if pooled:
-        reps = [candidates(df[df["study"] == r.name], metric, fams) for r in records]
+        reps = [candidates(df[df["study"] == r.name], metric, fams, smallest_fixed=fixed) for r in records]
         verdicts = compare_replicates(
             reps, at, direction, confidence=confidence, min_near=min_near, equivalence=margin, estimate=estimate
         )
@@ -254,7 +259,8 @@ def compare(
         )
         volumes, reference = front_volumes(with_noise(cands, noise), direction, confidence=confidence, method=interval)
         difference = front_difference(volumes, confidence=confidence)
-        text = METHOD_TEXT[interval] + NOISE_TEXT[noise] + ESTIMATE_TEXT[estimate]
+        kept = FIXED_TEXT if fixed and interval == "trials" else ""
+        text = METHOD_TEXT[interval] + kept + NOISE_TEXT[noise] + ESTIMATE_TEXT[estimate]
     return Comparison(
         tuple(records),
         df,

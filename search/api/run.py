@@ -272,7 +272,14 @@ def print_decisions(spec: Any, store: Any, out: Any) -> None:
 
     rec = out.study
     verdicts, cands = read_verdicts(
-        store.trials(rec.name), rec.metric, rec.direction, rec.families, spec.decide, spec.margin, DEFAULT_WINDOW
+        store.trials(rec.name),
+        rec.metric,
+        rec.direction,
+        rec.families,
+        spec.decide,
+        spec.margin,
+        DEFAULT_WINDOW,
+        rec.settings,
     )
     print("\n".join(decisions_text(verdicts, cands, out.finished, out.decided, out.timed_out)))
 

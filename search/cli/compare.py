@@ -57,6 +57,13 @@ def add_parser(sub) -> None:
         "configuration above it); the trial shown is the best within the budget either way",
     )
     cp.add_argument(
+        "--resample-corners",
+        action="store_true",
+        help="resample each family's smallest model like any other configuration (by default a search "
+        "that trained it as a corner, as every search with --corners both, smallest or last does, keeps "
+        "it in every bootstrap resample: another search would have it too)",
+    )
+    cp.add_argument(
         "--min-near",
         type=int,
         default=DEFAULT_MIN_NEAR,
@@ -101,6 +108,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         margin=a.margin,
         noise=a.noise,
         estimate=a.estimate,
+        resample_corners=a.resample_corners,
     )
     if a.format == "json":
         print(json.dumps(c.to_dict(), indent=2))

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.engine.sampling.policies import startup_trials
+from search.engine.search_flags import search_settings
 from search.engine.seed_checks import checked_trial, is_check
 from storage.records import TrialRecord
 
@@ -90,12 +91,15 @@ def frame_of(records: list[TrialRecord], metric: str):
     )
 
 
-def read_verdicts(records, metric, direction, families, budgets, margin, window):
-    """(verdicts, candidates) at `budgets`, as `search compare` reads the study."""
-    from reports.candidates import candidates
+def read_verdicts(records, metric, direction, families, budgets, margin, window, settings=None):
+    """(verdicts, candidates) at `budgets`, as `search compare` reads the study (whose
+    search `settings`, keyed as search_flags.FLAGS, say whether its smallest models are
+    fixed: reports/candidates.py `smallest_by_design`)."""
+    from reports.candidates import candidates, smallest_by_design
     from reports.compare import compare_at
 
-    cands = candidates(frame_of(records, metric), metric, list(families))
+    fixed = smallest_by_design(settings)
+    cands = candidates(frame_of(records, metric), metric, list(families), smallest_fixed=fixed)
     return compare_at(cands, list(budgets), direction, window=window, equivalence=margin), cands
 
 
@@ -120,7 +124,9 @@ def plan_round(records: list[TrialRecord], metric: str, direction: str, families
     near the budget instead); None when every budget is decided."""
     from reports.uncertainty import DEFAULT_WINDOW
 
-    verdicts, cands = read_verdicts(records, metric, direction, families, spec.decide, spec.margin, DEFAULT_WINDOW)
+    verdicts, cands = read_verdicts(
+        records, metric, direction, families, spec.decide, spec.margin, DEFAULT_WINDOW, search_settings(spec)
+    )
     undecided = [v for v in verdicts if v.status not in DECIDED]
     if not undecided:
         return None

@@ -217,3 +217,38 @@ def test_a_value_resting_on_one_configuration_far_above_the_rest_is_too_thin_wit
     assert a.thin.kind == "one" and a.thin.gap == pytest.approx(4.0) and a.low is None
     assert small.status == "too thin" and "it is the only one" in small.text
     assert verdicts(df, [5000], max_gap=50.0, **kw)[0].status == "better"  # 40 stds is within 50
+
+
+@pytest.mark.parametrize(
+    "settings, fixed",
+    [
+        ({"spread": "size", "corners": "both"}, True),
+        ({"spread": "size", "corners": "smallest"}, True),
+        ({"spread": "size", "corners": "last"}, True),  # the smallest first, the budget model last
+        ({"spread": "size", "corners": "none"}, False),
+        ({"spread": "none", "corners": "both"}, False),  # no size targets: no corners visited
+        ({}, False),  # a study of an older version, or one written by hand
+        (None, False),
+    ],
+)
+def test_the_smallest_model_is_fixed_where_the_search_trains_it_by_design(settings, fixed):
+    from reports.candidates import smallest_by_design
+
+    assert smallest_by_design(settings) is fixed
+
+
+def test_candidates_fix_the_configurations_of_each_familys_smallest_trial():
+    df = make_trials(
+        [
+            trial(0, "a", 100, 10.0),
+            trial(1, "a", 100, 12.0, config={"lr": 5e-3}),
+            trial(2, "a", 300, 13.0),
+            trial(3, "a", 500, 14.0),
+            trial(4, "b", 50, status="pruned"),
+            trial(5, "b", 200, 11.0),
+        ]
+    )
+    c = candidates(df, "psnr", smallest_fixed=True)
+    assert list(c["a"].fixed) == [True, True, False, False]  # both learning rates of the 100-parameter model
+    assert list(c["b"].fixed) == [False]  # b's smallest trial (50) was pruned: nothing of it is fixed
+    assert candidates(df, "psnr")["a"].fixed is None

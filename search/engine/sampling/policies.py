@@ -70,6 +70,8 @@ from __future__ import annotations
 
 import math
 
+from core.limits import CORNER_SIZES
+
 SPREADS = ("size", "none")
 DEFAULT_SPREAD = "size"
 SHARES = ("equal", "free", "uncertain")
@@ -77,7 +79,7 @@ DEFAULT_SHARE = "equal"
 SCOPES = ("study", "family")
 DEFAULT_SCOPE = "study"
 # the corners a new study visits first, in order: the smallest model and one at the budget
-CORNER_SIZES = {"both": ("smallest", "budget"), "smallest": ("smallest",), "none": (), "last": ("smallest",)}
+# (core/limits.py CORNER_SIZES: the sizes each option visits)
 CORNERS = tuple(CORNER_SIZES)
 LAST_CORNERS = ("last",)  # corners whose budget models are the study's last trials
 REVISITS = ("answer", "train")  # what a proposal of a configuration already trained (or pruned) gets

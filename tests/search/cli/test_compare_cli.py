@@ -295,6 +295,41 @@ def test_an_unknown_metric_is_one_line_exit_2_naming_the_studys_metrics(cli, dif
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+def test_a_search_that_trains_the_smallest_model_keeps_it_in_every_resample(cli, tmp_path):
+    """A study whose settings say it visited each family's smallest model first (`--corners
+    both`) and whose value at 20K rests on that model's best learning rate: `search compare`
+    keeps it in every bootstrap resample (a narrow interval at 20K); `--resample-corners`
+    resamples it like the rest (a wide one, or too thin)."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    store = Store(url)
+    settings = {"spread": "size", "corners": "both"}
+    store.create_or_load_study(
+        "s",
+        task="digits-denoise",
+        families=["hourglass"],
+        metric="psnr",
+        direction="maximize",
+        budget=100_000,
+        settings=settings,
+    )
+    for i, (params, value) in enumerate([(16_500, 18.6), (16_500, 11.9), (16_500, 17.5), (18_000, 17.4)]):
+        add(store, "s", "hourglass", params, [value, value + 0.05], 60 + i)
+    for i, params in enumerate((30_000, 50_000, 70_000, 90_000)):
+        add(store, "s", "hourglass", params, [18.8 + i / 10, 18.85 + i / 10], 80 + i)
+    store.close()
+
+    def at_20k(*flags):
+        code, out, err = cli("compare", "s", "--budgets", "20K", "--format", "json", "--storage", url, *flags)
+        assert code == 0, err
+        (level,) = json.loads(out)["levels"]
+        (fam,) = level["families"]
+        return fam
+
+    kept, loose = at_20k(), at_20k("--resample-corners")
+    assert kept["low"] is not None and kept["high"] - kept["low"] < 0.5
+    assert loose["low"] is None or loose["high"] - loose["low"] > 1.0
+
+
 @pytest.mark.parametrize(
     "args,match",
     [
@@ -314,6 +349,7 @@ def test_an_unknown_metric_is_one_line_exit_2_naming_the_studys_metrics(cli, dif
         (("{hg}", "--margin", "0"), "--margin must be a difference above 0 in the metric's units, got 0.0"),
         (("{hg}", "--margin", "-0.5"), "--margin must be a difference above 0 in the metric's units, got -0.5"),
         (("{hg}", "--margin", "nan"), "--margin must be a difference above 0 in the metric's units, got nan"),
+        (("{hg}", "--resample-corners=yes"), "argument --resample-corners: ignored explicit argument 'yes'"),
     ],
 )
 def test_bad_compare_input_is_one_line_exit_2(cli, studies, args, match):
