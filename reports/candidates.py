@@ -80,14 +80,16 @@ class Candidates:
 
 def smallest_by_design(settings: dict[str, Any] | None) -> bool:
     """Whether a study of these stored settings trained each family's smallest model by
-    construction: its sampler spreads sizes (`--spread size`) and its corners
-    (`--corners`, core/limits.py CORNER_SIZES) include the smallest model. Then every
+    construction: its sampler draws sizes (`--spread size`, any sampler but the grid, which
+    visits no corners) and its corners (`--corners`, core/limits.py CORNER_SIZES) include
+    the smallest model. Then every
     search of the question has that model, and every target size below the family's next
     shape lands on it again, so which of its configurations (learning rates) a search
     trained is not the luck of which configurations it found: the bootstrap keeps them
     (docs/benchmarks.md §29). False for a study that stored no settings."""
     s = settings or {}
-    return s.get("spread") == "size" and "smallest" in CORNER_SIZES.get(s.get("corners"), ())
+    drawn = s.get("spread") == "size" and s.get("sampler") != "grid"
+    return drawn and "smallest" in CORNER_SIZES.get(s.get("corners"), ())
 
 
 def candidates(

@@ -227,6 +227,7 @@ def test_a_value_resting_on_one_configuration_far_above_the_rest_is_too_thin_wit
         ({"spread": "size", "corners": "last"}, True),  # the smallest first, the budget model last
         ({"spread": "size", "corners": "none"}, False),
         ({"spread": "none", "corners": "both"}, False),  # no size targets: no corners visited
+        ({"sampler": "grid", "spread": "size", "corners": "both"}, False),  # a grid trains what it lists
         ({}, False),  # a study of an older version, or one written by hand
         (None, False),
     ],
