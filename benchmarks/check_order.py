@@ -31,27 +31,29 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.verdict_calibration import SETTINGS, Setting, evaluate, finished, pct  # noqa: E402
 
-CHECKS = "note LIKE 'seed check of trial%'"
-
 
 def strip_checks(db: Path) -> int:
-    """Delete every seed check (trials noted "seed check of trial N") with its metrics, runs,
+    """Delete every seed check (a trial whose note names the trial it checks:
+    search/engine/seed_checks.py `checked_trial`, retried checks too) with its metrics, runs,
     epochs, artifacts and retrainings; returns how many trials went."""
+    from search.engine.seed_checks import checked_trial
+
     con = sqlite3.connect(db)
     try:
-        trials = f"SELECT id FROM trials WHERE {CHECKS}"
-        runs = f"SELECT id FROM runs WHERE trial_id IN ({trials})"
-        for table, where in (
-            ("epochs", f"run_id IN ({runs})"),
-            ("run_artifacts", f"run_id IN ({runs})"),
-            ("runs", f"trial_id IN ({trials})"),
-            ("trial_metrics", f"trial_id IN ({trials})"),
-            ("retrainings", f"trial_id IN ({trials})"),
+        ids = [i for i, note in con.execute("SELECT id, note FROM trials") if checked_trial(note) is not None]
+        marks = ",".join("?" * len(ids))
+        runs = f"SELECT id FROM runs WHERE trial_id IN ({marks})"
+        for table, where, args in (
+            ("epochs", f"run_id IN ({runs})", ids),
+            ("run_artifacts", f"run_id IN ({runs})", ids),
+            ("runs", f"trial_id IN ({marks})", ids),
+            ("trial_metrics", f"trial_id IN ({marks})", ids),
+            ("retrainings", f"trial_id IN ({marks})", ids),
+            ("trials", f"id IN ({marks})", ids),
         ):
-            con.execute(f"DELETE FROM {table} WHERE {where}")
-        n = con.execute(f"DELETE FROM trials WHERE {CHECKS}").rowcount
+            con.execute(f"DELETE FROM {table} WHERE {where}", args)
         con.commit()
-        return n
+        return len(ids)
     finally:
         con.close()
 
@@ -88,21 +90,24 @@ def recheck(setting: Setting, source: Path, folder: Path, order: str) -> None:
 
 
 def check_costs(db: Path, setting: Setting) -> dict:
-    """Per study: how many seed checks, and their training seconds against the trials'."""
-    con = sqlite3.connect(db)
+    """Per study: how many seed checks, and their training seconds against the trials'
+    (medians over the setting's studies)."""
+    from search.engine.seed_checks import is_check
+    from storage import Store
+
+    store = Store(f"sqlite:///{db}")
     try:
-        rows = con.execute(
-            "SELECT s.name, t.note LIKE 'seed check of trial%', COUNT(*), SUM(COALESCE(t.duration_s, 0)) "
-            "FROM trials t JOIN studies s ON s.id = t.study_id GROUP BY s.name, 2"
-        ).fetchall()
+        stored = {r.name for r in store.list_studies()}
+        checks, share = [], []
+        for name in (f"{setting.name}-{s}" for s in setting.seeds):
+            if name not in stored:
+                continue
+            rows = store.trials(name)
+            seconds = {kind: sum(r.duration_s or 0.0 for r in rows if is_check(r) == kind) for kind in (True, False)}
+            checks.append(sum(is_check(r) for r in rows))
+            share.append(seconds[True] / max(seconds[False], 1e-9))
     finally:
-        con.close()
-    by = {}
-    for name, is_check, n, seconds in rows:
-        by.setdefault(name, {})[bool(is_check)] = (n, seconds)
-    names = [f"{setting.name}-{s}" for s in setting.seeds if f"{setting.name}-{s}" in by]
-    checks = [by[n].get(True, (0, 0.0))[0] for n in names]
-    share = [by[n].get(True, (0, 0.0))[1] / max(by[n].get(False, (0, 1.0))[1], 1e-9) for n in names]
+        store.close()
     return {"checks_median": float(np.median(checks)), "check_seconds_share_median": float(np.median(share))}
 
 

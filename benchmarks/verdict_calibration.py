@@ -358,12 +358,11 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float, resam
     aa = []
     for fam in setting.families:
         if product:
-            from reports.candidates import Candidates
             from reports.compare import compare_at
 
             for s, t in pairs:
                 two = {
-                    k: Candidates(k, c.numbers, c.params, c.means, c.stds, c.runs, c.configs, fixed=c.fixed)
+                    k: replace(c, family=k)  # the same configurations (and fixed ones), named apart
                     for k, c in (("s", all_cands[s][fam]), ("t", all_cands[t][fam]))
                 }
                 aa.extend(

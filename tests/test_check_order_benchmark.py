@@ -17,7 +17,8 @@ spec.loader.exec_module(co)
 
 def _searches(folder, setting, checks=2):
     """Two stored searches of `setting`, each with `setting.trials` one-seed trials of 1 s and
-    `checks` seed checks of 0.5 s (each with a run and an epoch, as a real check has)."""
+    `checks` seed checks of 0.5 s (each with a run and an epoch, as a real check has; the
+    last one a retry)."""
     store = Store(f"sqlite:///{folder / setting.name}.db")
     for seed in setting.seeds[:2]:
         name = f"{setting.name}-{seed}"
@@ -31,6 +32,8 @@ def _searches(folder, setting, checks=2):
         )
         for i in range(setting.trials + checks):
             note = f"seed check of trial {i - setting.trials}" if i >= setting.trials else None
+            if i == setting.trials + checks - 1:  # a retried check: its note starts with the retry
+                note = f"retry 1 of trial {i}: boom; {note}"
             n = store.add_trial(
                 name, family=setting.families[i % 2], config={"i": i}, params=1000 + i, seeds=[i], note=note
             )

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from search.engine.sampling.policies import startup_trials
-from search.engine.search_flags import search_settings
 from search.engine.seed_checks import checked_trial, is_check
 from storage.records import TrialRecord
 
@@ -118,14 +117,17 @@ def steps_for(verdict, cands, records: list[TrialRecord], direction: str, window
     return [Step(r.family, b, b / window, b) for r in leaders]
 
 
-def plan_round(records: list[TrialRecord], metric: str, direction: str, families: list[str], spec) -> list[Step] | None:
+def plan_round(
+    records: list[TrialRecord], metric: str, direction: str, families: list[str], spec, settings=None
+) -> list[Step] | None:
     """The next round's steps for `spec.decide`'s undecided budgets (`steps_for`, one more
     seed per configuration a round, seed checks at most `spec.trials` in all: a trial aimed
-    near the budget instead); None when every budget is decided."""
+    near the budget instead); None when every budget is decided. `settings`: the study's
+    stored settings, read as `read_verdicts` reads them."""
     from reports.uncertainty import DEFAULT_WINDOW
 
     verdicts, cands = read_verdicts(
-        records, metric, direction, families, spec.decide, spec.margin, DEFAULT_WINDOW, search_settings(spec)
+        records, metric, direction, families, spec.decide, spec.margin, DEFAULT_WINDOW, settings
     )
     undecided = [v for v in verdicts if v.status not in DECIDED]
     if not undecided:

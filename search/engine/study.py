@@ -241,7 +241,14 @@ class StudyLoop:
             if self.pending:
                 return None
             spec, task = self.spec, self.prep.task
-            plan = plan_round(self.store.trials(self.name), task.metric, task.direction, list(self.prep.families), spec)
+            plan = plan_round(
+                self.store.trials(self.name),
+                task.metric,
+                task.direction,
+                list(self.prep.families),
+                spec,
+                self.out.study.settings,  # as created: the design its first trials followed
+            )
             if plan is None:
                 self.out.decided = True
                 return None
