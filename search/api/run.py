@@ -176,8 +176,6 @@ def run_spec(a: Any):
     if a.fuse not in (None, "on", "off"):
         raise UserError(f"--fuse must be on or off, got {a.fuse!r}")
     if a.pack is not None:
-        if _or(a.executor, "local") == "tune":
-            raise UserError("--pack is for the local and ray executors (a Tune trainable trains one trial)")
         executor_options["pack"] = check_pack(a.pack)
     if a.tune_dir is not None and _or(a.executor, "local") != "tune":
         raise UserError("--tune-dir is for --executor tune")

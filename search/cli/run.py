@@ -239,8 +239,8 @@ def add_parser(sub) -> None:
     where.add_argument(
         "--pack",
         metavar="K",
-        help="train up to K trials at once (in this process, or in each Ray task with --executor "
-        "ray) as one batched program where their family fuses (the residual MLPs, any shapes of one "
+        help="train up to K trials at once (in this process, or in each Ray task or Tune trial with "
+        "--executor ray or tune) as one batched program where their family fuses (the residual MLPs, any shapes of one "
         "family; han and fcnet, identical shapes), each recorded as if trained alone; auto (the "
         "default) chooses by device: 1 until a pack is measured to pay (on a CPU, packs of "
         "different shapes are slower: docs/benchmarks.md)",

@@ -105,6 +105,22 @@ class EpochBoard:
     def stop(self, number: int, reason: str) -> None:
         self.stops[number] = reason
 
+    def stopped(self, number: int) -> str | None:
+        """Why the driver stopped trial `number`, None while it runs on (a Tune pack's
+        member asks after each epoch it reported: search/tune/trainable.py)."""
+        return self.stops.get(number)
+
+
+def board_on_this_node(ray: Any) -> Any:
+    """An EpochBoard actor, placed on the driver's own node: a board on a worker node
+    dies with that node and takes the driver with it (a two-node cluster with its worker
+    node killed crashed the driver in 5 of 7 runs: docs/benchmarks.md §20). The driver's
+    node lives as long as the study does."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+    return ray.remote(num_cpus=0)(EpochBoard).options(scheduling_strategy=here).remote()
+
 
 def _failed(spec: TrialSpec, error: str, started: float, device: str = "ray") -> TrialResult:
     return TrialResult(spec.number, "failed", [], time.monotonic() - started, device, error=error[:MAX_ERROR_CHARS])
@@ -231,17 +247,7 @@ class RayExecutor(Executor):
         self.on_epoch = on_epoch  # with one, workers stream epochs through an EpochBoard actor
         # the board also tells when a trial begins in its worker (its timeout counts from then)
         wants_board = on_epoch is not None or trial_timeout is not None
-        self._board = self._board_on_this_node() if wants_board else None
-
-    def _board_on_this_node(self) -> Any:
-        """The EpochBoard actor, placed on the driver's own node: a board on a worker node
-        dies with that node and takes the driver with it (a two-node cluster with its worker
-        node killed crashed the driver in 5 of 7 runs: docs/benchmarks.md §20). The driver's
-        node lives as long as the study does."""
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        here = NodeAffinitySchedulingStrategy(self.ray.get_runtime_context().get_node_id(), soft=False)
-        return self.ray.remote(num_cpus=0)(EpochBoard).options(scheduling_strategy=here).remote()
+        self._board = board_on_this_node(self.ray) if wants_board else None
 
     def _fitting(self, cpus_per_trial: float, gpus_per_trial: float) -> int:
         """How many trials the cluster's CPUs (and GPUs, when a trial takes some) fit at once."""

@@ -7,6 +7,11 @@ is what `prepare` and the study loop need before Tune starts: the options `--exe
 tune` takes, checked before the database is touched, and the hand-off the study loop
 submits a trial to (the searcher takes it from there and gives it to Tune as the trial's
 configuration).
+
+`--pack K` (K > 1): each Tune trial trains up to K of the study's trials as one pack
+(search/tune/searcher.py asks the study for them together; search/tune/trainable.py
+trains them with `run_guarded_pack`, as a Ray task of `--executor ray --pack K` does);
+`--cpus-per-trial` and `--gpus-per-trial` are then a pack's.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 from core.errors import UserError
 from core.trials import TrialResult, TrialSpec
 from search.executors.base import EpochCallback, Executor
+from search.executors.packs import check_pack
 
 # Options of `--executor tune` (the keywords the CLI passes): name -> flag.
 FLAGS = {
@@ -26,6 +32,7 @@ FLAGS = {
     "cpus_per_trial": "--cpus-per-trial",
     "max_concurrent": "--max-concurrent",
     "tune_dir": "--tune-dir",
+    "pack": "--pack",
     "num_cpus": "num_cpus",
     "num_gpus": "num_gpus",
 }
@@ -45,7 +52,9 @@ class TuneExecutor(Executor):
         unknown = sorted(set(options) - set(FLAGS))
         if unknown:
             raise UserError(f"the tune executor takes no {', '.join(unknown)}")
-        number = {k: v for k, v in options.items() if k not in ("address", "tune_dir") and v is not None}
+        if options.get("pack") is not None:
+            check_pack(options["pack"])
+        number = {k: v for k, v in options.items() if k not in ("address", "tune_dir", "pack") and v is not None}
         for k, v in number.items():
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise UserError(f"{FLAGS[k]} must be a number, got {v!r}")

@@ -18,9 +18,15 @@ in the executor's place:
    itself (`max_failures=0`): the study's `--retries` decide. Tune reuses a trial's
    worker for the next (`reuse_actors=True`): the task's data stays loaded in it, as in
    a Ray executor's worker (on short trials, 5 s less per trial on a 2-core machine).
+   With `--pack K` (K > 1) a Tune trial is a pack of up to K of the study's trials,
+   trained as one batched program where they fuse (search/tune/searcher.py,
+   trainable.py); its resources are the pack's, and the study's pruner stops a pack's
+   trial through an epoch board (search/executors/ray.py `EpochBoard`), as `--executor
+   ray --pack K` does.
 4. Tune's experiment folder is `<tune dir>/<study>/`, one folder per trial
-   (`trial-0007` for the study's trial 7) with Tune's `progress.csv`, `result.json`,
-   `params.json` and TensorBoard events (`tensorboard --logdir <tune dir>/<study>`).
+   (`trial-0007` for the study's trial 7, `pack-0004-0007` for a pack of trials 4-7)
+   with Tune's `progress.csv`, `result.json`, `params.json` and TensorBoard events
+   (`tensorboard --logdir <tune dir>/<study>`).
    The tune dir is `--tune-dir`, else a folder beside the SQLite database
    (`search-tune/` for `search.db`), else `search-tune/` in the working directory.
 
@@ -45,7 +51,8 @@ from search.engine.prepare import Prepared, prepare
 from search.engine.specs import RunSpec
 from search.engine.study import Outcome, Progress, StudyLoop
 from search.engine.study_store import StudyStore
-from search.executors.ray import _join_ray, worker_threads
+from search.executors.packs import resolve_pack
+from search.executors.ray import _join_ray, board_on_this_node, worker_threads
 from search.executors.ray import check_address as check_address  # the probe's old home: re-exported
 from search.executors.tune import TuneExecutor
 
@@ -89,8 +96,11 @@ def experiment_name(study: str) -> str:
 
 
 def trial_folder(trial: Any) -> str:
-    """A Tune trial's folder and name: the study's trial number."""
-    number = trial.config.get("trial")
+    """A Tune trial's folder and name: the study's trial number; a pack's
+    (`--pack K`), `pack-` and its first and last trials' numbers."""
+    number, pack = trial.config.get("trial"), trial.config.get("trials")
+    if pack:
+        return f"pack-{int(pack[0]):04d}-{int(pack[-1]):04d}"
     return f"trial-{int(number):04d}" if number is not None else f"trial-{trial.trial_id}"
 
 
@@ -173,9 +183,11 @@ def run_tune_study(spec: RunSpec, store: StudyStore, progress: Progress, prep: P
         handoff = TuneExecutor(**opts)
         loop = StudyLoop(spec, store, progress, prep, executor=handoff)
         out = loop.start()
-        searcher = StudySearcher(loop)
+        pack = resolve_pack(opts.get("pack", "auto"), "cuda" if gpus > 0 else "cpu")
+        board = board_on_this_node(ray) if pack > 1 else None
+        searcher = StudySearcher(loop, pack=pack, board=board)
         trainable = tune.with_resources(
-            tune.with_parameters(train_trial, threads=worker_threads(cpus)), {"cpu": cpus, "gpu": gpus}
+            tune.with_parameters(train_trial, threads=worker_threads(cpus), board=board), {"cpu": cpus, "gpu": gpus}
         )
         tuner = tune.Tuner(
             trainable,

@@ -20,6 +20,14 @@ outside the trainer (its worker died). A trial Tune stopped for another reason (
 an error in the driver) stays pending, and the driver marks it `interrupted`: the same
 command resumes the study and runs it again.
 
+With `--pack K` (K > 1) each `suggest` asks the loop for up to K jobs and returns them as
+one Tune trial (`pack_config`), trained as one pack (search/tune/trainable.py). Every
+epoch a pack reports names its trial and goes to the study as a lone trial's does; a
+trial the pruner stops is posted to the epoch board, which the pack's worker reads after
+that trial's next epoch (the pack, and Tune's trial, train on). The pack's last report
+holds every trial's result, each stored as its own; a pack whose worker died fails its
+trials (those the pruner had stopped are stored `pruned`).
+
 The SQL database stays the truth: this searcher keeps no state of its own that a resumed
 study would need (`save` writes a note saying so; `restore` refuses).
 """
@@ -39,14 +47,20 @@ from ray.tune.stopper import Stopper
 from core.errors import MAX_ERROR_CHARS, UserError
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec, TrialStopped
 from search.engine.study import StudyLoop
-from search.tune.trainable import RESULT_KEY, SPEC_KEY, is_final, record_of
+from search.tune.trainable import MEMBER_KEY, PACK_KEY, PACK_RESULTS_KEY, RESULT_KEY, SPEC_KEY, is_final, record_of
 
 
 class StudySearcher(Searcher):
-    def __init__(self, loop: StudyLoop) -> None:
+    def __init__(self, loop: StudyLoop, pack: int = 1, board: Any = None) -> None:
         super().__init__(metric=None, mode=None)
         assert loop.out is not None and loop.executor is not None, "StudyLoop.start() first"
+        assert pack == 1 or board is not None, "a pack's stops go through an epoch board"
         self.loop = loop
+        self.pack = pack  # the study's trials per Tune trial (--pack K)
+        self.board = board  # an EpochBoard actor (search/executors/ray.py) with packs
+        self.packs: dict[str, list[TrialSpec]] = {}  # Tune trial id -> its pack's trials
+        self.member_epochs: dict[int, list[EpochRecord]] = defaultdict(list)  # a pack's trial -> seed 0's epochs
+        self.member_stops: dict[int, str] = {}  # a pack's trial -> why the pruner stopped it
         self.specs: dict[str, TrialSpec] = {}  # Tune trial id -> the study's trial
         self.started: dict[str, float] = {}
         self.first_seed: dict[str, list[EpochRecord]] = defaultdict(list)  # epochs of seed 0 seen
@@ -65,23 +79,33 @@ class StudySearcher(Searcher):
             return Searcher.FINISHED
         if self._blocked and loop.pending:
             return None  # nothing changed since the study said "none now"
+        tspecs: list[TrialSpec] = []
         try:
-            job = None if loop.out.exhausted else loop.next_job()
-            if job is None:
-                self._blocked = True
-                return None if loop.pending else Searcher.FINISHED
-            tspec = loop.submit(job)
+            while len(tspecs) < self.pack:
+                job = None if loop.out.exhausted else loop.next_job()
+                if job is None:
+                    break
+                tspecs.append(loop.submit(job))
+                loop.executor.take()  # the hand-off StudyLoop.submit made (search/executors/tune.py)
         except BaseException as e:  # kept for the driver to raise once Tune has stopped
-            self.error = e
+            self.error = e  # trials submitted on the way are pending: the driver interrupts them
             return Searcher.FINISHED
-        loop.executor.take()  # the hand-off StudyLoop.submit made (search/executors/tune.py)
-        self.specs[trial_id] = tspec
+        if not tspecs:
+            self._blocked = True
+            return None if loop.pending else Searcher.FINISHED
         self.started[trial_id] = time.monotonic()
-        return tune_config(tspec)
+        if self.pack > 1:
+            self.packs[trial_id] = tspecs
+            return pack_config(tspecs)
+        self.specs[trial_id] = tspecs[0]
+        return tune_config(tspecs[0])
 
     def on_epoch(self, trial_id: str, report: dict[str, Any]) -> str | None:
         """An epoch a trial reported (the scheduler passes it): shown, kept, and judged by
-        the study's pruner on the first seed; the reason when the trial is to stop."""
+        the study's pruner on the first seed; the reason when the trial is to stop (a
+        pack's trial: None, its stop is posted on the board for the pack's worker)."""
+        if trial_id in self.packs:
+            return self._member_epoch(trial_id, report)
         tspec = self.specs.get(trial_id)
         if tspec is None or self.error is not None:
             return None
@@ -100,11 +124,34 @@ class StudySearcher(Searcher):
             self.error = e
         return None
 
+    def _member_epoch(self, trial_id: str, report: dict[str, Any]) -> None:
+        """An epoch of a pack's trial: as a lone trial's, but a stop goes on the board (the
+        pack trains on); epochs it reports after its stop are not judged again."""
+        tspec = next((t for t in self.packs[trial_id] if t.number == report.get(MEMBER_KEY)), None)
+        if tspec is None or self.error is not None or tspec.number in self.member_stops:
+            return None
+        repeat, record = record_of(report)
+        self.device[trial_id] = str(report.get("device", "unknown"))
+        if isinstance(report.get("time_total_s"), (int, float)):
+            self.worker_s[trial_id] = float(report["time_total_s"])
+        if repeat == 0:
+            self.member_epochs[tspec.number].append(record)
+        try:
+            self.loop.on_epoch(tspec, repeat, record)
+        except TrialStopped as stop:
+            self.member_stops[tspec.number] = str(stop)
+            self.board.stop.remote(tspec.number, str(stop))
+        except BaseException as e:
+            self.error = e
+        return None
+
     def note_error(self, trial_id: str, message: str) -> None:
         """The error Tune recorded for a trial (the scheduler hears of it first)."""
         self.errors[trial_id] = message
 
     def on_trial_complete(self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False) -> None:
+        if trial_id in self.packs:
+            return self._pack_complete(trial_id, result, error)
         tspec = self.specs.pop(trial_id, None)
         if tspec is None:
             return
@@ -139,6 +186,40 @@ class StudySearcher(Searcher):
             self.loop.on_result(tspec, outcome)
         except BaseException as e:
             self.error = e
+
+    def _pack_complete(self, trial_id: str, result: dict[str, Any] | None, error: bool) -> None:
+        """A pack's Tune trial ended: each of its trials stored as its own, from the pack's
+        last report; a dead worker's trials failed (pruned where the pruner had stopped
+        them); a pack Tune stopped (Ctrl-C) leaves them pending, to be interrupted."""
+        members = self.packs.pop(trial_id)
+        started = self.started.pop(trial_id, time.monotonic())
+        device = self.device.pop(trial_id, "unknown")
+        worker_s = self.worker_s.pop(trial_id, None)
+        message = self.errors.pop(trial_id, None)
+        epochs = {t.number: self.member_epochs.pop(t.number, []) for t in members}
+        stops = {t.number: self.member_stops.pop(t.number, None) for t in members}
+        if result is not None and PACK_RESULTS_KEY in result:
+            outcomes = [TrialResult.from_dict(d) for d in json.loads(result[PACK_RESULTS_KEY])]
+        elif error:
+            duration = worker_s if worker_s is not None else time.monotonic() - started
+            why = f"Tune trial failed: {message or 'its Ray worker died or raised outside the trainer'}"
+            outcomes = [
+                pruned_result(t, epochs[t.number], stop, duration, device)
+                if (stop := stops[t.number]) is not None
+                else TrialResult(t.number, "failed", [], duration, device, error=why[:MAX_ERROR_CHARS])
+                for t in members
+            ]
+        else:
+            return  # stopped by Tune before it finished (Ctrl-C, a driver error): interrupted, run again
+        if self.error is not None:
+            return
+        self._blocked = False
+        for tspec, outcome in zip(members, outcomes, strict=True):
+            try:
+                self.loop.on_result(tspec, outcome)
+            except BaseException as e:
+                self.error = e
+                return
 
     # -- Tune's checkpoints: the database is the state ----------------------------------
     def save(self, checkpoint_path: str) -> None:
@@ -184,6 +265,18 @@ def tune_config(tspec: TrialSpec) -> dict[str, Any]:
     data_dir = os.path.abspath(tspec.data_dir) if tspec.data_dir else tspec.data_dir
     sent = replace(tspec, data_dir=data_dir)
     return {"trial": tspec.number, "family": tspec.family, **tspec.config, SPEC_KEY: json.dumps(sent.to_dict())}
+
+
+def pack_config(tspecs: list[TrialSpec]) -> dict[str, Any]:
+    """A pack's Tune config: its trials' numbers and families, and their specs (paths
+    absolute, as `tune_config` makes them) for the trainable to train as one pack."""
+    sent = [json.loads(tune_config(t)[SPEC_KEY]) for t in tspecs]
+    return {
+        "trial": tspecs[0].number,
+        "trials": [t.number for t in tspecs],
+        "families": sorted({t.family for t in tspecs}),
+        PACK_KEY: json.dumps(sent),
+    }
 
 
 def pruned_result(

@@ -34,6 +34,14 @@ instead of an exception, the weights written from this process) and reports with
   under `final` (`final/psnr`, ... in Tune's flattened results), and `search_result` (the
   whole `TrialResult` as JSON, which a study's searcher stores in the database).
 
+**A pack** (`search run --executor tune --pack K`): `config["search_specs"]` holds up to
+K of the study's trials (JSON), trained as one pack (`run_guarded_pack`, where their
+family fuses; alone otherwise, one after another). Each epoch's report names its trial
+(`trial`); after each, the trial asks the study's epoch board (an `EpochBoard` actor,
+search/executors/ray.py) whether the study's pruner stopped it, and leaves the pack
+`pruned` if so: the pack trains on, as a local pack does. The last report holds every
+trial's result under `search_results`.
+
 A plain-config trial that fails or diverges raises `TrialFailed` after training, so
 that Tune records the trial as errored (and its `FailureConfig` decides on a retry);
 a study's trial reports its failure instead, and the study decides (`--retries`).
@@ -53,6 +61,9 @@ from core.trials import TRAINING_KEYS, EpochRecord, TrainSettings, TrialSpec
 
 SPEC_KEY = "search_spec"  # the TrialSpec (JSON) in a trial's Tune config
 RESULT_KEY = "search_result"  # the TrialResult (JSON) in a trial's last report
+PACK_KEY = "search_specs"  # a pack's TrialSpecs (JSON list) in its Tune config
+PACK_RESULTS_KEY = "search_results"  # a pack's TrialResults (JSON list) in its last report
+MEMBER_KEY = "trial"  # a pack's epoch report: the study's trial it is of
 FINAL_KEY = "final"  # the trial's aggregated metrics in its last report
 
 # The keys of a plain config (no search spec) that are not the family's: what to train
@@ -101,7 +112,7 @@ def record_of(report: dict[str, Any]) -> tuple[int, EpochRecord]:
 
 
 def is_final(report: dict[str, Any]) -> bool:
-    return RESULT_KEY in report
+    return RESULT_KEY in report or PACK_RESULTS_KEY in report
 
 
 def _plain(value: Any) -> Any:
@@ -199,9 +210,12 @@ def trial_spec_of(config: dict[str, Any]) -> TrialSpec:
     )
 
 
-def train_trial(config: dict[str, Any], threads: int = 1, defaults: dict[str, Any] | None = None) -> None:
+def train_trial(
+    config: dict[str, Any], threads: int = 1, defaults: dict[str, Any] | None = None, board: Any = None
+) -> None:
     """A Tune function trainable: train the trial of `config` (a study's search spec, or
-    a plain config over `defaults`), reporting every epoch and, last, its whole result."""
+    a plain config over `defaults`), reporting every epoch and, last, its whole result;
+    or a study's pack (`search_specs`), asking `board` after each epoch whether to stop."""
     import torch
     from ray import tune
 
@@ -209,6 +223,8 @@ def train_trial(config: dict[str, Any], threads: int = 1, defaults: dict[str, An
     from tasks import device_label, resolve_device
 
     torch.set_num_threads(max(1, int(threads)))
+    if PACK_KEY in config:
+        return train_pack([TrialSpec.from_dict(d) for d in json.loads(config[PACK_KEY])], board)
     plain = SPEC_KEY not in config
     if plain:
         spec = trial_spec_of({**(defaults or {}), **config})
@@ -227,3 +243,29 @@ def train_trial(config: dict[str, Any], threads: int = 1, defaults: dict[str, An
         raise TrialFailed(f"{result.status}: {result.error or 'no reason given'}")
     final = {k: v for k, v in result.metrics.items() if isinstance(v, (int, float)) and math.isfinite(v)}
     tune.report({**final, RESULT_KEY: json.dumps(result.to_dict()), FINAL_KEY: final, "status": result.status})
+
+
+def train_pack(specs: list[TrialSpec], board: Any = None) -> None:
+    """A study's pack in a Tune worker: trained as `run_guarded_pack` trains it, each
+    epoch reported with its trial's number; a trial the study stopped (on `board`) leaves
+    the pack `pruned` at its next epoch. Last, every trial's result."""
+    import ray
+    from ray import tune
+
+    from core.trials import TrialStopped
+    from search.executors.base import run_guarded_pack
+    from tasks import device_label, resolve_device
+
+    try:
+        device = device_label(resolve_device(specs[0].train.device))
+    except Exception:  # a bad device fails inside the pack, with its message
+        device = str(specs[0].train.device)
+
+    def on_epoch(spec: TrialSpec, repeat: int, record: EpochRecord) -> None:
+        tune.report({**epoch_report(repeat, record, device), MEMBER_KEY: spec.number})
+        reason = None if board is None else ray.get(board.stopped.remote(spec.number))
+        if reason is not None:
+            raise TrialStopped(reason)
+
+    results = run_guarded_pack(specs, on_epoch=on_epoch)
+    tune.report({PACK_RESULTS_KEY: json.dumps([r.to_dict() for r in results])})

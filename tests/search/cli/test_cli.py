@@ -294,11 +294,11 @@ BAD_INPUT = [
             "--budget",
             "1M",
             "--pack",
-            "2",
+            "two",
             "--executor",
             "tune",
         ),
-        "--pack is for the local and ray executors",
+        "--pack must be a whole number of trials of at least 1, or auto, got 'two'",
     ),
     (
         ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--fuse", "maybe"),

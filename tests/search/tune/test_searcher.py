@@ -10,16 +10,25 @@ import pytest
 from ray.tune.search import Searcher
 
 from core.errors import UserError
-from core.trials import EpochRecord, TrainSettings, TrialSpec
+from core.trials import EpochRecord, TrainSettings, TrialSpec, TrialStopped
 from search.api.progress import ConsoleProgress
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare
 from search.executors import EXECUTORS, TuneExecutor, check_executor
-from search.executors.base import run_guarded
+from search.executors.base import run_guarded, run_guarded_pack
 from search.tune.driver import check_address, experiment_dir, trial_folder, tune_dir
 from search.tune.scheduler import ParetoScheduler
 from search.tune.searcher import StudySearcher
-from search.tune.trainable import RESULT_KEY, SPEC_KEY, epoch_report, is_final, record_of
+from search.tune.trainable import (
+    MEMBER_KEY,
+    PACK_KEY,
+    PACK_RESULTS_KEY,
+    RESULT_KEY,
+    SPEC_KEY,
+    epoch_report,
+    is_final,
+    record_of,
+)
 from storage import Store
 
 BUDGET = 30_000
@@ -43,12 +52,12 @@ def tune_spec(**kw):
     return RunSpec(**base)
 
 
-def started(tmp_path, **kw):
+def started(tmp_path, pack=1, board=None, **kw):
     spec = tune_spec(**kw)
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     loop = StudyLoop(spec, store, ConsoleProgress(live=False), prepare(spec), executor=TuneExecutor())
     loop.start()
-    return StudySearcher(loop), store
+    return StudySearcher(loop, pack=pack, board=board), store
 
 
 def train(config):
@@ -68,6 +77,7 @@ def test_the_tune_executor_is_registered_and_checks_its_options():
             "max_concurrent": 2,
             "tune_dir": "runs",
             "num_cpus": 2,
+            "pack": 4,
         },
     )
     for options, match in [
@@ -78,6 +88,7 @@ def test_the_tune_executor_is_registered_and_checks_its_options():
         ({"gpus_per_trial": -1}, "--gpus-per-trial must be >= 0"),
         ({"gpus_per_trial": float("nan")}, "--gpus-per-trial must be a number"),
         ({"tune_dir": " "}, "--tune-dir must name a folder"),
+        ({"pack": 0}, "--pack must be a whole number of trials of at least 1, or auto"),
     ]:
         with pytest.raises(UserError, match=match.replace("(", r"\(")):
             check_executor("tune", options)
@@ -99,6 +110,11 @@ def test_the_experiment_folder_is_beside_the_database_or_the_tune_dir(tmp_path, 
         config, trial_id = {"trial": 7}, "abc"
 
     assert trial_folder(Trial()) == "trial-0007"
+
+    class Pack:
+        config, trial_id = {"trial": 4, "trials": [4, 5, 7]}, "abc"
+
+    assert trial_folder(Pack()) == "pack-0004-0007"
 
 
 def test_a_ray_address_that_does_not_answer_fails_at_once():
@@ -178,6 +194,57 @@ def test_a_trial_tune_stops_unasked_stays_pending_and_the_searcher_pickles(tmp_p
     # Tune pickles its config (tuner.pkl): the study loop stays out
     assert pickle.loads(pickle.dumps(s)).loop is None
     assert pickle.loads(pickle.dumps(ParetoScheduler(s))).searcher.loop is None
+
+
+class Board:
+    """The epoch board's `stop` as the searcher calls it (`board.stop.remote(n, why)`)."""
+
+    def __init__(self):
+        self.stops = {}
+        self.stop = self
+
+    def remote(self, number, reason):
+        self.stops[number] = reason
+
+
+def test_a_pack_is_one_tune_trial_and_each_of_its_trials_is_stored_as_its_own(tmp_path, monkeypatch):
+    """`--pack 2` by hand: a suggestion holds up to two of the study's trials (each
+    recorded running); each epoch names its trial and goes to the study; a stop of one
+    trial is posted on the board, once, and not judged again; the pack's last report
+    stores each trial's result; a dead pack's worker fails its trials, but one the pruner
+    had stopped is stored pruned with the epochs it reported."""
+    board = Board()
+    s, store = started(tmp_path, pack=2, board=board)
+    p, q = s.suggest("p"), s.suggest("q")
+    assert (p["trials"], q["trials"]) == ([0, 1], [2]) and s.suggest("r") is None  # 3 trials: none now
+    assert [r.status for r in store.trials("t")] == ["running"] * 3
+    specs = [TrialSpec.from_dict(d) for d in json.loads(p[PACK_KEY])]
+    assert [t.number for t in specs] == [0, 1] and all(r.params <= BUDGET for r in store.trials("t"))
+
+    judged = []
+
+    def on_epoch(tspec, repeat, record):
+        judged.append(tspec.number)
+        if tspec.number in (1, 2):
+            raise TrialStopped(f"stopped at epoch {record.epoch} of 1: by the test")
+
+    monkeypatch.setattr(s.loop, "on_epoch", on_epoch)
+    record = EpochRecord(1, 0.5, {"psnr": 6.0, "ssim": 0.1}, 0.2)
+    for number, trial_id in [(0, "p"), (1, "p"), (1, "p"), (2, "q")]:
+        report = {**epoch_report(0, record, "cpu"), MEMBER_KEY: number, "time_total_s": 1.5}
+        assert s.on_epoch(trial_id, report) is None  # Tune's trial (the pack) goes on
+    assert judged == [0, 1, 2]  # trial 1's report after its stop is not judged again
+    assert board.stops == {1: "stopped at epoch 1 of 1: by the test", 2: "stopped at epoch 1 of 1: by the test"}
+
+    trained = run_guarded_pack(specs)
+    s.on_trial_complete("p", {PACK_RESULTS_KEY: json.dumps([r.to_dict() for r in trained])})
+    s.note_error("q", "RayActorError: The actor died unexpectedly")
+    s.on_trial_complete("q", None, error=True)
+    recs = {r.number: r for r in store.trials("t")}
+    assert [recs[n].status for n in (0, 1, 2)] == ["complete", "complete", "pruned"]
+    assert abs(recs[0].metrics["psnr"][0] - trained[0].metrics["psnr"]) < 1e-9
+    assert recs[2].error == "stopped at epoch 1 of 1: by the test" and len(store.epochs("t", 2)) == 1
+    assert s.suggest("s") == Searcher.FINISHED and not s.packs and not s.member_stops
 
 
 def test_tune_dir_without_the_tune_executor_is_refused(cli):

@@ -2,6 +2,7 @@
 by Tune's Tuner ends with its trials in the database and Tune's folder beside it, resumes,
 prunes, retries a dead worker's trial, and refuses what it cannot run."""
 
+import csv
 import json
 import signal
 import sqlite3
@@ -259,3 +260,77 @@ def test_one_trial_at_a_time_on_tune_gives_the_local_executors_study(tmp_path, r
     for a, b in zip(local, tune):
         assert a.metrics.keys() == b.metrics.keys()
         assert all(abs(a.metrics[k][0] - b.metrics[k][0]) < 1e-4 for k in a.metrics)
+
+
+def test_tune_packs_train_several_trials_each_recorded_as_alone(tmp_path, ray_cpus):
+    """`--pack 2` on Tune: each Tune trial trains two of the study's trials as one pack
+    (its folder `pack-FIRST-LAST`), each recorded as the local executor records it alone
+    (same configurations and seeds: equal numbers)."""
+    import torch
+
+    (tmp_path / "grid.toml").write_text("[hourglass]\nd_z = [72, 100]\nd_h = [7, 8]\nL = [1, 3]\nlr = [0.005]\n")
+    grid = dict(spaces=("hourglass",), sampler="grid", space_file=str(tmp_path / "grid.toml"), trials=4, pruner="none")
+
+    def spec(executor, **kw):
+        return RunSpec(
+            task="digits-denoise", budget=100_000, executor=executor, study=executor, seed_checks=0, **grid, **kw
+        )
+
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        run_study(
+            spec("local", train=TrainSettings(epochs=2, max_train_samples=256, fuse=False)),
+            store,
+            ConsoleProgress(live=False),
+        )
+    finally:
+        torch.set_num_threads(before)
+    packed = spec(
+        "tune", train=TrainSettings(epochs=2, max_train_samples=256), executor_options={"max_concurrent": 1, "pack": 2}
+    )
+    assert run_tune_study(packed, store, ConsoleProgress(live=False)).finished == 4
+    a, b = store.trials_frame("local"), store.trials_frame("tune")
+    assert (b.status == "complete").all() and len(b) == 4
+    a["key"], b["key"] = a.config.astype(str), b.config.astype(str)
+    same = a.merge(b, on="key", suffixes=("_l", "_r"))
+    assert len(same) == 4 and ((same.psnr_l - same.psnr_r).abs() < 1e-4).all()
+    folder = tmp_path / "db-tune" / "tune"
+    assert sorted(p.name for p in folder.glob("pack-*")) == ["pack-0000-0001", "pack-0002-0003"]
+    assert json.loads((folder / "pack-0002-0003" / "params.json").read_text())["trials"] == [2, 3]
+    with open(folder / "pack-0000-0001" / "progress.csv") as f:
+        rows = [r for r in csv.DictReader(f) if r["epoch"]]  # the last row is the pack's results
+    assert sorted((int(r["trial"]), int(r["epoch"])) for r in rows) == [(0, 1), (0, 2), (1, 1), (1, 2)]
+
+
+def test_the_pareto_pruner_stops_one_trial_of_a_pack_on_tune(tmp_path, ray_cpus):
+    """A pack of two on Tune, one at a learning rate that learns nothing: the study's
+    pruner stops it (judged against the first pack's finished trials) and the pack's worker
+    reads the stop on the epoch board: it is stored `pruned` with the pruner's reason and
+    the epochs it trained (the stop is read after the next epoch at the latest), while the
+    other trial of its pack trains all its epochs."""
+    (tmp_path / "grid.toml").write_text(GRID.format(d_h="[8]", lr="[0.003, 0.005, 0.004, 0.00001]"))
+    spec = RunSpec(
+        spaces=("hourglass",),
+        task="digits-denoise",
+        budget=100_000,
+        trials=4,
+        sampler="grid",
+        space_file=str(tmp_path / "grid.toml"),
+        executor="tune",
+        study="p",
+        pruner="pareto",
+        train=TrainSettings(epochs=6, max_train_samples=256),
+        executor_options={"max_concurrent": 1, "pack": 2},
+        seed_checks=0,
+    )
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    assert run_tune_study(spec, store, ConsoleProgress(live=False)).finished == 4
+    rows = store.trials("p")
+    assert [r.config["lr"] for r in rows] == [0.004, 0.003, 0.005, 0.00001]  # the grid's order at seed 0
+    assert [r.status for r in rows] == ["complete", "complete", "complete", "pruned"]
+    stopped = rows[3]
+    assert stopped.error.startswith("stopped at epoch 2 of 6: validation ") and stopped.metrics == {}
+    assert 2 <= len(store.epochs("p", 3)) <= 3
+    assert len(store.epochs("p", 2)) == 6  # its pack's other trial trained on
