@@ -99,25 +99,31 @@ def test_a_study_on_tune_records_its_trials_writes_tensorboard_files_and_resumes
     assert all(r[1] == "complete" for r in after) and len({r[3] for r in after}) == 5
 
 
-def test_the_pareto_pruner_stops_a_trial_on_tune(tmp_path, ray_cpus):
-    """Two trials of equal size, one at a learning rate that learns nothing: it is stopped
-    after the grace period (epoch 2 of 6) by the study's scheduler, stored `pruned` with
-    the epochs it trained and the pruner's reason; the first trial's curve judged it."""
-    (tmp_path / "grid.toml").write_text(GRID.format(d_h="[8]", lr="[0.005, 0.00001]"))
-    spec = RunSpec(
+def pruned_grid(tmp_path, lrs, **options):
+    """A study `p` on Tune with the Pareto pruner: a grid of one shape at learning rates
+    `lrs`, 6 epochs, one trial (or pack) at a time."""
+    (tmp_path / "grid.toml").write_text(GRID.format(d_h="[8]", lr=str(lrs)))
+    return RunSpec(
         spaces=("hourglass",),
         task="digits-denoise",
         budget=100_000,
-        trials=2,
+        trials=len(lrs),
         sampler="grid",
         space_file=str(tmp_path / "grid.toml"),
         executor="tune",
         study="p",
         pruner="pareto",
         train=TrainSettings(epochs=6, max_train_samples=256),
-        executor_options={"max_concurrent": 1},
+        executor_options={"max_concurrent": 1, **options},
         seed_checks=0,
     )
+
+
+def test_the_pareto_pruner_stops_a_trial_on_tune(tmp_path, ray_cpus):
+    """Two trials of equal size, one at a learning rate that learns nothing: it is stopped
+    after the grace period (epoch 2 of 6) by the study's scheduler, stored `pruned` with
+    the epochs it trained and the pruner's reason; the first trial's curve judged it."""
+    spec = pruned_grid(tmp_path, [0.005, 0.00001])
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     out = run_tune_study(spec, store, ConsoleProgress(live=False))
     assert out.finished == 2
@@ -310,21 +316,7 @@ def test_the_pareto_pruner_stops_one_trial_of_a_pack_on_tune(tmp_path, ray_cpus)
     reads the stop on the epoch board: it is stored `pruned` with the pruner's reason and
     the epochs it trained (the stop is read after the next epoch at the latest), while the
     other trial of its pack trains all its epochs."""
-    (tmp_path / "grid.toml").write_text(GRID.format(d_h="[8]", lr="[0.003, 0.005, 0.004, 0.00001]"))
-    spec = RunSpec(
-        spaces=("hourglass",),
-        task="digits-denoise",
-        budget=100_000,
-        trials=4,
-        sampler="grid",
-        space_file=str(tmp_path / "grid.toml"),
-        executor="tune",
-        study="p",
-        pruner="pareto",
-        train=TrainSettings(epochs=6, max_train_samples=256),
-        executor_options={"max_concurrent": 1, "pack": 2},
-        seed_checks=0,
-    )
+    spec = pruned_grid(tmp_path, [0.003, 0.005, 0.004, 0.00001], pack=2)
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     assert run_tune_study(spec, store, ConsoleProgress(live=False)).finished == 4
     rows = store.trials("p")
