@@ -9,12 +9,31 @@ ordinary retries). Diverged trials are not retried: they would diverge again.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 from core.trials import TrainSettings, TrialResult
 from search.engine.sampling import UNPRUNED_NOTE, Proposal
 from search.engine.seed_checks import check_note, checked_trial
 from storage.records import TrialRecord
+
+OOM_NOTE = "out of memory; batch size {batch}"  # an out-of-memory retry's note
+_OOM_NOTE = re.compile(r"out of memory; batch size (\d+)")
+
+
+def trained_batch(note: str | None) -> int | None:
+    """The batch size an out-of-memory retry trained with (from its note), None for a
+    trial that trained with the study's: what a seed check of it trains with too."""
+    m = _OOM_NOTE.search(note or "")
+    return int(m.group(1)) if m else None
+
+
+def checked_train(train: TrainSettings, first: TrialRecord) -> TrainSettings:
+    """The training settings of a seed check of trial `first`: the study's, at the batch
+    `first` trained with (an out-of-memory retry's half batch), so that the check trains
+    the same configuration and does not run out of memory again."""
+    batch = trained_batch(first.note)
+    return train if batch is None else dataclasses.replace(train, batch_size=batch, batch_size_halved=True)
 
 
 @dataclass
@@ -85,9 +104,7 @@ def follow_up(
         batch = (job.train.batch_size or default_batch) // 2
         if batch >= 2:
             train = dataclasses.replace(job.train, batch_size=batch, batch_size_halved=True)
-            return retry_job(
-                number, job.proposal, train, job.attempt + 1, f"out of memory; batch size {batch}", seeds, True
-            )
+            return retry_job(number, job.proposal, train, job.attempt + 1, OOM_NOTE.format(batch=batch), seeds, True)
     if result.status == "failed" and job.attempt < retries:
         return retry_job(number, job.proposal, job.train, job.attempt + 1, result.error or "failed", seeds, True)
     return None

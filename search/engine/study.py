@@ -31,7 +31,7 @@ from search.engine.deciding import Step, decide_start, plan_round
 from search.engine.ownership import Heartbeat, is_orphan, owner_id
 from search.engine.prepare import Prepared, prepare, study_settings
 from search.engine.pruners import Pruner, make_pruner
-from search.engine.retries import Job, follow_up, resume_job
+from search.engine.retries import Job, checked_train, follow_up, resume_job
 from search.engine.sampling import Proposal, Rejection, Sampler, make_sampler
 from search.engine.seed_checks import SEED_CHECK, check_note, checked_trial, is_check, plan_checks
 from search.engine.specs import RunSpec
@@ -263,7 +263,7 @@ class StudyLoop:
         spec = self.spec
         seeds = run_seeds(spec.seed, first.family, first.config, runs + spec.repeats)[runs:]
         proposal = Proposal(first.family, first.config, first.params, note=check_note(first.number), unpruned=True)
-        return Job(proposal, spec.train, seeds=seeds)
+        return Job(proposal, checked_train(spec.train, first), seeds=seeds)
 
     def _next_check(self) -> Job | None:
         """After the trials: the next seed check (search/engine/seed_checks.py), or None.

@@ -145,3 +145,23 @@ def test_crashing_trial_process_then_resume(tmp_path):
     assert codes[0] == 137 and codes[-1] == 0
     assert [r.status for r in bad] == ["interrupted", "interrupted"] and [r.attempt for r in bad] == [0, 1]
     assert [r.status for r in recs if r.config["d_h"] == 8] == ["complete"]
+
+
+def test_a_seed_check_of_an_out_of_memory_retry_trains_at_its_half_batch(cli, tmp_path, monkeypatch):
+    """The checks (a share of 1: every front configuration fits) train each checked trial's
+    configuration at the batch it trained with: the half batch of its out-of-memory retry,
+    which does not run out of memory again."""
+    _oom_when_batch_over_32(monkeypatch)
+    code, out, err = run_grid(cli, tmp_path, "--retries", "0", "--oom-retry", "--seed-checks", "1")
+    assert code == 0, err
+    df = trials(tmp_path)
+    checks = df[df.note.fillna("").str.startswith("seed check of trial")]
+    assert len(checks) >= 1 and (checks.status == "complete").all()
+    assert (df.status == "failed").sum() == 2  # the two first tries, nothing more
+
+
+def test_trained_batch_reads_an_out_of_memory_retrys_note():
+    from search.engine.retries import OOM_NOTE, trained_batch
+
+    assert trained_batch(OOM_NOTE.format(batch=32)) == 32
+    assert trained_batch(None) is None and trained_batch("seed check of trial 3") is None
