@@ -210,6 +210,17 @@ def trial_spec_of(config: dict[str, Any]) -> TrialSpec:
     )
 
 
+def device_of(spec: TrialSpec) -> str:
+    """The label of the device `spec` trains on, for its epoch reports (a bad device is the
+    trainer's to fail, with its message: its name is the label meanwhile)."""
+    from tasks import device_label, resolve_device
+
+    try:
+        return device_label(resolve_device(spec.train.device))
+    except Exception:
+        return str(spec.train.device)
+
+
 def train_trial(
     config: dict[str, Any], threads: int = 1, defaults: dict[str, Any] | None = None, board: Any = None
 ) -> None:
@@ -220,7 +231,6 @@ def train_trial(
     from ray import tune
 
     from search.executors.base import run_guarded
-    from tasks import device_label, resolve_device
 
     torch.set_num_threads(max(1, int(threads)))
     if PACK_KEY in config:
@@ -230,10 +240,7 @@ def train_trial(
         spec = trial_spec_of({**(defaults or {}), **config})
     else:
         spec = TrialSpec.from_dict(json.loads(config[SPEC_KEY]))
-    try:
-        device = device_label(resolve_device(spec.train.device))
-    except Exception:  # a bad device fails inside run_guarded, with its message
-        device = str(spec.train.device)
+    device = device_of(spec)
 
     def on_epoch(repeat: int, record: EpochRecord) -> None:
         tune.report(epoch_report(repeat, record, device))
@@ -254,12 +261,8 @@ def train_pack(specs: list[TrialSpec], board: Any = None) -> None:
 
     from core.trials import TrialStopped
     from search.executors.base import run_guarded_pack
-    from tasks import device_label, resolve_device
 
-    try:
-        device = device_label(resolve_device(specs[0].train.device))
-    except Exception:  # a bad device fails inside the pack, with its message
-        device = str(specs[0].train.device)
+    device = device_of(specs[0])
 
     def on_epoch(spec: TrialSpec, repeat: int, record: EpochRecord) -> None:
         tune.report({**epoch_report(repeat, record, device), MEMBER_KEY: spec.number})
