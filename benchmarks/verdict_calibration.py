@@ -23,6 +23,8 @@ at a few budgets. It reports, per setting and method:
     python benchmarks/verdict_calibration.py --dir /tmp/cal --no-run   # read only
     python benchmarks/verdict_calibration.py --dir /tmp/cal --settings sr --json out.json
     python benchmarks/verdict_calibration.py --dir /tmp/cal-gp --search-flags="--sampler gp"   # another search
+    python benchmarks/verdict_calibration.py --dir /tmp/cal --no-run --export reps.json  # keep the replicates
+    python benchmarks/verdict_calibration.py --frames reps.json --methods default  # read them again
 
 Every search is `search run` with its setting's trials and repeats (24 and 3; the
 quickstart setting qs 40 and 1, with the default seed checks) and `--no-report`, one thread, in
@@ -188,6 +190,71 @@ def run_missing(setting: Setting, folder: Path, extra: tuple[str, ...] = ()) -> 
         )
 
 
+# the columns of a trials frame the readings use (reports/candidates.py), kept by `--export`
+FRAME_COLUMNS = ("study", "number", "status", "family", "params", "config", "seeds", "n_runs", "note", "duration_s")
+
+
+@dataclass(frozen=True)
+class StudyRead:
+    """What a reading needs of one stored replicate search."""
+
+    name: str
+    metric: str
+    direction: str
+    settings: dict | None
+
+
+class Source:
+    """The replicate searches of the settings: a folder of SQLite files (`DIR/NAME.db`, as
+    `run_missing` writes them) or a file that `--export` wrote (`--frames`), whose trials
+    are the readings' columns only (FRAME_COLUMNS and the metric's two), so that the
+    replicates can be read again without the databases."""
+
+    def __init__(self, folder: Path | None = None, frames: Path | None = None) -> None:
+        self.folder, self.data = folder, json.loads(frames.read_text()) if frames else None
+
+    def finished(self, setting: Setting) -> list[int]:
+        if self.data is not None:
+            have = self.data.get(setting.name, {})
+            return [seed for seed in setting.seeds if f"{setting.name}-{seed}" in have]
+        from storage import Store
+
+        return finished(Store(f"sqlite:///{self.folder / setting.name}.db"), setting)
+
+    def study(self, setting: Setting, seed: int) -> tuple[StudyRead, object]:
+        """(the study, its trials frame)."""
+        import pandas as pd
+
+        name = f"{setting.name}-{seed}"
+        if self.data is not None:
+            rec = self.data[setting.name][name]
+            return StudyRead(name, rec["metric"], rec["direction"], rec["settings"]), pd.DataFrame(rec["trials"])
+        from storage import Store
+
+        store = Store(f"sqlite:///{self.folder / setting.name}.db")
+        rec = store.get_study(name)
+        return StudyRead(name, rec.metric, rec.direction, rec.settings), store.trials_frame(name)
+
+
+def export(source: Source, settings: list[Setting], path: Path) -> None:
+    """Write the settings' finished replicate searches as `Source` reads them back: per
+    setting and study its metric, direction and stored settings and its trials' columns
+    that the readings use."""
+    out = {}
+    for setting in settings:
+        for seed in source.finished(setting):
+            rec, df = source.study(setting, seed)
+            cols = [c for c in (*FRAME_COLUMNS, rec.metric, f"{rec.metric}_std") if c in df.columns]
+            rows = json.loads(df[cols].to_json(orient="records", date_format="iso"))
+            out.setdefault(setting.name, {})[rec.name] = {
+                "metric": rec.metric,
+                "direction": rec.direction,
+                "settings": rec.settings,
+                "trials": rows,
+            }
+    path.write_text(json.dumps(out, separators=(",", ":")))
+
+
 def finished(store, setting: Setting) -> list[int]:
     """The seeds whose study has its trials (a study still running, or missing, is left out)."""
     done = {r.name: r.n_complete + r.n_failed + r.n_pruned for r in store.list_studies()}
@@ -297,31 +364,33 @@ def pooled_excludes_zero(diffs: np.ndarray, confidence: float) -> bool:
     return t is not None and (t[1] > 0 or t[2] < 0)
 
 
-def evaluate(setting: Setting, folder: Path, text: str, confidence: float, resample_corners: bool = False) -> dict:
+def evaluate(
+    setting: Setting, source: Source | Path, text: str, confidence: float, resample_corners: bool = False
+) -> dict:
     """Read the setting's stored replicate searches with method `text` and score the
     readings against each other (see the module docstring); `resample_corners`: the
     "default" methods resample each family's smallest model too (`search compare
     --resample-corners`)."""
     from reports.candidates import candidates, smallest_by_design
     from reports.uncertainty import interval
-    from storage import Store
 
+    source = source if isinstance(source, Source) else Source(Path(source))
     product = text == "default" or text.startswith("default:")  # "default:METHOD": compare's code, another method
-    # "default:METHOD[:NOISE[:ESTIMATE[:GAP]]]": compare's code with another interval method, noise
-    # model, estimate of a family's value (reports/uncertainty.py estimate_at) and "rests on one" rule
-    how = dict(zip(("method", "noise", "estimate", "max_gap"), text.split(":")[1:])) if product else {}
+    # "default:METHOD[:NOISE[:ESTIMATE[:GAP[:FORM]]]]": compare's code with another interval method, noise
+    # model, estimate of a family's value (reports/uncertainty.py estimate_at), "rests on one" rule and
+    # interval form (reports/uncertainty.py `interval`)
+    how = dict(zip(("method", "noise", "estimate", "max_gap", "form"), text.split(":")[1:])) if product else {}
     how = {k: v for k, v in how.items() if v}
     if "max_gap" in how:  # ":GAP" in seed-noise stds (reports/uncertainty.py rests_on_one), "none": no such rule
         how["max_gap"] = None if how["max_gap"] == "none" else float(how["max_gap"])
     method, symmetric, min_near, window = parse_method("trials" if product else text)
-    store = Store(f"sqlite:///{folder / setting.name}.db")
     reads, sign, all_cands, direction = [], None, [], "maximize"
-    for seed in finished(store, setting):
-        rec = store.get_study(f"{setting.name}-{seed}")
+    for seed in source.finished(setting):
+        rec, frame = source.study(setting, seed)
         direction = rec.direction
         sign = 1.0 if rec.direction == "maximize" else -1.0
         fixed = product and not resample_corners and smallest_by_design(rec.settings)
-        cands = candidates(store.trials_frame(rec.name), rec.metric, list(setting.families), smallest_fixed=fixed)
+        cands = candidates(frame, rec.metric, list(setting.families), smallest_fixed=fixed)
         all_cands.append(cands)
         reads.append(
             read_product(cands, setting, direction, confidence, how)
@@ -419,21 +488,20 @@ def evaluate(setting: Setting, folder: Path, text: str, confidence: float, resam
     }
 
 
-def evaluate_pooled(setting: Setting, folder: Path, group: int, confidence: float) -> dict:
+def evaluate_pooled(setting: Setting, source: Source | Path, group: int, confidence: float) -> dict:
     """Replicates in disjoint groups of `group` searches, each group pooled as `search
     compare` pools replicate searches: contradictions between groups' confident verdicts,
     coverage of the mean over all replicates, and power where the difference is clear."""
     from reports.candidates import candidates
     from reports.compare import compare_replicates
-    from storage import Store
 
-    store = Store(f"sqlite:///{folder / setting.name}.db")
+    source = source if isinstance(source, Source) else Source(Path(source))
     first, _ = setting.families
     reps, direction = [], "maximize"
-    for seed in finished(store, setting):
-        rec = store.get_study(f"{setting.name}-{seed}")
+    for seed in source.finished(setting):
+        rec, frame = source.study(setting, seed)
         direction = rec.direction
-        reps.append(candidates(store.trials_frame(rec.name), rec.metric, list(setting.families)))
+        reps.append(candidates(frame, rec.metric, list(setting.families)))
     sign = 1.0 if direction == "maximize" else -1.0
     b = np.array(setting.budgets)
     diffs = np.array(
@@ -489,7 +557,7 @@ def pct(x) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dir", required=True, help="folder of the settings' SQLite files")
+    ap.add_argument("--dir", help="folder of the settings' SQLite files")
     ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma list of {', '.join(SETTINGS)}")
     ap.add_argument(
         "--methods",
@@ -519,6 +587,10 @@ def main(argv: list[str] | None = None) -> int:
         "8 for gc and dn, 12 for syn)",
     )
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument(
+        "--export", help="also write the settings' replicate searches (the trials' columns the readings use) here"
+    )
+    ap.add_argument("--frames", help="read the replicate searches from a file --export wrote (implies --no-run)")
     a = ap.parse_args(argv)
     if a.replicates is not None and not 2 <= a.replicates <= 100:
         print(f"error: --replicates must be between 2 and 100, got {a.replicates}", file=sys.stderr)
@@ -528,19 +600,29 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"error: unknown setting(s) {', '.join(unknown)}; known: {', '.join(SETTINGS)}", file=sys.stderr)
         return 2
-    folder = Path(a.dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    results = []
+    folder = Path(a.dir) if a.dir else None
+    if folder is None and not a.frames:
+        print("error: give --dir or --frames", file=sys.stderr)
+        return 2
+    if a.frames and not Path(a.frames).is_file():
+        print(f"error: --frames {a.frames}: no such file", file=sys.stderr)
+        return 2
+    source = Source(folder, Path(a.frames) if a.frames else None)
+    results, used = [], []
     for name in names:
         setting = SETTINGS[name]
         if a.replicates is not None:
             setting = replace(setting, seeds=tuple(range(FIRST_SEED, FIRST_SEED + a.replicates)))
-        if not a.no_run:
+        used.append(setting)
+        if not (a.no_run or a.frames):
+            folder.mkdir(parents=True, exist_ok=True)
             run_missing(setting, folder, tuple(shlex.split(a.search_flags)))
         for m in a.methods.split(","):
-            results.append(evaluate(setting, folder, m, a.confidence, a.resample_corners))
+            results.append(evaluate(setting, source, m, a.confidence, a.resample_corners))
         if a.pool:
-            results.append(evaluate_pooled(setting, folder, a.pool, a.confidence))
+            results.append(evaluate_pooled(setting, source, a.pool, a.confidence))
+    if a.export:
+        export(source, used, Path(a.export))
     print(
         "| setting | replicates | method | contradict | disjoint | coverage | power (clear budgets) | "
         "decided where real (budgets) | A/A n.d. | too thin | median half-width | half-width / spread (median, max) |"

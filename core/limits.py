@@ -16,6 +16,10 @@ DEFAULT_MIN_NEAR = 1
 # how the noise of the configurations run twice or more changes with their mean: `with_noise`)
 NOISE_MODELS = ("pooled", "near", "own", "trend")
 DEFAULT_NOISE = "pooled"
+# `search compare --interval-form`: how an interval is read off its bootstrap draws
+# (reports/uncertainty.py `interval`; measured: docs/benchmarks.md §30)
+INTERVAL_FORMS = ("percentile", "normal")
+DEFAULT_FORM = "percentile"
 ESTIMATES = ("best", "fit")  # a family's value at a budget: reports/front_reading.py estimate_at
 DEFAULT_ESTIMATE = "best"
 # `search run --corners`: the model sizes a new study visits first, per option (the sampler

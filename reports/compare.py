@@ -30,6 +30,7 @@ from core.limits import DEFAULT_ESTIMATE, DEFAULT_NOISE
 from reports.candidates import Candidates, with_noise
 from reports.front_reading import estimate_at, rests_on_one
 from reports.uncertainty import (
+    DEFAULT_FORM,
     DEFAULT_METHOD,
     DEFAULT_MIN_NEAR,
     DEFAULT_WINDOW,
@@ -175,6 +176,7 @@ def compare_at(
     noise: str = DEFAULT_NOISE,
     estimate: str = DEFAULT_ESTIMATE,
     max_gap: float | None = None,
+    form: str = DEFAULT_FORM,
 ) -> list[Verdict]:
     """Per budget: each family's value with its interval, and the verdict. The value is
     read by `estimate` (reports/front_reading.py `estimate_at`: the best configuration within
@@ -185,7 +187,8 @@ def compare_at(
     stds without its best configuration there (`rests_on_one`; None, the default: never;
     measured in docs/benchmarks.md §24, not the default); `equivalence`
     D answers "equivalent" where the difference's interval lies inside (-D, D) (`settled`);
-    `noise` is one of NOISE_MODELS."""
+    `noise` is one of NOISE_MODELS; `form` how an interval is read off the draws
+    (reports/uncertainty.py `interval`)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     cands = with_noise(cands, noise)
@@ -209,8 +212,8 @@ def compare_at(
                 if gap is not None:
                     thin = Thin(int(mask.sum()), 0, None, 0.0, budget, kind="one", gap=gap)
             value = float(read[fam][i])
-            centre = value if SYMMETRIC[method] else None
-            iv = interval(boot[fam][:, i], confidence, centre) if known[fam] and thin is None else None
+            centre = value if SYMMETRIC[method] or form == "normal" else None
+            iv = interval(boot[fam][:, i], confidence, centre, form) if known[fam] and thin is None else None
             if known[fam] and thin is None and iv is None:  # resamples too often hold no model this small
                 thin = Thin(int(mask.sum()), 0, None, 0.0, budget, kind="resampled")
             rows.append(
@@ -233,8 +236,8 @@ def compare_at(
         def diff_of(a, b, i=i, known=known, values=values):
             if not (known[a] and known[b]):
                 return None
-            centre = sign * (values[a] - values[b]) if SYMMETRIC[method] else None
-            iv = interval(sign * (boot[a][:, i] - boot[b][:, i]), confidence, centre)
+            centre = sign * (values[a] - values[b]) if SYMMETRIC[method] or form == "normal" else None
+            iv = interval(sign * (boot[a][:, i] - boot[b][:, i]), confidence, centre, form)
             return "thin" if iv is None else iv
 
         out.append(_settle(budget, rows, diff_of, sign, equivalence))

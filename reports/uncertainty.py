@@ -47,7 +47,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from core.limits import DEFAULT_ESTIMATE, DEFAULT_MIN_NEAR  # their home: the CLI states them too
+from core.limits import (  # their home: the CLI states them too
+    DEFAULT_ESTIMATE,
+    DEFAULT_FORM,
+    DEFAULT_MIN_NEAR,
+    INTERVAL_FORMS,
+)
 from reports.front_reading import estimate_at
 from reports.subsampling import subsample_draws
 
@@ -284,7 +289,7 @@ def front_draws(
     draws) (see the module docstring for the methods); `name` (the family) picks the
     resampling stream; `dof` the stds' degrees of freedom where they are not runs - 1;
     `estimate` how each draw reads the value (`estimate_at`); `fixed` (k,) bool: the
-    configurations method "trials" keeps in every resample."""
+    configurations methods "trials" and "subsample" keep in every resample."""
     check_method(method)
     params = np.asarray(params, dtype=float)
     budgets = np.asarray(budgets, dtype=float)
@@ -299,7 +304,7 @@ def front_draws(
         return _best_within_rows(rows, order, params, budgets, sign, include)
     values = seed_noise(means, stds, runs, numbers, seed, draws, name, dof)
     if method == "subsample":
-        return subsample_draws(values, means, params, budgets, sign, stream(seed, name), estimate=estimate)
+        return subsample_draws(values, means, params, budgets, sign, stream(seed, name), estimate=estimate, fixed=fixed)
     include = resample_mask(k, draws, stream(seed, name), fixed) if method == "trials" else None
     return estimate_at(estimate, values, params, budgets, sign, include)
 
@@ -346,7 +351,22 @@ def _best_within_rows(
     return out
 
 
-def interval(draws: np.ndarray, confidence: float, centre: float | None = None) -> tuple[float, float] | None:
+FORM_TEXT = {
+    "percentile": "",
+    "normal": "; the interval is the estimate plus or minus z times the draws' standard deviation "
+    "(the normal bootstrap interval)",
+}
+
+
+def check_form(form: str) -> str:
+    if form not in INTERVAL_FORMS:
+        raise ValueError(f"unknown interval form {form!r}; known: {', '.join(INTERVAL_FORMS)}")
+    return form
+
+
+def interval(
+    draws: np.ndarray, confidence: float, centre: float | None = None, form: str = DEFAULT_FORM
+) -> tuple[float, float] | None:
     """The central `confidence` percentile interval of 1-D bootstrap draws; NaN draws (no
     configuration within the budget in that resample) count as unknown: when more of them
     than the interval may leave out on one side, there is no interval (None).
@@ -356,12 +376,24 @@ def interval(draws: np.ndarray, confidence: float, centre: float | None = None) 
     A front read at a budget is a maximum, whose resamples never exceed what was found:
     the percentile interval reaches down (this search may have been lucky) but hardly up
     (it may as well have been unlucky and missed a better configuration, which no resample
-    can show); the symmetric interval carries the same spread both ways."""
+    can show); the symmetric interval carries the same spread both ways.
+
+    `form` "normal": the normal bootstrap interval (Efron & Tibshirani 1993, "An
+    Introduction to the Bootstrap", Sec. 13.2), centre ± z se with se the draws' standard
+    deviation (the centre the draws' median where none is given): a maximum's resamples
+    have a long lower tail (those that miss the best configurations), which sets the
+    percentile's distance and counts less in the standard deviation (docs/benchmarks.md
+    §30)."""
+    check_form(form)
     draws = np.asarray(draws, dtype=float)
     tail = (1 - confidence) / 2
     finite = draws[np.isfinite(draws)]
     if len(finite) == 0 or (len(draws) - len(finite)) / len(draws) > tail:
         return None
+    if form == "normal":
+        mid = float(np.median(finite)) if centre is None else centre
+        half = float(stats.norm.ppf(1 - tail) * np.std(finite, ddof=1)) if len(finite) > 1 else 0.0
+        return mid - half, mid + half
     lo, hi = (float(x) for x in np.percentile(finite, [tail * 100, (1 - tail) * 100]))
     if centre is None:
         return lo, hi

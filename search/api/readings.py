@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.errors import StorageError, UserError
-from core.limits import DEFAULT_ESTIMATE, DEFAULT_NOISE, ESTIMATES, NOISE_MODELS
+from core.limits import DEFAULT_ESTIMATE, DEFAULT_FORM, DEFAULT_NOISE, ESTIMATES, INTERVAL_FORMS, NOISE_MODELS
 from reports.uncertainty import DEFAULT_MIN_NEAR
 
 if TYPE_CHECKING:
@@ -159,6 +159,7 @@ def compare(
     noise: str = DEFAULT_NOISE,
     estimate: str = DEFAULT_ESTIMATE,
     resample_corners: bool = False,
+    form: str = DEFAULT_FORM,
 ) -> Comparison:
     """Which family wins at each budget, with intervals (`search compare`): a `Comparison`.
 
@@ -188,10 +189,13 @@ def compare(
     Where every study trained each family's smallest model by design (its corners,
     reports/candidates.py `smallest_by_design`), the "trials" bootstrap keeps that model's
     configurations in every resample; `resample_corners` resamples them like the others.
+    `form`: how an interval is read off the bootstrap draws, "percentile" (their
+    percentiles, made symmetric about the estimate for "trials") or "normal" (the estimate
+    ± z times their standard deviation: reports/uncertainty.py `interval`).
 
     Raises UserError (one line) for bad arguments (levels < 1, confidence outside (0, 1),
-    min_near < 0, margin <= 0, an unknown interval, noise or estimate, a bad budget, budgets and levels both given), an
-    unknown family or metric, studies of different tasks, fewer than two replicate
+    min_near < 0, margin <= 0, an unknown interval, form, noise or estimate, a bad budget,
+    budgets and levels both given), an unknown family or metric, studies of different tasks, fewer than two replicate
     searches, or no complete trial; StorageError for a study that is not stored.
     """
     from core.budget import parse_budget
@@ -200,7 +204,7 @@ def compare(
     from reports.combined import combined_frame
     from reports.compare import compare_at, compare_replicates
     from reports.front_volumes import front_difference, front_volumes
-    from reports.uncertainty import ESTIMATE_TEXT, FIXED_TEXT, METHOD_TEXT, NOISE_TEXT, POOLED_TEXT
+    from reports.uncertainty import ESTIMATE_TEXT, FIXED_TEXT, FORM_TEXT, METHOD_TEXT, NOISE_TEXT, POOLED_TEXT
 
     if budgets is not None and levels is not None:
         raise UserError("give budgets or levels, not both")
@@ -216,6 +220,8 @@ def compare(
         raise UserError(f"--margin must be a difference above 0 in the metric's units, got {margin!r}")
     if interval not in INTERVALS:
         raise UserError(f"unknown interval {interval!r}; known: {', '.join(INTERVALS)}")
+    if form not in INTERVAL_FORMS:
+        raise UserError(f"unknown interval form {form!r}; known: {', '.join(INTERVAL_FORMS)}")
     if noise not in NOISE_MODELS:
         raise UserError(f"unknown noise {noise!r}; known: {', '.join(NOISE_MODELS)}")
     if estimate not in ESTIMATES:
@@ -256,11 +262,12 @@ def compare(
             equivalence=margin,
             noise=noise,
             estimate=estimate,
+            form=form,
         )
         volumes, reference = front_volumes(with_noise(cands, noise), direction, confidence=confidence, method=interval)
         difference = front_difference(volumes, confidence=confidence)
-        kept = FIXED_TEXT if fixed and interval == "trials" else ""
-        text = METHOD_TEXT[interval] + kept + NOISE_TEXT[noise] + ESTIMATE_TEXT[estimate]
+        kept = FIXED_TEXT if fixed and interval in ("trials", "subsample") else ""
+        text = METHOD_TEXT[interval] + kept + NOISE_TEXT[noise] + ESTIMATE_TEXT[estimate] + FORM_TEXT[form]
     return Comparison(
         tuple(records),
         df,

@@ -7,7 +7,16 @@ import argparse
 import json
 import sys
 
-from core.limits import DEFAULT_ESTIMATE, DEFAULT_LEVELS, DEFAULT_MIN_NEAR, DEFAULT_NOISE, ESTIMATES, NOISE_MODELS
+from core.limits import (
+    DEFAULT_ESTIMATE,
+    DEFAULT_FORM,
+    DEFAULT_LEVELS,
+    DEFAULT_MIN_NEAR,
+    DEFAULT_NOISE,
+    ESTIMATES,
+    INTERVAL_FORMS,
+    NOISE_MODELS,
+)
 from search.cli.common import print_frame, storage_arg
 
 
@@ -37,6 +46,15 @@ def add_parser(sub) -> None:
         help="what an interval carries: trials (which configurations a search finds, resampled, and seed "
         "noise; the default), subsample (half of them drawn without replacement, the deviation scaled as "
         "a frontier estimate converges, and seed noise) or seed (seed noise of the configurations found only)",
+    )
+    cp.add_argument(
+        "--interval-form",
+        choices=INTERVAL_FORMS,
+        default=DEFAULT_FORM,
+        help="how an interval is read off the bootstrap draws: percentile (their percentiles, made "
+        "symmetric about the estimate for trials; the default) or normal (the estimate plus or minus z "
+        "times their standard deviation: narrower where a few resamples that miss the best "
+        "configurations set the percentile)",
     )
     cp.add_argument(
         "--noise",
@@ -109,6 +127,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         noise=a.noise,
         estimate=a.estimate,
         resample_corners=a.resample_corners,
+        form=a.interval_form,
     )
     if a.format == "json":
         print(json.dumps(c.to_dict(), indent=2))

@@ -86,6 +86,24 @@ def test_draws_without_a_model_within_the_budget_leave_the_interval_unknown():
     assert 0 < lo < 0.05 and 0.95 < hi < 1
 
 
+def test_the_normal_form_is_the_centre_plus_or_minus_z_standard_deviations():
+    draws = np.r_[np.random.default_rng(5).normal(10.0, 0.5, 4000), np.nan]
+    lo, hi = interval(draws, 0.95, centre=10.2, form="normal")
+    half = 1.959964 * np.nanstd(draws, ddof=1)
+    assert (lo, hi) == pytest.approx((10.2 - half, 10.2 + half))
+    lo, hi = interval(draws, 0.95, form="normal")  # no centre: about the draws' median
+    assert (lo + hi) / 2 == pytest.approx(np.nanmedian(draws))
+    assert interval(np.array([1.0, 2.0, np.nan]), 0.95, form="normal") is None  # too many unknown
+    # a maximum's draws: most at the best value, a few resamples that missed it far below; the
+    # symmetric percentile takes the far tail both ways, the standard deviation weighs it
+    tail = np.r_[np.full(960, 20.0), np.full(40, 18.0)] + np.random.default_rng(6).normal(0, 0.05, 1000)
+    sym = interval(tail, 0.95, centre=20.0)
+    normal = interval(tail, 0.95, centre=20.0, form="normal")
+    assert sym[1] - sym[0] > 3.5 and 0.7 < normal[1] - normal[0] < 2.0
+    with pytest.raises(ValueError, match="interval form"):
+        interval(draws, 0.95, form="bca")
+
+
 def test_seed_and_trials_draws_differ_only_by_the_resampling():
     p, m = np.array([1000.0, 2000.0]), np.array([10.0, 12.0])
     s, r, n = np.array([0.1, 0.1]), np.array([3, 3]), np.array([0, 1])
@@ -351,6 +369,27 @@ def test_subsample_draws_scale_the_search_luck_and_keep_the_seed_noise():
     low = subsample_draws(-values, -means, params, budgets, -1.0, stream(7, "f"), estimate="best")
     assert np.allclose(np.nan_to_num(low), -np.nan_to_num(got))
     assert best_within(means[None, :], params, budgets, 1.0)[0].tolist() == [3.0, 5.0]
+
+
+def test_a_subsample_keeps_the_fixed_configurations_and_halves_the_others():
+    """The family's smallest model, which every search trains (`fixed`), is in every
+    subsample; m is half of the others, and the luck is scaled by sqrt(m / others)."""
+    from reports.front_reading import best_within
+    from reports.subsampling import subsample_draws, subsample_mask
+    from reports.uncertainty import stream
+
+    fixed = np.array([True, True, False, False, False, False, False, False])
+    mask = subsample_mask(8, 300, np.random.default_rng(2), fixed=fixed)
+    assert mask[:, :2].all() and (mask[:, 2:].sum(axis=1) == 3).all() and mask[:, 2:].any(axis=0).all()
+    params = np.array([100.0, 100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 700.0])
+    means = np.array([2.0, 2.5, 1.0, 3.0, 2.0, 5.0, 4.0, 4.5])
+    budgets = np.array([150.0, 700.0])
+    got = subsample_draws(means[None, :].repeat(40, 0), means, params, budgets, 1.0, stream(4, "f"), fixed=fixed)
+    mask = subsample_mask(8, 40, stream(4, "f"), fixed=fixed)
+    assert np.all(got[:, 0] == 2.5)  # at 150 only the fixed models: no luck at all
+    plain = best_within(means[None, :].repeat(40, 0), params, budgets, 1.0, mask)[:, 1]
+    assert np.allclose(got[:, 1], 5.0 - np.sqrt(3 / 6) * (plain - 5.0))
+    assert (plain < 5.0).any()
 
 
 def test_a_configurations_noise_is_pooled_from_those_that_scored_nearest_it():

@@ -159,6 +159,21 @@ def test_the_fit_reads_the_front_between_its_configurations_and_shows_the_best_b
     assert hg["value"] == pytest.approx(low) == pytest.approx(hg["best"])
 
 
+def test_the_normal_interval_form_is_centred_on_the_estimate_and_says_so(cli, studies):
+    url, n = studies
+    args = ("compare", n["hg"], n["conv"], "--budgets", "20K,50K", "--min-near", "0", "--storage", url)
+    code, out, err = cli(*args, "--interval-form", "normal", "--format", "json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert "normal bootstrap interval" in got["interval"]
+    rows = [f for level in got["levels"] for f in level["families"] if f["low"] is not None]
+    assert rows
+    for f in rows:
+        assert (f["low"] + f["high"]) / 2 == pytest.approx(f["value"])
+    code, out, _ = cli(*args, "--format", "json")
+    assert code == 0 and "normal bootstrap" not in json.loads(out)["interval"]
+
+
 def test_a_budget_with_too_few_trials_near_it_is_too_thin_to_tell(cli, studies):
     url, n = studies
     code, out, err = cli("compare", n["hg"], n["conv"], "--budgets", "40K", "--format", "json", "--storage", url)
@@ -342,6 +357,7 @@ def test_a_search_that_trains_the_smallest_model_keeps_it_in_every_resample(cli,
         (("nope",), "no study named 'nope'"),
         (("{hg}", "--min-near", "-1"), "--min-near must be at least 0, got -1"),
         (("{hg}", "--interval", "luck"), "argument --interval: invalid choice: 'luck'"),
+        (("{hg}", "--interval-form", "bca"), "argument --interval-form: invalid choice: 'bca'"),
         (("{hg}", "--noise", "loud"), "argument --noise: invalid choice: 'loud'"),
         (("{hg}", "--estimate", "mean"), "argument --estimate: invalid choice: 'mean'"),
         (("{hg}", "--replicates"), "replicate searches need at least two studies, got 1"),
