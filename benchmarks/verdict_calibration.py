@@ -245,7 +245,7 @@ def export(source: Source, settings: list[Setting], path: Path) -> None:
         for seed in source.finished(setting):
             rec, df = source.study(setting, seed)
             cols = [c for c in (*FRAME_COLUMNS, rec.metric, f"{rec.metric}_std") if c in df.columns]
-            rows = json.loads(df[cols].to_json(orient="records", date_format="iso"))
+            rows = [{c: _plain(v) for c, v in zip(cols, row, strict=True)} for row in df[cols].itertuples(index=False)]
             out.setdefault(setting.name, {})[rec.name] = {
                 "metric": rec.metric,
                 "direction": rec.direction,
@@ -253,6 +253,18 @@ def export(source: Source, settings: list[Setting], path: Path) -> None:
                 "trials": rows,
             }
     path.write_text(json.dumps(out, separators=(",", ":")))
+
+
+def _plain(value):
+    """A frame's cell as JSON writes it exactly (floats by their repr): numpy scalars as
+    Python's, missing values (NaN, NA, None) as None."""
+    import pandas as pd
+
+    if isinstance(value, (list, tuple, dict, str)):
+        return value
+    if value is None or pd.isna(value):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def finished(store, setting: Setting) -> list[int]:

@@ -323,6 +323,28 @@ def test_verdict_calibration_reads_replicate_searches(tmp_path):
     assert seed["median_half_width"] < default["median_half_width"]
 
 
+def test_verdict_calibration_reads_its_export_as_it_reads_the_databases(tmp_path):
+    """--export writes the replicate searches (the trials' columns the readings use);
+    --frames reads them back without the databases, to the same figures, and the normal
+    interval form narrows the intervals; a --frames file that is not there is one line,
+    exit 2."""
+    sys.path.insert(0, str(REPO))
+    from benchmarks import verdict_calibration as vc
+
+    _dn_replicates(tmp_path, searches=4)
+    kept, first, again = tmp_path / "reps.json", tmp_path / "a.json", tmp_path / "b.json"
+    methods = "default,default:::::normal"
+    common = ["--settings", "dn", "--methods", methods, "--pool", "0", "--replicates", "4"]
+    assert vc.main(["--dir", str(tmp_path), "--no-run", *common, "--json", str(first), "--export", str(kept)]) == 0
+    (tmp_path / "dn.db").unlink()
+    assert vc.main(["--frames", str(kept), *common, "--json", str(again)]) == 0
+    a = json.loads(first.read_text())
+    assert first.read_text() == again.read_text()  # the same figures to the last digit
+    assert a[0]["replicates"] == 4 and len(json.loads(kept.read_text())["dn"]) == 4
+    assert a[1]["median_half_width"] < a[0]["median_half_width"]
+    assert vc.main(["--frames", str(tmp_path / "none.json"), *common]) == 2
+
+
 def _dn_replicates(folder, shift: float = 0.0, searches: int = 6) -> None:
     """Replicate searches of the "dn" setting built by hand: fcnet's front 3 dB (plus
     `shift`) below the hourglass's at every size, 24 trials each, three seeds a trial."""
