@@ -359,6 +359,7 @@ FORM_TEXT = {
 
 
 def check_form(form: str) -> str:
+    """`form`, if it is one of INTERVAL_FORMS (else ValueError)."""
     if form not in INTERVAL_FORMS:
         raise ValueError(f"unknown interval form {form!r}; known: {', '.join(INTERVAL_FORMS)}")
     return form
