@@ -212,14 +212,20 @@ class Source:
 
     def __init__(self, folder: Path | None = None, frames: Path | None = None) -> None:
         self.folder, self.data = folder, json.loads(frames.read_text()) if frames else None
+        self.stores: dict = {}  # setting name -> its opened Store, opened once
+
+    def store(self, setting: Setting):
+        from storage import Store
+
+        if setting.name not in self.stores:
+            self.stores[setting.name] = Store(f"sqlite:///{self.folder / setting.name}.db")
+        return self.stores[setting.name]
 
     def finished(self, setting: Setting) -> list[int]:
         if self.data is not None:
             have = self.data.get(setting.name, {})
             return [seed for seed in setting.seeds if f"{setting.name}-{seed}" in have]
-        from storage import Store
-
-        return finished(Store(f"sqlite:///{self.folder / setting.name}.db"), setting)
+        return finished(self.store(setting), setting)
 
     def study(self, setting: Setting, seed: int) -> tuple[StudyRead, object]:
         """(the study, its trials frame)."""
@@ -229,9 +235,7 @@ class Source:
         if self.data is not None:
             rec = self.data[setting.name][name]
             return StudyRead(name, rec["metric"], rec["direction"], rec["settings"]), pd.DataFrame(rec["trials"])
-        from storage import Store
-
-        store = Store(f"sqlite:///{self.folder / setting.name}.db")
+        store = self.store(setting)
         rec = store.get_study(name)
         return StudyRead(name, rec.metric, rec.direction, rec.settings), store.trials_frame(name)
 
