@@ -54,7 +54,8 @@ def add_parser(sub) -> None:
         help="how an interval is read off the bootstrap draws: percentile (their percentiles, made "
         "symmetric about the estimate for trials; the default) or normal (the estimate plus or minus z "
         "times their standard deviation: narrower where a few resamples that miss the best "
-        "configurations set the percentile)",
+        "configurations set the percentile); the front hypervolumes and pooled replicate searches keep "
+        "their own intervals",
     )
     cp.add_argument(
         "--noise",
