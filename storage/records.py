@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass
@@ -41,6 +41,17 @@ class StudyVersion:
 
     version: str  # equal strings: nothing shown has changed
     changed_at: datetime | None  # the latest time stored for the study (creation, a trial's start or end)
+
+
+class ObjectiveRow(NamedTuple):
+    """What `Store.objectives` gives of a trial: enough to draw its family's front by
+    configuration (`search run --keep pareto`) without reading every metric."""
+
+    number: int
+    params: int
+    objective: float  # the study metric's mean over the trial's runs; NaN when missing
+    runs: int  # how many seeds the trial trained
+    config: dict[str, Any]
 
 
 @dataclass

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from storage.convert import Metric, metric_tuple, trial_record
 from storage.database import Database
-from storage.records import TrialRecord
+from storage.records import ObjectiveRow, TrialRecord
 from storage.schema import DIM_COLUMNS, Epoch, Run, RunArtifact, Trial, TrialMetric
 from storage.waiting import waits
 
@@ -88,19 +88,22 @@ class TrialReads(Database):
         return {number: epoch_rows(rows) for number, rows in by_trial.items()}
 
     @waits()
-    def objectives(self, study: str, family: str, statuses: Iterable[str]) -> list[tuple[int, int, float]]:
-        """(number, params, objective) of the trials of `family` with one of `statuses`, by
-        number: the objective is the study metric's mean over the runs, NaN when missing
-        (what `trials` gives as `metrics[study metric][0]`, without reading every metric and
-        config: `search run --keep pareto` asks after every trial)."""
+    def objectives(self, study: str, family: str, statuses: Iterable[str]) -> list[ObjectiveRow]:
+        """(number, params, objective, runs, config) of the trials of `family` with one of
+        `statuses`, by number: the objective is the study metric's mean over the runs, NaN
+        when missing (what `trials` gives as `metrics[study metric][0]`, without reading
+        every metric: `search run --keep pareto` asks after every trial)."""
         with self._session() as s:
             study_id = self._study_id(s, study)
             rows = s.execute(
-                select(Trial.number, Trial.params, Trial.objective)
+                select(Trial.number, Trial.params, Trial.objective, Trial.seeds, Trial.config)
                 .where(Trial.study_id == study_id, Trial.family == family, Trial.status.in_(list(statuses)))
                 .order_by(Trial.number)
             ).all()
-        return [(n, p, math.nan if v is None else float(v)) for n, p, v in rows]
+        return [
+            ObjectiveRow(n, p, math.nan if v is None else float(v), len(seeds or []) or 1, config)
+            for n, p, v, seeds, config in rows
+        ]
 
     # What `artifacts` and `artifacts_of` return of each artifact.
     _ARTIFACT_KEYS = (

@@ -5,24 +5,43 @@ Run by the driver around each result it stores (`StudyLoop.on_result`):
 * `before_store`: the weights of a trial that did not complete (a later seed failed or
   diverged after an earlier one was written) are not recorded, and are deleted once the
   result is stored;
-* `after_store`: with `pareto`, the trials of the new trial's family that are no longer
-  on that family's Pareto front (parameters minimised, the study's metric in its
-  direction: the pages' per-family fronts, `core.pareto.pareto_mask`) lose their
+* `after_store`: with `pareto`, the trials of the new trial's family whose configuration
+  is no longer on that family's Pareto front (parameters minimised, the study's metric in
+  its direction: the pages' per-family fronts, `core.pareto.pareto_mask`) lose their
   weights: their records are marked removed first (`Store.remove_artifacts`), then the
-  files are deleted, so no record ever points at a file already gone. A trial off its
-  front never comes back on it (trials are only added), so the store holds the fronts.
+  files are deleted, so no record ever points at a file already gone.
 
-A file that cannot be deleted is reported on stderr and left (its record says removed).
+A trial keeps its weights while it is on its family's front as the pages draw it (one
+point per trial, `reports.fronts.front_data`) or its configuration is on the front as the
+verdicts read it (`reports.combined.merge_runs`: the trials of one family and config, a
+configuration and its seed checks, are one point at the run-weighted mean of their
+objectives; every trial of a front configuration keeps its weights). So both the page's
+front trials and the trial a verdict names can be loaded. Trials are only added, so a
+trial off both fronts rarely comes back on one: only when a configuration that beat it
+gets a worse seed check; its weights are gone by then (loading them says so).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from core.trials import TrialResult
 from search.artifacts.location import check_keep, open_location
 from search.artifacts.weights import WEIGHTS
+from storage.records import ObjectiveRow
+
+
+def configuration_value(rows: Sequence[ObjectiveRow]) -> float:
+    """The run-weighted mean of one configuration's trials' objectives (`merge_runs`'s
+    mean); NaN where any is missing."""
+    total = sum(r.runs for r in rows)
+    if any(math.isnan(r.objective) for r in rows) or total == 0:
+        return math.nan
+    return sum(r.runs * r.objective for r in rows) / total
 
 
 class Keeper:
@@ -56,17 +75,27 @@ class Keeper:
         return off
 
     def off_front(self, family: str) -> list[int]:
-        """The complete trials of `family` not on its Pareto front."""
+        """The complete trials of `family` on neither of its Pareto fronts: by trial and by
+        configuration."""
         from core.pareto import pareto_mask
 
-        # (number, params, objective): the objective column is the study metric's mean, as
-        # `trials` gives it, read without every trial's metrics and config (at 10,000 trials
-        # 0.9 s a trial through `trials`)
+        # the objective column is the study metric's mean, as `trials` gives it, read
+        # without every trial's metrics (at 10,000 trials 0.9 s a trial through `trials`)
         rows = self.store.objectives(self.study, family, ["complete"])
         if not rows:
             return []
-        on = pareto_mask([(float(p), v) for _, p, v in rows], ["minimize", self.direction])
-        return [number for (number, _, _), keep in zip(rows, on) if not keep]
+        groups: dict[tuple[int, str], list] = {}
+        for row in rows:
+            groups.setdefault((row.params, json.dumps(row.config, sort_keys=True, default=str)), []).append(row)
+        sense = ["minimize", self.direction]
+        points = [(float(params), configuration_value(members)) for (params, _), members in groups.items()]
+        on = {r.number for members, keep in zip(groups.values(), pareto_mask(points, sense)) if keep for r in members}
+        on |= {
+            r.number
+            for r, keep in zip(rows, pareto_mask([(float(r.params), r.objective) for r in rows], sense))
+            if keep
+        }
+        return [r.number for r in rows if r.number not in on]
 
     def _delete(self, record: dict[str, Any]) -> None:
         try:

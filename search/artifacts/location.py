@@ -11,7 +11,8 @@ in `runs-artifacts/`. A database that is not a file (PostgreSQL, a SQLite databa
 memory) needs `--artifacts URL`, or `--keep none`.
 
 `search run --keep` (`KEEP`): `pareto` (the default) keeps the weights of the trials on
-their family's Pareto front, `all` every complete trial's, `none` none.
+their family's Pareto front (per trial, or their configuration's: search/artifacts/keep.py),
+`all` every complete trial's, `none` none.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from core.trials import TrialResult
-from storage.records import StudyRecord, TrialRecord
+from storage.records import ObjectiveRow, StudyRecord, TrialRecord
 
 
 class StudyStore(Protocol):
@@ -52,9 +52,10 @@ class StudyStore(Protocol):
         trial number, in one read (the pruner's curves after a resume)."""
         ...
 
-    def objectives(self, study: str, family: str, statuses: Iterable[str]) -> list[tuple[int, int, float]]:
-        """(number, params, objective) of the trials of `family` with one of `statuses`, by
-        number; the objective is the study metric's mean, NaN when missing (`--keep pareto`)."""
+    def objectives(self, study: str, family: str, statuses: Iterable[str]) -> list[ObjectiveRow]:
+        """(number, params, objective, runs, config) of the trials of `family` with one of
+        `statuses`, by number; the objective is the study metric's mean over the runs, NaN
+        when missing (`--keep pareto`)."""
         ...
 
     def progress(self, study: str, without_note: str | None = None) -> tuple[int, int]:

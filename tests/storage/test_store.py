@@ -177,11 +177,15 @@ def test_epochs_of_and_objectives_read_many_trials_as_the_per_trial_reads(store:
     for family in ("hourglass", "conventional"):
         got = store.objectives(study, family, ["complete"])
         want = [
-            (t.number, t.params, t.metrics["psnr"][0]) for t in store.trials(study, ["complete"]) if t.family == family
+            (t.number, t.params, t.metrics["psnr"][0], len(t.seeds), t.config)
+            for t in store.trials(study, ["complete"])
+            if t.family == family
         ]
-        assert [(n, p) for n, p, _ in got] == [(n, p) for n, p, _ in want]
-        assert all(a == b or (math.isnan(a) and math.isnan(b)) for (_, _, a), (_, _, b) in zip(got, want))
-    assert [n for n, _, _ in store.objectives(study, "hourglass", ["complete"])] == [0, 3]
+        assert [(r.number, r.params, r.runs, r.config) for r in got] == [(n, p, k, c) for n, p, _, k, c in want]
+        assert all(
+            r.objective == v or (math.isnan(r.objective) and math.isnan(v)) for r, (_, _, v, _, _) in zip(got, want)
+        )
+    assert [r.number for r in store.objectives(study, "hourglass", ["complete"])] == [0, 3]
 
 
 def test_single_run_has_no_std(store: Store, study: str) -> None:

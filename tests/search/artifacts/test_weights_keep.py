@@ -88,3 +88,34 @@ def test_keep_pareto_holds_each_familys_front_and_all_holds_every_complete_trial
             {"number": 1, "repeat": 0, "store": str(w), "store_key": records[1][0]["store_key"]}
         ]  # 0: already
     store.close()
+
+
+def test_keep_pareto_draws_the_front_by_configuration_so_a_seed_checked_trial_keeps_its_weights(tmp_path):
+    """A configuration's seed check that beats the configuration's first run does not take
+    the first run's weights: the front is over configurations (the run-weighted mean of
+    their trials, as the verdicts read it), so the trial a verdict names stays loadable."""
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    store.create_or_load_study(
+        "k", task="digits-denoise", families=["hourglass"], metric="psnr", direction="maximize", budget=100
+    )
+    keeper = Keeper("pareto", store, "k", "maximize")
+    w = tmp_path / "w"
+    other = {**CONFIG, "lr": 0.01}
+    # (config, params, psnr, note): 1 and its seed check 2 are one configuration at 40 params
+    # with mean 12.0; 3 (another config of that size, 11.8) is beaten by it; 0 is alone at
+    # 20 params. Per trial, 2 (12.5) would have beaten 1 (11.5) and taken its weights.
+    plan = [
+        (other, 20, 8.0, None),
+        (CONFIG, 40, 11.5, None),
+        (CONFIG, 40, 12.5, "seed check of trial 1"),
+        (other, 40, 11.8, None),
+    ]
+    for config, params, value, note in plan:
+        n = store.add_trial("k", family="hourglass", config=config, params=params, seeds=[7], note=note)
+        r = result(n, value, w)
+        dropped = keeper.before_store(r)
+        store.finish_trial("k", n, r)
+        keeper.after_store("hourglass", r, dropped)
+    live = {t for t in range(4) if store.artifacts("k", t, WEIGHTS)[0]["removed_at"] is None}
+    assert live == {0, 1, 2}
+    store.close()
