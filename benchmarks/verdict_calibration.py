@@ -300,7 +300,8 @@ def read(
     symmetric: bool,
     window: float = 2.0,
 ) -> Read:
-    from reports.uncertainty import draws_for, front_draws, interval, thin_at
+    from reports.thin import thin_at
+    from reports.uncertainty import draws_for, front_draws, interval
 
     b = np.array(setting.budgets)
     values, draws, thin = {}, {}, np.zeros(len(b), dtype=bool)
@@ -392,11 +393,17 @@ def evaluate(
 
     source = source if isinstance(source, Source) else Source(Path(source))
     product = text == "default" or text.startswith("default:")  # "default:METHOD": compare's code, another method
-    # "default:METHOD[:NOISE[:ESTIMATE[:GAP[:FORM]]]]": compare's code with another interval method, noise
+    # "default:METHOD[:NOISE[:ESTIMATE[:GAP[:FORM[:untried]]]]]": compare's code with another interval method, noise
     # model, estimate of a family's value (reports/uncertainty.py estimate_at), "rests on one" rule and
     # interval form (reports/uncertainty.py `interval`)
-    how = dict(zip(("method", "noise", "estimate", "max_gap", "form"), text.split(":")[1:])) if product else {}
+    how = (
+        dict(zip(("method", "noise", "estimate", "max_gap", "form", "untried"), text.split(":")[1:])) if product else {}
+    )
     how = {k: v for k, v in how.items() if v}
+    if "untried" in how:  # ":untried": `search compare --untried` (reports/thin.py untried_at)
+        if how["untried"] != "untried":
+            raise ValueError(f"unknown rule {how['untried']!r} in method {text!r} (untried)")
+        how["untried"] = True
     if "max_gap" in how:  # ":GAP" in seed-noise stds (reports/uncertainty.py rests_on_one), "none": no such rule
         how["max_gap"] = None if how["max_gap"] == "none" else float(how["max_gap"])
     method, symmetric, min_near, window = parse_method("trials" if product else text)

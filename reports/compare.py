@@ -26,21 +26,19 @@ from typing import Any
 import numpy as np
 
 from core.directions import check_direction
-from core.limits import DEFAULT_ESTIMATE, DEFAULT_NOISE
+from core.limits import DEFAULT_ESTIMATE, DEFAULT_MIN_NEAR, DEFAULT_NOISE
 from reports.candidates import Candidates, with_noise
 from reports.front_reading import estimate_at, rests_on_one
+from reports.thin import Thin, thin_at, untried_at
 from reports.uncertainty import (
     DEFAULT_FORM,
     DEFAULT_METHOD,
-    DEFAULT_MIN_NEAR,
     DEFAULT_WINDOW,
     SYMMETRIC,
-    Thin,
     draws_for,
     front_draws,
     interval,
     t_interval,
-    thin_at,
 )
 
 DEFAULT_CONFIDENCE = 0.95
@@ -124,6 +122,14 @@ def thin_text(r: FamilyAtLevel) -> str:
     if t.kind == "one":
         fall = "it is the only one" if math.isinf(t.gap) else f"without it the value falls by {t.gap:.4g}"
         return f"{r.family}'s value rests on one configuration (trial #{r.number}; {fall}): search more at this budget"
+    if t.kind == "untried":
+        what = "; ".join(
+            ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in u.items()) for u in t.untried
+        )
+        return (
+            f"{r.family}'s front trains with {what}, which it never tried between {format_count(t.low)} and "
+            f"{format_count(t.budget)}: search more at this budget"
+        )
     if t.kind == "resampled":
         n = f"{t.near} configuration{'s' if t.near != 1 else ''}"
         return (
@@ -177,6 +183,7 @@ def compare_at(
     estimate: str = DEFAULT_ESTIMATE,
     max_gap: float | None = None,
     form: str = DEFAULT_FORM,
+    untried: bool = False,
 ) -> list[Verdict]:
     """Per budget: each family's value with its interval, and the verdict. The value is
     read by `estimate` (reports/front_reading.py `estimate_at`: the best configuration within
@@ -188,7 +195,8 @@ def compare_at(
     measured in docs/benchmarks.md §24, not the default); `equivalence`
     D answers "equivalent" where the difference's interval lies inside (-D, D) (`settled`);
     `noise` is one of NOISE_MODELS; `form` how an interval is read off the draws
-    (reports/uncertainty.py `interval`)."""
+    (reports/uncertainty.py `interval`); `untried`: a family is also "too thin" at a budget
+    where a training setting of its front was never tried near it (`untried_at`)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     cands = with_noise(cands, noise)
@@ -206,6 +214,8 @@ def compare_at(
                 continue
             j = int(np.flatnonzero(mask)[np.argmax(sign * c.means[mask])])
             thin = thin_at(c.params, budget, window=window, min_near=min_near) if min_near > 0 else None
+            if thin is None and untried:
+                thin = untried_at(c.params, c.means, c.configs, budget, sign, window=window)
             known[fam] = c.known_noise(mask)
             if thin is None and known[fam] and max_gap is not None:
                 gap = rests_on_one(estimate, c.means, c.params, budget, sign, j, float(c.stds[j]), max_gap)

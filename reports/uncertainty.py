@@ -24,9 +24,9 @@ Method "seed" redraws the seed noise only (the intervals of earlier versions, pe
 intervals): it says how sure the value of *these* configurations is, not how a second
 search would come out.
 
-`thin_at` says when a family has too few configurations near a budget (within a factor
-`window` below it) for the value there to mean much: a search that tried nothing near B
-reads the front at some smaller model, and no interval repairs that.
+reports/thin.py says when a family's value at a budget cannot be read at all ("too thin
+to tell"): too few configurations near it, or a training setting of its front never tried
+there.
 
 `pooled` combines replicate searches (the same question searched K times, `search run
 --search-repeats K`): the value is the mean over the searches of each one's value, and
@@ -42,17 +42,11 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import special, stats
 
-from core.limits import (  # their home: the CLI states them too
-    DEFAULT_ESTIMATE,
-    DEFAULT_FORM,
-    DEFAULT_MIN_NEAR,
-    INTERVAL_FORMS,
-)
+from core.limits import DEFAULT_ESTIMATE, DEFAULT_FORM, INTERVAL_FORMS  # their home: the CLI states them too
 from reports.front_reading import estimate_at
 from reports.subsampling import subsample_draws
 
@@ -356,6 +350,7 @@ FORM_TEXT = {
     "normal": "; the interval is the estimate plus or minus z times the draws' standard deviation "
     "(the normal bootstrap interval)",
 }
+UNTRIED_TEXT = "; a family whose front trains with a learning rate it never tried near a budget is too thin there"
 
 
 def check_form(form: str) -> str:
@@ -400,41 +395,6 @@ def interval(
         return lo, hi
     half = max(centre - lo, hi - centre, 0.0)
     return centre - half, centre + half
-
-
-@dataclass(frozen=True)
-class Thin:
-    """Too few of a family's configurations near a budget to read its front there."""
-
-    near: int  # configurations with budget / window <= params <= budget
-    needed: int  # the minimum asked for
-    more_trials: int | None  # about how many more trials of the family would put `needed` there
-    low: float  # the window: [low, budget]
-    budget: float
-    kind: str = "window"  # "window": too few near the budget; "resampled": too few at or below it for the
-    # bootstrap to read (its resamples too often hold none); "one": the value rests on one configuration
-    # far above the rest (`rests_on_one`)
-    gap: float | None = None  # "one": how far the value falls without that configuration, in the metric's units
-
-
-def thin_at(
-    params: np.ndarray, budget: float, *, window: float = DEFAULT_WINDOW, min_near: int = DEFAULT_MIN_NEAR
-) -> Thin | None:
-    """A `Thin` when fewer than `min_near` configurations lie in [budget / window, budget],
-    else None. `more_trials` assumes new trials spread log-uniformly over the family's
-    sizes up to the budget, as a search's size targets do: the window's share of that log
-    range is the chance that one lands in it (None when the family has no model yet)."""
-    params = np.asarray(params, dtype=float)
-    low = budget / window
-    near = int(np.sum((params >= low) & (params <= budget)))
-    if near >= min_near:
-        return None
-    if len(params) == 0 or params.min() > budget:
-        return Thin(near, min_near, None, low, budget)
-    smallest = float(params.min())
-    span = math.log(budget / smallest) if budget > smallest else 0.0
-    share = 1.0 if span <= math.log(window) else math.log(window) / span
-    return Thin(near, min_near, math.ceil((min_near - near) / share), low, budget)
 
 
 def t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float] | None:

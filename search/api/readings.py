@@ -15,8 +15,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.errors import StorageError, UserError
-from core.limits import DEFAULT_ESTIMATE, DEFAULT_FORM, DEFAULT_NOISE, ESTIMATES, INTERVAL_FORMS, NOISE_MODELS
-from reports.uncertainty import DEFAULT_MIN_NEAR
+from core.limits import (
+    DEFAULT_ESTIMATE,
+    DEFAULT_FORM,
+    DEFAULT_MIN_NEAR,
+    DEFAULT_NOISE,
+    ESTIMATES,
+    INTERVAL_FORMS,
+    NOISE_MODELS,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -107,6 +114,7 @@ class Comparison:
                             "needed": r.thin.needed,
                             "more_trials": r.thin.more_trials,
                             "window": [r.thin.low, r.thin.budget],
+                            "untried": [dict(u) for u in r.thin.untried],
                         },
                     }
                 )
@@ -160,6 +168,7 @@ def compare(
     estimate: str = DEFAULT_ESTIMATE,
     resample_corners: bool = False,
     form: str = DEFAULT_FORM,
+    untried: bool = False,
 ) -> Comparison:
     """Which family wins at each budget, with intervals (`search compare`): a `Comparison`.
 
@@ -191,7 +200,11 @@ def compare(
     configurations in every resample; `resample_corners` resamples them like the others.
     `form`: how an interval is read off the bootstrap draws, "percentile" (their
     percentiles, made symmetric about the estimate for "trials") or "normal" (the estimate
-    ± z times their standard deviation: reports/uncertainty.py `interval`).
+    ± z times their standard deviation: reports/uncertainty.py `interval`). `untried`: a
+    family is also "too thin" at a budget where a training setting (learning rate) of its
+    front configurations was never tried within a factor 3 below it (reports/thin.py
+    `untried_at`). `form` and `untried` apply to one search's verdicts; pooled replicate
+    searches keep the t interval of their mean.
 
     Raises UserError (one line) for bad arguments (levels < 1, confidence outside (0, 1),
     min_near < 0, margin <= 0, an unknown interval, form, noise or estimate, a bad budget,
@@ -204,7 +217,15 @@ def compare(
     from reports.combined import combined_frame
     from reports.compare import compare_at, compare_replicates
     from reports.front_volumes import front_difference, front_volumes
-    from reports.uncertainty import ESTIMATE_TEXT, FIXED_TEXT, FORM_TEXT, METHOD_TEXT, NOISE_TEXT, POOLED_TEXT
+    from reports.uncertainty import (
+        ESTIMATE_TEXT,
+        FIXED_TEXT,
+        FORM_TEXT,
+        METHOD_TEXT,
+        NOISE_TEXT,
+        POOLED_TEXT,
+        UNTRIED_TEXT,
+    )
 
     if budgets is not None and levels is not None:
         raise UserError("give budgets or levels, not both")
@@ -263,11 +284,13 @@ def compare(
             noise=noise,
             estimate=estimate,
             form=form,
+            untried=untried,
         )
         volumes, reference = front_volumes(with_noise(cands, noise), direction, confidence=confidence, method=interval)
         difference = front_difference(volumes, confidence=confidence)
         kept = FIXED_TEXT if fixed and interval in ("trials", "subsample") else ""
         text = METHOD_TEXT[interval] + kept + NOISE_TEXT[noise] + ESTIMATE_TEXT[estimate] + FORM_TEXT[form]
+        text += UNTRIED_TEXT if untried else ""
     return Comparison(
         tuple(records),
         df,

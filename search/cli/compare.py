@@ -91,6 +91,14 @@ def add_parser(sub) -> None:
         f"is 'too thin to tell' (default {DEFAULT_MIN_NEAR}; 0: never)",
     )
     cp.add_argument(
+        "--untried",
+        action="store_true",
+        help="also answer 'too thin to tell' where a family's front trains with a learning rate (a searched "
+        "training setting) that it never tried within a factor 3 below the budget: a search that found its "
+        "best models at one rate and trained nothing near the budget with it has not searched there "
+        "(one search's verdicts; docs/benchmarks.md §32)",
+    )
+    cp.add_argument(
         "--replicates",
         action="store_true",
         help="the studies are replicate searches of one question: pool them (a name given to "
@@ -129,6 +137,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         estimate=a.estimate,
         resample_corners=a.resample_corners,
         form=a.interval_form,
+        untried=a.untried,
     )
     if a.format == "json":
         print(json.dumps(c.to_dict(), indent=2))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,7 +13,8 @@ import pytest
 from reports.candidates import Candidates
 from reports.compare import compare_at, compare_replicates
 from reports.front_reading import best_within
-from reports.uncertainty import front_draws, interval, resample_mask, t_interval, thin_at
+from reports.thin import thin_at, untried_at
+from reports.uncertainty import front_draws, interval, resample_mask, t_interval
 
 BUDGET = 60_000.0
 
@@ -501,3 +503,56 @@ def test_a_value_resting_on_the_smallest_model_is_read_with_it_where_every_searc
     assert widest(loose) > 1.0 and widest(kept) < 0.5  # a 1.1 dB gap against 0.04 dB of seed noise
     assert all(r.value == pytest.approx(r.best) for r in kept.families)
     assert (top_loose.status, top_loose.winner) == (top_kept.status, top_kept.winner)
+
+
+def untried_oracle(params, means, configs, budget, sign, window):
+    """`untried_at` by brute force: a configuration is on the front when no other has at most
+    its parameters and a value at least as good, one of them strictly; the front's training
+    settings missing from [budget / window, budget]."""
+    k = len(params)
+
+    def beaten(i):
+        return any(
+            params[j] <= params[i]
+            and sign * means[j] >= sign * means[i]
+            and (params[j] < params[i] or sign * means[j] > sign * means[i])
+            for j in range(k)
+        )
+
+    front = {tuple(configs[i].items()) for i in range(k) if not beaten(i)}
+    near = {tuple(configs[i].items()) for i in range(k) if budget / window <= params[i] <= budget}
+    return sorted(front - near)
+
+
+def test_untried_names_the_fronts_learning_rates_tried_nowhere_near_the_budget_as_brute_force_does():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        k = int(rng.integers(1, 12))
+        params = np.round(np.exp(rng.uniform(math.log(1000), math.log(100_000), k)))
+        means = np.round(rng.normal(20, 2, k), 1)  # ties too
+        configs = [{"lr": float(rng.choice([0.001, 0.005, 0.0001]))} for _ in range(k)]
+        budget, sign = float(np.exp(rng.uniform(math.log(1000), math.log(200_000)))), float(rng.choice([1, -1]))
+        got = untried_at(params, means, configs, budget, sign, window=3.0)
+        want = untried_oracle(params, means, configs, budget, sign, 3.0)
+        assert (got is None) == (not want)
+        if got is not None:
+            assert got.kind == "untried" and [tuple(u.items()) for u in got.untried] == want
+            assert got.low == budget / 3 and got.near == int(np.sum((params >= budget / 3) & (params <= budget)))
+
+
+def test_a_family_that_never_searched_its_fronts_rate_near_a_budget_is_too_thin_there():
+    # the front: 0.005 wins at 9K (20.4 against 17.7 at the same size); above, only 0.001 was
+    # tried (issue 61's gc-d searches 13 and 16): at 30K nothing near has 0.005
+    params = np.array([9e3, 9e3, 14e3, 28e3, 38e3])
+    means = np.array([20.4, 17.7, 25.3, 28.6, 29.6])
+    configs = [{"lr": 0.005, "L": 1}, {"lr": 0.001, "L": 1}, {"lr": 0.001, "L": 10}, {"lr": 0.001, "L": 37}]
+    configs.append({"lr": 0.001, "L": 40})
+    a = Candidates("a", np.arange(5), params, means, np.full(5, 0.3), np.full(5, 2), configs)
+    b = replace(a, family="b", means=means - 1.0, configs=[{**c, "lr": 0.001} for c in configs])
+    (at20, at30) = compare_at({"a": a, "b": b}, [20e3, 30e3], "maximize", untried=True)
+    assert at20.status != "too thin"  # 9K lies within 20K / 3 .. 20K
+    assert at30.status == "too thin" and at30.families[0].thin.untried == ({"lr": 0.005},)
+    assert "a's front trains with lr 0.005, which it never tried between 10K and 30K" in at30.text
+    assert compare_at({"a": a, "b": b}, [30e3], "maximize")[0].status != "too thin"  # off by default
+    no_rates = replace(a, configs=[{"L": c["L"]} for c in configs])  # nothing searched but the shape
+    assert untried_at(no_rates.params, no_rates.means, no_rates.configs, 30e3, 1.0) is None

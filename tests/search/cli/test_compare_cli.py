@@ -345,6 +345,41 @@ def test_a_search_that_trains_the_smallest_model_keeps_it_in_every_resample(cli,
     assert loose["low"] is None or loose["high"] - loose["low"] > 1.0
 
 
+def test_untried_answers_too_thin_where_the_front_rate_was_never_tried_near_the_budget(cli, tmp_path):
+    url = f"sqlite:///{tmp_path / 'lr.sqlite'}"
+    store = Store(url)
+    store.create_or_load_study(
+        "lr",
+        task="digits-denoise",
+        families=["hourglass", "conventional"],
+        metric="psnr",
+        direction="maximize",
+        budget=100_000,
+    )
+    # the hourglass wins at 10K with lr 0.005; near 40K it trained only lr 0.001
+    plan = [("hourglass", 10_000, 0.005, [20.0, 20.2]), ("hourglass", 10_000, 0.001, [18.0, 18.1])]
+    plan += [("hourglass", 30_000, 0.001, [21.0, 21.2]), ("hourglass", 38_000, 0.001, [21.5, 21.4])]
+    plan += [("conventional", 11_000, 0.001, [19.0, 19.1]), ("conventional", 35_000, 0.001, [21.0, 20.9])]
+    for i, (family, params, lr, values) in enumerate(plan):
+        config = {"d_z": 70 + i, "d_h": 8, "L": 1, "lr": lr}
+        n = store.add_trial("lr", family=family, config=config, params=params, seeds=[0, 1])
+        runs = [RunResult(j, "complete", {"psnr": v}, 1, [], 0.1) for j, v in enumerate(values)]
+        store.finish_trial("lr", n, TrialResult(n, "complete", runs, 0.1, "cpu"))
+    store.close()
+    args = ("compare", "lr", "--budgets", "12K,40K", "--storage", url)
+    code, out, err = cli(*args, "--untried", "--format", "json")
+    assert code == 0, err
+    got = json.loads(out)
+    small, large = (level["families"][1] for level in got["levels"])  # the hourglass (by name)
+    assert small["thin"] is None or small["thin"]["kind"] != "untried"  # 10K lies within 12K / 3 .. 12K
+    assert large["thin"]["kind"] == "untried" and large["thin"]["untried"] == [{"lr": 0.005}] and large["low"] is None
+    assert "never tried near a budget" in got["interval"]
+    code, out, _ = cli(*args, "--untried")
+    assert code == 0 and "hourglass's front trains with lr 0.005, which it never tried between 13.3K and 40K" in out
+    code, out, _ = cli(*args, "--format", "json")  # off by default
+    assert code == 0 and json.loads(out)["levels"][1]["families"][1]["thin"] is None
+
+
 @pytest.mark.parametrize(
     "args,match",
     [
@@ -366,6 +401,7 @@ def test_a_search_that_trains_the_smallest_model_keeps_it_in_every_resample(cli,
         (("{hg}", "--margin", "-0.5"), "--margin must be a difference above 0 in the metric's units, got -0.5"),
         (("{hg}", "--margin", "nan"), "--margin must be a difference above 0 in the metric's units, got nan"),
         (("{hg}", "--resample-corners=yes"), "argument --resample-corners: ignored explicit argument 'yes'"),
+        (("{hg}", "--untried=yes"), "argument --untried: ignored explicit argument 'yes'"),
     ],
 )
 def test_bad_compare_input_is_one_line_exit_2(cli, studies, args, match):
