@@ -215,3 +215,20 @@ def test_ray_packs_train_several_trials_in_one_task_as_alone(tmp_path, one_threa
     a["key"], b["key"] = a.config.astype(str), b.config.astype(str)
     same = a.merge(b, on="key", suffixes=("_l", "_r"))
     assert len(same) == 8 and ((same.psnr_l - same.psnr_r).abs() < 1e-4).all()
+
+
+def test_decide_on_ray_searches_until_the_named_budget_is_decided(tmp_path, one_thread):
+    """`--decide` on Ray: the same loop reads the verdict after the default search's 40
+    trials and stops once the named budget is decided (equivalent within a wide margin
+    here), before the 44 of `--trials`."""
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    train = TrainSettings(epochs=1, max_train_samples=256)
+    out = run_study(
+        spec(tmp_path, "ray", budget=20_000, trials=44, train=train, seed_checks=0.2, decide=(20_000.0,), margin=5.0),
+        store,
+        ConsoleProgress(live=False),
+    )
+    rows = store.trials("ray")
+    main = sum(not (r.note or "").startswith("seed check") for r in rows)
+    assert out.decided and 40 <= main < 44  # read after 40 (a trial in flight then may end too)
+    assert any((r.note or "").startswith("seed check of trial") for r in rows)  # the noise measured on Ray

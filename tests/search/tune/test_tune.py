@@ -4,6 +4,7 @@ prunes, retries a dead worker's trial, and refuses what it cannot run."""
 
 import csv
 import json
+import re
 import signal
 import sqlite3
 import time
@@ -326,3 +327,22 @@ def test_the_pareto_pruner_stops_one_trial_of_a_pack_on_tune(tmp_path, ray_cpus)
     assert stopped.error.startswith("stopped at epoch 2 of 6: validation ") and stopped.metrics == {}
     assert 2 <= len(store.epochs("p", 3)) <= 3
     assert len(store.epochs("p", 2)) == 6  # its pack's other trial trained on
+
+
+def test_decide_on_tune_searches_until_the_named_budget_is_decided(cli, tmp_path, ray_cpus):
+    """`--decide` runs on Tune as on the local loop: the default start (40 trials for two
+    families), the seed checks, then a reading that stops the search once the named budget
+    is decided, before the 44 of `--trials`."""
+    args = [*RUN[:-2], "--space", "hourglass,conventional", "--budget", "20K", "--trials", "44"]
+    args += ["--decide", "20K", "--margin", "5", "--storage", f"sqlite:///{tmp_path / 'd.db'}"]
+    code, out, err = cli(*args)
+    assert code == 0, err
+    done = re.search(r"--decide: every named budget decided after (\d+) trial\(s\)", out)
+    assert done and 40 <= int(done.group(1)) < 44 and "at 20K: equivalent within ±5" in out
+    db = sqlite3.connect(tmp_path / "d.db")
+    notes = [n for (n,) in db.execute("SELECT note FROM trials WHERE status = 'complete'")]
+    # (this module's workers crash on d_h=6: such a trial is failed and retried, so it counts
+    # as finished without a complete row of its own)
+    assert 38 <= sum(n is None for n in notes) <= int(done.group(1)) and any(
+        n and n.startswith("seed check of trial") for n in notes
+    )
