@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,6 +39,8 @@ from storage.records import ObjectiveRow
 def configuration_value(rows: Sequence[ObjectiveRow]) -> float:
     """The run-weighted mean of one configuration's trials' objectives (`merge_runs`'s
     mean); NaN where any is missing."""
+    if len(rows) == 1:  # most configurations: one trial
+        return rows[0].objective
     total = sum(r.runs for r in rows)
     if any(math.isnan(r.objective) for r in rows) or total == 0:
         return math.nan
@@ -84,17 +87,20 @@ class Keeper:
         rows = self.store.objectives(self.study, family, ["complete"])
         if not rows:
             return []
-        groups: dict[tuple[int, str], list] = {}
-        for row in rows:
-            groups.setdefault((row.params, json.dumps(row.config, sort_keys=True, default=str)), []).append(row)
         sense = ["minimize", self.direction]
-        points = [(float(params), configuration_value(members)) for (params, _), members in groups.items()]
-        on = {r.number for members, keep in zip(groups.values(), pareto_mask(points, sense)) if keep for r in members}
-        on |= {
-            r.number
-            for r, keep in zip(rows, pareto_mask([(float(r.params), r.objective) for r in rows], sense))
-            if keep
-        }
+        by_trial = pareto_mask([(float(r.params), r.objective) for r in rows], sense)
+        on = {r.number for r, keep in zip(rows, by_trial) if keep}
+        # only trials of one size can share a configuration: the configs are compared (as
+        # JSON) for those alone, as `merge_runs` does; where none does, the configurations'
+        # front is the trials' (at 10,000 trials, 80 ms a trial writing every config out)
+        sizes = Counter(row.params for row in rows)
+        if max(sizes.values()) > 1:
+            groups: dict[tuple[int, str | int], list] = {}
+            for row in rows:
+                same = json.dumps(row.config, sort_keys=True, default=str) if sizes[row.params] > 1 else row.number
+                groups.setdefault((row.params, same), []).append(row)
+            points = [(float(params), configuration_value(members)) for (params, _), members in groups.items()]
+            on |= {r.number for rs, keep in zip(groups.values(), pareto_mask(points, sense)) if keep for r in rs}
         return [r.number for r in rows if r.number not in on]
 
     def _delete(self, record: dict[str, Any]) -> None:
