@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import UserError
+from core.pooling import pool_runs
 from reports.formatting import parse_config
 from storage.records import StudyRecord
 
@@ -94,8 +95,7 @@ def recomputed(df: pd.DataFrame) -> np.ndarray:
 def merge_runs(pts: pd.DataFrame, study: pd.Series | None = None) -> pd.DataFrame:
     """One row per configuration (study, family, config): a configuration trained in several
     trials with other seeds becomes the first trial's row with all their runs, the
-    run-weighted mean and the std of all the runs (from each trial's mean, std and runs:
-    the within- and between-trial sums of squares). pts: `complete_points` with `runs`."""
+    run-weighted mean and the std of all the runs (`core.pooling.pool_runs`). pts: `complete_points` with `runs`."""
     if len(pts) == 0:
         return pts
     # only rows that share study, family and size can share a configuration: the configs
@@ -120,13 +120,6 @@ def merge_runs(pts: pd.DataFrame, study: pd.Series | None = None) -> pd.DataFram
         part = pts.loc[idx]
         first = part.iloc[0].copy()
         if len(part) > 1:
-            n = part["runs"].to_numpy(dtype=float)
-            m = part["value"].to_numpy(dtype=float)
-            s = np.nan_to_num(part["std"].to_numpy(dtype=float))
-            total = n.sum()
-            mean = float(np.sum(n * m) / total)
-            ss = float(np.sum((n - 1) * s**2) + np.sum(n * (m - mean) ** 2))
-            first["value"], first["runs"] = mean, int(total)
-            first["std"] = float(np.sqrt(ss / (total - 1))) if total > 1 else np.nan
+            first["value"], first["std"], first["runs"] = pool_runs(part["runs"], part["value"], part["std"])
         rows.append(first)
     return pd.DataFrame(rows).infer_objects().sort_values("number", kind="stable")

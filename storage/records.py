@@ -44,12 +44,19 @@ class StudyVersion:
 
 
 class ObjectiveRow(NamedTuple):
-    """What `Store.objectives` gives of a trial: enough to draw its family's front by
-    configuration (`search run --keep pareto`) without reading every metric."""
+    """What `Store.objectives` gives of a trial: enough to draw its family's front
+    (`search run --keep pareto`) without reading every metric."""
 
     number: int
     params: int
     objective: float  # the study metric's mean over the trial's runs; NaN when missing
+
+
+class ConfigurationRow(NamedTuple):
+    """What `Store.configurations` gives of a trial: what groups it with the trials of
+    the same configuration (its seed checks), and how much its objective weighs there."""
+
+    number: int
     runs: int  # how many seeds the trial trained
     config: dict[str, Any]
 

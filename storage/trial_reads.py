@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from storage.convert import Metric, metric_tuple, trial_record
 from storage.database import Database
-from storage.records import ObjectiveRow, TrialRecord
+from storage.records import ConfigurationRow, ObjectiveRow, TrialRecord
 from storage.schema import DIM_COLUMNS, Epoch, Run, RunArtifact, Trial, TrialMetric
 from storage.waiting import waits
 
@@ -89,21 +89,44 @@ class TrialReads(Database):
 
     @waits()
     def objectives(self, study: str, family: str, statuses: Iterable[str]) -> list[ObjectiveRow]:
-        """(number, params, objective, runs, config) of the trials of `family` with one of
-        `statuses`, by number: the objective is the study metric's mean over the runs, NaN
-        when missing (what `trials` gives as `metrics[study metric][0]`, without reading
-        every metric: `search run --keep pareto` asks after every trial)."""
+        """(number, params, objective) of the trials of `family` with one of `statuses`, by
+        number: the objective is the study metric's mean over the runs, NaN when missing
+        (what `trials` gives as `metrics[study metric][0]`, without reading every metric or
+        any JSON column: `search run --keep pareto` asks after every trial)."""
         with self._session() as s:
             study_id = self._study_id(s, study)
             rows = s.execute(
-                select(Trial.number, Trial.params, Trial.objective, Trial.seeds, Trial.config)
+                select(Trial.number, Trial.params, Trial.objective)
                 .where(Trial.study_id == study_id, Trial.family == family, Trial.status.in_(list(statuses)))
                 .order_by(Trial.number)
             ).all()
-        return [
-            ObjectiveRow(n, p, math.nan if v is None else float(v), len(seeds or []) or 1, config)
-            for n, p, v, seeds, config in rows
-        ]
+        return [ObjectiveRow(n, p, math.nan if v is None else float(v)) for n, p, v in rows]
+
+    # sizes per query: well under SQLite's 32,766 bound parameters
+    _SIZES_PER_READ = 5000
+
+    @waits()
+    def configurations(
+        self, study: str, family: str, statuses: Iterable[str], sizes: Iterable[int]
+    ) -> list[ConfigurationRow]:
+        """(number, runs, config) of the trials of `family` with one of `statuses` whose
+        parameter count is one of `sizes`, by number (`--keep pareto` reads these only for
+        the sizes that more than one trial shares: only those can share a configuration)."""
+        sizes = sorted(set(sizes))
+        out: list[ConfigurationRow] = []
+        with self._session() as s:
+            study_id = self._study_id(s, study)
+            for k in range(0, len(sizes), self._SIZES_PER_READ):
+                rows = s.execute(
+                    select(Trial.number, Trial.seeds, Trial.config).where(
+                        Trial.study_id == study_id,
+                        Trial.family == family,
+                        Trial.status.in_(list(statuses)),
+                        Trial.params.in_(sizes[k : k + self._SIZES_PER_READ]),
+                    )
+                ).all()
+                out += [ConfigurationRow(n, len(seeds or []) or 1, config) for n, seeds, config in rows]
+        return sorted(out)
 
     # What `artifacts` and `artifacts_of` return of each artifact.
     _ARTIFACT_KEYS = (

@@ -24,27 +24,23 @@ gets a worse seed check; its weights are gone by then (loading them says so).
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any
 
+from core.pooling import pool_runs
 from core.trials import TrialResult
 from search.artifacts.location import check_keep, open_location
 from search.artifacts.weights import WEIGHTS
 from storage.records import ObjectiveRow
 
 
-def configuration_value(rows: Sequence[ObjectiveRow]) -> float:
-    """The run-weighted mean of one configuration's trials' objectives (`merge_runs`'s
-    mean); NaN where any is missing."""
-    if len(rows) == 1:  # most configurations: one trial
-        return rows[0].objective
-    total = sum(r.runs for r in rows)
-    if any(math.isnan(r.objective) for r in rows) or total == 0:
-        return math.nan
-    return sum(r.runs * r.objective for r in rows) / total
+def configuration_value(members: list[tuple[ObjectiveRow, int]]) -> float:
+    """The value of one configuration's trials (each with its runs) on the front: the
+    run-weighted mean of their objectives (`merge_runs`'s), a lone trial's own."""
+    if len(members) == 1:  # most configurations: one trial
+        return members[0][0].objective
+    return pool_runs([runs for _, runs in members], [row.objective for row, _ in members])[0]
 
 
 class Keeper:
@@ -90,17 +86,21 @@ class Keeper:
         sense = ["minimize", self.direction]
         by_trial = pareto_mask([(float(r.params), r.objective) for r in rows], sense)
         on = {r.number for r, keep in zip(rows, by_trial) if keep}
-        # only trials of one size can share a configuration: the configs are compared (as
-        # JSON) for those alone, as `merge_runs` does; where none does, the configurations'
-        # front is the trials' (at 10,000 trials, 80 ms a trial writing every config out)
+        # only trials of one size can share a configuration, as `merge_runs` compares them:
+        # the configurations (JSON) are read and compared for those sizes alone; where no
+        # size is shared the configurations' front is the trials' (reading every trial's
+        # config took 40 ms a trial at 10,000 trials)
         sizes = Counter(row.params for row in rows)
-        if max(sizes.values()) > 1:
-            groups: dict[tuple[int, str | int], list] = {}
+        shared = [size for size, count in sizes.items() if count > 1]
+        if shared:
+            details = {c.number: c for c in self.store.configurations(self.study, family, ["complete"], shared)}
+            groups: dict[tuple[int, str | int], list[tuple[ObjectiveRow, int]]] = {}
             for row in rows:
-                same = json.dumps(row.config, sort_keys=True, default=str) if sizes[row.params] > 1 else row.number
-                groups.setdefault((row.params, same), []).append(row)
+                c = details.get(row.number)
+                same = row.number if c is None else json.dumps(c.config, sort_keys=True, default=str)
+                groups.setdefault((row.params, same), []).append((row, 1 if c is None else c.runs))
             points = [(float(params), configuration_value(members)) for (params, _), members in groups.items()]
-            on |= {r.number for rs, keep in zip(groups.values(), pareto_mask(points, sense)) if keep for r in rs}
+            on |= {r.number for ms, keep in zip(groups.values(), pareto_mask(points, sense)) if keep for r, _ in ms}
         return [r.number for r in rows if r.number not in on]
 
     def _delete(self, record: dict[str, Any]) -> None:

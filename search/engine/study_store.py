@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from core.trials import TrialResult
-from storage.records import ObjectiveRow, StudyRecord, TrialRecord
+from storage.records import ConfigurationRow, ObjectiveRow, StudyRecord, TrialRecord
 
 
 class StudyStore(Protocol):
@@ -53,9 +53,16 @@ class StudyStore(Protocol):
         ...
 
     def objectives(self, study: str, family: str, statuses: Iterable[str]) -> list[ObjectiveRow]:
-        """(number, params, objective, runs, config) of the trials of `family` with one of
-        `statuses`, by number; the objective is the study metric's mean over the runs, NaN
-        when missing (`--keep pareto`)."""
+        """(number, params, objective) of the trials of `family` with one of `statuses`, by
+        number; the objective is the study metric's mean over the runs, NaN when missing
+        (`--keep pareto`)."""
+        ...
+
+    def configurations(
+        self, study: str, family: str, statuses: Iterable[str], sizes: Iterable[int]
+    ) -> list[ConfigurationRow]:
+        """(number, runs, config) of those trials whose parameter count is in `sizes`, by
+        number (`--keep pareto`'s configurations)."""
         ...
 
     def progress(self, study: str, without_note: str | None = None) -> tuple[int, int]:

@@ -13,7 +13,7 @@ from core.errors import StorageError
 from core.statuses import FINISHED_STATUSES
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from search.executors.base import Executor
-from storage.records import ObjectiveRow, StudyRecord, TrialRecord
+from storage.records import ConfigurationRow, ObjectiveRow, StudyRecord, TrialRecord
 from storage.trial_writes import INTERRUPTED_NOTE
 
 
@@ -137,11 +137,17 @@ class MemoryStore:
                 t.number,
                 t.params,
                 math.nan if t.metrics.get(metric, (None,))[0] is None else float(t.metrics[metric][0]),
-                len(t.seeds) or 1,
-                t.config,
             )
             for t in self._trials(study)
             if t.family == family and t.status in statuses
+        ]
+
+    def configurations(self, study, family, statuses, sizes):
+        sizes = set(sizes)
+        return [
+            ConfigurationRow(t.number, len(t.seeds) or 1, t.config)
+            for t in self._trials(study)
+            if t.family == family and t.status in statuses and t.params in sizes
         ]
 
     def remove_artifacts(self, study, numbers, name):

@@ -181,10 +181,14 @@ def test_epochs_of_and_objectives_read_many_trials_as_the_per_trial_reads(store:
             for t in store.trials(study, ["complete"])
             if t.family == family
         ]
-        assert [(r.number, r.params, r.runs, r.config) for r in got] == [(n, p, k, c) for n, p, _, k, c in want]
+        assert [(r.number, r.params) for r in got] == [(n, p) for n, p, _, _, _ in want]
         assert all(
             r.objective == v or (math.isnan(r.objective) and math.isnan(v)) for r, (_, _, v, _, _) in zip(got, want)
         )
+        sizes = {p for _, p, _, _, _ in want}
+        details = store.configurations(study, family, ["complete"], sizes)
+        assert [(c.number, c.runs, c.config) for c in details] == [(n, k, c) for n, _, _, k, c in want]
+        assert store.configurations(study, family, ["complete"], [p + 1 for p in sizes]) == []
     assert [r.number for r in store.objectives(study, "hourglass", ["complete"])] == [0, 3]
 
 

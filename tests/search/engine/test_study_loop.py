@@ -177,6 +177,7 @@ def test_the_protocol_lists_exactly_what_the_loop_calls():
             "interrupt_trials",
             "heartbeat",
             "objectives",
+            "configurations",
             "remove_artifacts",
         ]
     )  # the loop's Keeper (search/artifacts/keep.py), when weights are kept
