@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from tests.bench_scripts import REPO, run_benchmark
@@ -321,6 +322,22 @@ def test_verdict_calibration_reads_replicate_searches(tmp_path):
     assert abs(sum(default["thin_by_budget"]) / len(setting.budgets) - default["thin"]) < 1e-12
     assert default["thin_by_budget"][0] == max(default["thin_by_budget"])
     assert seed["median_half_width"] < default["median_half_width"]
+    assert default["power_real_ideal"] > 0.99  # 3 dB apart, far beyond the spread between searches
+
+
+def test_a_calibrated_interval_decides_half_the_budgets_whose_truth_is_z_spreads_away():
+    sys.path.insert(0, str(REPO))
+    from benchmarks import verdict_calibration as vc
+
+    z = 1.959963984540054
+    assert vc.ideal_power(np.array([z, -2 * z]), np.array([1.0, 2.0]), 0.95) == pytest.approx(0.5)
+    assert vc.ideal_power(np.array([10.0]), np.array([1.0]), 0.95) == pytest.approx(1.0)
+    # a truth of one spread: an exactly calibrated interval decides about 17% (Phi(1 - z))
+    assert vc.ideal_power(np.array([1.0]), np.array([1.0]), 0.95) == pytest.approx(0.1685, abs=1e-3)
+    # a draw-for-draw check: estimates N(truth, s) with the interval +-z s decide that often
+    rng = np.random.default_rng(0)
+    est = rng.normal(1.5, 1.0, 200_000)
+    assert np.mean(est - z > 0) == pytest.approx(vc.ideal_power(np.array([1.5]), np.array([1.0]), 0.95), abs=0.005)
 
 
 def test_verdict_calibration_reads_its_export_as_it_reads_the_databases(tmp_path):
