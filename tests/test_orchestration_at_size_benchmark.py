@@ -47,3 +47,20 @@ def test_the_script_prints_its_table_and_refuses_bad_sizes(tmp_path):
     assert "| 30 |" in done.stdout and "ours / bare" in done.stdout
     bad = run_benchmark(script, "--sizes", "x", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_keeper_is_timed_on_the_same_past_and_finds_the_trials_off_the_fronts():
+    import keeper_at_size
+
+    from core.pareto import pareto_mask
+
+    if "instant" not in EXECUTORS:
+        EXECUTORS.add("instant", bench.InstantExecutor)
+    r = keeper_at_size.time_keeper(60, 2)
+    assert r["trials"] == 60 and r["median_ms"] >= r["min_ms"] > 0
+    # the past's hourglass trials off their front, by brute force (no configuration repeats
+    # a size here unless pareto says so: at most the by-trial count)
+    trials, _ = bench.past_trials(60)
+    done = [(float(t[2]), t[3].aggregate()["psnr"][0]) for t in trials if t[0] == "hourglass" and t[3] is not None]
+    off_by_trial = sum(not keep for keep in pareto_mask(done, ["minimize", "maximize"]))
+    assert 0 < r["off_front"] <= off_by_trial
