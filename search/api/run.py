@@ -269,7 +269,7 @@ def print_decisions(spec: Any, store: Any, out: Any) -> None:
     from search.engine.deciding import decisions_text, read_verdicts
 
     rec = out.study
-    verdicts, cands = read_verdicts(
+    verdicts, _ = read_verdicts(
         store.trials(rec.name),
         rec.metric,
         rec.direction,
@@ -279,7 +279,7 @@ def print_decisions(spec: Any, store: Any, out: Any) -> None:
         DEFAULT_WINDOW,
         rec.settings,
     )
-    print("\n".join(decisions_text(verdicts, cands, out.finished, out.decided, out.timed_out)))
+    print("\n".join(decisions_text(verdicts, out.finished, out.decided, out.timed_out)))
 
 
 def decide_budgets(text: Any) -> tuple[float, ...]:

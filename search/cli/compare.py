@@ -178,6 +178,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
     if d is not None:
         ci = "interval unknown (single runs)" if d.low is None else f"interval {d.low:.4g} .. {d.high:.4g}"
         print(f"  {d.first} - {d.second}: {d.difference:.4g} ({ci})")
+    step = c.next_step()
+    if step:
+        print("\n" + "\n".join(step))
     sys.stdout.flush()
     return 0
 

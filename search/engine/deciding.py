@@ -168,18 +168,21 @@ def seed_dominates(verdict, cands, direction: str) -> bool:
     return full <= 0 or (seed.margin_high - seed.margin_low) >= SEED_SHARE * full
 
 
-def outstanding(verdict, cands) -> str:
-    """What deciding an undecided budget would take, about: the trials its thin families
-    need, or (an interval too wide) the factor by which its evidence must grow, from the
-    half-width shrinking as one over the square root of the configurations and seeds."""
-    from core.budget import format_count
+# beyond this factor of the evidence a difference is too small against its interval to be
+# worth deciding as "better": an equivalence margin answers it
+MOST_EVIDENCE = 100.0
 
-    at = f"at {format_count(verdict.budget)}"
+
+def what_it_takes(verdict) -> str | None:
+    """About what deciding an undecided budget would take: the trials its thin families
+    need, or (an interval too wide) the factor by which its evidence must grow, from the
+    half-width shrinking as one over the square root of the configurations and seeds;
+    None where nothing can be said (no interval yet)."""
     if verdict.status == "too thin":
         more = [f"{r.thin.more_trials} of {r.family}" for r in verdict.families if r.thin and r.thin.more_trials]
-        return f"{at}: {verdict.text}" + (f" (about {', '.join(more)} more trials)" if more else "")
+        return f"about {', '.join(more)} more trials" if more else None
     if verdict.margin_low is None:
-        return f"{at}: {verdict.text}"
+        return None
     half = (verdict.margin_high - verdict.margin_low) / 2
     gap = abs(verdict.margin)
     if verdict.equivalence is not None and gap < verdict.equivalence:
@@ -187,9 +190,25 @@ def outstanding(verdict, cands) -> str:
     else:
         need = gap  # the half-width that would make it "better"
     if need <= 0:
-        return f"{at}: {verdict.text}; no amount of evidence decides a difference of 0 without --margin"
+        return "no amount of evidence decides a difference of 0 without --margin"
     factor = (half / need) ** 2
-    return f"{at}: {verdict.text}; about {factor:.1f}x the evidence near this budget would decide it"
+    if factor > MOST_EVIDENCE and verdict.equivalence is None:
+        return (
+            f"over {MOST_EVIDENCE:.0f}x the evidence near this budget would decide it as better: "
+            "--margin D answers whether it is equivalent within ±D"
+        )
+    return f"about {factor:.1f}x the evidence near this budget would decide it"
+
+
+def outstanding(verdict) -> str:
+    """An undecided budget's verdict and what deciding it would take (`what_it_takes`)."""
+    from core.budget import format_count
+
+    at = f"at {format_count(verdict.budget)}"
+    cost = what_it_takes(verdict)
+    if cost is None:
+        return f"{at}: {verdict.text}"
+    return f"{at}: {verdict.text}" + (f" ({cost})" if verdict.status == "too thin" else f"; {cost}")
 
 
 def check_budgets(budgets: list[float], budget: float, smallest: dict[str, float]) -> None:
@@ -210,7 +229,7 @@ def check_budgets(budgets: list[float], budget: float, smallest: dict[str, float
             )
 
 
-def decisions_text(verdicts, cands, trials: int, decided: bool, timed_out: bool = False) -> list[str]:
+def decisions_text(verdicts, trials: int, decided: bool, timed_out: bool = False) -> list[str]:
     """What `search run --decide` says at its end: each named budget's verdict, and what
     the undecided ones would cost."""
     limit = "the --time-limit" if timed_out else "the --trials limit"
@@ -221,7 +240,7 @@ def decisions_text(verdicts, cands, trials: int, decided: bool, timed_out: bool 
     )
     lines = [head]
     for v in verdicts:
-        lines.append("  " + (outstanding(v, cands) if v.status not in DECIDED else f"{_at(v)}: {v.text}"))
+        lines.append("  " + (outstanding(v) if v.status not in DECIDED else f"{_at(v)}: {v.text}"))
     return lines
 
 

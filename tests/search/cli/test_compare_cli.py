@@ -137,6 +137,7 @@ def test_compare_table_and_csv(cli, studies):
         "compare", n["hg"], n["conv"], "--levels", "3", "--min-near", "0", "--interval", "seed", "--storage", url
     )
     assert code == 0 and "hourglass better by" in out and "front hypervolume" in out
+    assert "--decide" not in out  # two studies read apart: no one study to search on
     code, out, _ = cli("compare", n["hg"], n["conv"], "--format", "csv", "--storage", url)
     assert code == 0 and out.splitlines()[0] == "budget,family,psnr,low,high,best,number,params,runs,verdict"
 
@@ -190,6 +191,38 @@ def test_a_budget_with_too_few_trials_near_it_is_too_thin_to_tell(cli, studies):
         in level["verdict"]
     )
     assert "resampled" in json.loads(out)["interval"]
+
+
+def test_an_undecided_budget_says_what_deciding_it_would_take_and_the_decide_that_does_it(cli, tmp_path):
+    """One study of both families: hourglass clearly ahead at 20K, level at 100K. The table
+    ends with the undecided budget, about what evidence deciding it needs, and the --decide
+    to run; a margin that decides it, or two studies read apart, leave nothing to say."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    store = Store(url)
+    store.create_or_load_study(
+        "both",
+        task="digits-denoise",
+        families=["hourglass", "conventional"],
+        metric="psnr",
+        direction="maximize",
+        budget=100_000,
+    )
+    add(store, "both", "hourglass", 10_000, [20.0, 20.2, 19.9], 70)
+    add(store, "both", "hourglass", 50_000, [24.0, 24.1, 23.8], 90)
+    add(store, "both", "conventional", 12_000, [15.0, 15.3, 15.1], 70)
+    add(store, "both", "conventional", 60_000, [24.0, 24.3, 23.9], 80)
+    store.close()
+    args = ("compare", "both", "--budgets", "20K,100K", "--interval", "seed", "--min-near", "0", "--storage", url)
+    code, out, err = cli(*args)
+    assert code == 0, err
+    tail = out.strip().splitlines()[-3:]
+    assert tail[0] == "undecided at 100K:"
+    assert tail[1].startswith("  at 100K: not distinguishable") and "x the evidence near this budget" in tail[1]
+    assert "--decide 100K and a larger --trials" in tail[2]
+    code, out, _ = cli(*args, "--format", "json")
+    assert code == 0 and json.loads(out)["next_step"][0] == "undecided at 100K:"
+    code, out, _ = cli(*args, "--margin", "1")  # equivalent within ±1 at 100K: all decided
+    assert code == 0 and "undecided" not in out and "--decide" not in out
 
 
 def test_replicate_searches_are_pooled_by_their_group_name(cli, tmp_path):

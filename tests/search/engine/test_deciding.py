@@ -68,9 +68,9 @@ def test_equal_families_are_decided_equivalent_with_a_margin_and_not_without():
     _, out = run(store, gap=0.0, trials=46)
     assert not out.decided and sum(not is_check(r) for r in store.trials("s")) == 46  # --trials is the limit
     verdicts, cands = read_verdicts(store.trials("s"), "psnr", "maximize", FAMILIES, [20_000.0], None, 3.0)
-    text = decisions_text(verdicts, cands, 46, out.decided)
+    text = decisions_text(verdicts, 46, out.decided)
     assert text[0].startswith("--decide: not every named budget decided after 46 trial(s) (the --trials limit)")
-    timed = decisions_text(verdicts, cands, 46, out.decided, timed_out=True)
+    timed = decisions_text(verdicts, 46, out.decided, timed_out=True)
     assert timed[0].endswith("(the --time-limit)") and timed[1:] == text[1:]
     assert "at 20K:" in text[1]
 
@@ -95,7 +95,7 @@ def test_the_steps_aim_at_thin_families_and_seed_the_leaders_where_noise_is_unkn
     (thin,), cands = read_verdicts(rows, "psnr", "maximize", FAMILIES, [9_000.0], None, 3.0)
     steps = steps_for(thin, cands, rows, "maximize", 3.0)
     assert steps and all(s.again is None and (s.low, s.high) == (3_000.0, 9_000.0) for s in steps)
-    assert "at 9K" in outstanding(thin, cands)
+    assert "at 9K" in outstanding(thin)
 
 
 def test_the_first_reading_comes_after_the_default_searchs_share_of_trials():
