@@ -27,6 +27,7 @@ h2 { font-size: 1.2em; margin: 36px 0 10px; padding-bottom: 4px; border-bottom: 
 a { color: var(--accent); text-decoration: none; } a:hover { text-decoration: underline; }
 nav { font-size: .9em; margin-bottom: 12px; }
 .muted { color: var(--muted); }
+.next-step { white-space: pre-wrap; padding: 10px 14px; background: var(--bg2); border-left: 3px solid var(--accent); font-size: .9em; }
 .empty { padding: 18px; background: var(--bg2); border: 1px dashed var(--line); border-radius: 6px; }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 12px 0; }
 dl.meta dt { color: var(--muted); } dl.meta dd { margin: 0; word-break: break-word; }

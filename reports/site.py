@@ -23,7 +23,7 @@ import pandas as pd
 from core.budget import format_count
 from core.directions import arrow
 from core.statuses import FAILURE_STATUSES, HEADLINE_STATUSES
-from reports import candidates, compare, figures, fronts, tables, verdict_tables
+from reports import candidates, compare, figures, fronts, tables, undecided, verdict_tables
 from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_time, format_value
 from reports.html import esc, figure_html, html_table, page
@@ -113,14 +113,17 @@ POOLED_NOTE = (
 )
 
 
-def wins_section(verdicts: list, metric: str, params_label: str, note: str) -> str:
-    """The "Which shape wins" section of `verdicts` (reports/compare.py): table and plot."""
+def wins_section(verdicts: list, metric: str, params_label: str, note: str, step: Sequence[str] = ()) -> str:
+    """The "Which shape wins" section of `verdicts` (reports/compare.py): table and plot,
+    then `step` (reports/undecided.py `next_step`'s lines), if any."""
     fig = figures.wins_figure(verdicts, metric, params_label=params_label)
     table = html_table(verdict_tables.wins_table(verdicts), status_col=None, reason=["verdict"])
+    lines = "\n".join(step)  # kept as lines by the class's white-space
+    after = f'<p class="next-step">{esc(lines)}</p>' if step else ""
     return (
         "<h2>Which shape wins</h2>"
         f'<p class="muted">{note.format(metric=esc(metric))}</p>'
-        f'<div class="scroll">{table}</div>' + figure_html(fig, "wins-figure")
+        f'<div class="scroll">{table}</div>' + after + figure_html(fig, "wins-figure")
     )
 
 
@@ -132,7 +135,7 @@ def wins_html(
     `smallest_fixed` as `candidates.candidates`'."""
     cands = candidates.candidates(df, metric, smallest_fixed=smallest_fixed)
     verdicts = compare.compare_at(cands, candidates.default_levels(cands, levels), direction)
-    return wins_section(verdicts, metric, params_label, WINS_NOTE)
+    return wins_section(verdicts, metric, params_label, WINS_NOTE, undecided.next_step(verdicts))
 
 
 def study_page(

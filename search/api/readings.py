@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from storage import Store
     from storage.records import StudyRecord
 
-# verdicts no further search of the study decides: a budget below one family's smallest model
-UNDECIDABLE = ("only one family", "no model")
 INTERVALS = ("trials", "seed", "subsample")  # `compare`'s interval methods (reports/uncertainty.py's METHOD_TEXT)
 
 
@@ -84,35 +82,15 @@ class Comparison:
 
         return verdicts_frame(list(self.verdicts), self.metric)
 
-    @property
-    def undecided(self) -> list[Verdict]:
-        """The verdicts a `search run --decide` of this study could still decide: those not
-        "better" or "equivalent" where each family has a model (none for pooled replicate
-        searches or several studies read apart: `--decide` searches one study on)."""
-        from search.engine.deciding import DECIDED
-
-        if self.pooled or len(self.records) != 1:
-            return []
-        return [v for v in self.verdicts if v.status not in DECIDED and v.status not in UNDECIDABLE]
-
     def next_step(self) -> list[str]:
-        """What `search compare` says after an undecided answer: about what deciding each
-        undecided budget would take (search/engine/deciding.py `what_it_takes`) and the
-        `search run --decide` that searches on for it; empty when nothing is left."""
-        from core.budget import format_count
-        from search.engine.deciding import what_it_takes
+        """What `search compare` says after one study's undecided answers
+        (reports/undecided.py `next_step`): about what deciding each undecided budget would
+        take and the `search run --decide` that searches on for it. Empty for pooled
+        replicate searches or several studies read apart (`--decide` searches one study
+        on), and when nothing is left."""
+        from reports.undecided import next_step
 
-        todo = self.undecided
-        if not todo:
-            return []
-        at = ",".join(format_count(v.budget) for v in todo)
-        return [
-            f"undecided at {at}:",
-            *(f"  at {format_count(v.budget)}: {v.status}; {what_it_takes(v) or 'more trials near it'}" for v in todo),
-            f"to decide them, run this study's `search run` command again with --decide {at} and a larger "
-            "--trials: it searches near those budgets and stops once each is better, or equivalent "
-            "within ±D with --margin D",
-        ]
+        return [] if self.pooled or len(self.records) != 1 else next_step(self.verdicts)
 
     def to_dict(self) -> dict[str, Any]:
         """`search compare --format json`'s object: the studies, task, metric, direction,

@@ -36,7 +36,6 @@ from search.engine.sampling.policies import startup_trials
 from search.engine.seed_checks import checked_trial, is_check
 from storage.records import TrialRecord
 
-DECIDED = ("better", "equivalent")
 MAX_RUNS = 5  # runs of one configuration a decision may ask for (then it aims trials near the budget instead)
 SEED_SHARE = 0.5  # seed noise "dominates" where its interval is at least this share of the full one
 
@@ -125,6 +124,7 @@ def plan_round(
     near the budget instead); None when every budget is decided. `settings`: the study's
     stored settings, read as `read_verdicts` reads them."""
     from reports.uncertainty import DEFAULT_WINDOW
+    from reports.undecided import DECIDED
 
     verdicts, cands = read_verdicts(
         records, metric, direction, families, spec.decide, spec.margin, DEFAULT_WINDOW, settings
@@ -168,41 +168,11 @@ def seed_dominates(verdict, cands, direction: str) -> bool:
     return full <= 0 or (seed.margin_high - seed.margin_low) >= SEED_SHARE * full
 
 
-# beyond this factor of the evidence a difference is too small against its interval to be
-# worth deciding as "better": an equivalence margin answers it
-MOST_EVIDENCE = 100.0
-
-
-def what_it_takes(verdict) -> str | None:
-    """About what deciding an undecided budget would take: the trials its thin families
-    need, or (an interval too wide) the factor by which its evidence must grow, from the
-    half-width shrinking as one over the square root of the configurations and seeds;
-    None where nothing can be said (no interval yet)."""
-    if verdict.status == "too thin":
-        more = [f"{r.thin.more_trials} of {r.family}" for r in verdict.families if r.thin and r.thin.more_trials]
-        return f"about {', '.join(more)} more trials" if more else None
-    if verdict.margin_low is None:
-        return None
-    half = (verdict.margin_high - verdict.margin_low) / 2
-    gap = abs(verdict.margin)
-    if verdict.equivalence is not None and gap < verdict.equivalence:
-        need = verdict.equivalence - gap  # the half-width that would make it "equivalent"
-    else:
-        need = gap  # the half-width that would make it "better"
-    if need <= 0:
-        return "no amount of evidence decides a difference of 0 without --margin"
-    factor = (half / need) ** 2
-    if factor > MOST_EVIDENCE and verdict.equivalence is None:
-        return (
-            f"over {MOST_EVIDENCE:.0f}x the evidence near this budget would decide it as better: "
-            "--margin D answers whether it is equivalent within ±D"
-        )
-    return f"about {factor:.1f}x the evidence near this budget would decide it"
-
-
 def outstanding(verdict) -> str:
-    """An undecided budget's verdict and what deciding it would take (`what_it_takes`)."""
+    """An undecided budget's verdict and what deciding it would take (reports/undecided.py
+    `what_it_takes`)."""
     from core.budget import format_count
+    from reports.undecided import what_it_takes
 
     at = f"at {format_count(verdict.budget)}"
     cost = what_it_takes(verdict)
@@ -232,6 +202,8 @@ def check_budgets(budgets: list[float], budget: float, smallest: dict[str, float
 def decisions_text(verdicts, trials: int, decided: bool, timed_out: bool = False) -> list[str]:
     """What `search run --decide` says at its end: each named budget's verdict, and what
     the undecided ones would cost."""
+    from reports.undecided import DECIDED
+
     limit = "the --time-limit" if timed_out else "the --trials limit"
     head = (
         f"--decide: every named budget decided after {trials} trial(s)"

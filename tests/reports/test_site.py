@@ -261,3 +261,17 @@ def test_the_front_figure_continues_each_trusted_law_to_the_predict_at_budgets(m
     assert "read up to 5M; markers at 1M, 5M; band: 90% interval from 40 bootstrap refits" in page
     few = study_page(rec, lawful_trials().head(20))  # conventional: 4 trials over a factor 1.4
     assert "conventional: not extrapolated, the front spans a factor" in few
+
+
+def test_the_page_says_what_deciding_its_undecided_budgets_would_take():
+    from reports import candidates, compare, site
+    from reports.undecided import next_step
+
+    df = two_family_trials()
+    page = site.study_page(study_record("undecided"), df)
+    cands = candidates.candidates(df, "psnr")
+    verdicts = compare.compare_at(cands, candidates.default_levels(cands, 5), "maximize")
+    lines = next_step(verdicts)
+    assert lines, [v.status for v in verdicts]  # this small study leaves budgets undecided
+    wins = page.split("Which shape wins")[1]
+    assert '<p class="next-step">' in wins and lines[0] in wins and "--decide" in wins
