@@ -52,11 +52,12 @@ def undecided(verdicts: Sequence[Verdict]) -> list[Verdict]:
     return [v for v in verdicts if v.status not in DECIDED and v.status not in UNDECIDABLE]
 
 
-def next_step(verdicts: Sequence[Verdict]) -> list[str]:
-    """The lines that follow one study's undecided answers: each undecided budget with what
-    deciding it would take, and the `search run --decide` that searches on for it; empty
-    when every budget is decided or undecidable."""
-    todo = undecided(verdicts)
+def next_step(verdicts: Sequence[Verdict], most: float | None = None) -> list[str]:
+    """The lines that follow one study's undecided answers: each undecided budget (at most
+    `most`, the study's budget: `--decide` refuses one above it) with what deciding it
+    would take, and the `search run --decide` that searches on for it; empty when every
+    budget is decided or undecidable."""
+    todo = [v for v in undecided(verdicts) if most is None or v.budget <= most]
     if not todo:
         return []
     at = ",".join(format_count(v.budget) for v in todo)

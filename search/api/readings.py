@@ -90,7 +90,9 @@ class Comparison:
         on), and when nothing is left."""
         from reports.undecided import next_step
 
-        return [] if self.pooled or len(self.records) != 1 else next_step(self.verdicts)
+        if self.pooled or len(self.records) != 1:
+            return []
+        return next_step(self.verdicts, most=float(self.records[0].budget))
 
     def to_dict(self) -> dict[str, Any]:
         """`search compare --format json`'s object: the studies, task, metric, direction,

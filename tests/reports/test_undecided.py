@@ -43,6 +43,7 @@ def test_only_budgets_more_search_can_decide_are_listed_with_the_decide_that_doe
     assert lines[2] == "  at 100K: single run; a second seed of its leading configurations (no seed noise is known yet)"
     assert "--decide 40K,100K" in lines[3]
     assert next_step(vs[:3]) == []
+    assert next_step(vs, most=60_000.0)[0] == "undecided at 40K:"  # --decide refuses a budget above the study's
 
 
 @pytest.mark.parametrize("status", ["better", "equivalent", "only one family", "no model"])
