@@ -24,8 +24,10 @@ def what_it_takes(verdict: Verdict) -> str | None:
     half-width shrinking as one over the square root of the configurations and seeds;
     None where nothing can be said (no interval yet)."""
     if verdict.status == "too thin":
-        more = [f"{r.thin.more_trials} of {r.family}" for r in verdict.families if r.thin and r.thin.more_trials]
-        return f"about {', '.join(more)} more trials" if more else None
+        more = [
+            f"{r.thin.more_trials} more trials of {r.family}" for r in verdict.families if r.thin and r.thin.more_trials
+        ]
+        return f"about {', '.join(more)}" if more else None
     if verdict.status == "single run":
         return "a second seed of its leading configurations (no seed noise is known yet)"
     if verdict.margin_low is None or verdict.margin_high is None or verdict.margin is None:
