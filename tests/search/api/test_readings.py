@@ -10,7 +10,7 @@ from core.errors import UserError
 from search.api.predictions import Prediction, predict
 from search.api.readings import Comparison, compare
 from storage import Store
-from tests.search.cli.test_compare_cli import add
+from tests.search.cli.test_compare_cli import add, two_family_study
 from tests.search.cli.test_predict_cli import add_shaped_study
 
 
@@ -30,15 +30,7 @@ def url(tmp_path):
     add(store, "conv", "conventional", 60_000, [24.0, 24.3, 23.9], 80)
     for k, (hg, conv) in enumerate(((20.0, 18.0), (21.0, 18.5), (20.5, 18.2)), 1):
         name = f"q-r{k}"
-        store.create_or_load_study(
-            name,
-            task="digits-denoise",
-            families=["hourglass", "conventional"],
-            metric="psnr",
-            direction="maximize",
-            budget=100_000,
-            settings={"replicate_of": "q", "replicate": k},
-        )
+        two_family_study(url, name, replicate_of="q", replicate=k).close()
         for fam, top in (("hourglass", hg), ("conventional", conv)):
             add(store, name, fam, 8_000, [top - 1, top - 1.1, top - 0.9], 60)
             add(store, name, fam, 9_000, [top, top + 0.1, top - 0.1], 70)

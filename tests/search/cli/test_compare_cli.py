@@ -25,6 +25,21 @@ def add(store, study, family, params, values, number_config):
     store.finish_trial(study, n, TrialResult(n, "complete", runs, 0.1, "cpu"))
 
 
+def two_family_study(url: str, name: str, **settings) -> Store:
+    """A study of hourglass and conventional on digits-denoise, budget 100K, opened."""
+    store = Store(url)
+    store.create_or_load_study(
+        name,
+        task="digits-denoise",
+        families=["hourglass", "conventional"],
+        metric="psnr",
+        direction="maximize",
+        budget=100_000,
+        **({"settings": settings} if settings else {}),
+    )
+    return store
+
+
 @pytest.fixture(params=BACKENDS)
 def studies(request, tmp_path):
     url = f"sqlite:///{tmp_path / 'db.sqlite'}" if request.param == "sqlite" else os.environ["SEARCH_TEST_POSTGRES_URL"]
@@ -198,15 +213,7 @@ def test_an_undecided_budget_says_what_deciding_it_would_take_and_the_decide_tha
     ends with the undecided budget, about what evidence deciding it needs, and the --decide
     to run; a margin that decides it, or two studies read apart, leave nothing to say."""
     url = f"sqlite:///{tmp_path / 'db.sqlite'}"
-    store = Store(url)
-    store.create_or_load_study(
-        "both",
-        task="digits-denoise",
-        families=["hourglass", "conventional"],
-        metric="psnr",
-        direction="maximize",
-        budget=100_000,
-    )
+    store = two_family_study(url, "both")
     add(store, "both", "hourglass", 10_000, [20.0, 20.2, 19.9], 70)
     add(store, "both", "hourglass", 50_000, [24.0, 24.1, 23.8], 90)
     add(store, "both", "conventional", 12_000, [15.0, 15.3, 15.1], 70)
@@ -230,15 +237,7 @@ def test_replicate_searches_are_pooled_by_their_group_name(cli, tmp_path):
     store = Store(url)
     for k, (hg, conv) in enumerate(((20.0, 18.0), (21.0, 18.5), (20.5, 18.2)), 1):
         name = f"q-r{k}"
-        store.create_or_load_study(
-            name,
-            task="digits-denoise",
-            families=["hourglass", "conventional"],
-            metric="psnr",
-            direction="maximize",
-            budget=100_000,
-            settings={"replicate_of": "q", "replicate": k},
-        )
+        two_family_study(url, name, replicate_of="q", replicate=k).close()
         for fam, top in (("hourglass", hg), ("conventional", conv)):
             add(store, name, fam, 8_000, [top - 1, top - 1.1, top - 0.9], 60)
             add(store, name, fam, 9_000, [top, top + 0.1, top - 0.1], 70)
@@ -380,15 +379,7 @@ def test_a_search_that_trains_the_smallest_model_keeps_it_in_every_resample(cli,
 
 def test_untried_answers_too_thin_where_the_front_rate_was_never_tried_near_the_budget(cli, tmp_path):
     url = f"sqlite:///{tmp_path / 'lr.sqlite'}"
-    store = Store(url)
-    store.create_or_load_study(
-        "lr",
-        task="digits-denoise",
-        families=["hourglass", "conventional"],
-        metric="psnr",
-        direction="maximize",
-        budget=100_000,
-    )
+    store = two_family_study(url, "lr")
     # the hourglass wins at 10K with lr 0.005; near 40K it trained only lr 0.001
     plan = [("hourglass", 10_000, 0.005, [20.0, 20.2]), ("hourglass", 10_000, 0.001, [18.0, 18.1])]
     plan += [("hourglass", 30_000, 0.001, [21.0, 21.2]), ("hourglass", 38_000, 0.001, [21.5, 21.4])]
