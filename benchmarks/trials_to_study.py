@@ -1,0 +1,114 @@
+"""Load a kept trials file (`search trials STUDY --format json`, as docs/data holds them)
+into a new study, so that `search compare` can read it again, alone or pooled with
+replicate searches (`--replicates`), without training anything.
+
+The new study takes its task, families, metric, direction, budget and settings from a
+study that ran the same command (`--like`), e.g. a replicate search with another seed, and
+records where its trials came from in its settings (`loaded_from`; the model's `seed` is
+left out, the file does not say its own). Each trial is stored
+with its status, configuration, size, seed, note, device and duration, and one run holding
+its metrics. A file with a trial of more than one run is refused: the file holds their
+mean, not the runs.
+
+    python benchmarks/trials_to_study.py docs/data/chen-sr-short-10M.json \\
+        --study mnist-sr-10M --like mnist-sr-10M-s1 --storage sqlite:///chen10m.db
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_util import fail  # noqa: E402
+
+from core.errors import StorageError  # noqa: E402
+from core.trials import RunResult, TrialResult  # noqa: E402
+from storage import Store  # noqa: E402
+
+# The fields of `search trials --format json` that are not metrics.
+NOT_METRICS = {"number", "status", "family", "config", "params", "n_runs", "seeds", "note", "error", "device"}
+NOT_METRICS |= {"duration_s", "overall_front"}
+
+
+def checked_trials(trials: Any, families: list[str]) -> list[dict]:
+    """The file's trials in number order, or ValueError naming the first that cannot be loaded."""
+    if not isinstance(trials, list) or not trials:
+        raise ValueError("the file holds no list of trials")
+    for t in trials:
+        if not isinstance(t, dict) or not {"number", "status", "family", "config", "params"} <= set(t):
+            raise ValueError(f"not a trial of `search trials --format json`: {str(t)[:80]}")
+        if t["family"] not in families:
+            raise ValueError(f"trial {t['number']}: family {t['family']!r} is not one of {', '.join(families)}")
+        if (t.get("n_runs") or 0) > 1:
+            raise ValueError(f"trial {t['number']} has {t['n_runs']} runs; the file keeps only their mean")
+    numbers = sorted(t["number"] for t in trials)
+    if numbers != list(range(len(trials))):
+        raise ValueError("the trials are not numbered 0, 1, 2, ... without gaps")
+    return sorted(trials, key=lambda t: t["number"])
+
+
+def metrics_of(t: dict) -> dict[str, float]:
+    """The trial's metrics (test and val_*), without their `_std` columns and missing values."""
+    return {
+        k: float(v)
+        for k, v in t.items()
+        if k not in NOT_METRICS and not k.endswith("_std") and isinstance(v, (int, float)) and v == v
+    }
+
+
+def load(store: Store, path: Path, study: str, like: str) -> int:
+    """Write the trials of `path` into a new `study` shaped like `like`; returns how many."""
+    model = store.get_study(like)
+    if study in {s.name for s in store.list_studies()}:
+        raise ValueError(f"study {study!r} exists already; name a new one")
+    trials = checked_trials(json.loads(path.read_text()), model.families)
+    settings = {k: v for k, v in model.settings.items() if k != "seed"}  # the file's seed is not known
+    settings["loaded_from"] = str(path)
+    store.create_or_load_study(
+        study,
+        task=model.task,
+        families=model.families,
+        metric=model.metric,
+        direction=model.direction,
+        budget=model.budget,
+        settings=settings,
+    )
+    for t in trials:
+        seeds = t.get("seeds") or []
+        if t["status"] == "rejected":
+            store.add_rejected(study, family=t["family"], config=t["config"], params=t["params"], reason=t.get("note"))
+            continue
+        n = store.add_trial(
+            study, family=t["family"], config=t["config"], params=t["params"], seeds=seeds, note=t.get("note")
+        )
+        duration = float(t.get("duration_s") or 0.0)
+        run = RunResult(seeds[0] if seeds else 0, t["status"], metrics_of(t), None, [], duration, t.get("error"))
+        result = TrialResult(n, t["status"], [run], duration, t.get("device") or "cpu", t.get("error"))
+        store.finish_trial(study, n, result)
+    return len(trials)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("file", type=Path, help="a `search trials --format json` file")
+    p.add_argument("--study", required=True, help="the new study's name")
+    p.add_argument("--like", required=True, help="a study of the same command: task, families, budget, settings")
+    p.add_argument("--storage", required=True, help="database URL, e.g. sqlite:///chen10m.db")
+    a = p.parse_args()
+    if not a.file.is_file():
+        fail(f"no such file: {a.file}")
+    store = Store(a.storage)
+    try:
+        n = load(store, a.file, a.study, a.like)
+    except (ValueError, KeyError, StorageError) as e:
+        fail(str(e))
+    print(f"study {a.study!r}: {n} trials from {a.file}")
+
+
+if __name__ == "__main__":
+    main()

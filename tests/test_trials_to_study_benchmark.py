@@ -1,0 +1,114 @@
+"""benchmarks/trials_to_study.py: a kept trials file loaded into a new study reads the same
+with `search compare` as the study it was written from."""
+
+import importlib.util
+import json
+import sys
+
+import pytest
+
+from core.trials import RunResult, TrialResult
+from search.cli.main import main
+from storage import Store
+from tests.bench_scripts import REPO, run_benchmark
+
+spec = importlib.util.spec_from_file_location("trials_to_study", REPO / "benchmarks" / "trials_to_study.py")
+tts = importlib.util.module_from_spec(spec)
+sys.path.insert(0, str(REPO))
+spec.loader.exec_module(tts)
+
+# (family, params, psnr, note): two seed checks, so each family has a seed spread
+TRIALS = [
+    ("hourglass", 10_000, 20.0, None),
+    ("conventional", 12_000, 15.0, None),
+    ("hourglass", 50_000, 24.0, None),
+    ("conventional", 60_000, 24.6, None),
+    ("hourglass", 50_000, 24.3, "seed check of trial 2"),
+    ("conventional", 60_000, 24.2, "seed check of trial 3"),
+    ("hourglass", 30_000, 22.5, None),
+]
+
+
+def _study(url: str, name: str, seed: int) -> None:
+    store = Store(url)
+    store.create_or_load_study(
+        name,
+        task="digits-denoise",
+        families=["hourglass", "conventional"],
+        metric="psnr",
+        direction="maximize",
+        budget=100_000,
+        settings={"seed": seed, "sampler": "gp"},
+    )
+    for i, (family, params, psnr, note) in enumerate(TRIALS):
+        config = {"width": params // 1000}
+        n = store.add_trial(name, family=family, config=config, params=params, seeds=[seed * 100 + i], note=note)
+        run = RunResult(seed * 100 + i, "complete", {"psnr": psnr + seed / 10, "val_psnr": psnr}, 1, [], 2.0)
+        store.finish_trial(name, n, TrialResult(n, "complete", [run], 2.0, "cpu"))
+    store.add_rejected(name, family="hourglass", config={"width": 900}, params=900_000, reason="over the budget")
+    store.close()
+
+
+def _cli(capsys, *args) -> str:
+    assert main(list(args)) == 0
+    return capsys.readouterr().out
+
+
+def test_a_loaded_file_compares_as_the_study_it_came_from(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("SEARCH_STORAGE", raising=False)
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    _study(url, "origin", seed=0)
+    _study(url, "replicate", seed=1)
+    kept = tmp_path / "origin.json"
+    kept.write_text(_cli(capsys, "trials", "origin", "--format", "json", "--storage", url))
+
+    done = run_benchmark("trials_to_study.py", kept, "--study", "loaded", "--like", "replicate", "--storage", url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"study 'loaded': {len(TRIALS) + 1} trials from {kept}"
+
+    def reading(*studies):  # the answer, without the studies' names
+        out = _cli(capsys, "compare", *studies, "--budgets", "20K,60K", "--format", "json", "--storage", url)
+        return json.loads(out.replace('"loaded"', '"origin"'))
+
+    assert reading("loaded") == reading("origin")
+    assert reading("loaded", "replicate", "--replicates") == reading("origin", "replicate", "--replicates")
+    again = json.loads(_cli(capsys, "trials", "loaded", "--format", "json", "--storage", url))
+    assert [t["status"] for t in again] == ["complete"] * len(TRIALS) + ["rejected"]
+    settings = Store(url).get_study("loaded").settings
+    assert settings["loaded_from"] == str(kept) and "seed" not in settings and settings["sampler"] == "gp"
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda ts: ts[0].update(n_runs=2), "trial 0 has 2 runs; the file keeps only their mean"),
+        (lambda ts: ts[0].update(family="mixer"), "trial 0: family 'mixer' is not one of hourglass, conventional"),
+        (lambda ts: ts.pop(1), "the trials are not numbered 0, 1, 2, ... without gaps"),
+        (lambda ts: ts[0].pop("config"), "not a trial of `search trials --format json`: "),
+    ],
+)
+def test_a_file_that_cannot_be_loaded_is_one_line_exit_2_and_adds_nothing(tmp_path, capsys, monkeypatch, edit, message):
+    monkeypatch.delenv("SEARCH_STORAGE", raising=False)
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    _study(url, "origin", seed=0)
+    trials = json.loads(_cli(capsys, "trials", "origin", "--format", "json", "--storage", url))
+    edit(trials)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(trials))
+    done = run_benchmark("trials_to_study.py", bad, "--study", "loaded", "--like", "origin", "--storage", url)
+    assert done.returncode == 2 and done.stderr.startswith(f"trials_to_study.py: {message}")
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert [s.name for s in Store(url).list_studies()] == ["origin"]
+
+
+def test_an_existing_study_or_a_missing_model_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("SEARCH_STORAGE", raising=False)
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    _study(url, "origin", seed=0)
+    kept = tmp_path / "origin.json"
+    kept.write_text(_cli(capsys, "trials", "origin", "--format", "json", "--storage", url))
+    taken = run_benchmark("trials_to_study.py", kept, "--study", "origin", "--like", "origin", "--storage", url)
+    assert taken.returncode == 2 and "study 'origin' exists already" in taken.stderr
+    missing = run_benchmark("trials_to_study.py", kept, "--study", "new", "--like", "nothing", "--storage", url)
+    assert missing.returncode == 2 and "nothing" in missing.stderr and "Traceback" not in missing.stderr
+    assert len(Store(url).trials("origin")) == len(TRIALS) + 1
