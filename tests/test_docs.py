@@ -1,5 +1,5 @@
 """The README and the documentation site (docs/, mkdocs.yml): a README a newcomer reads in
-minutes, links that lead somewhere, and every page of the site's navigation present.
+minutes, links that lead somewhere, the data a reading names kept, and every page of the site's navigation present.
 `mkdocs build --strict` itself runs in .ci/run (and in the slow test here where mkdocs is
 installed)."""
 
@@ -36,6 +36,31 @@ def test_local_links_lead_to_files(page):
         file = (path.parent / target.split("#")[0]).resolve()
         generated = file.is_relative_to(REPO / "docs") and str(file.relative_to(REPO / "docs")) in GENERATED
         assert file.exists() or generated, f"{page}: {target}"
+
+
+def _alternatives(name: str) -> list[str]:
+    """`a-{b,c}.json` -> `a-b.json`, `a-c.json` (every brace, nested ones from the inside)."""
+    m = re.search(r"\{([^{}]*)\}", name)
+    if m is None:
+        return [name]
+    return [x for alt in m.group(1).split(",") for x in _alternatives(name[: m.start()] + alt + name[m.end() :])]
+
+
+@pytest.mark.parametrize(
+    "page", ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md"))]
+)
+def test_every_kept_data_file_a_page_names_is_there(page):
+    """A reading's data (docs/data/NAME, braces and * allowed) is in the repository;
+    names with a shell variable or a placeholder ($s, SETTING, ...) are commands' outputs."""
+    named = set(re.findall(r"docs/data/[\w.{},*/$-]*[\w}*]", (REPO / page).read_text()))
+    missing = [
+        name
+        for pattern in sorted(named)
+        if not re.search(r"\$|SETTING|\.\.\.", pattern)
+        for name in _alternatives(pattern)
+        if not list(REPO.glob(name))
+    ]
+    assert not missing, f"{page} names data that is not in docs/data: {', '.join(missing)}"
 
 
 def _nav_pages(nav) -> list[str]:
