@@ -2,16 +2,15 @@
 into a new study, so that `search compare` can read it again, alone or pooled with
 replicate searches (`--replicates`), without training anything.
 
-The new study takes its task, families, metric, direction, budget and settings from a
-study that ran the same command (`--like`), e.g. a replicate search with another seed, and
-records where its trials came from in its settings (`loaded_from`; the model's `seed` is
-left out, the file does not say its own). Each trial is stored
-with its status, configuration, size, seed, note, device and duration, and one run holding
-its metrics. A file with a trial of more than one run is refused: the file holds their
-mean, not the runs.
+After the file come the `search run` flags of the command that made it (after `--`): the
+new study is the one that command would create (its name, `--study`; its task, families,
+metric, direction, budget and settings, recipe version included; `--storage`), with
+`loaded_from` added to its settings. Each trial is stored with its status, configuration,
+size, seed, note, device and duration, and one run holding its metrics. A file with a
+trial of more than one run is refused: the file holds their mean, not the runs.
 
-    python benchmarks/trials_to_study.py docs/data/chen-sr-short-10M.json \\
-        --study mnist-sr-10M --like mnist-sr-10M-s1 --storage sqlite:///chen10m.db
+    python benchmarks/trials_to_study.py docs/data/chen-sr-short-10M.json -- \
+        --recipe chen-sr-short --budget 10M --study mnist-sr-10M --storage sqlite:///chen10m.db
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_util import fail  # noqa: E402
 
-from core.errors import StorageError  # noqa: E402
+from core.errors import StorageError, UserError  # noqa: E402
 from core.trials import RunResult, TrialResult  # noqa: E402
 from storage import Store  # noqa: E402
 
@@ -61,53 +60,62 @@ def metrics_of(t: dict) -> dict[str, float]:
     }
 
 
-def load(store: Store, path: Path, study: str, like: str) -> int:
-    """Write the trials of `path` into a new `study` shaped like `like`; returns how many."""
-    model = store.get_study(like)
-    if study in {s.name for s in store.list_studies()}:
-        raise ValueError(f"study {study!r} exists already; name a new one")
-    trials = checked_trials(json.loads(path.read_text()), model.families)
-    settings = {k: v for k, v in model.settings.items() if k != "seed"}  # the file's seed is not known
-    settings["loaded_from"] = str(path)
-    store.create_or_load_study(
-        study,
-        task=model.task,
-        families=model.families,
-        metric=model.metric,
-        direction=model.direction,
-        budget=model.budget,
-        settings=settings,
-    )
+def load(store: Store, path: Path, name: str, study: dict[str, Any]) -> int:
+    """Write the trials of `path` into a new study `name` (`study`: the keyword arguments of
+    `Store.create_or_load_study`); returns how many."""
+    if name in {s.name for s in store.list_studies()}:
+        raise ValueError(f"study {name!r} exists already; name a new one with --study")
+    trials = checked_trials(json.loads(path.read_text()), list(study["families"]))
+    store.create_or_load_study(name, **dict(study, settings=dict(study["settings"], loaded_from=str(path))))
     for t in trials:
         seeds = t.get("seeds") or []
         if t["status"] == "rejected":
-            store.add_rejected(study, family=t["family"], config=t["config"], params=t["params"], reason=t.get("note"))
+            store.add_rejected(name, family=t["family"], config=t["config"], params=t["params"], reason=t.get("note"))
             continue
         n = store.add_trial(
-            study, family=t["family"], config=t["config"], params=t["params"], seeds=seeds, note=t.get("note")
+            name, family=t["family"], config=t["config"], params=t["params"], seeds=seeds, note=t.get("note")
         )
         duration = float(t.get("duration_s") or 0.0)
         run = RunResult(seeds[0] if seeds else 0, t["status"], metrics_of(t), None, [], duration, t.get("error"))
         result = TrialResult(n, t["status"], [run], duration, t.get("device") or "cpu", t.get("error"))
-        store.finish_trial(study, n, result)
+        store.finish_trial(name, n, result)
     return len(trials)
+
+
+def study_of(run_flags: list[str]) -> tuple[str, str | None, dict[str, Any]]:
+    """(study name, storage URL, the study's fields) that `search run RUN_FLAGS` would create."""
+    from search.api.run import run_spec
+    from search.cli.main import build_parser
+    from search.engine.prepare import prepare, study_settings
+
+    a = build_parser().parse_args(["run", *run_flags])
+    spec = run_spec(a)
+    prep = prepare(spec)
+    fields = dict(
+        task=spec.task,
+        families=list(spec.spaces),
+        metric=prep.task.metric,
+        direction=prep.task.direction,
+        budget=spec.budget,
+        settings=study_settings(spec, prep),
+    )
+    return spec.study_name, a.storage, fields
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("file", type=Path, help="a `search trials --format json` file")
-    p.add_argument("--study", required=True, help="the new study's name")
-    p.add_argument("--like", required=True, help="a study of the same command: task, families, budget, settings")
-    p.add_argument("--storage", required=True, help="database URL, e.g. sqlite:///chen10m.db")
+    p.add_argument("run", nargs=argparse.REMAINDER, help="-- and the `search run` flags of the command that made it")
     a = p.parse_args()
+    flags = a.run[1:] if a.run[:1] == ["--"] else a.run
     if not a.file.is_file():
         fail(f"no such file: {a.file}")
-    store = Store(a.storage)
     try:
-        n = load(store, a.file, a.study, a.like)
-    except (ValueError, KeyError, StorageError) as e:
+        name, storage, fields = study_of(flags)
+        n = load(Store(storage), a.file, name, fields)
+    except (ValueError, KeyError, StorageError, UserError) as e:
         fail(str(e))
-    print(f"study {a.study!r}: {n} trials from {a.file}")
+    print(f"study {name!r}: {n} trials from {a.file}")
 
 
 if __name__ == "__main__":
