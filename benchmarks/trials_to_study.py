@@ -6,8 +6,11 @@ After the file come the `search run` flags of the command that made it (after `-
 new study is the one that command would create (its name, `--study`; its task, families,
 metric, direction, budget and settings, recipe version included; `--storage`), with
 `loaded_from` added to its settings. Each trial is stored with its status, configuration,
-size, seed, note, device and duration, and one run holding its metrics. A file with a
-trial of more than one run is refused: the file holds their mean, not the runs.
+size, seeds, note, device and duration. The file holds each metric's mean and sample std
+over a trial's runs, not the runs: a trial of n > 1 runs is written as n runs whose values
+are mean + std * z_i (z: n evenly spaced values of mean 0 and sample std 1), so every
+metric's mean, std and count, all that `search compare` reads of a configuration's runs
+(seed checks merged in too), are the file's.
 
     python benchmarks/trials_to_study.py docs/data/chen-sr-short-10M.json -- \
         --recipe chen-sr-short --budget 10M --study mnist-sr-10M --storage sqlite:///chen10m.db
@@ -43,8 +46,8 @@ def checked_trials(trials: Any, families: list[str]) -> list[dict]:
             raise ValueError(f"not a trial of `search trials --format json`: {str(t)[:80]}")
         if t["family"] not in families:
             raise ValueError(f"trial {t['number']}: family {t['family']!r} is not one of {', '.join(families)}")
-        if (t.get("n_runs") or 0) > 1:
-            raise ValueError(f"trial {t['number']} has {t['n_runs']} runs; the file keeps only their mean")
+        if (t.get("n_runs") or 0) > max(1, len(t.get("seeds") or [])):
+            raise ValueError(f"trial {t['number']} has {t['n_runs']} runs but {len(t.get('seeds') or [])} seeds")
     numbers = sorted(t["number"] for t in trials)
     if numbers != list(range(len(trials))):
         raise ValueError("the trials are not numbered 0, 1, 2, ... without gaps")
@@ -58,6 +61,35 @@ def metrics_of(t: dict) -> dict[str, float]:
         for k, v in t.items()
         if k not in NOT_METRICS and not k.endswith("_std") and isinstance(v, (int, float)) and v == v
     }
+
+
+def spread(n: int) -> list[float]:
+    """n evenly spaced values of mean 0 and sample std 1 ([0.0] for one)."""
+    if n == 1:
+        return [0.0]
+    scale = (n * (n + 1) / 12) ** 0.5
+    return [(i - (n - 1) / 2) / scale for i in range(n)]
+
+
+def runs_of(t: dict) -> list[RunResult]:
+    """The trial's runs: one holding its metrics, or n of the same mean and sample std."""
+    seeds = t.get("seeds") or [0]
+    n = max(1, t.get("n_runs") or 0)
+    means = metrics_of(t)
+    duration = float(t.get("duration_s") or 0.0) / n
+    status = "complete" if n > 1 else t["status"]
+    return [
+        RunResult(
+            seeds[i],
+            status,
+            {k: m + (t.get(f"{k}_std") or 0.0) * z for k, m in means.items()},
+            None,
+            [],
+            duration,
+            t.get("error"),
+        )
+        for i, z in enumerate(spread(n))
+    ]
 
 
 def load(store: Store, path: Path, name: str, study: dict[str, Any]) -> int:
@@ -76,8 +108,7 @@ def load(store: Store, path: Path, name: str, study: dict[str, Any]) -> int:
             name, family=t["family"], config=t["config"], params=t["params"], seeds=seeds, note=t.get("note")
         )
         duration = float(t.get("duration_s") or 0.0)
-        run = RunResult(seeds[0] if seeds else 0, t["status"], metrics_of(t), None, [], duration, t.get("error"))
-        result = TrialResult(n, t["status"], [run], duration, t.get("device") or "cpu", t.get("error"))
+        result = TrialResult(n, t["status"], runs_of(t), duration, t.get("device") or "cpu", t.get("error"))
         store.finish_trial(name, n, result)
     return len(trials)
 

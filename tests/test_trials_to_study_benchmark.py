@@ -17,15 +17,15 @@ tts = importlib.util.module_from_spec(spec)
 sys.path.insert(0, str(REPO))
 spec.loader.exec_module(tts)
 
-# (family, params, psnr, note): two seed checks, so each family has a seed spread
+# (family, params, psnr of each run, note): trials of one run with seed checks, and of three
 TRIALS = [
-    ("hourglass", 10_000, 20.0, None),
-    ("conventional", 12_000, 15.0, None),
-    ("hourglass", 50_000, 24.0, None),
-    ("conventional", 60_000, 24.6, None),
-    ("hourglass", 50_000, 24.3, "seed check of trial 2"),
-    ("conventional", 60_000, 24.2, "seed check of trial 3"),
-    ("hourglass", 30_000, 22.5, None),
+    ("hourglass", 10_000, [20.0], None),
+    ("conventional", 12_000, [15.0, 15.4, 14.9], None),
+    ("hourglass", 50_000, [24.0], None),
+    ("conventional", 60_000, [24.6], None),
+    ("hourglass", 50_000, [24.3], "seed check of trial 2"),
+    ("conventional", 60_000, [24.2, 24.0], "seed check of trial 3"),
+    ("hourglass", 30_000, [22.5, 22.0, 22.9], None),
 ]
 
 
@@ -40,11 +40,15 @@ def _study(url: str, name: str, seed: int) -> None:
     made, _, fields = tts.study_of(_flags(url, name, seed))
     assert made == name and fields["task"] == "digits-denoise" and fields["settings"]["seed"] == seed
     store.create_or_load_study(name, **fields)
-    for i, (family, params, psnr, note) in enumerate(TRIALS):
+    for i, (family, params, values, note) in enumerate(TRIALS):
         config = {"width": params // 1000}
-        n = store.add_trial(name, family=family, config=config, params=params, seeds=[seed * 100 + i], note=note)
-        run = RunResult(seed * 100 + i, "complete", {"psnr": psnr + seed / 10, "val_psnr": psnr}, 1, [], 2.0)
-        store.finish_trial(name, n, TrialResult(n, "complete", [run], 2.0, "cpu"))
+        seeds = [seed * 100 + 10 * i + k for k in range(len(values))]
+        n = store.add_trial(name, family=family, config=config, params=params, seeds=seeds, note=note)
+        runs = [
+            RunResult(s, "complete", {"psnr": v + seed / 10, "val_psnr": v - 1}, 1, [], 2.0)
+            for s, v in zip(seeds, values)
+        ]
+        store.finish_trial(name, n, TrialResult(n, "complete", runs, 2.0, "cpu"))
     store.add_rejected(name, family="hourglass", config={"width": 900}, params=900_000, reason="over the budget")
     store.close()
 
@@ -66,14 +70,16 @@ def test_a_loaded_file_compares_as_the_study_it_came_from(tmp_path, capsys, monk
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"study 'loaded': {len(TRIALS) + 1} trials from {kept}"
 
-    def reading(*studies):  # the answer, without the studies' names
+    def reading(*studies):  # the answer, without the studies' names, to 9 digits (the runs' sums round)
         out = _cli(capsys, "compare", *studies, "--budgets", "20K,60K", "--format", "json", "--storage", url)
-        return json.loads(out.replace('"loaded"', '"origin"'))
+        return json.loads(out.replace('"loaded"', '"origin"'), parse_float=lambda x: round(float(x), 9))
 
     assert reading("loaded") == reading("origin")
     assert reading("loaded", "replicate", "--replicates") == reading("origin", "replicate", "--replicates")
     again = json.loads(_cli(capsys, "trials", "loaded", "--format", "json", "--storage", url))
     assert [t["status"] for t in again] == ["complete"] * len(TRIALS) + ["rejected"]
+    assert [t["n_runs"] for t in again[:-1]] == [len(values) for _, _, values, _ in TRIALS]
+    assert again[1]["psnr_std"] == pytest.approx(json.loads(kept.read_text())[1]["psnr_std"])
     settings = Store(url).get_study("loaded").settings
     assert settings.pop("loaded_from") == str(kept) and settings == Store(url).get_study("origin").settings
 
@@ -81,7 +87,7 @@ def test_a_loaded_file_compares_as_the_study_it_came_from(tmp_path, capsys, monk
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (lambda ts: ts[0].update(n_runs=2), "trial 0 has 2 runs; the file keeps only their mean"),
+        (lambda ts: ts[0].update(n_runs=2), "trial 0 has 2 runs but 1 seeds"),
         (lambda ts: ts[0].update(family="mixer"), "trial 0: family 'mixer' is not one of hourglass, conventional"),
         (lambda ts: ts.pop(1), "the trials are not numbered 0, 1, 2, ... without gaps"),
         (lambda ts: ts[0].pop("config"), "not a trial of `search trials --format json`: "),
