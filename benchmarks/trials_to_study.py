@@ -117,20 +117,11 @@ def study_of(run_flags: list[str]) -> tuple[str, str | None, dict[str, Any]]:
     """(study name, storage URL, the study's fields) that `search run RUN_FLAGS` would create."""
     from search.api.run import run_spec
     from search.cli.main import build_parser
-    from search.engine.prepare import prepare, study_settings
+    from search.engine.prepare import prepare, study_fields
 
     a = build_parser().parse_args(["run", *run_flags])
     spec = run_spec(a)
-    prep = prepare(spec)
-    fields = dict(
-        task=spec.task,
-        families=list(spec.spaces),
-        metric=prep.task.metric,
-        direction=prep.task.direction,
-        budget=spec.budget,
-        settings=study_settings(spec, prep),
-    )
-    return spec.study_name, a.storage, fields
+    return spec.study_name, a.storage, study_fields(spec, prepare(spec))
 
 
 def main() -> None:

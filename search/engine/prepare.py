@@ -112,6 +112,18 @@ def default_task(spaces: tuple[str, ...]) -> str:
     return task
 
 
+def study_fields(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
+    """The study a run creates: what `Store.create_or_load_study` takes besides its name."""
+    return dict(
+        task=spec.task,
+        families=list(spec.spaces),
+        metric=prep.task.metric,
+        direction=prep.task.direction,
+        budget=spec.budget,
+        settings=study_settings(spec, prep),
+    )
+
+
 def study_settings(spec: RunSpec, prep: Prepared) -> dict[str, Any]:
     """The settings stored with a new study (kept as created when it is resumed)."""
     out = {

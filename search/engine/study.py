@@ -29,7 +29,7 @@ from search.artifacts.keep import Keeper
 from search.artifacts.location import weights_location
 from search.engine.deciding import Step, decide_start, plan_round
 from search.engine.ownership import Heartbeat, is_orphan, owner_id
-from search.engine.prepare import Prepared, prepare, study_settings
+from search.engine.prepare import Prepared, prepare, study_fields
 from search.engine.pruners import Pruner, make_pruner
 from search.engine.retries import Job, checked_train, follow_up, resume_job
 from search.engine.sampling import Proposal, Rejection, Sampler, make_sampler
@@ -112,15 +112,7 @@ class StudyLoop:
     # -- steps ----------------------------------------------------------------------
     def start(self) -> Outcome:
         spec, prep, store = self.spec, self.prep, self.store
-        study = store.create_or_load_study(
-            self.name,
-            task=spec.task,
-            families=list(spec.spaces),
-            metric=prep.task.metric,
-            direction=prep.task.direction,
-            budget=spec.budget,
-            settings=study_settings(spec, prep),
-        )
+        study = store.create_or_load_study(self.name, **study_fields(spec, prep))
         if self.weights is not None:
             self.keeper = Keeper(spec.keep, store, self.name, study.direction)
         interrupted = store.interrupt_running(self.name, orphan=is_orphan)
