@@ -1,7 +1,7 @@
 """The README and the documentation site (docs/, mkdocs.yml): a README a newcomer reads in
 minutes, links that lead somewhere, the data a reading names kept, and every page of the
-site's navigation present. `mkdocs build --strict` itself runs in .ci/run (and in the slow test here where mkdocs is
-installed)."""
+site's navigation present. `mkdocs build --strict` itself runs in .ci/run (and in the
+slow test here where mkdocs is installed)."""
 
 from __future__ import annotations
 
