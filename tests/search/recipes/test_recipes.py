@@ -78,6 +78,35 @@ def test_every_small_recipe_runs_in_smoke_mode(cli, tmp_path, name):
     store.close()
 
 
+CHEN = [n for n in NAMES if n.startswith("chen-") and not n.endswith("-small")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CHEN)
+def test_every_chen_mnist_recipe_runs_in_smoke_mode(cli, tmp_path, name):
+    """The -short recipes (a CPU's hour) and the paper-scale ones (the GPU checklist's step
+    7) run end to end on MNIST with their own space, task and search settings: two trials
+    of one epoch on 512 images, at a budget of 3M (the recipes' own reach 5M to 80M; their
+    smallest models, 0.6M-1.9M, fit under 3M)."""
+    if not (SHARED_DATA / "mnist").is_dir():
+        pytest.skip(f"{name} trains on MNIST, which is not in {SHARED_DATA}")
+    db = f"sqlite:///{tmp_path}/r.db"
+    code, _, err = cli(
+        "run", "--recipe", name, "--smoke", "--budget", "3M", "--no-report", "--keep", "none",
+        "--storage", db, "--data-dir", str(SHARED_DATA),
+    )  # fmt: skip
+    assert code == 0, err
+    store = Store(db)
+    (summary,) = store.list_studies()
+    study = store.get_study(summary.name)
+    recipe = load_recipe(name)
+    assert study.settings["recipe"] == name and study.settings["recipe_version"] == recipe.version
+    assert study.settings["sampler"] == recipe.run["sampler"] and study.budget == 3_000_000
+    df = store.trials_frame(study.name)
+    store.close()
+    assert (df["status"] == "complete").sum() >= 2 and (df["params"] <= 3_000_000).all()
+
+
 def test_flags_on_the_command_line_override_the_recipe(cli, tmp_path):
     code, out, err = cli(
         "run",
