@@ -340,9 +340,11 @@ def test_decide_on_tune_searches_until_the_named_budget_is_decided(cli, tmp_path
     done = re.search(r"--decide: every named budget decided after (\d+) trial\(s\)", out)
     assert done and 40 <= int(done.group(1)) < 44 and "at 20K: equivalent within ±5" in out
     db = sqlite3.connect(tmp_path / "d.db")
-    notes = [n for (n,) in db.execute("SELECT note FROM trials WHERE status = 'complete'")]
-    # (this module's workers crash on d_h=6: such a trial is failed and retried, so it counts
-    # as finished without a complete row of its own)
-    assert 38 <= sum(n is None for n in notes) <= int(done.group(1)) and any(
-        n and n.startswith("seed check of trial") for n in notes
-    )
+    rows = db.execute("SELECT status, note, retry_of, json_extract(config, '$.d_h') FROM trials").fetchall()
+    # This module's workers crash on d_h=6 (a d_h the sampler may or may not propose, as
+    # Tune's finishing order steers it): such a trial is failed and retried, failed again,
+    # and counts as finished without a complete row. Every other trial completes.
+    assert all(s == "complete" or (s == "failed" and d_h == 6) for s, _, _, d_h in rows), rows
+    first = [s for s, note, retry_of, _ in rows if note is None and retry_of is None]
+    assert 40 <= len(first) <= int(done.group(1)), (len(first), done.group(1))
+    assert any(s == "complete" and (note or "").startswith("seed check of trial") for s, note, _, _ in rows)
