@@ -45,6 +45,17 @@ def test_every_recipe_names_valid_settings(name):
     prepare(spec)
 
 
+def the_one_study(url: str):
+    """(study, trials frame) of the one study a recipe's smoke run left in `url`."""
+    store = Store(url)
+    try:
+        (summary,) = store.list_studies()
+        study = store.get_study(summary.name)
+        return study, store.trials_frame(study.name)
+    finally:
+        store.close()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SMALL)
 def test_every_small_recipe_runs_in_smoke_mode(cli, tmp_path, name):
@@ -68,14 +79,10 @@ def test_every_small_recipe_runs_in_smoke_mode(cli, tmp_path, name):
     if code == 2 and data != SHARED_DATA and any(w in err for w in ("data", "download", "not found", "--data-dir")):
         pytest.skip(f"{name} needs data files that {SHARED_DATA} would hold: {err.strip()}")
     assert code == 0, err
-    store = Store(f"sqlite:///{tmp_path}/r.db")
-    (summary,) = store.list_studies()
-    study = store.get_study(summary.name)
+    study, df = the_one_study(f"sqlite:///{tmp_path}/r.db")
     assert study.settings["recipe"] == name
-    df = store.trials_frame(study.name)
     assert (df["status"] == "complete").sum() >= 2
     assert set(df["family"]) <= set(load_recipe(name).run["space"].split(","))
-    store.close()
 
 
 CHEN = [n for n in NAMES if n.startswith("chen-") and not n.endswith("-small")]
@@ -96,14 +103,10 @@ def test_every_chen_mnist_recipe_runs_in_smoke_mode(cli, tmp_path, name):
         "--storage", db, "--data-dir", str(SHARED_DATA),
     )  # fmt: skip
     assert code == 0, err
-    store = Store(db)
-    (summary,) = store.list_studies()
-    study = store.get_study(summary.name)
+    study, df = the_one_study(db)
     recipe = load_recipe(name)
     assert study.settings["recipe"] == name and study.settings["recipe_version"] == recipe.version
     assert study.settings["sampler"] == recipe.run["sampler"] and study.budget == 3_000_000
-    df = store.trials_frame(study.name)
-    store.close()
     assert (df["status"] == "complete").sum() >= 2 and (df["params"] <= 3_000_000).all()
 
 
