@@ -162,7 +162,8 @@ def test_nothing_is_lost_or_recorded_twice_over_random_cuts(db, tmp_path, execut
     extra = EXECUTOR_FLAGS[executor] + (("--tune-dir", str(tmp_path / "tune")) if executor == "tune" else ())
     try:
         proc = run_subprocess(search_args(url, study, trials, *extra), cwd=tmp_path)
-        wait_for(lambda: finished(db.url, study) >= 1 or proc.poll() is not None, timeout=180)
+        # (Ray's start and a first trial: a minute on 2 cores alone, over three beside other jobs)
+        wait_for(lambda: finished(db.url, study) >= 1 or proc.poll() is not None, timeout=420)
         _cut_while_running(proc, proxy)
         _, err = proc.communicate(timeout=600)
     finally:
