@@ -78,13 +78,17 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
     from storage.waiting import check_wait
 
     wait_s = check_wait(a.storage_wait)
-    specs = replicate_specs(spec, a.search_repeats)
+    replicate_specs(spec, a.search_repeats)  # its checks first, as before
     prep = prepare(spec)  # every name, range and the budget checked before the database is touched
+    spec = prep.spec  # the sampler a conditional space needs (prepare's `route_sampler`)
+    specs = replicate_specs(spec, a.search_repeats)
     if a.data_dir is not None and not Path(a.data_dir).is_dir():
         raise UserError(f"data directory {a.data_dir!r} does not exist")
     load_data(prep.task, spec.data_dir, spec.train.device)  # missing data fails here, before any write
     weights = check_weights_store(spec)  # and a store the weights cannot go to
     say_alone(spec, prep)
+    if spec.routed:
+        print(f"note: {spec.routed}", file=sys.stderr, flush=True)
     store = open_store(a.storage, wait_s)
     done = []
     deadline = None if spec.time_limit is None else time.monotonic() + spec.time_limit  # the whole command's

@@ -6,19 +6,20 @@ input is a UserError here, so that it leaves the database as it was."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.budget import format_count
 from core.errors import UserError
 from core.io import IOSpec
 from models import FAMILIES, Family, get_family
+from search.engine.sampling.policies import CONDITIONAL_SAMPLER, FIXED_SPACE_SAMPLERS
 from search.engine.search_flags import search_settings
 from search.engine.specs import RunSpec
 from search.executors import check_executor
 from search.plugins import worker_sources
 from search.plugins.checks import check_own
-from search.spaces import Space, build_spaces, min_params
+from search.spaces import Space, build_spaces, classify, min_params
 from tasks import TASKS, get_task
 from tasks.base import Task
 
@@ -79,6 +80,7 @@ def prepare(spec: RunSpec) -> Prepared:
             )
     spaces = build_spaces(list(families), io, spec.space_file, task.search_lrs)
     prep = Prepared(spec, task, io, families, spaces, plugins)
+    classify_spaces(prep)
     smallest_of: dict[str, float] = {}
     for name, space in spaces.items():
         smallest = smallest_of[name] = min_params(space, io, lambda c, n=name: prep.count(n, c))
@@ -96,7 +98,34 @@ def prepare(spec: RunSpec) -> Prepared:
 
         check_budgets(list(spec.decide), spec.budget, smallest_of)
     check_own(prep)  # a user's counts, data shapes and training function, before any write
+    prep.spec = route_sampler(spec, prep.spaces)
     return prep
+
+
+def route_sampler(spec: RunSpec, spaces: dict[str, Space]) -> RunSpec:
+    """`spec` with a conditional space's sampler: one of FIXED_SPACE_SAMPLERS (the GP) models
+    only what every trial shares, so such a study searches with CONDITIONAL_SAMPLER (TPE
+    over groups of trials that share a space) and `routed` says why."""
+    conditional = [name for name, space in spaces.items() if space.conditional]
+    if not conditional or spec.sampler not in FIXED_SPACE_SAMPLERS:
+        return spec
+    why = (
+        f"{', '.join(conditional)} has conditional keys, which {spec.sampler} cannot model: "
+        f"sampler {CONDITIONAL_SAMPLER} (TPE, multivariate over groups of trials sharing a space)"
+    )
+    return replace(spec, sampler=CONDITIONAL_SAMPLER, routed=why)
+
+
+def classify_spaces(prep: Prepared) -> None:
+    """Each space's size dimensions counted (search/spaces/size_dims.py), in place: the
+    sampler sizes those and draws the others over their whole range."""
+    for name, space in prep.spaces.items():
+        prep.spaces[name] = classify(
+            space,
+            prep.io,
+            lambda c, n=name: prep.count(n, c),
+            f"family {name!r}{_from(name) if name in FAMILIES else ''}",
+        )
 
 
 def _from(family: str) -> str:

@@ -96,6 +96,7 @@ class RunSpec:
     replicate: int | None = None  # this search's index among them, 1..K
     keep: str = DEFAULT_KEEP  # search.artifacts.KEEP: whose weights stay in the store (pareto, all, none)
     artifacts: str | None = None  # the artifact store's URL; None: a folder beside the SQLite database
+    routed: str | None = None  # why `sampler` is not the one asked for (prepare's `route_sampler`)
 
     def __post_init__(self) -> None:
 

@@ -29,7 +29,7 @@ from search.artifacts.keep import Keeper
 from search.artifacts.location import weights_location
 from search.engine.deciding import Step, decide_start, plan_round
 from search.engine.ownership import Heartbeat, is_orphan, owner_id
-from search.engine.prepare import Prepared, prepare, study_fields
+from search.engine.prepare import Prepared, prepare, route_sampler, study_fields
 from search.engine.pruners import Pruner, make_pruner
 from search.engine.retries import Job, checked_train, follow_up, resume_job
 from search.engine.sampling import Proposal, Rejection, Sampler, make_sampler
@@ -118,7 +118,7 @@ class StudyLoop:
         interrupted = store.interrupt_running(self.name, orphan=is_orphan)
         past = [r for r in store.trials(self.name, statuses=REPLAYED_STATUSES) if not is_check(r)]
         self.sampler = make_sampler(
-            spec.sampler,
+            route_sampler(spec, prep.spaces).sampler,  # a conditional space's, whichever path built `spec`
             prep.spaces,
             prep.io,
             spec.budget,

@@ -42,7 +42,7 @@ from core.registry import origin_of
 from core.shape_rules import Constraint
 from core.trials import TRAINING_KEYS
 from models import FAMILIES, Family, trainable_params
-from search.spaces import SPACES, Dim, Space, parse_constraint, parse_dim
+from search.spaces import SPACES, Dim, Space, parse_constraint, parse_dims
 
 Builder = Callable[[dict[str, Any], IOSpec], Any]
 Count = Callable[[dict[str, Any], IOSpec], int]
@@ -142,7 +142,12 @@ def space_of(name: str, spec: SpaceSpec, rules: tuple[Constraint, ...], io: IOSp
     table = spec(io) if callable(spec) else spec
     if not isinstance(table, Mapping) or not table:
         raise UserError(f"family {name!r}: space must be a non-empty dict of key -> range, choices or value")
-    dims = tuple(d if isinstance(d, Dim) else parse_dim(str(k), d) for k, d in table.items())
+    dims: tuple[Dim, ...] = ()
+    try:
+        for k, d in table.items():
+            dims += (d,) if isinstance(d, Dim) else parse_dims(str(k), d, dims)
+    except UserError as e:
+        raise UserError(f"family {name!r}: {e}") from None
     keys = {d.name for d in dims} | {"d_x", "d_out"}
     for rule in rules:
         bad = [k for k in (rule.left, rule.right) if k not in keys]

@@ -1,6 +1,7 @@
 """Budget-aware sampling of a `Space` (search/spaces/space.py).
 
-Budget rule: the parameter count of a proposal is known before training. Sampling is
+Budget rule (size dimensions; a free dimension, search/spaces/size_dims.py, is drawn over
+its whole range and never narrowed): the parameter count of a proposal is known before training. Sampling is
 budget-aware: each integer dimension is drawn from [low, high'] where high' is the largest
 value for which the *smallest* completion of the config still fits the budget (binary
 search; counts grow monotonically with every width/depth). So range dimensions never
@@ -21,7 +22,6 @@ from typing import Any
 
 from core.io import IOSpec
 from core.shape_rules import io_values
-from core.trials import TRAINING_KEYS
 from search.spaces.space import Dim, Space
 
 # ---------------------------------------------------------------- constraint bounds
@@ -94,11 +94,13 @@ def _smallest_completion(
     """(count, config) of the smallest valid completion of `known` (inf, {} when none)."""
     vals = dict(known)
     for dim in space.dims[start:]:
+        if not space.active(dim, vals):
+            continue
         if dim.kind == "choice":
             options = [v for v in dim.choices if _choice_ok(space, dim.name, v, vals)]
             if not options:
                 return math.inf, {}
-            if len(options) == 1 or dim.name in TRAINING_KEYS:  # a learning rate never changes the count
+            if len(options) == 1 or not space.is_sized(dim):  # a free dimension never changes the count
                 vals[dim.name] = options[0]
                 continue
             nxt = _index(space, dim.name) + 1
@@ -121,9 +123,11 @@ def _max_corner(space: Space, start: int, known: dict[str, Any], count: ConfigCo
     vals = dict(known)
     for i in range(start, len(space.dims)):
         dim = space.dims[i]
+        if not space.active(dim, vals):
+            continue
         if dim.kind == "choice":
             options = [v for v in dim.choices if _choice_ok(space, dim.name, v, vals)]
-            if dim.name in TRAINING_KEYS:  # a learning rate never changes the count
+            if not space.is_sized(dim):  # a free dimension never changes the count
                 options = options[:1]
             return max(
                 (_max_corner(space, i + 1, dict(vals, **{dim.name: v}), count) for v in options), default=-math.inf
@@ -227,9 +231,18 @@ def suggest_config(
     draws were (or as near as the space allows). Targets drawn log-uniformly between the
     smallest model and the budget spread the accepted models over the parameter axis.
     """
-    count = _memo(count)  # the bisections below count the same configs many times
+    count = _memo(count, space)  # the bisections below count the same configs many times
     known: dict[str, Any] = io_values(io)
+    free_draw = getattr(draw, "free", draw)  # a free dimension's range never moves (`PositionDraw.free`)
     for i, dim in enumerate(space.dims):
+        if not space.active(dim, known):
+            continue
+        if not space.is_sized(dim):
+            value = _draw_free(space, dim, known, free_draw)
+            if isinstance(value, Infeasible):
+                return value
+            known[dim.name] = value
+            continue
         if dim.kind == "choice":
             v = draw.choice(dim.name, dim.choices)
             if not _choice_ok(space, dim.name, v, known):
@@ -272,12 +285,30 @@ def suggest_config(
     return _strip(known)
 
 
-def _memo(count: ConfigCounter) -> ConfigCounter:
-    """`count` remembering its answers, keyed by the config without its training keys."""
+def _draw_free(space: Space, dim: Dim, known: dict[str, Any], draw: Suggester) -> Any:
+    """A free dimension's value: drawn over its whole declared range (or its choices),
+    narrowed only by the space's constraints, never by the budget."""
+    if dim.kind == "choice":
+        v = draw.choice(dim.name, dim.choices)
+        if not _choice_ok(space, dim.name, v, known):
+            return Infeasible(f"{dim.name}={v!r} breaks the shape constraints", _strip(known))
+        return v
+    lo, hi = _bounds(space, dim, known)
+    if lo > hi:
+        return Infeasible(f"no valid {dim.name} given the constraints", _strip(known))
+    if dim.kind == "float":
+        return draw.float(dim.name, lo, hi, dim.log)
+    return draw.int(dim.name, int(lo), int(hi), dim.log, dim.step)
+
+
+def _memo(count: ConfigCounter, space: Space) -> ConfigCounter:
+    """`count` remembering its answers, keyed by the config's size dimensions only (a free
+    dimension never changes the count, so its values share one entry)."""
     seen: dict[tuple, int] = {}
+    free = set(space.free)
 
     def counted(config: dict[str, Any]) -> int:
-        key = tuple(sorted((k, v) for k, v in config.items() if k not in TRAINING_KEYS))
+        key = tuple(sorted((k, v) for k, v in config.items() if k not in free))
         if key not in seen:
             seen[key] = count(config)
         return seen[key]
@@ -301,8 +332,15 @@ def check_config(space: Space, io: IOSpec, config: dict[str, Any]) -> str | None
 def grid_configs(space: Space, seed: int) -> Iterator[dict[str, Any]]:
     """Every point of the grid (cartesian product of each dim's grid values), shuffled
     with `seed` so that a truncated grid still covers the space evenly."""
-    names = [d.name for d in space.dims]
     points = list(itertools.product(*(d.grid_values() for d in space.dims)))
     random.Random(seed).shuffle(points)
+    seen: set[tuple] = set()
     for p in points:
-        yield dict(zip(names, p))
+        config: dict[str, Any] = {}
+        for dim, v in zip(space.dims, p):
+            if space.active(dim, config):  # a conditional dimension only where it exists
+                config[dim.name] = v
+        key = tuple(config.items())
+        if key not in seen:
+            seen.add(key)
+            yield config

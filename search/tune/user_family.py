@@ -15,7 +15,7 @@ from core.budget import format_count
 from core.errors import UserError
 from core.io import IOSpec
 from models import Family
-from search.engine.prepare import Prepared, prepare
+from search.engine.prepare import Prepared, classify_spaces, prepare
 from search.engine.specs import RunSpec
 from search.executors import check_executor
 from search.plugins.families import user_count
@@ -85,6 +85,7 @@ def prepare_with_own(spec: RunSpec, space: Any, own: dict[str, CountParams]) -> 
             rules = () if name in own else tuple(families[name].shape_rules)
             spaces[name] = spaces[name].with_constraints(tuple(parse_constraint(c) for c in constraints), rules)
     prep = Prepared(spec, task, io, {n: families[n] for n in spec.spaces}, {n: spaces[n] for n in spec.spaces})
+    classify_spaces(prep)
     for name in spec.spaces:
         if name in product and name not in tables:
             continue  # prepare checked it

@@ -52,6 +52,11 @@ class PositionDraw(TrialDraw):
     distribution every trial of its study shares: it leaves such dims to its random draw.
     A position's distribution is always [0, 1], so the sampler models the shape too."""
 
+    @property
+    def free(self) -> TrialDraw:
+        """How a free dimension is drawn (its range never moves): as itself, not a position."""
+        return TrialDraw(self.trial, self.prefix)
+
     def int(self, name: str, low: int, high: int, log: bool, step: int = 1) -> int:
         u = self.trial.suggest_float(f"{self.prefix}.{name}{POSITION_SUFFIX}", 0.0, 1.0)
         return int(at_position(u, low, high, log, step))

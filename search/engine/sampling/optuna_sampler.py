@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -36,11 +37,13 @@ from search.engine.sampling.policies import (
     uncertain_turn,
 )
 from search.spaces import Infeasible, min_params, smallest_config, suggest_config
+from search.spaces.size_dims import moves_count
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
 SIZE_PARAM = "log10_params"  # the Optuna parameter of a proposal's target size
+FREE_CHECKS = 5  # a family's first proposals whose free dimensions are counted again
 
 
 class OptunaSampler(Sampler):
@@ -125,6 +128,8 @@ class OptunaSampler(Sampler):
         # the value it had when it was stopped (below what it would have reached: the
         # region looks as dominated as the pruner found it). Others are told PRUNED.
         self.stopped_as_complete = stopped_as_complete
+        self.spaces = dict(spaces)  # a family's space gains a size dimension its first proposals find
+        self._checked: dict[str, int] = {}  # proposals per family whose free dimensions were counted again
         # scope "family" (several families, in turns): one Optuna study per family, so each
         # family's sampler ranks and models its own trials only; "study": one study, `family`
         # a parameter (share "free" draws the family, so it needs the one study)
@@ -170,18 +175,23 @@ class OptunaSampler(Sampler):
                     if self._smallest[fam] <= self.budget:
                         lo, hi = self._size_range(fam)
                         fixed = {f"{fam}.{SIZE_PARAM}": lo if size == "smallest" else hi}
-                        if size == "smallest":  # the whole config, choices too
-                            config = smallest_config(self.spaces[fam], self.io, lambda c, f=fam: self.count(f, c))
+                        if size == "smallest":  # its size dimensions, choices too; free ones drawn
+                            space = self.spaces[fam]
+                            config = smallest_config(space, self.io, lambda c, f=fam: self.count(f, c))
                             fixed |= {
                                 self._fixed_name(fam, k): 0.0 if self._is_position(fam, k) else v
                                 for k, v in config.items()
+                                if k not in space.free
                             }
                         study.enqueue_trial(fixed | ({"family": fam} if self.named else {}))
         return study
 
     def _is_position(self, fam: str, key: str) -> bool:
         """Whether `fam`'s dim `key` is drawn as a position (`PositionDraw`: a range dim)."""
-        return self._drawer is PositionDraw and any(d.name == key and d.kind != "choice" for d in self.spaces[fam].dims)
+        space = self.spaces[fam]
+        return self._drawer is PositionDraw and any(
+            d.name == key and d.kind != "choice" and space.is_sized(d) for d in space.dims
+        )
 
     def _fixed_name(self, fam: str, key: str) -> str:
         """The Optuna parameter that fixes `fam`'s dim `key` in an enqueued trial (the
@@ -388,6 +398,11 @@ class OptunaSampler(Sampler):
         if isinstance(cfg, Infeasible):
             study.tell(t, state=TrialState.PRUNED)
             return Rejection(fam, cfg.config, None, cfg.reason)
+        moved = self._recheck_free(fam, cfg)
+        params = self.count(fam, cfg)
+        if params > self.budget:  # a free dimension that moves the count here: sized from now on
+            study.tell(t, state=TrialState.PRUNED)
+            return Rejection(fam, cfg, params, f"over budget: {', '.join(moved)} moves the count here (now sized)")
         record = {
             "params": dict(t.params),
             "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()},
@@ -399,9 +414,26 @@ class OptunaSampler(Sampler):
         self._turns[fam] += 1
         # a budget model trained last is there for `search compare`'s top levels: the pruner,
         # which judges it against every smaller finished trial, would often stop it
-        return Proposal(
-            fam, cfg, self.count(fam, cfg), record, handle=t, note=UNPRUNED_NOTE if last else None, unpruned=last
-        )
+        notes = [UNPRUNED_NOTE] if last else []
+        notes += [f"{name} moves the count at this configuration: sized from now on" for name in moved]
+        return Proposal(fam, cfg, params, record, handle=t, note="; ".join(notes) or None, unpruned=last)
+
+    def _recheck_free(self, fam: str, config: dict[str, Any]) -> list[str]:
+        """Counting again on a family's first FREE_CHECKS proposals (search/spaces/size_dims.py
+        decided on a few reference configurations): a free dimension whose move changes the
+        count at `config` becomes a size dimension for the rest of the study. Returns those."""
+        if self._checked.get(fam, 0) >= FREE_CHECKS:
+            return []
+        self._checked[fam] = self._checked.get(fam, 0) + 1
+        space = self.spaces[fam]
+        moved = [
+            name
+            for name in space.free
+            if name in config and moves_count(space, self.io, config, name, lambda c: self.count(fam, c))
+        ]
+        if moved:
+            self.spaces[fam] = replace(space, sized=frozenset(space.sized or ()) | set(moved))
+        return moved
 
     def _outcome(
         self, objective: float | None, params: float, pruned: bool, complete: bool = True

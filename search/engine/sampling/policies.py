@@ -125,6 +125,11 @@ FAMILY_SCOPED = ("gp",)
 # ahead or tied on five settings in median and ahead on every setting's worst seed; §16's
 # verdicts hold on its searches. FREE_SHARE_SAMPLER where the default would be blind.
 DEFAULT_SAMPLER = "gp"
+# Samplers that model only the parameters every trial shares (Optuna's GPSampler draws the
+# others at random, silently): a conditional space goes to CONDITIONAL_SAMPLER instead,
+# said in the search's first lines (search/engine/prepare.py `route_sampler`).
+FIXED_SPACE_SAMPLERS = ("gp",)
+CONDITIONAL_SAMPLER = "tpe-group"
 FREE_SHARE_SAMPLER = "tpe"
 # `--seed-checks`: the share of a one-seed search's training time spent after its trials on a
 # second seed of front configurations, so that its verdicts get intervals

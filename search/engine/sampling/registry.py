@@ -90,6 +90,21 @@ def _tpe(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup_trials(trials))
 
 
+def _tpe_group(seed: int, trials: int) -> optuna.samplers.BaseSampler:
+    """TPE modelling the parameters jointly, one model per group of trials that share a
+    space (Optuna's `multivariate=True, group=True`): for a conditional space, where a key
+    exists only for some values of another (search/spaces/space.py `Condition`)."""
+    import warnings
+
+    import optuna
+
+    with warnings.catch_warnings():  # Optuna marks both options experimental; not the user's concern
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.samplers.TPESampler(
+            seed=seed, n_startup_trials=startup_trials(trials), multivariate=True, group=True
+        )
+
+
 def _nsga2(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     import optuna
 
@@ -124,6 +139,7 @@ def _grid(spaces, io, budget, count, *, seed: int, **_: Any) -> Sampler:
 
 
 SAMPLERS.add("tpe", _optuna(_tpe))
+SAMPLERS.add("tpe-group", _optuna(_tpe_group))
 SAMPLERS.add("nsga2", _optuna(_nsga2))
 SAMPLERS.add("gp", _optuna(_gp, stopped_as_complete=True))  # GPSampler reads complete trials only
 SAMPLERS.add("random", _optuna(_random))

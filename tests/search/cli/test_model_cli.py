@@ -99,7 +99,13 @@ def test_keep_pareto_holds_each_familys_front(cli, tmp_path):
     on_front = {int(n) for f in front_data(df, "psnr", "maximize").families for n in f.front_numbers}
     by_configuration = configuration_front(df)
     kept = live_weights(db)
-    assert set(kept) == on_front | by_configuration  # the pages' fronts and the verdicts' configurations
+    # the pages' fronts and the verdicts' configurations; except (search/artifacts/keep.py) a
+    # trial off both fronts during the search that came back on one when a seed check lowered
+    # the configuration that beat it: its weights were gone by then
+    assert set(kept) <= on_front | by_configuration
+    searched = df[~df["note"].fillna("").str.startswith("seed check")]
+    came_back = (on_front | by_configuration) - set(kept)
+    assert not came_back & configuration_front(searched), came_back
     assert by_configuration - on_front  # seed checks that beat their configuration's first trial
     on_front |= by_configuration
     assert {p.name for p in (tmp_path / "search-artifacts").iterdir()} == {a["store_key"] for a in kept.values()}

@@ -34,7 +34,7 @@ def test_every_name_builds_its_proposer(prep):
     for name in OPTUNA:
         assert isinstance(build(prep, name), OptunaSampler)
     assert isinstance(build(prep, "grid"), GridSampler)
-    with pytest.raises(UserError, match="unknown sampler 'cma'; known: gp, grid, nsga2, random, tpe"):
+    with pytest.raises(UserError, match="unknown sampler 'cma'; known: gp, grid, nsga2, random, tpe, tpe-group"):
         build(prep, "cma")
     with pytest.raises(UserError, match="unknown sampler"):
         RunSpec(spaces=("hourglass",), task="digits-denoise", budget=BUDGET, sampler="cma")

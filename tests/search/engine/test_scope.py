@@ -103,7 +103,9 @@ def test_a_dominated_family_learns_from_its_own_trials(prep):
     conventional trial is dominated by a smaller hourglass one. In one shared study TPE's
     "good" trials are all hourglass, so conventional is drawn as if at random; with a study
     of its own it learns where its own best lies. Measured: how far (in decades) its last
-    proposals are from 10^4, median over 3 seeds of the median."""
+    proposals are from 10^4 (the median of each seed's last 12): over 4 seeds, every own
+    study nearer than every shared one (measured 2026-12-05 over 8 seeds: 0.29-0.34 decades
+    against 0.49-0.69)."""
 
     def score(q):
         return 30.0 if q.family == "hourglass" else -abs(math.log10(q.params) - 4.0)
@@ -113,9 +115,9 @@ def test_a_dominated_family_learns_from_its_own_trials(prep):
         late = [q for q in got if q.family == "conventional"][-12:]
         return statistics.median(abs(math.log10(q.params) - 4.0) for q in late)
 
-    own = statistics.median(distance("family", s) for s in range(3))
-    shared = statistics.median(distance("study", s) for s in range(3))
-    assert own < 0.6 * shared, (own, shared)
+    own = [distance("family", s) for s in range(4)]
+    shared = [distance("study", s) for s in range(4)]
+    assert max(own) < min(shared), (own, shared)
 
 
 def records(proposals, metric=20.0):

@@ -1,0 +1,112 @@
+"""A user's family with free and conditional keys searched through `search.run` (issue 80):
+every free key drawn over its range, conditional keys only where they exist, a GP routed
+to a sampler that models conditional spaces (said at the start), and bad spaces refused
+in one line before any write."""
+
+import json
+import math
+import sqlite3
+
+import pytest
+from torch import nn
+
+import search
+from core.errors import UserError
+from tests.search.plugins.conftest import clean_registries  # noqa: F401  (autouse: forget the registrations)
+
+SPACE = {
+    "depth": {"low": 1, "high": 3},
+    "width": {"low": 4, "high": 32, "log": True, "per": "depth"},
+    "optimizer": ["adam", "sgd"],
+    "momentum": {"low": 0.1, "high": 0.99, "if": "optimizer == 'sgd'"},
+    "lr": {"low": 1e-4, "high": 1e-1, "log": True},
+    "dropout": {"low": 0.0, "high": 0.5},
+}
+
+
+def build(config, io):
+    widths = [io.d_in] + [config[f"width_{i}"] for i in range(1, config["depth"] + 1)]
+    layers: list[nn.Module] = []
+    for a, b in zip(widths, widths[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU(), nn.Dropout(config["dropout"])]
+    return nn.Sequential(*layers, nn.Linear(widths[-1], io.d_out))
+
+
+def train(model, settings, report):
+    """Instant training: a score that peaks at lr 1e-2 and grows with the size, read from
+    the configuration (the model is built and counted as in any search)."""
+    c = settings.config
+    size = sum(p.numel() for p in model.parameters())
+    score = -abs(math.log10(c["lr"]) + 2) + 0.2 * math.log10(size) - c["dropout"]
+    for epoch in range(1, settings.epochs + 1):
+        report(epoch, {"score": score})
+    return {"score": score}
+
+
+@pytest.fixture
+def registered():
+    search.task("cond-task", train, metrics={"score": "maximize"}, inputs=8, outputs=2, epochs=2)
+    search.family("cond-mlp", space=SPACE, build=build, default_task="cond-task")
+
+
+def test_a_conditional_family_is_searched_over_every_key(registered, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "cond.db"
+    study = search.run(
+        space="cond-mlp", budget="1500", trials=16, storage=str(db), report=False, seed_checks=0, pruner="none"
+    )
+    err = capsys.readouterr().err
+    assert "note: cond-mlp has conditional keys, which gp cannot model: sampler tpe-group" in err
+    assert "--sampler tpe-group" in err  # the first line says which sampler searches
+    assert "Warning" not in err  # no Optuna warning reaches the user's terminal
+    df = study.trials()
+    done = df[df.status == "complete"]
+    assert len(done) == 16 and (done.params <= 1500).all()
+    configs = [json.loads(c) if isinstance(c, str) else c for c in done.config]
+    for c in configs:
+        assert {k for k in c if k.startswith("width_")} == {f"width_{i}" for i in range(1, c["depth"] + 1)}
+        assert ("momentum" in c) == (c["optimizer"] == "sgd")
+    lrs = sorted(c["lr"] for c in configs)
+    assert lrs[0] < 1e-3 and lrs[-1] > 1e-2  # drawn over the range, not pinned at an end
+    assert len({c["dropout"] for c in configs}) == 16
+    with sqlite3.connect(db) as con:
+        (settings,) = con.execute("SELECT settings FROM studies").fetchone()
+    assert json.loads(settings)["sampler"] == "tpe-group"
+
+
+@pytest.mark.parametrize(
+    "space, message",
+    [
+        (
+            dict(SPACE, momentum={"low": 0.1, "high": 0.99, "if": "opt == 'sgd'"}),
+            "family 'cond-bad': dimension 'momentum' is conditional on 'opt', no dimension of its space",
+        ),
+        (
+            dict(SPACE, lr={"low": 0.1, "high": 1e-4, "log": True}),
+            "family 'cond-bad': lr: need low <= high, got 0.1..0.0001",
+        ),
+        (
+            dict(SPACE, depth={"low": 1, "high": 3, "size": False}),
+            "family 'cond-bad': dimension 'depth' is declared \"size\": false but the count moves with it",
+        ),
+        (
+            {"depth": {"low": 1, "high": 3}, "width": {"low": 4, "high": 32, "per": "layers"}},
+            "family 'cond-bad': width: 'per' must name an earlier integer range",
+        ),
+    ],
+)
+def test_bad_spaces_are_one_line_errors_and_nothing_is_written(registered, tmp_path, space, message):
+    db = tmp_path / "bad.db"
+    with pytest.raises(UserError) as e:
+        search.family("cond-bad", space=space, build=build, default_task="cond-task")
+        search.run(space="cond-bad", budget="1500", trials=2, storage=str(db), report=False)
+    said = str(e.value)  # the family named first (with where it came from, when the run reads it)
+    assert said.startswith("family 'cond-bad'") and message.split(": ", 1)[1] in said and "\n" not in said
+    assert not db.exists()
+
+
+def test_size_dimensions_that_cannot_reach_the_budget_are_refused(registered, tmp_path):
+    db = tmp_path / "small.db"
+    with pytest.raises(UserError, match="budget 10 is below the smallest cond-mlp model"):
+        search.run(space="cond-mlp", budget=10, trials=2, storage=str(db), report=False)
+    assert not db.exists()
