@@ -107,12 +107,13 @@ def merge_runs(pts: pd.DataFrame, study: pd.Series | None = None) -> pd.DataFram
     maybe = where.duplicated(keep=False).to_numpy()
     if not maybe.any():
         return pts
-    keys = pd.Series([str(i) for i in range(len(pts))], index=pts.index)  # a row alone is its own group
+    labels = [str(i) for i in range(len(pts))]  # a row alone is its own group
     sub = pts[maybe]
-    keys[maybe] = [
-        json.dumps([s, f, c], sort_keys=True, default=str)
-        for s, f, c in zip(where["study"][maybe], sub["family"], sub["config"])
-    ]
+    # set through a list, not `series[mask] = list`: pandas 3.0.x refuses a list through an
+    # all-True mask of a string Series ("only integer scalar arrays can be converted ...")
+    for i, s, f, c in zip(np.flatnonzero(maybe), where["study"][maybe], sub["family"], sub["config"]):
+        labels[i] = json.dumps([s, f, c], sort_keys=True, default=str)
+    keys = pd.Series(labels, index=pts.index)
     if not keys.duplicated().any():
         return pts
     rows = []

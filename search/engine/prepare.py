@@ -104,14 +104,14 @@ def prepare(spec: RunSpec) -> Prepared:
 
 def route_sampler(spec: RunSpec, spaces: dict[str, Space]) -> RunSpec:
     """`spec` with a conditional space's sampler: one of FIXED_SPACE_SAMPLERS (the GP) models
-    only what every trial shares, so such a study searches with CONDITIONAL_SAMPLER (TPE
-    over groups of trials that share a space) and `routed` says why."""
+    only what every trial shares and draws the rest at random, so such a study searches
+    with CONDITIONAL_SAMPLER and `routed` says why."""
     conditional = [name for name, space in spaces.items() if space.conditional]
     if not conditional or spec.sampler not in FIXED_SPACE_SAMPLERS:
         return spec
     why = (
-        f"{', '.join(conditional)} has conditional keys, which {spec.sampler} cannot model: "
-        f"sampler {CONDITIONAL_SAMPLER} (TPE, multivariate over groups of trials sharing a space)"
+        f"{', '.join(conditional)} has conditional keys, which {spec.sampler} alone draws at random: "
+        f"sampler {CONDITIONAL_SAMPLER} (the GP over the keys every trial has, TPE for the conditional ones)"
     )
     return replace(spec, sampler=CONDITIONAL_SAMPLER, routed=why)
 

@@ -185,7 +185,10 @@ def family(
       built-in families and every plugin's.
     - space: key -> {"low", "high", "log", "step"} (a range), a list (choices) or a scalar
       (fixed), in drawing order; or a function of the task's IOSpec returning that dict.
-      A key `lr` (or `weight_decay`) is searched as the learning rate (weight decay).
+      A key `lr` (or `weight_decay`) is searched as the learning rate (weight decay). Keys
+      that change the count are sized toward the budget, the others (free keys) drawn over
+      their whole range (counted; `"size": true/false` overrides). `"if": "depth >= 3"`
+      makes a key conditional, `"per": "depth"` makes one key per layer (NAME_1..NAME_H).
     - build(config, io) -> torch.nn.Module: `io` is the task's IOSpec (d_in, d_out,
       input_shape, output "logits"/"regression"/..., num_classes).
     - count(config, io) -> int, optional: the exact trainable parameter count; without

@@ -11,7 +11,8 @@ contradicts is refused. The study loop checks again on its first proposals
 (`moves_count`) and sizes a dimension found to move the count there.
 
     classify(space, io, count, owner) -> Space   # with `sized` set
-    moves_count(space, config, name, count)      # the counts at the ends differ here
+    moves_count(space, io, config, name, count)  # the counts at the ends differ here
+    recheck(space, io, config, count)            # the free ones that do, made size dimensions
 """
 
 from __future__ import annotations
@@ -167,3 +168,12 @@ def _moved(
             (a, na), (b, nb) = min(counts.items(), key=lambda kv: kv[1]), max(counts.items(), key=lambda kv: kv[1])
             return [((dim.name, a), na), ((dim.name, b), nb)]
     return None
+
+
+def recheck(space: Space, io: IOSpec, config: dict[str, Any], count: ConfigCounter) -> tuple[Space, list[str]]:
+    """`space` with each free dimension that moves the count at `config` made a size
+    dimension, and those dimensions' names (the study's check on its first proposals)."""
+    moved = [name for name in space.free if name in config and moves_count(space, io, config, name, count)]
+    if not moved:
+        return space, []
+    return replace(space, sized=frozenset(space.sized or ()) | set(moved)), moved

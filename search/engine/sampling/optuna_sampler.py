@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -37,7 +36,7 @@ from search.engine.sampling.policies import (
     uncertain_turn,
 )
 from search.spaces import Infeasible, min_params, smallest_config, suggest_config
-from search.spaces.size_dims import moves_count
+from search.spaces.size_dims import recheck
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -398,7 +397,10 @@ class OptunaSampler(Sampler):
         if isinstance(cfg, Infeasible):
             study.tell(t, state=TrialState.PRUNED)
             return Rejection(fam, cfg.config, None, cfg.reason)
-        moved = self._recheck_free(fam, cfg)
+        moved: list[str] = []  # free dimensions found to move the count on a family's first proposals
+        if self._checked.get(fam, 0) < FREE_CHECKS:
+            self._checked[fam] = self._checked.get(fam, 0) + 1
+            self.spaces[fam], moved = recheck(self.spaces[fam], self.io, cfg, lambda c: self.count(fam, c))
         params = self.count(fam, cfg)
         if params > self.budget:  # a free dimension that moves the count here: sized from now on
             study.tell(t, state=TrialState.PRUNED)
@@ -417,23 +419,6 @@ class OptunaSampler(Sampler):
         notes = [UNPRUNED_NOTE] if last else []
         notes += [f"{name} moves the count at this configuration: sized from now on" for name in moved]
         return Proposal(fam, cfg, params, record, handle=t, note="; ".join(notes) or None, unpruned=last)
-
-    def _recheck_free(self, fam: str, config: dict[str, Any]) -> list[str]:
-        """Counting again on a family's first FREE_CHECKS proposals (search/spaces/size_dims.py
-        decided on a few reference configurations): a free dimension whose move changes the
-        count at `config` becomes a size dimension for the rest of the study. Returns those."""
-        if self._checked.get(fam, 0) >= FREE_CHECKS:
-            return []
-        self._checked[fam] = self._checked.get(fam, 0) + 1
-        space = self.spaces[fam]
-        moved = [
-            name
-            for name in space.free
-            if name in config and moves_count(space, self.io, config, name, lambda c: self.count(fam, c))
-        ]
-        if moved:
-            self.spaces[fam] = replace(space, sized=frozenset(space.sized or ()) | set(moved))
-        return moved
 
     def _outcome(
         self, objective: float | None, params: float, pruned: bool, complete: bool = True

@@ -126,6 +126,23 @@ def _gp(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     return HandOver(gp, _tpe(seed, trials), GP_TRIALS)
 
 
+def _gp_cond(seed: int, trials: int) -> optuna.samplers.BaseSampler:
+    """`gp` for a conditional space: the GP models the keys every trial has (Optuna's
+    intersection search space) and TPE (independent, per key) draws the conditional ones,
+    where a plain GPSampler would draw them at random; handed to TPE at GP_TRIALS."""
+    import optuna
+
+    from search.engine.sampling.handover import HandOver
+
+    gp = optuna.samplers.GPSampler(
+        seed=seed,
+        n_startup_trials=startup_trials(trials),
+        independent_sampler=_tpe(seed + 1, trials),
+        warn_independent_sampling=False,
+    )
+    return HandOver(gp, _tpe(seed, trials), GP_TRIALS)
+
+
 def _random(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     import optuna
 
@@ -142,6 +159,7 @@ SAMPLERS.add("tpe", _optuna(_tpe))
 SAMPLERS.add("tpe-group", _optuna(_tpe_group))
 SAMPLERS.add("nsga2", _optuna(_nsga2))
 SAMPLERS.add("gp", _optuna(_gp, stopped_as_complete=True))  # GPSampler reads complete trials only
+SAMPLERS.add("gp-cond", _optuna(_gp_cond, stopped_as_complete=True))
 SAMPLERS.add("random", _optuna(_random))
 SAMPLERS.add("grid", _grid)
 

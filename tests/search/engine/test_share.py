@@ -2,6 +2,7 @@
 families take turns; with `free` the sampler chooses the family."""
 
 import collections
+import statistics
 
 import pytest
 
@@ -46,13 +47,19 @@ def test_equal_share_gives_the_families_turns(prep, sampler):
 
 def test_free_share_lets_tpe_favour_the_leading_family(prep):
     """With `free`, TPE draws the family like any other parameter: told that one family is
-    far better, it gives that family most of the trials after its random start."""
-    p = make_sampler(
-        "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=3, trials=40, share="free"
-    )
-    got = ask_families(p, 40, lambda f: 30.0 if f == "hourglass" else 10.0)
-    late = collections.Counter(got[20:])
-    assert late["hourglass"] > 20 / len(FAMILIES) + 3, got
+    far better, it gives that family most of the trials after its random start: in the
+    median of 5 seeds (one seed alone may not: measured 2026-12-05, 9 to 14 of the last 20
+    over seeds 0-7)."""
+
+    def late(seed):
+        p = make_sampler(
+            "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=seed, trials=40, share="free"
+        )
+        got = ask_families(p, 40, lambda f: 30.0 if f == "hourglass" else 10.0)
+        return collections.Counter(got[20:])["hourglass"]
+
+    counts = [late(seed) for seed in range(5)]
+    assert statistics.median(counts) > 20 / len(FAMILIES) + 3, counts
 
 
 def test_turns_continue_from_the_replayed_trials(prep):

@@ -1,0 +1,27 @@
+"""benchmarks/plugin_quality.py end to end at a small size: the synthetic family registered
+through the public API, the product's default proposer and the Optuna peers at the same
+trials, each share of the exactly known front in (0, 1] (no search can pass the truth)."""
+
+import json
+
+from tests.bench_scripts import run_benchmark
+
+
+def test_the_search_quality_of_a_users_family_is_measured_against_the_truth(tmp_path):
+    out = tmp_path / "q.json"
+    done = run_benchmark(
+        "plugin_quality.py", "--seeds", "1", "--trials", "12", "--variants", "plain,conditional", "--out", out
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    plain, conditional = result["variants"]["plain"], result["variants"]["conditional"]
+    assert list(plain)[0] == "product (gp)" and list(conditional)[0] == "product (gp-cond)"
+    for rows in (plain, conditional):
+        assert set(rows) >= {"optuna-tpe", "optuna-random", "optuna-gp", "optuna-nsga2"}
+        for row in rows.values():
+            assert 0.0 < row["worst"] <= row["median"] <= 1.0 + 1e-9
+
+
+def test_bad_arguments_are_one_line_and_exit_2(tmp_path):
+    done = run_benchmark("plugin_quality.py", "--variants", "nope")
+    assert done.returncode == 2 and done.stderr.startswith("error:") and done.stderr.count("\n") == 1
