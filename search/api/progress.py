@@ -26,6 +26,14 @@ def format_config(config: dict[str, Any]) -> str:
     return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in config.items())
 
 
+def time_outside(wall_s: float, trained_s: float) -> str:
+    """ "12.3 s, 31% of it outside the trials": a search's wall time and the share spent on
+    anything but its trials' own training and evaluation (proposing, counting, storage,
+    pages; trials in parallel can leave none)."""
+    share = max(0.0, wall_s - trained_s) / wall_s if wall_s > 0 else 0.0
+    return f"{wall_s:.1f} s, {share:.0%} of it outside the trials"
+
+
 def format_duration(s: float) -> str:
     s = int(round(s))
     h, rem = divmod(s, 3600)
@@ -58,6 +66,7 @@ class ConsoleProgress:
         self._live_shown = False
         self._retries: set[int] = set()
         self._checks: set[int] = set()  # seed checks (search/engine/seed_checks.py): not among the trials counted
+        self.trained_s = 0.0  # the finished trials' own durations (training, evaluation), summed
 
     def _print(self, line: str) -> None:
         self._clear_live()
@@ -139,6 +148,7 @@ class ConsoleProgress:
         """`finished`: the study's finished trials now (all processes; retries pending excluded)."""
         self.done = finished
         self.ran += 1
+        self.trained_s += result.duration_s
         self._last_line.pop(spec.number, None)
         elapsed = time.monotonic() - self.t0
         eta = elapsed / self.ran * max(0, self.total - self.done)

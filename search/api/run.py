@@ -67,7 +67,7 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
     database before every check has passed."""
     from core.durations import format_duration
     from reports.savings import early_stopping_savings, savings_line
-    from search.api.progress import ConsoleProgress
+    from search.api.progress import ConsoleProgress, time_outside
     from search.engine.search_flags import search_settings
     from search.engine.specs import replicate_specs
     from search.engine.study import prepare, run_study
@@ -102,10 +102,13 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
         if len(specs) > 1:
             print(f"search {k} of {len(specs)}: study {one.study_name!r}, seed {one.seed}", flush=True)
         run = run_tune_study if one.executor == "tune" else run_study
-        out = run(one, store, ConsoleProgress(search=search_settings(one)), prepare(base) if base is not spec else prep)
+        progress, started = ConsoleProgress(search=search_settings(one)), time.monotonic()
+        out = run(one, store, progress, prepare(base) if base is not spec else prep)
+        wall = time.monotonic() - started
         df = store.trials_frame(one.study_name)
         print(
-            f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now"
+            f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now "
+            f"({time_outside(wall, progress.trained_s)})"
             + (f" ({out.retried} retries)" if out.retried else "")
             + f", {out.rejected} proposal(s) rejected over budget or shape"
             + (" (grid exhausted)" if out.exhausted else "")

@@ -154,6 +154,8 @@ def test_the_page_follows_a_running_study(tmp_path):
             "live",
             "--seed-checks",
             "0",  # four trials, no check after them: the page's count below
+            "--pruner",
+            "none",  # and each trained to the end: four complete
             "--storage",
             url,
         ],

@@ -119,7 +119,7 @@ MODELLED_FROM = 40
 # alone (it is then random search, docs/benchmarks.md §19). With turns they get a study per
 # family (scope "family"), which models each; without turns (share "free") they are not
 # the default (`sampler_for`).
-FAMILY_SCOPED = ("gp", "gp-cond")
+FAMILY_SCOPED = ("gp", "gp-cond", "auto")
 # The default sampler: `gp`, one Gaussian process per family under the turns. Measured
 # against `tpe` in one study (docs/benchmarks.md §14 "One sampler per family", 5 seeds):
 # ahead or tied on five settings in median and ahead on every setting's worst seed; §16's
@@ -131,7 +131,7 @@ DEFAULT_SAMPLER = "gp"
 # the shared keys with TPE drawing the conditional ones, which measured ahead of
 # "tpe-group" (TPE over groups of trials sharing a space) on the conditional synthetic
 # family (benchmarks/plugin_quality.py; docs/results/search-quality.md).
-FIXED_SPACE_SAMPLERS = ("gp",)
+FIXED_SPACE_SAMPLERS = ("gp", "auto")
 CONDITIONAL_SAMPLER = "gp-cond"
 FREE_SHARE_SAMPLER = "tpe"
 # `--seed-checks`: the share of a one-seed search's training time spent after its trials on a

@@ -143,6 +143,18 @@ def _gp_cond(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     return HandOver(gp, _tpe(seed, trials), GP_TRIALS)
 
 
+def _auto(seed: int, trials: int) -> optuna.samplers.BaseSampler:
+    """`gp` where its proposals cost little beside the trials, TPE where they do not
+    (search/engine/sampling/cost_aware.py: measured as the study runs), then TPE at GP_TRIALS."""
+    import optuna
+
+    from search.engine.sampling.cost_aware import CostAware
+    from search.engine.sampling.handover import HandOver
+
+    gp = optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup_trials(trials), warn_independent_sampling=False)
+    return HandOver(CostAware(gp, _tpe(seed, trials)), _tpe(seed, trials), GP_TRIALS)
+
+
 def _random(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     import optuna
 
@@ -160,6 +172,7 @@ SAMPLERS.add("tpe-group", _optuna(_tpe_group))
 SAMPLERS.add("nsga2", _optuna(_nsga2))
 SAMPLERS.add("gp", _optuna(_gp, stopped_as_complete=True))  # GPSampler reads complete trials only
 SAMPLERS.add("gp-cond", _optuna(_gp_cond, stopped_as_complete=True))
+SAMPLERS.add("auto", _optuna(_auto, stopped_as_complete=True))
 SAMPLERS.add("random", _optuna(_random))
 SAMPLERS.add("grid", _grid)
 

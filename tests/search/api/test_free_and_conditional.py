@@ -5,6 +5,7 @@ in one line before any write."""
 
 import json
 import math
+import re
 import sqlite3
 
 import pytest
@@ -55,7 +56,9 @@ def test_a_conditional_family_is_searched_over_every_key(registered, tmp_path, m
     study = search.run(
         space="cond-mlp", budget="1500", trials=16, storage=str(db), report=False, seed_checks=0, pruner="none"
     )
-    err = capsys.readouterr().err
+    said = capsys.readouterr()
+    err = said.err
+    assert re.search(r"16 finished trial\(s\), 16 run now \([0-9.]+ s, [0-9]+% of it outside the trials\)", said.out)
     assert "note: cond-mlp has conditional keys, which gp alone draws at random: sampler gp-cond" in err
     assert "--sampler gp-cond" in err  # the first line says which sampler searches
     assert "Warning" not in err  # no Optuna warning reaches the user's terminal

@@ -127,3 +127,11 @@ def test_the_start_says_how_the_study_searches_and_what_a_resume_changed():
     out = io.StringIO()
     ConsoleProgress(out, live=False).start(STUDY, 3, 0, 0)  # no search given (a retrain): the study line only
     assert len(out.getvalue().splitlines()) == 1
+
+
+def test_the_share_outside_the_trials():
+    from search.api.progress import time_outside
+
+    assert time_outside(10.0, 7.5) == "10.0 s, 25% of it outside the trials"
+    assert time_outside(10.0, 14.0) == "10.0 s, 0% of it outside the trials"  # trials in parallel
+    assert time_outside(0.0, 0.0) == "0.0 s, 0% of it outside the trials"

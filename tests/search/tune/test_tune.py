@@ -94,7 +94,7 @@ def test_a_study_on_tune_records_its_trials_writes_tensorboard_files_and_resumes
     # the same command with more trials resumes the study: nothing lost, nothing run twice
     code, out, err = cli(*RUN, "--trials", "5")
     assert code == 0, err
-    assert "resuming with 3/5 finished" in err and "5 finished trial(s), 2 run now" in out
+    assert "resuming with 3/5 finished" in err and "5 finished trial(s), 2 run now (" in out
     after = db_rows(tmp_path / "search.db")
     assert after[:3] == first and [r[0] for r in after] == [0, 1, 2, 3, 4]
     assert all(r[1] == "complete" for r in after) and len({r[3] for r in after}) == 5
