@@ -142,3 +142,27 @@ def build_frame(columns: dict[str, list[Any]], metrics: Sequence[tuple[int, str,
     for col in ("started_at", "finished_at"):
         data[col] = pd.to_datetime(data[col], utc=True, format="mixed").astype(_TIME)
     return pd.DataFrame(data)
+
+
+def with_config_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with a column for each configuration key that is not a column yet (a user's
+    family's keys, `lr`, ...: the fixed key columns `DIM_COLUMNS` hold the built-in
+    families' shapes), after the key columns, in order of first appearance; a key named like
+    a column already there gets `config.` before its name. A trial without the key (another
+    family's, or a conditional key absent) has None. `Study.trials()` and `search trials
+    --format csv` show it so."""
+    if df.empty or "config" not in df.columns:
+        return df
+    configs = [c if isinstance(c, dict) else {} for c in df["config"]]
+    keys: dict[str, None] = {}
+    for c in configs:
+        keys.update(dict.fromkeys(c))
+    new = {k for k in keys if k not in DIM_COLUMNS}
+    if not new:
+        return df
+    at = list(df.columns).index("seeds") if "seeds" in df.columns else len(df.columns)
+    out = df.copy()
+    for i, key in enumerate(k for k in keys if k in new):
+        name = f"config.{key}" if key in out.columns else key
+        out.insert(at + i, name, pd.Series([c.get(key) for c in configs], index=df.index, dtype=object))
+    return out

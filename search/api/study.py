@@ -53,11 +53,15 @@ class Study:
     def trials(self):
         """Every trial as a pandas DataFrame, one row per trial: study, number, status,
         family, params, config, key dimensions, seeds, the metrics (test, and `val_`
-        validation ones) and timings (`search trials` prints the same frame)."""
+        validation ones) and timings (`search trials` prints the same frame); a column for
+        each configuration key the key dimensions do not hold (a family of your own's keys,
+        `lr`: `storage.frames.with_config_columns`)."""
         import pandas as pd
 
+        from storage.frames import with_config_columns
+
         frames = [self.store.trials_frame(n) for n in self.names]
-        return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        return with_config_columns(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True))
 
     def front(self, family: str | None = None):
         """The Pareto-optimal trials (metric against parameters) of each family, or of

@@ -169,7 +169,9 @@ def cmd_trials(a: argparse.Namespace) -> int:
         print(json.dumps(trials_records(df, metrics), indent=2, default=str))
         return 0
     if a.format == "csv":
-        out = df.copy()
+        from storage.frames import with_config_columns
+
+        out = with_config_columns(df)
         out["config"] = out["config"].map(lambda c: json.dumps(c, sort_keys=True))
         out["seeds"] = out["seeds"].map(json.dumps)
         print_frame(out, "csv")

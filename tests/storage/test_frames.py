@@ -81,3 +81,23 @@ def test_nullable_int_columns_keep_missing_values_and_reject_fractions():
     pd.testing.assert_series_equal(_nullable_ints([]), pd.Series([], dtype="Int64"))
     with pytest.raises((TypeError, ValueError)):
         _nullable_ints([1.5, 2])
+
+
+def test_config_columns_add_each_key_the_key_columns_do_not_hold():
+    import pandas as pd
+
+    from storage.frames import with_config_columns
+
+    df = pd.DataFrame(
+        {
+            "number": [0, 1],
+            "status": ["complete", "failed"],
+            "config": [{"d_z": 8, "lr": 0.1, "status": "x"}, {"blocks": 2}],
+            "d_z": [8, None],
+            "seeds": [[0], [0]],
+        }
+    )
+    out = with_config_columns(df)
+    assert list(out.columns) == ["number", "status", "config", "d_z", "lr", "config.status", "blocks", "seeds"]
+    assert out["lr"].tolist() == [0.1, None] and out["blocks"].tolist() == [None, 2]
+    assert with_config_columns(df.iloc[:0]).columns.tolist() == df.columns.tolist()

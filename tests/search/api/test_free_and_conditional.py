@@ -63,6 +63,10 @@ def test_a_conditional_family_is_searched_over_every_key(registered, tmp_path, m
     assert "--sampler gp-cond" in err  # the first line says which sampler searches
     assert "Warning" not in err  # no Optuna warning reaches the user's terminal
     df = study.trials()
+    keys = ["depth", "width_1", "width_2", "width_3", "optimizer", "momentum", "lr", "dropout"]
+    assert set(keys) <= set(df.columns)  # each of the family's keys a column, as d_z and L are
+    assert list(df.columns).index("seeds") > max(list(df.columns).index(k) for k in keys)
+    assert [c.get("momentum") for c in df["config"]] == df["momentum"].tolist()  # None where absent
     done = df[df.status == "complete"]
     assert len(done) == 16 and (done.params <= 1500).all()
     configs = [json.loads(c) if isinstance(c, str) else c for c in done.config]
