@@ -40,7 +40,7 @@ def product(seed: int, trials: int, folder: Path, **options) -> tuple[float, flo
     """(wall seconds, share outside the trials as the summary line says) of one search."""
     import search
 
-    name = q.register("plain")
+    name = q.register(q.synthetic("plain"))
     folder.mkdir(parents=True, exist_ok=True)
     out, err = io.StringIO(), io.StringIO()
     t0 = time.perf_counter()

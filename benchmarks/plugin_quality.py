@@ -29,6 +29,8 @@ import statistics
 import sys
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +41,7 @@ from core.io import IOSpec
 from core.pareto import hypervolume_2d
 from search.engine.sampling import Proposal, make_sampler
 from search.engine.specs import RunSpec
+from search.spaces import parse_condition
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -98,44 +101,77 @@ def true_front() -> np.ndarray:
 REFERENCE = np.array([math.log10(BUDGET) + 0.05, 0.0])  # past the budget; a metric below 0 adds nothing
 
 
-def share(points: list[tuple[float, float]], best: float) -> float:
-    return hypervolume_2d(np.array(points).reshape(-1, 2), DIRECTIONS, REFERENCE) / best if points else 0.0
+@dataclass(frozen=True)
+class Problem:
+    """A family with known truth: its space dict, exact count, metric (and per-epoch curve,
+    for a table's replay), the budget, the true front's (log10 params, metric) points and
+    the hypervolume's reference point."""
+
+    name: str
+    table: dict[str, Any]
+    count: Callable[[dict[str, Any]], int]
+    metric: Callable[[dict[str, Any], int], float]
+    front: np.ndarray
+    budget: int
+    reference: np.ndarray
+    curve: Callable[[dict[str, Any], int], list[float]] | None = None  # epoch values; None: one epoch
+    epochs: int = 1  # the length of every curve
+
+    @property
+    def best(self) -> float:
+        return hypervolume_2d(self.front, DIRECTIONS, self.reference)
+
+    def share(self, points: list[tuple[float, float]]) -> float:
+        if not points:
+            return 0.0
+        return hypervolume_2d(np.array(points).reshape(-1, 2), DIRECTIONS, self.reference) / self.best
+
+
+def synthetic(variant: str) -> Problem:
+    return Problem(f"syn-{variant}", VARIANTS[variant], count, metric, true_front(), BUDGET, REFERENCE)
 
 
 # ---------------------------------------------------------------- the product
 
 
-def register(variant: str) -> str:
-    """The variant's family and task through the public API (as a plugin file would)."""
+def register(problem: Problem) -> str:
+    """The problem's family and task through the public API (as a plugin file would): the
+    task's training function reports the problem's curve (its metric each epoch)."""
     import search
     from models import FAMILIES
 
-    name = f"syn-{variant}"
+    name = problem.name
     if name in FAMILIES:
         return name
 
     def train(model, settings, report):
-        value = metric(settings.config, count(settings.config))
-        report(1, {"score": value})
-        return {"score": value}
+        n = sum(p.numel() for p in model.parameters())
+        values = problem.curve(settings.config, n) if problem.curve else [problem.metric(settings.config, n)]
+        for epoch, value in enumerate(values, 1):
+            report(epoch, {"score": value})
+        return {"score": problem.metric(settings.config, n)}
 
     def build(config, io):
         import torch
 
-        return torch.nn.ParameterList([torch.nn.Parameter(torch.zeros(count(config, io)))])
+        return torch.nn.ParameterList([torch.nn.Parameter(torch.zeros(problem.count(config)))])
 
-    search.task(f"{name}-task", train, metrics={"score": "maximize"}, inputs=IO.d_in, outputs=IO.d_out, epochs=1)
-    search.family(name, space=VARIANTS[variant], build=build, count=count, default_task=f"{name}-task")
+    search.task(
+        f"{name}-task", train, metrics={"score": "maximize"}, inputs=IO.d_in, outputs=IO.d_out, epochs=problem.epochs
+    )
+    search.family(
+        name, space=problem.table, build=build, count=lambda c, io: problem.count(c), default_task=f"{name}-task"
+    )
     return name
 
 
-def product(variant: str, seed: int, trials: int) -> list[tuple[float, float]]:
+def product(problem: Problem, seed: int, trials: int) -> list[tuple[float, float]]:
     """(log10 params, metric) of the first `trials` trained proposals of the product's
     default proposer for this family (what `search run` builds: prepare, then make_sampler)."""
     from search.engine.prepare import prepare
 
-    name = register(variant)
-    prep = prepare(RunSpec(spaces=(name,), task=f"{name}-task", budget=BUDGET, seed=seed, trials=trials))
+    name = register(problem)
+    prep = prepare(RunSpec(spaces=(name,), task=f"{name}-task", budget=problem.budget, seed=seed, trials=trials))
     spec = prep.spec
     sampler = make_sampler(
         spec.sampler,
@@ -163,17 +199,17 @@ def product(variant: str, seed: int, trials: int) -> list[tuple[float, float]]:
         if not isinstance(p, Proposal):
             sampler.reject(p)
             continue
-        value = metric(p.config, p.params)
+        value = problem.metric(p.config, p.params)
         sampler.tell(p, value, p.params)
         out.append((math.log10(p.params), value))
     return out
 
 
-def product_sampler(variant: str) -> str:
+def product_sampler(problem: Problem) -> str:
     from search.engine.prepare import prepare
 
-    name = register(variant)
-    return prepare(RunSpec(spaces=(name,), task=f"{name}-task", budget=BUDGET)).spec.sampler
+    name = register(problem)
+    return prepare(RunSpec(spaces=(name,), task=f"{name}-task", budget=problem.budget)).spec.sampler
 
 
 # ---------------------------------------------------------------- the peers
@@ -186,7 +222,7 @@ def _suggest(trial: optuna.Trial, table: dict[str, Any]) -> dict[str, Any]:
         if isinstance(spec, list):
             config[key] = trial.suggest_categorical(key, spec)
             continue
-        if "if" in spec and config.get("optimizer") != "sgd":
+        if "if" in spec and not parse_condition(key, spec["if"]).holds(config):
             continue
         if isinstance(spec["low"], int) and isinstance(spec["high"], int):
             config[key] = trial.suggest_int(key, spec["low"], spec["high"], log=spec.get("log", False))
@@ -211,7 +247,7 @@ PEERS = {
 }
 
 
-def peer(kind: str, variant: str, seed: int, trials: int) -> list[tuple[float, float]]:
+def peer(kind: str, problem: Problem, seed: int, trials: int) -> list[tuple[float, float]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # GP's and NSGA-II's experimental warnings: not the measure
         study = optuna.create_study(directions=DIRECTIONS, sampler=PEERS[kind](seed, trials))
@@ -220,12 +256,12 @@ def peer(kind: str, variant: str, seed: int, trials: int) -> list[tuple[float, f
         if len(out) == trials:
             break
         t = study.ask()
-        config = _suggest(t, VARIANTS[variant])
-        n = count(config)
-        if n > BUDGET:
+        config = _suggest(t, problem.table)
+        n = problem.count(config)
+        if n > problem.budget:
             study.tell(t, state=TrialState.PRUNED)  # never trained
             continue
-        value = metric(config, n)
+        value = problem.metric(config, n)
         study.tell(t, [math.log10(n), value])
         out.append((math.log10(n), value))
     return out
@@ -234,28 +270,25 @@ def peer(kind: str, variant: str, seed: int, trials: int) -> list[tuple[float, f
 # ---------------------------------------------------------------- the comparison
 
 
-def compare(variants: list[str], seeds: int, trials: int) -> dict[str, Any]:
-    front = true_front()
-    best = hypervolume_2d(front, DIRECTIONS, REFERENCE)
+def compare(problems: list[Problem], seeds: int, trials: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "trials": trials,
         "seeds": seeds,
-        "budget": BUDGET,
         "machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
         "variants": {},
     }
-    for variant in variants:
+    for problem in problems:
         rows: dict[str, dict[str, Any]] = {}
-        methods = {f"product ({product_sampler(variant)})": lambda s, v=variant: product(v, s, trials)}
-        methods |= {k: lambda s, k=k, v=variant: peer(k, v, s, trials) for k in PEERS}
+        methods = {f"product ({product_sampler(problem)})": lambda s, p=problem: product(p, s, trials)}
+        methods |= {k: lambda s, k=k, p=problem: peer(k, p, s, trials) for k in PEERS}
         for label, run in methods.items():
             shares, seconds = [], []
             for s in range(seeds):
                 t0 = time.perf_counter()
                 points = run(s)
                 seconds.append(time.perf_counter() - t0)
-                shares.append(share(points, best))
+                shares.append(problem.share(points))
             rows[label] = {
                 "median": statistics.median(shares),
                 "worst": min(shares),
@@ -263,12 +296,12 @@ def compare(variants: list[str], seeds: int, trials: int) -> dict[str, Any]:
                 "seconds_median": statistics.median(seconds),
             }
             print(
-                f"{variant:12s} {label:26s} median {rows[label]['median']:.4f} worst {rows[label]['worst']:.4f} "
+                f"{problem.name:16s} {label:26s} median {rows[label]['median']:.4f} worst {rows[label]['worst']:.4f} "
                 f"({rows[label]['seconds_median']:.2f} s a search)",
                 file=sys.stderr,
                 flush=True,
             )
-        out["variants"][variant] = rows
+        out["variants"][problem.name] = rows
     return out
 
 
@@ -284,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or a.seeds < 1 or a.trials < 2:
         print(f"error: variants from {', '.join(VARIANTS)}, --seeds >= 1, --trials >= 2", file=sys.stderr)
         return 2
-    result = compare(variants, a.seeds, a.trials)
+    result = compare([synthetic(v) for v in variants], a.seeds, a.trials)
     text = json.dumps(result, indent=1)
     if a.out:
         with open(a.out, "w") as f:

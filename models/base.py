@@ -40,6 +40,11 @@ def model_keys(config_cls: type, config: dict[str, Any], required: tuple[str, ..
 
 
 class Family(ABC):
+    """A model family: its name, paper and default task, the config keys its tables show,
+    how to build a `torch.nn.Module` for a configuration and its exact parameter count
+    before building (`count_params`), which tasks it fits, its shape rules and, where it
+    fuses, how several members train as one batched model."""
+
     name: ClassVar[str]
     description: ClassVar[str]  # one line, shown by `search spaces`
     paper: ClassVar[str]

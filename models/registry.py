@@ -19,6 +19,7 @@ def register_family(cls: F) -> F:
 
 
 def get_family(name: str) -> Family:
+    """The registered family `name` (built in or a plugin's); UserError listing the known ones."""
     return FAMILIES.get(name)
 
 

@@ -66,4 +66,5 @@ def load_data(task: Task, data_dir: str | None, device: str | torch.device = "au
 
 
 def clear_data_cache() -> None:
+    """Forget the data sets this process has loaded (tests; a data folder that changed)."""
     _CACHE.clear()

@@ -24,6 +24,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `search` command's parser: one sub-command per kind of work (run, compare, ...)."""
     p = _Parser(prog="search", description="Pareto-frontier architecture search for neural-network shapes.")
     p.add_argument("--version", action="version", version=f"search {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -68,6 +69,8 @@ def load_plugins(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The `search` command: parse `argv`, load the plugins it names, run the sub-command;
+    a UserError is one `error:` line and exit status 2."""
     try:
         args = build_parser().parse_args(argv)
         load_plugins(args)

@@ -52,6 +52,7 @@ _CHECK = re.compile(rf"{SEED_CHECK} (\d+)")
 
 
 def check_note(number: int) -> str:
+    """The note a seed check of trial `number` is stored with ("seed check of trial N")."""
     return f"{SEED_CHECK} {number}"
 
 
@@ -62,6 +63,7 @@ def checked_trial(note: str | None) -> int | None:
 
 
 def is_check(record: TrialRecord) -> bool:
+    """Whether a stored trial is a seed check (a second seed of another trial's configuration)."""
     return checked_trial(record.note) is not None
 
 

@@ -22,6 +22,7 @@ def check_executor(name: str, options: dict[str, Any]) -> None:
 
 
 def make_executor(name: str, on_epoch: EpochCallback | None = None, **options) -> Executor:
+    """The executor `name` (`EXECUTORS`) with its options; `on_epoch` hears each epoch."""
     return EXECUTORS.get(name)(on_epoch=on_epoch, **options)
 
 

@@ -18,6 +18,9 @@ EpochCallback = Callable[[TrialSpec, int, EpochRecord], None]
 
 
 class Executor(ABC):
+    """Where trials run: `submit` starts one, `poll` returns those finished; `capacity` says
+    how many may be in flight at once. A name of `EXECUTORS` (`--executor`)."""
+
     capacity: int = 1  # trials that may be in flight at once
 
     @classmethod

@@ -12,6 +12,8 @@ from search.executors.packs import check_pack, resolve_pack
 
 
 class LocalExecutor(Executor):
+    """Trials in this process, one at a time (or `--pack K` of one family as one program)."""
+
     capacity = 1
 
     @classmethod

@@ -176,6 +176,9 @@ def _join_ray(ray, address: str | None, num_cpus: int | None, num_gpus: int | No
 
 
 class RayExecutor(Executor):
+    """Trials on Ray workers, on this machine or a cluster (`--executor ray`), each with
+    its share of a GPU (`--gpus-per-trial`); a lost worker's trial is retried."""
+
     @classmethod
     def check_options(cls, options: dict[str, Any]) -> None:
         unknown = sorted(set(options) - set(FLAGS))

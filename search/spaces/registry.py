@@ -19,6 +19,7 @@ SPACES: Registry[Callable[[IOSpec], Space]] = Registry("search space")
 
 
 def register_space(family: str) -> Callable[[Callable[[IOSpec], Space]], Callable[[IOSpec], Space]]:
+    """Decorator: register a function of the task's `IOSpec` giving `family`'s default space."""
     return SPACES.register(family)
 
 
@@ -28,10 +29,12 @@ def scale(io: IOSpec, reference: int = 784) -> float:
 
 
 def scaled(v: float, io: IOSpec, reference: int = 784, minimum: int = 4) -> int:
+    """Width `v` of a paper's range, scaled from its input size to `io`'s (at least `minimum`)."""
     return max(minimum, int(round(v * scale(io, reference))))
 
 
 def default_space(family: str, io: IOSpec) -> Space:
+    """`family`'s default space on `io` (its paper's ranges); UserError when it has none."""
     import_submodules("search.spaces.defs")
     if family not in SPACES:
         raise UserError(f"family {family!r} has no search space")

@@ -22,6 +22,9 @@ ParamCounter = Callable[[str, dict[str, Any]], int]  # (family, config) -> exact
 
 @dataclass
 class Proposal:
+    """A configuration to train: its family, config and exact count, the Optuna draw that
+    made it (for replay), a note, and whether the pruner may stop it."""
+
     family: str
     config: dict[str, Any]
     params: int
@@ -36,6 +39,9 @@ UNPRUNED_NOTE = "the budget model, trained last (not pruned)"  # a Proposal.unpr
 
 @dataclass
 class Rejection:
+    """A proposal that is never trained (over the budget, or breaking a shape rule): stored
+    with its reason so that a study says what it refused."""
+
     family: str
     config: dict[str, Any]
     params: int | None
@@ -43,10 +49,14 @@ class Rejection:
 
 
 def config_key(family: str, config: dict[str, Any]) -> str:
+    """One string per (family, configuration): keys sorted, so equal configurations match."""
     return json.dumps([family, config], sort_keys=True)
 
 
 class Sampler:
+    """Where a study's next configuration comes from: `ask` proposes (or rejects), `tell`
+    teaches it a finished trial, `replay` the study's past on resume, `aim` a size range."""
+
     answered = 0  # proposals answered from a known result, none trained (OptunaSampler's revisit "answer")
 
     def __init__(self, spaces: dict[str, Space], io: IOSpec, budget: int, count: ParamCounter) -> None:
