@@ -70,6 +70,12 @@ METHOD_TEXT = {
     "from the estimate scaled by (m/k)^0.5 (the frontier estimate's rate), plus seed noise (each mean "
     "redrawn from mean + std/sqrt(runs) * t(df)); a basic interval",
 }
+SHORT_TEXT = {  # the method in a few words: `search compare`'s line under its answer
+    "trials": "bootstrap over the search's configurations and their seed noise",
+    "seed": "bootstrap over seed noise only",
+    "subsample": "m-out-of-k subsampling of the search's configurations, and seed noise",
+}
+POOLED_SHORT = "Student t over the replicate searches' values"
 NOISE_TEXT = {
     "pooled": "; a configuration's std is its family's, pooled over every configuration run twice or more "
     "(seed checks included), with the pooled degrees of freedom",

@@ -60,6 +60,7 @@ class Comparison:
     pooled: bool  # the studies are replicate searches, pooled: each value a mean over them
     confidence: float  # the intervals' level
     measure: str  # what the studies' sizes count: "params", or the task's own measure
+    method: str = ""  # the intervals' method in a few words (`interval` says it in full)
 
     @property
     def budgets(self) -> list[float]:
@@ -237,7 +238,9 @@ def compare(
         FORM_TEXT,
         METHOD_TEXT,
         NOISE_TEXT,
+        POOLED_SHORT,
         POOLED_TEXT,
+        SHORT_TEXT,
         UNTRIED_TEXT,
     )
 
@@ -318,6 +321,7 @@ def compare(
         pooled,
         confidence,
         (rec.settings or {}).get("budget_of", "params"),
+        f"{POOLED_SHORT} ({len(records)} searches)" if pooled else SHORT_TEXT[interval],
     )
 
 

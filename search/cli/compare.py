@@ -146,7 +146,12 @@ def cmd_compare(a: argparse.Namespace) -> int:
         print_frame(c.frame(), "csv")
         return 0
     unit, units = ("params", "parameters") if c.measure == "params" else (c.measure, c.measure)
-    print(f"{c.metric} ({c.direction}) by budget, {c.confidence:.0%} intervals ({c.interval}):")
+    width = max(len(f"at most {format_count(v.budget)} {units}") for v in c.verdicts) if c.verdicts else 0
+    print(f"{c.metric} ({c.direction}): which family is better at each budget")
+    for v in c.verdicts:  # the answer first, one line per budget
+        print(f"  {f'at most {format_count(v.budget)} {units}':<{width}}  {v.text}")
+    print(f"{c.confidence:.0%} intervals: {c.method} (in full: --format json, 'interval'; search compare --help)")
+    print("\nby budget, each family's value and the trial that holds it:")
     for v in c.verdicts:
         print(f"\nat most {format_count(v.budget)} {units}: {v.text}")
         for r in v.families:

@@ -153,6 +153,10 @@ def test_compare_table_and_csv(cli, studies):
     )
     assert code == 0 and "hourglass better by" in out and "front hypervolume" in out
     assert "--decide" not in out  # two studies read apart: no one study to search on
+    lines = out.splitlines()  # the answer first: the question, one line per budget, the method in a line
+    assert lines[0] == "psnr (maximize): which family is better at each budget"
+    assert all(line.startswith("  at most ") for line in lines[1:4])
+    assert lines[4].startswith("95% intervals: bootstrap over seed noise only (in full:") and len(lines[4]) <= 120
     code, out, _ = cli("compare", n["hg"], n["conv"], "--format", "csv", "--storage", url)
     assert code == 0 and out.splitlines()[0] == "budget,family,psnr,low,high,best,number,params,runs,verdict"
 
