@@ -208,3 +208,28 @@ def test_a_dimension_found_to_move_the_count_later_is_told():
     config["activation"] = "relu"
     assert moves_count(space, IO, config, "max_units", funnel_count)
     assert not moves_count(space, IO, config, "lr", funnel_count)
+
+
+def test_a_built_in_familys_range_lr_from_a_space_file_is_searched_over_its_range(tmp_path):
+    """The same rule for the built-in families: `lr` as a range in a space file is a free
+    dimension, drawn over the whole range (not narrowed to its top by the size draw)."""
+    from search.engine.prepare import prepare
+    from search.engine.specs import RunSpec
+
+    path = tmp_path / "space.toml"
+    path.write_text("[hourglass]\nlr = {low = 1e-4, high = 1e-2, log = true}\n")
+    prep = prepare(RunSpec(spaces=("hourglass",), task="digits-denoise", budget=100_000, space_file=str(path)))
+    space = prep.spaces["hourglass"]
+    assert "lr" in space.free and space.sized == {"L", "d_z", "d_h"}
+    proposer = make_sampler(
+        "random", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0, trials=100
+    )
+    lrs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        while len(lrs) < 100:
+            p = proposer.ask()
+            assert isinstance(p, Proposal) and p.params <= 100_000
+            proposer.tell(p, -math.log(p.params), p.params)
+            lrs.append(p.config["lr"])
+    assert len(deciles(space.dim("lr"), lrs)) >= 8
