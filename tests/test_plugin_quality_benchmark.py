@@ -14,7 +14,7 @@ def test_the_search_quality_of_a_users_family_is_measured_against_the_truth(tmp_
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
-    plain, conditional = result["variants"]["plain"], result["variants"]["conditional"]
+    plain, conditional = result["variants"]["syn-plain"], result["variants"]["syn-conditional"]
     assert list(plain)[0] == "product (gp)" and list(conditional)[0] == "product (gp-cond)"
     for rows in (plain, conditional):
         assert set(rows) >= {"optuna-tpe", "optuna-random", "optuna-gp", "optuna-nsga2"}
