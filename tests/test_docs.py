@@ -92,4 +92,29 @@ def test_the_site_builds_strictly(tmp_path):
         env={"NO_MKDOCS_2_WARNING": "1", **__import__("os").environ},
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (tmp_path / "site" / "reference" / "cli" / "index.html").exists()
+    site = tmp_path / "site"
+    assert (site / "reference" / "cli" / "index.html").exists()
+    # the Python API page shows every member of search.__all__ (search exports them lazily:
+    # each is documented where it is defined), a function with its signature
+    import search
+
+    api = (site / "reference" / "python" / "index.html").read_text()
+    sections = dict(zip(*[iter(re.split(r'<h2 id="([^"]+)"', api)[1:])] * 2))
+    for name in search.__all__:
+        section = sections.get(f"search{name.lower()}")
+        assert section is not None, f"search.{name} is not on the Python API page"
+        if callable(getattr(search, name)) and not isinstance(getattr(search, name), type):
+            assert "doc-signature" in section, f"search.{name} has no signature on the Python API page"
+    assert collapsed_lists(site) == []
+
+
+def collapsed_lists(site: Path) -> list[tuple[str, str]]:
+    """(page, text) of each paragraph of the built site with a line starting '- ': a list
+    Markdown read as a paragraph (no blank line between it and the text above)."""
+    out = []
+    for page in sorted(site.rglob("*.html")):
+        for m in re.finditer(r"<p>((?:(?!<p>|</p>|<div|<pre).)*)</p>", page.read_text(), re.S):
+            text = re.sub(r"<[^>]+>", "", m.group(1))
+            if re.search(r"(^|\n)\s*- \S", text):
+                out.append((str(page.relative_to(site)), text[:80]))
+    return out
