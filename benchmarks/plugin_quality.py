@@ -16,7 +16,7 @@ a conditional space), against plain Optuna as a user writes it (define-by-run ov
 ranges, the count computed, a configuration over the budget told PRUNED before training:
 benchmarks/peer_optuna.py's rule) with TPE, random, GP and NSGA-II.
 
-    python benchmarks/plugin_quality.py [--seeds 10] [--trials 40] [--variants plain,conditional] [--out FILE.json]
+    python benchmarks/plugin_quality.py [--seeds 10] [--trials 40] [--variants plain,conditional] [--peers none] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -270,7 +270,7 @@ def peer(kind: str, problem: Problem, seed: int, trials: int) -> list[tuple[floa
 # ---------------------------------------------------------------- the comparison
 
 
-def compare(problems: list[Problem], seeds: int, trials: int) -> dict[str, Any]:
+def compare(problems: list[Problem], seeds: int, trials: int, peers: tuple[str, ...] = tuple(PEERS)) -> dict[str, Any]:
     out: dict[str, Any] = {
         "trials": trials,
         "seeds": seeds,
@@ -281,7 +281,7 @@ def compare(problems: list[Problem], seeds: int, trials: int) -> dict[str, Any]:
     for problem in problems:
         rows: dict[str, dict[str, Any]] = {}
         methods = {f"product ({product_sampler(problem)})": lambda s, p=problem: product(p, s, trials)}
-        methods |= {k: lambda s, k=k, p=problem: peer(k, p, s, trials) for k in PEERS}
+        methods |= {k: lambda s, k=k, p=problem: peer(k, p, s, trials) for k in peers}
         for label, run in methods.items():
             shares, seconds = [], []
             for s in range(seeds):
@@ -310,14 +310,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--variants", default="plain,conditional")
+    ap.add_argument("--peers", default=",".join(PEERS), help="comma list of peers, or none (the product alone)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     variants = a.variants.split(",")
     unknown = [v for v in variants if v not in VARIANTS]
-    if unknown or a.seeds < 1 or a.trials < 2:
+    peers = tuple(p for p in a.peers.split(",") if p and p != "none")
+    if unknown or a.seeds < 1 or a.trials < 2 or any(p not in PEERS for p in peers):
         print(f"error: variants from {', '.join(VARIANTS)}, --seeds >= 1, --trials >= 2", file=sys.stderr)
         return 2
-    result = compare([synthetic(v) for v in variants], a.seeds, a.trials)
+    result = compare([synthetic(v) for v in variants], a.seeds, a.trials, peers)
     text = json.dumps(result, indent=1)
     if a.out:
         with open(a.out, "w") as f:

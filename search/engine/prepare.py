@@ -13,7 +13,7 @@ from core.budget import format_count
 from core.errors import UserError
 from core.io import IOSpec
 from models import FAMILIES, Family, get_family
-from search.engine.sampling.policies import CONDITIONAL_SAMPLER, FIXED_SPACE_SAMPLERS
+from search.engine.sampling.policies import CONDITIONAL_SAMPLER, FIXED_SPACE_SAMPLERS, FREE_RANGES_DRAW_WHY
 from search.engine.search_flags import search_settings
 from search.engine.specs import RunSpec
 from search.executors import check_executor
@@ -103,17 +103,24 @@ def prepare(spec: RunSpec) -> Prepared:
 
 
 def route_sampler(spec: RunSpec, spaces: dict[str, Space]) -> RunSpec:
-    """`spec` with a conditional space's sampler: one of FIXED_SPACE_SAMPLERS (the GP) models
-    only what every trial shares and draws the rest at random, so such a study searches
-    with CONDITIONAL_SAMPLER and `routed` says why."""
+    """`spec` with the sampler and shape draw its spaces need, and `routed` saying why: a
+    conditional space's sampler (one of FIXED_SPACE_SAMPLERS, the GP, models only what
+    every trial shares and draws the rest at random: CONDITIONAL_SAMPLER instead); a space
+    with free ranges draws its widths and depths as themselves ("random"), not as positions,
+    unless the user chose the shape draw (FREE_RANGES_DRAW_WHY)."""
+    whys = []
     conditional = [name for name, space in spaces.items() if space.conditional]
-    if not conditional or spec.sampler not in FIXED_SPACE_SAMPLERS:
-        return spec
-    why = (
-        f"{', '.join(conditional)} has conditional keys, which {spec.sampler} alone draws at random: "
-        f"sampler {CONDITIONAL_SAMPLER} (the GP over the keys every trial has, TPE for the conditional ones)"
-    )
-    return replace(spec, sampler=CONDITIONAL_SAMPLER, routed=why)
+    if conditional and spec.sampler in FIXED_SPACE_SAMPLERS:
+        whys.append(
+            f"{', '.join(conditional)} has conditional keys, which {spec.sampler} alone draws at random: "
+            f"sampler {CONDITIONAL_SAMPLER} (the GP over the keys every trial has, TPE for the conditional ones)"
+        )
+        spec = replace(spec, sampler=CONDITIONAL_SAMPLER)
+    free = [n for n, s in spaces.items() if any(d.kind != "choice" and not s.is_sized(d) for d in s.dims)]
+    if free and spec.shape_draw == "modelled" and not spec.shape_draw_given:
+        whys.append(f"{', '.join(free)} has free ranges: shape draw random ({FREE_RANGES_DRAW_WHY})")
+        spec = replace(spec, shape_draw="random")
+    return replace(spec, routed="; ".join(whys)) if whys else spec
 
 
 def classify_spaces(prep: Prepared) -> None:

@@ -96,7 +96,8 @@ class RunSpec:
     replicate: int | None = None  # this search's index among them, 1..K
     keep: str = DEFAULT_KEEP  # search.artifacts.KEEP: whose weights stay in the store (pareto, all, none)
     artifacts: str | None = None  # the artifact store's URL; None: a folder beside the SQLite database
-    routed: str | None = None  # why `sampler` is not the one asked for (prepare's `route_sampler`)
+    routed: str | None = None  # why `sampler` or `shape_draw` is not the default (prepare's `route_sampler`)
+    shape_draw_given: bool | None = None  # whether `shape_draw` was given (None: not yet known)
 
     def __post_init__(self) -> None:
 
@@ -188,6 +189,8 @@ class RunSpec:
             raise UserError(f"unknown --shape-draw {self.shape_draw!r}; known: {', '.join(SHAPE_DRAWS)}")
         if self.shape_draw == "modelled" and self._unmet("shape_draw") is not None:
             raise UserError("--shape-draw sets how an Optuna sampler draws widths and depth; the grid has no draw")
+        if self.shape_draw_given is None:  # kept through `replace`: whether the user chose it
+            object.__setattr__(self, "shape_draw_given", self.shape_draw is not None)
         object.__setattr__(
             self, "shape_draw", shape_draw_for(self.shape_draw, self.sampler, self.trials, len(self.spaces))
         )

@@ -117,8 +117,9 @@ class StudyLoop:
             self.keeper = Keeper(spec.keep, store, self.name, study.direction)
         interrupted = store.interrupt_running(self.name, orphan=is_orphan)
         past = [r for r in store.trials(self.name, statuses=REPLAYED_STATUSES) if not is_check(r)]
+        routed = route_sampler(spec, prep.spaces)  # what the spaces need, whichever path built `spec`
         self.sampler = make_sampler(
-            route_sampler(spec, prep.spaces).sampler,  # a conditional space's, whichever path built `spec`
+            routed.sampler,
             prep.spaces,
             prep.io,
             spec.budget,
@@ -133,7 +134,7 @@ class StudyLoop:
             size_scale=spec.size_scale,
             start=spec.start,
             revisit=spec.revisit,
-            shape_draw=spec.shape_draw,
+            shape_draw=routed.shape_draw,
         )
         # the finished trials' first-seed curves, read once: the pruner judges by them, and a
         # pruned trial is told to the proposer with its value at the epoch it was stopped
