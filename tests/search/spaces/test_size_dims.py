@@ -233,3 +233,23 @@ def test_a_built_in_familys_range_lr_from_a_space_file_is_searched_over_its_rang
             proposer.tell(p, -math.log(p.params), p.params)
             lrs.append(p.config["lr"])
     assert len(deciles(space.dim("lr"), lrs)) >= 8
+
+
+def test_a_space_with_free_ranges_draws_its_shape_as_itself_unless_told():
+    """prepare's `route_sampler`: the GP's default "modelled" shape draw (40 trials, one
+    family) becomes "random" where a space has free ranges, and says so; a shape draw the
+    user chose is kept."""
+    from search.engine.prepare import route_sampler
+    from search.engine.specs import RunSpec
+
+    spaces = {"hourglass": classify(funnel_space(), IO, funnel_count)}
+    spec = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=BUDGET, trials=40)
+    assert spec.shape_draw == "modelled" and not spec.shape_draw_given
+    routed = route_sampler(spec, spaces)
+    assert routed.shape_draw == "random" and "has free ranges: shape draw random" in routed.routed
+    chosen = RunSpec(spaces=("hourglass",), task="digits-denoise", budget=BUDGET, trials=40, shape_draw="modelled")
+    assert route_sampler(chosen, spaces).shape_draw == "modelled"
+    sizes_only = {
+        "hourglass": classify(funnel_space({k: FUNNEL[k] for k in ("num_layers", "max_units")}), IO, funnel_count)
+    }
+    assert route_sampler(spec, sizes_only) is spec
