@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import math
 import platform
 import re
@@ -123,11 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         "outside_share_median": {k: statistics.median(v) for k, v in outside.items()},
         "ratio_to_optuna_tpe": {k: v / medians["optuna tpe"] for k, v in medians.items()},
     }
-    text = json.dumps(result, indent=1)
-    if a.out:
-        Path(a.out).write_text(text + "\n")
-    print(text)
-    return 0
+    return q.report(result, a.out)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from optuna.trial import TrialState
 
 from core.io import IOSpec
 from core.pareto import hypervolume_2d
-from search.engine.sampling import Proposal, make_sampler
+from search.engine.sampling import Proposal
 from search.engine.specs import RunSpec
 from search.spaces import parse_condition
 
@@ -167,30 +167,13 @@ def register(problem: Problem) -> str:
 
 def product(problem: Problem, seed: int, trials: int) -> list[tuple[float, float]]:
     """(log10 params, metric) of the first `trials` trained proposals of the product's
-    default proposer for this family (what `search run` builds: prepare, then make_sampler)."""
+    default proposer for this family (what `search run` builds: prepare, then study_sampler)."""
     from search.engine.prepare import prepare
+    from search.engine.study import study_sampler
 
     name = register(problem)
     prep = prepare(RunSpec(spaces=(name,), task=f"{name}-task", budget=problem.budget, seed=seed, trials=trials))
-    spec = prep.spec
-    sampler = make_sampler(
-        spec.sampler,
-        prep.spaces,
-        prep.io,
-        spec.budget,
-        prep.count,
-        direction="maximize",
-        seed=seed,
-        trials=trials,
-        spread=spec.spread,
-        share=spec.share,
-        scope=spec.sampler_scope,
-        corners=spec.corners,
-        size_scale=spec.size_scale,
-        start=spec.start,
-        revisit=spec.revisit,
-        shape_draw=spec.shape_draw,
-    )
+    sampler = study_sampler(prep.spec, prep)
     out: list[tuple[float, float]] = []
     for _ in range(50 * trials):
         if len(out) == trials:
@@ -320,9 +303,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: variants from {', '.join(VARIANTS)}, --seeds >= 1, --trials >= 2", file=sys.stderr)
         return 2
     result = compare([synthetic(v) for v in variants], a.seeds, a.trials, peers)
+    return report(result, a.out)
+
+
+def report(result: dict[str, Any], out: str | None) -> int:
+    """Print a benchmark's result as JSON, and write it to `out` if given; exit status 0."""
     text = json.dumps(result, indent=1)
-    if a.out:
-        with open(a.out, "w") as f:
+    if out:
+        with open(out, "w") as f:
             f.write(text + "\n")
     print(text)
     return 0

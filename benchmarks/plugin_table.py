@@ -158,11 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     result = q.compare([problem(Path(a.table))], a.seeds, a.trials)
-    text = json.dumps(result, indent=1)
-    if a.out:
-        Path(a.out).write_text(text + "\n")
-    print(text)
-    return 0
+    return q.report(result, a.out)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,30 @@ class Progress(Protocol):
     def close(self) -> None: ...
 
 
+def study_sampler(spec: RunSpec, prep: Prepared) -> Sampler:
+    """The proposer a study of `spec` searches with: its sampler and search settings, with
+    what its spaces need (prepare's `route_sampler`, whichever path built `spec`)."""
+    routed = route_sampler(spec, prep.spaces)
+    return make_sampler(
+        routed.sampler,
+        prep.spaces,
+        prep.io,
+        spec.budget,
+        prep.count,
+        direction=prep.task.direction,
+        seed=spec.seed,
+        trials=spec.trials,
+        spread=spec.spread,
+        share=spec.share,
+        scope=spec.sampler_scope,
+        corners=spec.corners,
+        size_scale=spec.size_scale,
+        start=spec.start,
+        revisit=spec.revisit,
+        shape_draw=routed.shape_draw,
+    )
+
+
 @dataclass
 class Outcome:
     study: StudyRecord
@@ -117,25 +141,7 @@ class StudyLoop:
             self.keeper = Keeper(spec.keep, store, self.name, study.direction)
         interrupted = store.interrupt_running(self.name, orphan=is_orphan)
         past = [r for r in store.trials(self.name, statuses=REPLAYED_STATUSES) if not is_check(r)]
-        routed = route_sampler(spec, prep.spaces)  # what the spaces need, whichever path built `spec`
-        self.sampler = make_sampler(
-            routed.sampler,
-            prep.spaces,
-            prep.io,
-            spec.budget,
-            prep.count,
-            direction=prep.task.direction,
-            seed=spec.seed,
-            trials=spec.trials,
-            spread=spec.spread,
-            share=spec.share,
-            scope=spec.sampler_scope,
-            corners=spec.corners,
-            size_scale=spec.size_scale,
-            start=spec.start,
-            revisit=spec.revisit,
-            shape_draw=routed.shape_draw,
-        )
+        self.sampler = study_sampler(spec, prep)
         # the finished trials' first-seed curves, read once: the pruner judges by them, and a
         # pruned trial is told to the proposer with its value at the epoch it was stopped
         curves = (
