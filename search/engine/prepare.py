@@ -116,7 +116,9 @@ def route_sampler(spec: RunSpec, spaces: dict[str, Space]) -> RunSpec:
             f"sampler {CONDITIONAL_SAMPLER} (the GP over the keys every trial has, TPE for the conditional ones)"
         )
         spec = replace(spec, sampler=CONDITIONAL_SAMPLER)
-    free = [n for n, s in spaces.items() if any(d.kind != "choice" and not s.is_sized(d) for d in s.dims)]
+    free = [
+        n for n, s in spaces.items() if any(d.kind != "choice" and d.low < d.high and not s.is_sized(d) for d in s.dims)
+    ]
     if free and spec.shape_draw == "modelled" and not spec.shape_draw_given:
         whys.append(f"{', '.join(free)} has free ranges: shape draw random ({FREE_RANGES_DRAW_WHY})")
         spec = replace(spec, shape_draw="random")

@@ -4,11 +4,12 @@ target size) and which do not (free dimensions, drawn over their whole range): i
 Decided by counting, once per study before anything is written (search/engine/prepare.py):
 at a few reference configurations of the space (its smallest model, its largest, and its
 middle), each dimension is moved through its valid range (its ends and three points
-between; each option of a choice) with the rest fixed; a dimension whose move changes the count is a size
-dimension. `Dim.size` overrides the count (true: sized, for a count that moves with a
-dimension only in regions the references miss); a `size: false` that counting
-contradicts is refused. The study loop checks again on its first proposals
-(`moves_count`) and sizes a dimension found to move the count there.
+between; each option of a choice) with the rest fixed; a dimension whose move changes the
+count is a size dimension, and so is a key a rule ties to one (`tied`). `Dim.size`
+overrides the count (true: sized, for a count that moves with a dimension only in regions
+the references miss); a `size: false` that counting contradicts is refused. The study loop
+checks again on its first proposals (`recheck`) and sizes a dimension found to move the
+count there.
 
     classify(space, io, count, owner) -> Space   # with `sized` set
     moves_count(space, io, config, name, count)  # the counts at the ends differ here
@@ -153,7 +154,24 @@ def classify(space: Space, io: IOSpec, count: ConfigCounter, owner: str | None =
                 f"({value_counts}); drop the override or make the count independent of it"
             )
         sized.add(dim.name)
-    return replace(space, sized=frozenset(sized))
+    return replace(space, sized=frozenset(tied(space, sized)))
+
+
+def tied(space: Space, sized: set[str]) -> set[str]:
+    """`sized` and every dimension a rule ties to one of them (`d_model = 64 * n_heads`,
+    `d_h < d_z`), unless declared `size: false`: the budget-aware draw bisects such keys
+    together, and a key a rule pins moves no count on its own (counting cannot see it)."""
+    names = {d.name: d for d in space.dims}
+    out = set(sized)
+    grew = True
+    while grew:
+        grew = False
+        for c in space.constraints:
+            for a, b in ((c.left, c.right), (c.right, c.left)):
+                if a in out and b in names and b not in out and names[b].size is not False:
+                    out.add(b)
+                    grew = True
+    return out
 
 
 def _moved(

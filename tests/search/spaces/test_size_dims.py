@@ -253,3 +253,15 @@ def test_a_space_with_free_ranges_draws_its_shape_as_itself_unless_told():
         "hourglass": classify(funnel_space({k: FUNNEL[k] for k in ("num_layers", "max_units")}), IO, funnel_count)
     }
     assert route_sampler(spec, sizes_only) is spec
+
+
+@pytest.mark.parametrize("family, key", [("transformer", "d_model"), ("conventional-noproj", "d_z")])
+def test_a_key_a_rule_ties_to_a_size_key_is_a_size_key(family, key):
+    """`d_model = 64 * n_heads` pins d_model once n_heads is drawn, so moving it alone moves
+    no count; tied to a size key by a rule, it is sized with it (and the shape draw stays)."""
+    from models import get_family
+    from search.engine.prepare import prepare
+    from search.engine.specs import RunSpec
+
+    prep = prepare(RunSpec(spaces=(family,), task=get_family(family).default_task, budget=10**12))
+    assert key in prep.spaces[family].sized and prep.spec.routed is None
