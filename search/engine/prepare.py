@@ -130,16 +130,14 @@ def classify_spaces(prep: Prepared) -> None:
     sampler sizes those and draws the others over their whole range."""
     for name, space in prep.spaces.items():
         prep.spaces[name] = classify(
-            space,
-            prep.io,
-            lambda c, n=name: prep.count(n, c),
-            f"family {name!r}{_from(name) if name in FAMILIES else ''}",
+            space, prep.io, lambda c, n=name: prep.count(n, c), f"family {name!r}{_from(name)}"
         )
 
 
 def _from(family: str) -> str:
-    """' (ORIGIN)' for a family that is not built in: messages name the plugin."""
-    return FAMILIES.origin_note(family)
+    """' (ORIGIN)' for a family that is not built in: messages name the plugin ('' for one
+    the registry does not hold, e.g. a Tune script's family known by its count alone)."""
+    return FAMILIES.origin_note(family) if family in FAMILIES else ""
 
 
 def default_task(spaces: tuple[str, ...]) -> str:

@@ -18,7 +18,6 @@ count there.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
@@ -27,7 +26,7 @@ from core.io import IOSpec
 from core.shape_rules import io_values
 from core.trials import TRAINING_KEYS
 from search.spaces.sizing import ConfigCounter, choice_ok, dim_bounds
-from search.spaces.space import Dim, Space
+from search.spaces.space import Dim, Space, at_position
 
 
 def complete(space: Space, io: IOSpec, wanted: dict[str, Any], fallback: str = "low") -> dict[str, Any] | None:
@@ -55,12 +54,17 @@ def complete(space: Space, io: IOSpec, wanted: dict[str, Any], fallback: str = "
     return {k: v for k, v in known.items() if k not in ("d_x", "d_out")}
 
 
+def _at(dim: Dim, u: float, lo: float, hi: float) -> Any:
+    """The value at position `u` of [lo, hi] for `dim` (`at_position`: its log axis and step)."""
+    if dim.kind == "int":
+        return int(at_position(u, lo, hi, dim.log, dim.step))
+    return at_position(u, lo, hi, dim.log)
+
+
 def _middle(dim: Dim) -> Any:
     if dim.kind == "choice":
         return dim.choices[len(dim.choices) // 2]
-    lo, hi = float(dim.low), float(dim.high)
-    mid = math.sqrt(lo * hi) if dim.log and lo > 0 else (lo + hi) / 2
-    return int(round(mid)) if dim.kind == "int" else mid
+    return _at(dim, 0.5, float(dim.low), float(dim.high))
 
 
 POINTS = 5  # the values of a range each dimension is moved through (its ends and between)
@@ -82,17 +86,7 @@ def _ends(space: Space, io: IOSpec, dim: Dim, config: dict[str, Any]) -> list[An
     lo, hi = dim_bounds(space, dim, known)
     if lo > hi:
         return []
-    out: list[Any] = []
-    for k in range(POINTS):
-        u = k / (POINTS - 1)
-        v = math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo))) if dim.log and lo > 0 else lo + u * (hi - lo)
-        if dim.kind == "int":
-            base = int(dim.low)
-            v = min(max(base + round((v - base) / dim.step) * dim.step, int(lo)), int(hi))
-        v = min(max(v, lo), hi) if dim.kind == "float" else v
-        if v not in out:
-            out.append(v)
-    return out
+    return list(dict.fromkeys(_at(dim, k / (POINTS - 1), lo, hi) for k in range(POINTS)))
 
 
 def _counts_at_ends(space: Space, io: IOSpec, dim: Dim, config: dict[str, Any], count: ConfigCounter) -> dict[Any, int]:

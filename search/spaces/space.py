@@ -21,19 +21,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from core.errors import UserError
-from core.shape_rules import Constraint
+from core.shape_rules import OPS, Constraint
 from core.trials import TRAINING_KEYS
 
 PAPER_LRS = (1e-4, 5e-4, 1e-3, 5e-3)  # Chen et al.'s learning-rate set
 
-CONDITION_OPS: dict[str, Callable[[Any, Any], bool]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
+CONDITION_OPS: dict[str, Callable[[Any, Any], bool]] = {"==": operator.eq, "!=": operator.ne, **OPS}
 
 
 @dataclass(frozen=True)
@@ -62,6 +55,23 @@ class Condition:
 
     def __str__(self) -> str:
         return f"{self.parent} {self.op} {self.value!r}"
+
+
+def at_position(u: float, low: float, high: float, log: bool, step: float | None = None) -> float:
+    """The value at position `u` (0 to 1) of [low, high], on a log axis if `log`, rounded
+    to `low` + a multiple of `step` (integers; None: a float), inside [low, high]."""
+    if not 0.0 <= u <= 1.0 or high < low:
+        raise ValueError(f"need 0 <= u <= 1 and low <= high, got u={u}, {low}..{high}")
+    if u in (0.0, 1.0) or low == high:
+        v = low if u == 0.0 else high
+    elif log and low > 0:
+        v = math.exp(math.log(low) + u * (math.log(high) - math.log(low)))
+    else:
+        v = low + u * (high - low)
+    if step is None:
+        return min(max(v, low), high)
+    k = round((v - low) / step)
+    return min(max(low + k * step, low), low + ((high - low) // step) * step)
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import optuna
+
+from search.spaces.space import at_position  # noqa: F401  (re-exported: the positions' draw)
 
 POSITION_SUFFIX = "@"  # `hourglass.d_z@`: d_z's position in its range (`PositionDraw`)
 
@@ -25,23 +26,6 @@ class TrialDraw:
 
     def choice(self, name: str, choices: tuple[Any, ...]) -> Any:
         return self.trial.suggest_categorical(f"{self.prefix}.{name}", list(choices))
-
-
-def at_position(u: float, low: float, high: float, log: bool, step: float | None = None) -> float:
-    """The value at position `u` (0 to 1) of [low, high], on a log axis if `log`, rounded
-    to `low` + a multiple of `step` (integers; None: a float), inside [low, high]."""
-    if not 0.0 <= u <= 1.0 or high < low:
-        raise ValueError(f"need 0 <= u <= 1 and low <= high, got u={u}, {low}..{high}")
-    if u in (0.0, 1.0) or low == high:
-        v = low if u == 0.0 else high
-    elif log and low > 0:
-        v = math.exp(math.log(low) + u * (math.log(high) - math.log(low)))
-    else:
-        v = low + u * (high - low)
-    if step is None:
-        return min(max(v, low), high)
-    k = round((v - low) / step)
-    return min(max(low + k * step, low), low + ((high - low) // step) * step)
 
 
 class PositionDraw(TrialDraw):
