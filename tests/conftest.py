@@ -18,6 +18,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def trials_in_this_process(monkeypatch):
+    """The suite's searches run their trials in the test's own process ($SEARCH_WORKERS=1,
+    `--workers`' default): a tiny search would spend more on starting worker processes than
+    on its trials, and many tests replace functions in this process. The worker processes
+    are tested where a test asks for them (tests/search/executors/test_workers.py)."""
+    monkeypatch.setenv("SEARCH_WORKERS", "1")
+
+
 @pytest.fixture
 def isolated_data(tmp_path, monkeypatch):
     """A fresh data cache (XDG_CACHE_HOME under tmp_path), no SEARCH_DATA_DIR, and no network:

@@ -69,6 +69,8 @@ RUN_OPTIONS: dict[str, Any] = {
     "trial_timeout": None,
     "tune_dir": None,
     "pack": None,
+    "workers": None,
+    "threads": None,
     "storage": None,
     "storage_wait": None,
     "keep": None,

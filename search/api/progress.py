@@ -26,11 +26,12 @@ def format_config(config: dict[str, Any]) -> str:
     return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in config.items())
 
 
-def time_outside(wall_s: float, trained_s: float) -> str:
+def time_outside(wall_s: float, trained_s: float, at_once: int = 1) -> str:
     """ "12.3 s, 31% of it outside the trials": a search's wall time and the share spent on
     anything but its trials' own training and evaluation (proposing, counting, storage,
-    pages; trials in parallel can leave none)."""
-    share = max(0.0, wall_s - trained_s) / wall_s if wall_s > 0 else 0.0
+    pages). With `at_once` trials side by side, their summed time counts 1/at_once of it
+    on the wall (trials in parallel can leave none)."""
+    share = max(0.0, wall_s - trained_s / max(1, at_once)) / wall_s if wall_s > 0 else 0.0
     return f"{wall_s:.1f} s, {share:.0%} of it outside the trials"
 
 
@@ -52,9 +53,11 @@ class ConsoleProgress:
         epoch_interval: float = EPOCH_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
         search: Mapping[str, Any] | None = None,
+        at_once: str | None = None,
     ) -> None:
         self.stream = stream or sys.stderr
         self.search = search  # the running search's settings (search_flags.search_settings), said at the start
+        self.at_once = at_once  # how trials run ("2 trial(s) at once in worker processes, ..."), said at the start
         self.live = self.stream.isatty() if live is None else live
         self.epoch_interval = epoch_interval
         self.clock = clock
@@ -90,6 +93,8 @@ class ConsoleProgress:
             what += f"; resuming with {done}/{total} finished"
         if retries:
             what += f", {retries} interrupted or failed trial(s) to run again"
+        if self.at_once:
+            what += f"; {self.at_once}"
         self._print(what)
         if self.search is not None:
             self._print_search(study, len(study.families))

@@ -102,13 +102,15 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
         if len(specs) > 1:
             print(f"search {k} of {len(specs)}: study {one.study_name!r}, seed {one.seed}", flush=True)
         run = run_tune_study if one.executor == "tune" else run_study
-        progress, started = ConsoleProgress(search=search_settings(one)), time.monotonic()
+        where = local_placement(one)
+        progress = ConsoleProgress(search=search_settings(one), at_once=where and where.describe())
+        started = time.monotonic()
         out = run(one, store, progress, prepare(base) if base is not spec else prep)
         wall = time.monotonic() - started
         df = store.trials_frame(one.study_name)
         print(
             f"study {one.study_name!r}: {out.finished} finished trial(s), {out.ran} run now "
-            f"({time_outside(wall, progress.trained_s)})"
+            f"({time_outside(wall, progress.trained_s, where.workers if where else 1)})"
             + (f" ({out.retried} retries)" if out.retried else "")
             + f", {out.rejected} proposal(s) rejected over budget or shape"
             + (" (grid exhausted)" if out.exhausted else "")
@@ -158,6 +160,7 @@ def run_spec(a: Any):
     from core.trials import TrainSettings
     from search.engine.prepare import default_task
     from search.engine.specs import RunSpec
+    from search.executors.local import default_workers
 
     if a.smoke:  # as if given on the command line: they win over a recipe's values
         a.trials = 2 if a.trials is None else a.trials
@@ -184,6 +187,14 @@ def run_spec(a: Any):
         raise UserError(f"--fuse must be on or off, got {a.fuse!r}")
     if a.pack is not None:
         executor_options["pack"] = check_pack(a.pack)
+    if _or(a.executor, "local") == "local":
+        executor_options |= {"workers": a.workers or default_workers(), "device": a.device or "auto"}
+        if a.threads is not None:
+            executor_options["threads"] = a.threads
+    elif a.workers is not None or a.threads is not None:
+        raise UserError(
+            "--workers and --threads are for the local executor (with Ray: --max-concurrent, --cpus-per-trial)"
+        )
     if a.tune_dir is not None and _or(a.executor, "local") != "tune":
         raise UserError("--tune-dir is for --executor tune")
     train = TrainSettings(
@@ -239,6 +250,17 @@ def run_spec(a: Any):
         keep=_or(a.keep, DEFAULT_KEEP),
         artifacts=a.artifacts,
     )
+
+
+def local_placement(spec):
+    """How the local executor runs `spec`'s trials (search/executors/local.py `Placement`),
+    None for another executor."""
+    from search.executors.local import placement
+
+    if spec.executor != "local":
+        return None
+    o = spec.executor_options
+    return placement(o.get("workers", 1), o.get("threads"), o.get("trial_timeout"), o.get("device", "auto"))
 
 
 def say_alone(spec, prep) -> None:

@@ -235,7 +235,7 @@ def add_parser(sub) -> None:
         "--task-option", action="append", metavar="KEY=VALUE", help="task option, e.g. noise=0.5 (repeatable)"
     )
     where = r.add_argument_group("where trials run")
-    where.add_argument("--executor", help="where trials run (default: local, in this process)")
+    where.add_argument("--executor", help="where trials run (default: local, on this machine: --workers)")
     where.add_argument(
         "--pack",
         metavar="K",
@@ -244,6 +244,18 @@ def add_parser(sub) -> None:
         "family; han and fcnet, identical shapes), each recorded as if trained alone; auto (the "
         "default) chooses by device: 1 until a pack is measured to pay (on a CPU, packs of "
         "different shapes are slower: docs/benchmarks.md)",
+    )
+    where.add_argument(
+        "--workers",
+        metavar="N",
+        help="the local executor: N trials at once in worker processes (default auto, or $SEARCH_WORKERS: one per "
+        "core this process may use on a CPU, 1 on a GPU; 1 without --trial-timeout runs them in this process)",
+    )
+    where.add_argument(
+        "--threads",
+        metavar="T",
+        help="the local executor: torch threads per trial (default: the usable cores shared among the workers; "
+        "workers x threads may not exceed those cores)",
     )
     where.add_argument("--retries", type=int, help="re-runs of a failed or interrupted trial (default 1)")
     where.add_argument(
@@ -262,7 +274,8 @@ def add_parser(sub) -> None:
     where.add_argument(
         "--trial-timeout",
         type=float,
-        help="with --executor ray: seconds a trial may run, from its start in a worker, before it counts as hung",
+        help="seconds a trial may run, from its start in a worker, before it is stopped and recorded as failed "
+        "(a hung trial; the local executor runs trials in worker processes then; not with --executor tune)",
     )
     where.add_argument(
         "--tune-dir",

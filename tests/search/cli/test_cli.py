@@ -583,6 +583,46 @@ BAD_INPUT = [
         "the local executor takes no gpus_per_trial",
     ),
     (
+        ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--workers", "0"),
+        "--workers must be a whole number of at least 1, or auto, got '0'",
+    ),
+    (
+        ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--workers", "-1"),
+        "--workers must be a whole number of at least 1",
+    ),
+    (
+        ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--workers", "999"),
+        "--workers 999 is more than the",
+    ),
+    (
+        ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--threads", "0"),
+        "--threads must be a whole number of at least 1, got '0'",
+    ),
+    (
+        ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--threads", "999"),
+        "torch threads would oversubscribe the",
+    ),
+    (
+        ("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "1M", "--trial-timeout", "0"),
+        "--trial-timeout must be a positive number of seconds",
+    ),
+    (
+        (
+            "run",
+            "--space",
+            "hourglass",
+            "--task",
+            "digits-denoise",
+            "--budget",
+            "1M",
+            "--executor",
+            "ray",
+            "--workers",
+            "2",
+        ),
+        "--workers and --threads are for the local executor",
+    ),
+    (
         (
             "run",
             "--space",
