@@ -41,6 +41,11 @@ class Executor(ABC):
     def in_flight(self) -> int:
         """Submitted trials whose results were not yet returned by `wait`."""
 
+    def warm(self, spec: TrialSpec) -> None:
+        """Prepare for trials like `spec` (its task's data, its plugins) where that saves
+        the first trial's time: worker processes load them while the driver goes on. A
+        no-op by default; never raises."""
+
     def close(self) -> None:
         """Release workers."""
 

@@ -23,6 +23,7 @@ from search.executors.base import EpochCallback, Executor, run_guarded, run_guar
 from search.executors.packs import check_pack, resolve_pack
 
 WORKERS_ENV = "SEARCH_WORKERS"  # the default of --workers
+QUEUED_AHEAD = 1  # jobs proposed ahead of a free worker (docs/results/speed.md, "Both cores")
 OPTIONS = ("pack", "workers", "threads", "trial_timeout", "device")
 
 
@@ -127,7 +128,9 @@ class LocalExecutor(Executor):
             options.get("trial_timeout"),
             options.get("device", "auto"),
         )
-        self.capacity = self.pack * (1 if self.placement.in_process else self.placement.workers)
+        # with workers, one job more than they hold waits in the pool: a worker that finishes
+        # starts it at once, while the driver tells the result and proposes the next
+        self.capacity = self.pack * (1 if self.placement.in_process else self.placement.workers + QUEUED_AHEAD)
         self._queue: list[TrialSpec] = []
         self._pool = None
         self._threads_before: int | None = None
@@ -151,6 +154,10 @@ class LocalExecutor(Executor):
 
     def describe(self) -> str:
         return self.placement.describe()
+
+    def warm(self, spec: TrialSpec) -> None:
+        if self._pool is not None:
+            self._pool.warm(spec)
 
     def submit(self, spec: TrialSpec) -> None:
         self._queue.append(spec)

@@ -47,6 +47,32 @@ def _die_with_parent() -> None:
         pass
 
 
+def warm_up() -> None:
+    """What every first trial in a fresh process would pay, paid while the driver prepares:
+    the trainers' imports and torch's compiler stack, which an optimiser's first
+    construction imports (about 2 s of a 0.5 s trial on a 2-core CPU: the quickstart's
+    profile, docs/results/speed.md "Both cores")."""
+    import torch
+
+    import tasks  # noqa: F401
+
+    torch.optim.AdamW([torch.zeros(1, requires_grad=True)])
+
+
+def warm_data(spec: TrialSpec) -> None:
+    """Load `spec`'s plugins and its task's data into this process's cache (tasks/loading.py),
+    as its first trial would; a failure is left for that trial to report."""
+    try:
+        from search.executors.base import _load_plugins
+        from tasks.loading import load_data, resolve_device
+        from tasks.registry import get_task
+
+        _load_plugins([spec])
+        load_data(get_task(spec.task, spec.task_options), spec.data_dir, resolve_device(spec.train.device))
+    except Exception:
+        pass
+
+
 def worker_main(conn: Connection, threads: int) -> None:
     """A worker process: run the jobs the driver sends until it sends "close" or goes."""
     import signal
@@ -60,6 +86,8 @@ def worker_main(conn: Connection, threads: int) -> None:
     from core.trials import TrialStopped
     from search.executors.base import run_guarded_pack
 
+    warm_up()
+
     while True:
         try:
             msg = conn.recv()
@@ -67,6 +95,9 @@ def worker_main(conn: Connection, threads: int) -> None:
             return
         if msg[0] == "close":
             return
+        if msg[0] == "warm":
+            warm_data(TrialSpec.from_dict(msg[1]))
+            continue
         if msg[0] != "job":
             continue  # a stop for a trial that has already finished
         _, spec_dicts, stream = msg
@@ -134,6 +165,14 @@ class WorkerPool:
     @property
     def idle(self) -> int:
         return sum(w.job is None for w in self._workers) - len(self._queue)
+
+    def warm(self, spec: TrialSpec) -> None:
+        """Every worker loads `spec`'s plugins and task data before its first job."""
+        for w in self._workers:
+            try:
+                w.conn.send(("warm", spec.to_dict()))
+            except (BrokenPipeError, OSError):
+                pass
 
     def submit(self, specs: list[TrialSpec]) -> None:
         """Queue a job (a trial, or a pack trained as one program); it starts on the first

@@ -198,6 +198,8 @@ def test_a_dead_workers_trial_fails_and_is_retried(cli, tmp_path, monkeypatch):
         "256",
         "--workers",
         "2",
+        "--seed-checks",
+        "0",
         "--no-report",
     )
     assert code == 0, err
