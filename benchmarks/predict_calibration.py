@@ -76,7 +76,7 @@ def best_within(c, budget: float, sign: float) -> float:
 
 
 def family_rows(source: str, study: str, c, scale, sign: float, cut_fraction: float, seed: int) -> list[Row]:
-    """Fit family `c` (reports.candidates.Candidates) below its cut and read it at its front
+    """Fit family `c` (verdicts.candidates.Candidates) below its cut and read it at its front
     points above the cut."""
     from reports.scaling import front_mask, predict_family
 
@@ -140,8 +140,8 @@ def winner_checks(
 ) -> list[dict]:
     """At a few budgets above every family's cut and within every family's range: the
     measured verdict (seed noise, 95%) against the predicted leader."""
-    from reports.compare import compare_at
     from reports.scaling import predict_family, race
+    from verdicts.compare import compare_at
 
     if len(cands) < 2:
         return []
@@ -198,9 +198,9 @@ def winner_checks(
 
 def calibrate(sources: dict[str, str], cut_fraction: float, seed: int = 0) -> tuple[list[Row], list[dict]]:
     """Every study of every source file: the rows and the winner checks."""
-    from reports.candidates import candidates
     from reports.scaling import error_scale
     from storage import Store
+    from verdicts.candidates import candidates
 
     rows, winners = [], []
     for label, path in sources.items():

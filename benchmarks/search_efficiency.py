@@ -76,7 +76,6 @@ from reports.efficiency import (  # noqa: E402
     union_reference,
     work_to_reach,
 )
-from reports.fronts import complete_points  # noqa: E402
 from search.engine.sampling import SAMPLERS  # noqa: E402
 from search.engine.sampling.policies import (  # noqa: E402
     DEFAULT_CORNERS,
@@ -91,6 +90,7 @@ from search.engine.specs import RunSpec  # noqa: E402
 from search.engine.study import prepare, run_study  # noqa: E402
 from search.spaces import min_params  # noqa: E402
 from storage import Store  # noqa: E402
+from verdicts.points import complete_points  # noqa: E402
 
 
 @dataclass(frozen=True)

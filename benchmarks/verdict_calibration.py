@@ -1,7 +1,7 @@
 """Do `search compare`'s verdicts survive a second search? (issue 35)
 
 Runs the same question several times, the search seed the only difference (replicate
-searches), and reads every replicate with each interval method of reports/uncertainty.py
+searches), and reads every replicate with each interval method of verdicts/uncertainty.py
 at a few budgets. It reports, per setting and method:
 
 - contradict: the share of replicate pairs x budgets whose confident verdicts name
@@ -50,7 +50,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from reports.uncertainty import DEFAULT_WINDOW
+from verdicts.uncertainty import DEFAULT_WINDOW
 
 FIRST_SEED = 11  # every setting's replicate searches are seeds 11, 12, ...
 
@@ -192,7 +192,7 @@ def run_missing(setting: Setting, folder: Path, extra: tuple[str, ...] = ()) -> 
         )
 
 
-# the columns of a trials frame the readings use (reports/candidates.py), kept by `--export`
+# the columns of a trials frame the readings use (verdicts/candidates.py), kept by `--export`
 FRAME_COLUMNS = ("study", "number", "status", "family", "params", "config", "seeds", "n_runs", "note", "duration_s")
 
 
@@ -302,12 +302,12 @@ def read(
     symmetric: bool,
     window: float = 2.0,
 ) -> Read:
-    from reports.thin import thin_at
-    from reports.uncertainty import draws_for, front_draws, interval
+    from verdicts.thin import thin_at
+    from verdicts.uncertainty import draws_for, front_draws, interval
 
     b = np.array(setting.budgets)
     values, draws, thin = {}, {}, np.zeros(len(b), dtype=bool)
-    # every family the same number of draws (the fewest any gets, as reports/compare.py), so
+    # every family the same number of draws (the fewest any gets, as verdicts/compare.py), so
     # that two families' draws subtract draw by draw above 2,000 configurations too
     n = min(draws_for(len(cands[fam].params), 2000) for fam in setting.families)
     for fam in setting.families:
@@ -329,7 +329,7 @@ def read(
 
 
 def _plain_best(c, budgets, sign):
-    from reports.front_reading import best_within
+    from verdicts.front_reading import best_within
 
     return best_within(c.means[None, :], c.params, budgets, sign)[0]
 
@@ -350,7 +350,7 @@ def parse_method(text: str) -> tuple[str, bool, int, float]:
 
 
 def signed(v, first: str) -> tuple[float, float, float, bool]:
-    """(difference first - second, low, high, thin) of a `reports.compare.Verdict`."""
+    """(difference first - second, low, high, thin) of a `verdicts.compare.Verdict`."""
     if v.margin is None:
         return np.nan, np.nan, np.nan, v.status == "too thin"
     flip = v.winner != first
@@ -363,7 +363,7 @@ def signed(v, first: str) -> tuple[float, float, float, bool]:
 
 def read_product(cands, setting: Setting, direction: str, confidence: float, how: dict | None = None) -> Read:
     """One replicate read by `search compare`'s own code with its defaults."""
-    from reports.compare import compare_at
+    from verdicts.compare import compare_at
 
     b = list(setting.budgets)
     first = setting.families[0]
@@ -377,7 +377,7 @@ def read_product(cands, setting: Setting, direction: str, confidence: float, how
 
 def pooled_excludes_zero(diffs: np.ndarray, confidence: float) -> bool:
     """Whether the replicates' mean difference differs from 0 by more than its own t interval."""
-    from reports.uncertainty import t_interval
+    from verdicts.uncertainty import t_interval
 
     t = t_interval(diffs, confidence)
     return t is not None and (t[1] > 0 or t[2] < 0)
@@ -390,23 +390,23 @@ def evaluate(
     readings against each other (see the module docstring); `resample_corners`: the
     "default" methods resample each family's smallest model too (`search compare
     --resample-corners`)."""
-    from reports.candidates import candidates, smallest_by_design
-    from reports.uncertainty import interval
+    from verdicts.candidates import candidates, smallest_by_design
+    from verdicts.uncertainty import interval
 
     source = source if isinstance(source, Source) else Source(Path(source))
     product = text == "default" or text.startswith("default:")  # "default:METHOD": compare's code, another method
     # "default:METHOD[:NOISE[:ESTIMATE[:GAP[:FORM[:untried]]]]]": compare's code with another interval method, noise
-    # model, estimate of a family's value (reports/uncertainty.py estimate_at), "rests on one" rule and
-    # interval form (reports/uncertainty.py `interval`)
+    # model, estimate of a family's value (verdicts/uncertainty.py estimate_at), "rests on one" rule and
+    # interval form (verdicts/uncertainty.py `interval`)
     how = (
         dict(zip(("method", "noise", "estimate", "max_gap", "form", "untried"), text.split(":")[1:])) if product else {}
     )
     how = {k: v for k, v in how.items() if v}
-    if "untried" in how:  # ":untried": `search compare --untried` (reports/thin.py untried_at)
+    if "untried" in how:  # ":untried": `search compare --untried` (verdicts/thin.py untried_at)
         if how["untried"] != "untried":
             raise ValueError(f"unknown rule {how['untried']!r} in method {text!r} (untried)")
         how["untried"] = True
-    if "max_gap" in how:  # ":GAP" in seed-noise stds (reports/uncertainty.py rests_on_one), "none": no such rule
+    if "max_gap" in how:  # ":GAP" in seed-noise stds (verdicts/uncertainty.py rests_on_one), "none": no such rule
         how["max_gap"] = None if how["max_gap"] == "none" else float(how["max_gap"])
     method, symmetric, min_near, window = parse_method("trials" if product else text)
     reads, sign, all_cands, direction = [], None, [], "maximize"
@@ -452,7 +452,7 @@ def evaluate(
     aa = []
     for fam in setting.families:
         if product:
-            from reports.compare import compare_at
+            from verdicts.compare import compare_at
 
             for s, t in pairs:
                 two = {
@@ -531,8 +531,8 @@ def evaluate_pooled(setting: Setting, source: Source | Path, group: int, confide
     """Replicates in disjoint groups of `group` searches, each group pooled as `search
     compare` pools replicate searches: contradictions between groups' confident verdicts,
     coverage of the mean over all replicates, and power where the difference is clear."""
-    from reports.candidates import candidates
-    from reports.compare import compare_replicates
+    from verdicts.candidates import candidates
+    from verdicts.compare import compare_replicates
 
     source = source if isinstance(source, Source) else Source(Path(source))
     first, _ = setting.families

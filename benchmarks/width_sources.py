@@ -43,9 +43,9 @@ from verdict_calibration import REPO, SETTINGS, Source  # noqa: E402
 
 sys.path.insert(0, str(REPO))
 
-from reports.candidates import Candidates, candidates, smallest_by_design  # noqa: E402
-from reports.front_reading import best_within  # noqa: E402
-from reports.uncertainty import front_draws, interval, seed_noise  # noqa: E402
+from verdicts.candidates import Candidates, candidates, smallest_by_design  # noqa: E402
+from verdicts.front_reading import best_within  # noqa: E402
+from verdicts.uncertainty import front_draws, interval, seed_noise  # noqa: E402
 
 CONFIDENCE = 0.95
 

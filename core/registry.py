@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 BUILT_IN = "built-in"
 # The project's own top-level packages: what they register is built in.
-PROJECT_PACKAGES = ("core", "models", "tasks", "storage", "reports", "search")
+PROJECT_PACKAGES = ("core", "models", "tasks", "storage", "verdicts", "reports", "search")
 _LOADING: contextvars.ContextVar[str | None] = contextvars.ContextVar("registering_from", default=None)
 
 

@@ -65,7 +65,7 @@ def attained(points: Sequence[np.ndarray], x: float, y: float, direction: str) -
 
 
 def family_points(candidates_per_search: Sequence[dict], family: str) -> list[np.ndarray]:
-    """Each search's (log10 params, value) points of `family` (reports/compare.py
+    """Each search's (log10 params, value) points of `family` (verdicts/compare.py
     `Candidates`; an empty array where the search has none)."""
     out = []
     for cands in candidates_per_search:

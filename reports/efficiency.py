@@ -19,7 +19,7 @@ import pandas as pd
 from core.directions import check_direction
 from core.pareto import default_reference, hypervolume_2d, hypervolume_history
 from core.statuses import FINISHED_STATUSES
-from reports.fronts import complete_points
+from verdicts.points import complete_points
 
 
 def _objectives(df: pd.DataFrame, metric: str) -> tuple[np.ndarray, pd.DataFrame]:

@@ -81,7 +81,7 @@ def extrapolate(
     """Every family of a trials frame (storage's, or `combined_frame`'s) extended past its
     largest trial to max(targets) (DEFAULT_REACH * budget without targets), with `draws`
     bootstrap refits each (default `page_draws`)."""
-    from reports.candidates import candidates
+    from verdicts.candidates import candidates
 
     targets = tuple(sorted(float(t) for t in targets))
     reach = targets[-1] if targets else DEFAULT_REACH * float(budget)

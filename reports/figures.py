@@ -8,11 +8,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.directions import arrow
-from reports.compare import Verdict
 from reports.curves import LearningCurves
 from reports.extrapolation import Extrapolation
 from reports.formatting import PALETTE
 from reports.fronts import FrontData, HypervolumeData
+from verdicts.compare import Verdict
 
 # Above this many points a figure draws with WebGL (plotly's Scattergl): SVG slows down
 # beyond a few thousand markers, WebGL draws 10^5.

@@ -4,7 +4,6 @@ and one colour per family. Pure functions of plain values (no frames, no figures
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -13,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from core.budget import format_count
+from verdicts.points import parse_config
 
 # Colour-blind friendly qualitative palette (Okabe-Ito, then Plotly's defaults).
 PALETTE = (
@@ -37,19 +37,6 @@ def family_colors(families: Iterable[str]) -> dict[str, str]:
     """Deterministic colour per family: sorted names take the palette in order."""
     names = sorted({str(f) for f in families})
     return {f: PALETTE[i % len(PALETTE)] for i, f in enumerate(names)}
-
-
-def parse_config(value: Any) -> dict[str, Any]:
-    """A trial's config as a dict (accepts a dict, a JSON string, or nothing)."""
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str) and value.strip():
-        try:
-            out = json.loads(value)
-        except ValueError:
-            return {}
-        return out if isinstance(out, dict) else {}
-    return {}
 
 
 def config_keys(configs: Iterable[Any]) -> list[str]:

@@ -10,9 +10,9 @@ import numpy as np
 
 from core.directions import check_direction
 from core.pareto import default_reference, hypervolume_2d
-from reports.candidates import Candidates, redraw_means
-from reports.compare import DEFAULT_CONFIDENCE
-from reports.uncertainty import DEFAULT_METHOD, SYMMETRIC, check_method, interval, resample_mask, stream
+from verdicts.candidates import Candidates, redraw_means
+from verdicts.compare import DEFAULT_CONFIDENCE
+from verdicts.uncertainty import DEFAULT_METHOD, SYMMETRIC, check_method, interval, resample_mask, stream
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class FrontVolume:
     low: float | None
     high: float | None
     draws: np.ndarray | None = field(default=None, repr=False, compare=False)  # (d,) bootstrap volumes
-    symmetric: bool = False  # intervals symmetric about the value (reports/uncertainty.py)
+    symmetric: bool = False  # intervals symmetric about the value (verdicts/uncertainty.py)
 
 
 def front_volumes(
@@ -36,7 +36,7 @@ def front_volumes(
 ) -> tuple[list[FrontVolume], np.ndarray | None]:
     """Each family's front hypervolume in (log10 params, metric) against one reference
     (from all families' points), with a bootstrap interval when every configuration of the
-    family has repeats (reports/uncertainty.py's `method`: "trials" also resamples the
+    family has repeats (verdicts/uncertainty.py's `method`: "trials" also resamples the
     configurations). Returns the volumes and the reference."""
     dirs = ["minimize", check_direction(direction)]
     pts = {f: np.column_stack([np.log10(c.params), c.means]) for f, c in cands.items() if len(c.means)}

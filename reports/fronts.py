@@ -20,52 +20,8 @@ import pandas as pd
 
 from core.directions import check_direction
 from core.pareto import default_reference, hypervolume_history, pareto_mask
-from reports.formatting import family_colors, hover_text, parse_config
-
-
-def column(df: pd.DataFrame, name: str, default: Any = np.nan) -> pd.Series:
-    if name in df.columns:
-        return df[name]
-    return pd.Series([default] * len(df), index=df.index, dtype=object if default is None else None)
-
-
-def floats(s: pd.Series) -> np.ndarray:
-    return pd.to_numeric(s, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-
-
-def complete_points(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The rows that take part in fronts: complete, finite metric, finite params > 0.
-
-    Returns a frame with columns number, family, params (float), value, std, config,
-    plus the original index, in trial-number order.
-    """
-    if df is None or len(df) == 0 or "status" not in df.columns or metric not in df.columns:
-        return pd.DataFrame(
-            {
-                "number": pd.Series(dtype=int),
-                "family": pd.Series(dtype=object),
-                "params": pd.Series(dtype=float),
-                "value": pd.Series(dtype=float),
-                "std": pd.Series(dtype=float),
-                "config": pd.Series(dtype=object),
-            }
-        )
-    params = floats(column(df, "params"))
-    value = floats(df[metric])
-    std = floats(column(df, f"{metric}_std"))
-    ok = (df["status"].astype(str) == "complete").to_numpy() & np.isfinite(value) & np.isfinite(params) & (params > 0)
-    out = pd.DataFrame(
-        {
-            "number": pd.to_numeric(column(df, "number"), errors="coerce").to_numpy()[ok],
-            "family": column(df, "family", "").astype(str).to_numpy()[ok],
-            "params": params[ok],
-            "value": value[ok],
-            "std": std[ok],
-            "config": [parse_config(c) for c in column(df, "config", None).to_numpy()[ok]],
-        },
-        index=df.index[ok],
-    )
-    return out.sort_values("number", kind="stable")
+from reports.formatting import family_colors, hover_text
+from verdicts.points import complete_points
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from core.errors import UserError
-from reports import candidates, combined, compare, figures, fronts, tables
+from reports import combined, figures, fronts, tables
 from reports.curves import learning_curves
 from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_value
@@ -17,6 +17,7 @@ from reports.html import esc, figure_html, html_table, page
 from reports.kept import trial_kept_html
 from reports.site import settings_html
 from storage.records import StudyRecord, TrialRecord
+from verdicts import candidates, compare
 
 
 def trial_page(

@@ -8,7 +8,7 @@ log of the error (every point weighs the same whatever its size), with E >= 0, A
 0 < alpha <= 3. The front is the family's Pareto-optimal configurations in (parameters,
 error): each is smaller than every configuration that is better.
 
-The interval comes from the statistical core of `search compare` (reports/uncertainty.py):
+The interval comes from the statistical core of `search compare` (verdicts/uncertainty.py):
 each bootstrap draw resamples the family's configurations with replacement (which ones a
 search finds) and redraws every drawn configuration's mean from its seeds (seed noise),
 takes the front of the draw, refits the law and reads it at the targets. The 90%
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares
 
-from reports.uncertainty import resample_mask, seed_noise, stream
+from verdicts.uncertainty import resample_mask, seed_noise, stream
 
 MIN_FRONT = 4  # front points a fit needs
 MIN_SPAN = 10.0  # the front's largest / smallest parameter count a fit needs
@@ -290,7 +290,7 @@ def predict_study(
 ) -> tuple[list[Prediction], list[Race]]:
     """Every family of a trials frame (storage's) fitted and read at `targets`; ValueError
     when the metric has no error scale."""
-    from reports.candidates import candidates
+    from verdicts.candidates import candidates
 
     scale = error_scale(metric, direction)
     preds = [

@@ -23,7 +23,7 @@ import pandas as pd
 from core.budget import format_count
 from core.directions import arrow
 from core.statuses import FAILURE_STATUSES, HEADLINE_STATUSES
-from reports import candidates, compare, figures, fronts, tables, undecided, verdict_tables
+from reports import figures, fronts, tables, verdict_tables
 from reports.extrapolation import extrapolate, extrapolation_note
 from reports.formatting import format_mean_std, format_params, format_time, format_value
 from reports.html import esc, figure_html, html_table, page
@@ -32,6 +32,7 @@ from reports.samples import SamplesFor, samples_html
 from reports.savings import early_stopping_savings, savings_line
 from storage.frames import gc_paused
 from storage.records import StudyRecord
+from verdicts import candidates, compare, undecided
 
 
 def slugify(name: str, max_len: int = 60) -> str:
@@ -114,8 +115,8 @@ POOLED_NOTE = (
 
 
 def wins_section(verdicts: list, metric: str, params_label: str, note: str, step: Sequence[str] = ()) -> str:
-    """The "Which shape wins" section of `verdicts` (reports/compare.py): table and plot,
-    then `step` (reports/undecided.py `next_step`'s lines), if any."""
+    """The "Which shape wins" section of `verdicts` (verdicts/compare.py): table and plot,
+    then `step` (verdicts/undecided.py `next_step`'s lines), if any."""
     fig = figures.wins_figure(verdicts, metric, params_label=params_label)
     table = html_table(verdict_tables.wins_table(verdicts), status_col=None, reason=["verdict"])
     lines = "\n".join(step)  # kept as lines by the class's white-space
@@ -131,7 +132,7 @@ def wins_html(
     df: pd.DataFrame, metric: str, direction: str, params_label: str, levels: int = 5, smallest_fixed: bool = False
 ) -> str:
     """The "Which shape wins" section: per budget, each family's best value with its
-    interval (reports/compare.py) and the verdict, as a table and a plot with bands;
+    interval (verdicts/compare.py) and the verdict, as a table and a plot with bands;
     `smallest_fixed` as `candidates.candidates`'."""
     cands = candidates.candidates(df, metric, smallest_fixed=smallest_fixed)
     verdicts = compare.compare_at(cands, candidates.default_levels(cands, levels), direction)

@@ -11,17 +11,10 @@ import pandas as pd
 
 from core.directions import check_direction
 from core.statuses import PROBLEM_STATUSES, TRIAL_STATUSES
-from reports.formatting import (
-    config_keys,
-    format_duration,
-    format_mean_std,
-    format_params,
-    format_time,
-    format_value,
-    parse_config,
-)
-from reports.fronts import FrontData, column, complete_points, floats, front_data
+from reports.formatting import config_keys, format_duration, format_mean_std, format_params, format_time, format_value
+from reports.fronts import FrontData, front_data
 from storage.frames import metric_columns
+from verdicts.points import column, complete_points, floats, parse_config
 
 
 def pareto_table(

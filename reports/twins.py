@@ -13,7 +13,7 @@ performs like its twin. A pair here is
 both with the same connections per layer, (C*S^2 + S*C^2)/2. Shapes: a frame as
 `storage.frames` builds it (family, number, params, status, config, the metric `m`,
 `m_std`, n_runs) -> one row per pair. Each side's mean is redrawn as in
-`reports.compare` (m + s/sqrt(R) * t(R-1), parametric bootstrap), so the difference of a
+`verdicts.compare` (m + s/sqrt(R) * t(R-1), parametric bootstrap), so the difference of a
 pair, signed so that > 0 means the S-Mixer is better, gets a percentile interval, and so
 does the mean difference over all pairs (seed noise only: the pairs themselves are the
 grid's, not a sample).
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reports.candidates import Candidates, candidates, redraw_means
-from reports.compare import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, percentile_interval
+from verdicts.candidates import Candidates, candidates, redraw_means
+from verdicts.compare import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, percentile_interval
 
 MIXER, TWIN = "s-mixer", "sw-mlp"
 TWIN_DENSITY = "s-mixer"  # the SW-MLP's p that takes its S-Mixer twin's density

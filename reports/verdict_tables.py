@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from reports.compare import Verdict
+from verdicts.compare import Verdict
 
 
 def verdicts_frame(verdicts: list[Verdict], metric: str) -> pd.DataFrame:

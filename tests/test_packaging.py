@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PRODUCT = {"core", "models", "tasks", "storage", "reports", "search"}
+PRODUCT = {"core", "models", "tasks", "storage", "verdicts", "reports", "search"}
 
 
 @pytest.fixture(scope="module")

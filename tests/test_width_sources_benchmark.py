@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 
-from reports.candidates import Candidates
 from tests.bench_scripts import REPO
+from verdicts.candidates import Candidates
 
 spec = importlib.util.spec_from_file_location("width_sources", REPO / "benchmarks" / "width_sources.py")
 ws = importlib.util.module_from_spec(spec)

@@ -1,5 +1,5 @@
 """`compare` as Python: which family wins at each budget within the search, with
-intervals (reports/compare.py), and what the reading commands share (`resolve`,
+intervals (verdicts/compare.py), and what the reading commands share (`resolve`,
 `families_in`, `opened`; `predict` is search/api/predictions.py). `compare` returns a
 frozen `Comparison` whose `to_dict()` is `search compare --format json` and whose
 `frame()` is its `--format csv` table; the CLI only prints it.
@@ -29,12 +29,12 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from reports.compare import Verdict
     from reports.front_volumes import FrontDifference, FrontVolume
     from storage import Store
     from storage.records import StudyRecord
+    from verdicts.compare import Verdict
 
-INTERVALS = ("trials", "seed", "subsample")  # `compare`'s interval methods (reports/uncertainty.py's METHOD_TEXT)
+INTERVALS = ("trials", "seed", "subsample")  # `compare`'s interval methods (verdicts/uncertainty.py's METHOD_TEXT)
 
 
 # -- compare -------------------------------------------------------------------------------
@@ -43,7 +43,7 @@ INTERVALS = ("trials", "seed", "subsample")  # `compare`'s interval methods (rep
 @dataclass(frozen=True, eq=False)
 class Comparison:
     """What `compare` found: per budget, each family's best value within it with its
-    interval and the verdict (`verdicts`, reports/compare.py's `Verdict`), and each
+    interval and the verdict (`verdicts`, verdicts/compare.py's `Verdict`), and each
     family's front hypervolume with the two largest fronts' difference (not for pooled
     replicate searches). `to_dict()` is `search compare --format json`'s object, `frame()`
     its csv table. Compared by identity (it holds a frame and arrays)."""
@@ -56,7 +56,7 @@ class Comparison:
     difference: FrontDifference | None  # the two largest fronts' difference (None: fewer than two, or pooled)
     metric: str  # the trials frame's column compared on
     direction: str  # "minimize" or "maximize": the metric's
-    interval: str  # what the intervals carry, in words (reports/uncertainty.py)
+    interval: str  # what the intervals carry, in words (verdicts/uncertainty.py)
     pooled: bool  # the studies are replicate searches, pooled: each value a mean over them
     confidence: float  # the intervals' level
     measure: str  # what the studies' sizes count: "params", or the task's own measure
@@ -85,11 +85,11 @@ class Comparison:
 
     def next_step(self) -> list[str]:
         """What `search compare` says after one study's undecided answers
-        (reports/undecided.py `next_step`): about what deciding each undecided budget would
+        (verdicts/undecided.py `next_step`): about what deciding each undecided budget would
         take and the `search run --decide` that searches on for it. Empty for pooled
         replicate searches or several studies read apart (`--decide` searches one study
         on), and when nothing is left."""
-        from reports.undecided import next_step
+        from verdicts.undecided import next_step
 
         if self.pooled or len(self.records) != 1:
             return []
@@ -209,15 +209,15 @@ def compare(
     at its mean from how every family's checked configurations' noise changes with the mean). `estimate`:
     how a family's value at a budget is read, "best" (its best configuration within the
     budget) or "fit" (the local linear fit of its front against log parameters,
-    reports/front_fit.py); the trial shown is the best within the budget either way.
+    verdicts/front_fit.py); the trial shown is the best within the budget either way.
     Where every study trained each family's smallest model by design (its corners,
-    reports/candidates.py `smallest_by_design`), the "trials" bootstrap keeps that model's
+    verdicts/candidates.py `smallest_by_design`), the "trials" bootstrap keeps that model's
     configurations in every resample; `resample_corners` resamples them like the others.
     `form`: how an interval is read off the bootstrap draws, "percentile" (their
     percentiles, made symmetric about the estimate for "trials") or "normal" (the estimate
-    ± z times their standard deviation: reports/uncertainty.py `interval`). `untried`: a
+    ± z times their standard deviation: verdicts/uncertainty.py `interval`). `untried`: a
     family is also "too thin" at a budget where a training setting (learning rate) of its
-    front configurations was never tried within a factor 3 below it (reports/thin.py
+    front configurations was never tried within a factor 3 below it (verdicts/thin.py
     `untried_at`). `form` and `untried` apply to one search's verdicts; pooled replicate
     searches keep the t interval of their mean.
 
@@ -228,11 +228,11 @@ def compare(
     """
     from core.budget import parse_budget
     from core.limits import DEFAULT_LEVELS
-    from reports.candidates import candidates, default_levels, smallest_by_design, with_noise
     from reports.combined import combined_frame
-    from reports.compare import compare_at, compare_replicates
     from reports.front_volumes import front_difference, front_volumes
-    from reports.uncertainty import (
+    from verdicts.candidates import candidates, default_levels, smallest_by_design, with_noise
+    from verdicts.compare import compare_at, compare_replicates
+    from verdicts.uncertainty import (
         ESTIMATE_TEXT,
         FIXED_TEXT,
         FORM_TEXT,

@@ -294,8 +294,8 @@ def samples_for(store):
 
 def print_decisions(spec: Any, store: Any, out: Any) -> None:
     """`--decide`'s answer: each named budget's verdict as `search compare` reads it now."""
-    from reports.uncertainty import DEFAULT_WINDOW
     from search.engine.deciding import decisions_text, read_verdicts
+    from verdicts.uncertainty import DEFAULT_WINDOW
 
     rec = out.study
     verdicts, _ = read_verdicts(

@@ -13,7 +13,7 @@ Run by the driver around each result it stores (`StudyLoop.on_result`):
 
 A trial keeps its weights while it is on its family's front as the pages draw it (one
 point per trial, `reports.fronts.front_data`) or its configuration is on the front as the
-verdicts read it (`reports.combined.merge_runs`: the trials of one family and config, a
+verdicts read it (`verdicts.repeats.merge_runs`: the trials of one family and config, a
 configuration and its seed checks, are one point at the run-weighted mean of their
 objectives; every trial of a front configuration keeps its weights). So both the page's
 front trials and the trial a verdict names can be loaded. Trials are only added, so a

@@ -1,5 +1,5 @@
 """`search compare`: which family wins at each budget, with intervals, printed (the answer:
-search/api/readings.py's `compare`, over reports/compare.py)."""
+search/api/readings.py's `compare`, over verdicts/compare.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 decided, with the least training.
 
 After the default search's share of trials per family (`decide_start`), the study reads its verdicts at the
-named budgets as `search compare` reads them (reports/compare.py: the study's metric, the
+named budgets as `search compare` reads them (verdicts/compare.py: the study's metric, the
 default interval and noise, `--margin D` for equivalence). A budget is decided when its
 verdict is "better" or "equivalent". For each undecided budget the next round trains
 what its verdict lacks (`steps_for`):
@@ -67,7 +67,7 @@ def decide_start(trials: int, families: int) -> int:
 
 
 def frame_of(records: list[TrialRecord], metric: str):
-    """The columns `reports.candidates.candidates` reads (a pandas frame), from stored trial records."""
+    """The columns `verdicts.candidates.candidates` reads (a pandas frame), from stored trial records."""
     import pandas as pd
 
     def metric_of(r: TrialRecord, i: int, default):
@@ -92,9 +92,9 @@ def frame_of(records: list[TrialRecord], metric: str):
 def read_verdicts(records, metric, direction, families, budgets, margin, window, settings=None):
     """(verdicts, candidates) at `budgets`, as `search compare` reads the study (whose
     search `settings`, keyed as search_flags.FLAGS, say whether its smallest models are
-    fixed: reports/candidates.py `smallest_by_design`)."""
-    from reports.candidates import candidates, smallest_by_design
-    from reports.compare import compare_at
+    fixed: verdicts/candidates.py `smallest_by_design`)."""
+    from verdicts.candidates import candidates, smallest_by_design
+    from verdicts.compare import compare_at
 
     fixed = smallest_by_design(settings)
     cands = candidates(frame_of(records, metric), metric, list(families), smallest_fixed=fixed)
@@ -102,7 +102,7 @@ def read_verdicts(records, metric, direction, families, budgets, margin, window,
 
 
 def steps_for(verdict, cands, records: list[TrialRecord], direction: str, window: float) -> list[Step]:
-    """What the undecided `verdict` (reports.compare.Verdict) lacks, as jobs (module doc)."""
+    """What the undecided `verdict` (verdicts.compare.Verdict) lacks, as jobs (module doc)."""
     b = verdict.budget
     aim = [Step(r.family, b, b / window, b) for r in verdict.families if r.value is None or r.thin is not None]
     if verdict.status in ("no model", "only one family", "too thin") or aim:
@@ -123,8 +123,8 @@ def plan_round(
     seed per configuration a round, seed checks at most `spec.trials` in all: a trial aimed
     near the budget instead); None when every budget is decided. `settings`: the study's
     stored settings, read as `read_verdicts` reads them."""
-    from reports.uncertainty import DEFAULT_WINDOW
-    from reports.undecided import DECIDED
+    from verdicts.uncertainty import DEFAULT_WINDOW
+    from verdicts.undecided import DECIDED
 
     verdicts, cands = read_verdicts(
         records, metric, direction, families, spec.decide, spec.margin, DEFAULT_WINDOW, settings
@@ -156,7 +156,7 @@ def plan_round(
 def seed_dominates(verdict, cands, direction: str) -> bool:
     """Whether seed noise makes at least SEED_SHARE of the difference's interval: the
     interval with the configurations fixed (method "seed") against the full one."""
-    from reports.compare import compare_at
+    from verdicts.compare import compare_at
 
     if verdict.margin_low is None:
         return True
@@ -169,10 +169,10 @@ def seed_dominates(verdict, cands, direction: str) -> bool:
 
 
 def outstanding(verdict) -> str:
-    """An undecided budget's verdict and what deciding it would take (reports/undecided.py
+    """An undecided budget's verdict and what deciding it would take (verdicts/undecided.py
     `what_it_takes`)."""
     from core.budget import format_count
-    from reports.undecided import what_it_takes
+    from verdicts.undecided import what_it_takes
 
     at = f"at {format_count(verdict.budget)}"
     cost = what_it_takes(verdict)
@@ -202,7 +202,7 @@ def check_budgets(budgets: list[float], budget: float, smallest: dict[str, float
 def decisions_text(verdicts, trials: int, decided: bool, timed_out: bool = False) -> list[str]:
     """What `search run --decide` says at its end: each named budget's verdict, and what
     the undecided ones would cost."""
-    from reports.undecided import DECIDED
+    from verdicts.undecided import DECIDED
 
     limit = "the --time-limit" if timed_out else "the --trials limit"
     head = (

@@ -12,6 +12,7 @@ from typing import Any
 from core.budget import format_count
 from core.errors import UserError
 from core.io import IOSpec
+from core.trials import TrialSpec
 from models import FAMILIES, Family, get_family
 from search.engine.sampling.policies import CONDITIONAL_SAMPLER, FIXED_SPACE_SAMPLERS, FREE_RANGES_DRAW_WHY
 from search.engine.search_flags import search_settings
@@ -37,6 +38,13 @@ class Prepared:
         """The config's size in the study's budget measure (`--budget-of`; default its
         family's parameter count)."""
         return self.families[family].count_as(self.spec.budget_of, config, self.io)
+
+    def task_spec(self, study: str) -> TrialSpec:
+        """A trial of this search's task with no configuration (number -1): what workers
+        load the task's data and the plugins by before the first trial (`Executor.warm`)."""
+        s = self.spec
+        family = next(iter(self.families))
+        return TrialSpec(study, -1, family, {}, s.task, (0,), s.train, s.data_dir, s.task_options, plugins=self.plugins)
 
     @property
     def convention(self) -> str:

@@ -5,9 +5,9 @@ noise and every verdict gets an interval.
 After a study's `--trials` trials, the loop trains each chosen configuration once more
 with the next seed of its own sequence (`run_seeds(..., repeats + 1)[repeats:]`) as a
 trial of its own, noted "seed check of trial N", never pruned and never told to the
-sampler. The readers (`reports/compare.py`) merge a configuration's trials into one
+sampler. The readers (`verdicts/compare.py`) merge a configuration's trials into one
 configuration with all their runs, and pool the seed noise over a family's configurations
-(`reports/uncertainty.py`, `pooled_noise`).
+(`verdicts/uncertainty.py`, `pooled_noise`).
 
 Which configurations (`plan_checks`): each family's front (its complete configurations no
 other of the family beats at no more parameters), the families in turns, while the checks'
@@ -32,9 +32,9 @@ import numpy as np
 
 from core.limits import DEFAULT_LEVELS
 from core.pareto import pareto_mask
-from reports.candidates import log_levels
 from search.engine.sampling.policies import CHECK_ORDERS, DEFAULT_CHECK_ORDER, DEFAULT_SEED_CHECKS
 from storage.records import TrialRecord
+from verdicts.candidates import log_levels
 
 __all__ = [
     "CHECK_ORDERS",

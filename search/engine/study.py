@@ -162,21 +162,7 @@ class StudyLoop:
         )
         if self.executor is None:
             self.executor = make_executor(spec.executor, on_epoch=self.on_epoch, **spec.executor_options)
-            # the task's data and plugins loaded in the workers while the driver goes on
-            self.executor.warm(
-                TrialSpec(
-                    self.name,
-                    -1,
-                    next(iter(prep.families)),
-                    {},
-                    spec.task,
-                    (0,),
-                    spec.train,
-                    spec.data_dir,
-                    spec.task_options,
-                    plugins=prep.plugins,
-                )
-            )
+            self.executor.warm(prep.task_spec(self.name))  # the task's data loaded in workers meanwhile
         final, _ = self.counts()
         self.out = Outcome(study, final, 0, 0, len(interrupted))
         if spec.time_limit is not None:  # counted from this run's start: a resume gets its own

@@ -279,8 +279,8 @@ def study_proposals(records, df, targets, families: Sequence[str] | None = None)
     of the `records`' trials), the configuration to train there, from the family's front
     on the studies' metric's error scale (reports/scaling.py). ValueError when the metric
     has no error scale."""
-    from reports.candidates import candidates
     from reports.scaling import error_scale, front_mask
+    from verdicts.candidates import candidates
 
     rec = records[0]
     scale = error_scale(rec.metric, rec.direction)

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from reports import candidates, compare, figures, fronts, write_site
+from reports import figures, fronts, write_site
 from tests.reports.frames import make_trials, study_record, two_family_trials
+from verdicts import candidates, compare
 
 pytestmark = pytest.mark.slow
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")

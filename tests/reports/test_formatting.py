@@ -16,8 +16,8 @@ from reports.formatting import (
     format_time,
     format_value,
     hover_text,
-    parse_config,
 )
+from verdicts.points import parse_config
 
 
 def test_family_colors_follow_sorted_names():

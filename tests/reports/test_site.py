@@ -264,8 +264,9 @@ def test_the_front_figure_continues_each_trusted_law_to_the_predict_at_budgets(m
 
 
 def test_the_page_says_what_deciding_its_undecided_budgets_would_take():
-    from reports import candidates, compare, site
-    from reports.undecided import next_step
+    from reports import site
+    from verdicts import candidates, compare
+    from verdicts.undecided import next_step
 
     df = two_family_trials()
     page = site.study_page(study_record("undecided"), df)

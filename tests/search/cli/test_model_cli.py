@@ -10,13 +10,13 @@ import pytest
 import torch
 
 from core.pareto import pareto_mask
-from reports.candidates import candidates
 from reports.fronts import front_data
 from search import load_model
 from storage import Store, load_trials
 from tasks import get_task, load_data
 from tasks.train import evaluate
 from tests.search.cli.test_cli import db_dump
+from verdicts.candidates import candidates
 
 STUDY = "w"
 RUN = (

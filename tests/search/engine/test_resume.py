@@ -43,20 +43,51 @@ def complete_rows(db):
         return []
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 @pytest.mark.slow
-def test_kill_9_mid_run_then_resume(tmp_path):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_kill_9_mid_run_then_resume(tmp_path, workers):
+    """In this process (--workers 1) or with worker processes, which die with the driver."""
     db = tmp_path / "search.db"
-    proc = run_subprocess(ARGS, cwd=tmp_path)
+    env = {"SEARCH_WORKERS": workers}
+    proc = run_subprocess(ARGS, cwd=tmp_path, env_extra=env)
     deadline = time.time() + 120
     while len(complete_rows(db)) < 2 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
     assert proc.poll() is None, "the study finished before it could be killed"
+    spawned = children(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    if workers != "1":
+        assert len(spawned) >= 2
+        deadline = time.time() + 10
+        while any(alive(p) for p in spawned) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not any(alive(p) for p in spawned), "a worker outlived its killed driver"
     before = sorted(complete_rows(db))
     assert len(before) >= 2
 
-    again = run_subprocess(ARGS, cwd=tmp_path)
+    again = run_subprocess(ARGS, cwd=tmp_path, env_extra=env)
     out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
     df = load_trials("k", f"sqlite:///{db}")

@@ -1,4 +1,4 @@
-"""reports/front_fit.py: the front's local linear fit against a brute-force oracle, and
+"""verdicts/front_fit.py: the front's local linear fit against a brute-force oracle, and
 what it is for: a steadier reading of a front than its best configuration."""
 
 import math
@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from reports.front_fit import front_fit, tricube
-from reports.front_reading import best_within, estimate_at
-from reports.uncertainty import front_draws
+from verdicts.front_fit import front_fit, tricube
+from verdicts.front_reading import best_within, estimate_at
+from verdicts.uncertainty import front_draws
 
 
 def oracle(values, params, budgets, sign, include=None, window=3.0):

@@ -1,11 +1,11 @@
-"""Several trials of one configuration read as one (`reports/combined.py merge_runs`)."""
+"""Several trials of one configuration read as one (`verdicts/repeats.py merge_runs`)."""
 
 import math
 
 import pandas as pd
 import pytest
 
-from reports.combined import merge_runs
+from verdicts.repeats import merge_runs
 
 
 def points(configs):

@@ -1,10 +1,10 @@
-"""reports/undecided.py: what deciding an undecided budget would take, from the verdict's
+"""verdicts/undecided.py: what deciding an undecided budget would take, from the verdict's
 own interval, and the next step that follows one study's answers."""
 
 import pytest
 
-from reports.compare import Verdict
-from reports.undecided import MOST_EVIDENCE, next_step, undecided, what_it_takes
+from verdicts.compare import Verdict
+from verdicts.undecided import MOST_EVIDENCE, next_step, undecided, what_it_takes
 
 
 def verdict(status: str, margin=None, low=None, high=None, budget=40_000.0, equivalence=None) -> Verdict:

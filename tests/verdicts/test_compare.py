@@ -1,16 +1,16 @@
-"""Which shape wins: the statistics of reports/compare.py on hand-built data with known answers."""
+"""Which shape wins: the statistics of verdicts/compare.py on hand-built data with known answers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from reports.candidates import candidates, default_levels
-from reports.combined import recomputed
-from reports.compare import compare_at
 from reports.front_volumes import front_volumes
 from reports.verdict_tables import verdicts_frame
 from tests.reports.frames import make_trials, trial
+from verdicts.candidates import candidates, default_levels
+from verdicts.compare import compare_at
+from verdicts.repeats import recomputed
 
 
 def frame(rows):
@@ -20,7 +20,7 @@ def frame(rows):
 
 def verdicts(df, budgets, direction="maximize", families=None, **kw):
     """The selection and seed-noise mechanics on tiny hand-built studies: the "seed" method
-    and no thin rule unless a test asks otherwise (tests/reports/test_uncertainty.py has
+    and no thin rule unless a test asks otherwise (tests/verdicts/test_uncertainty.py has
     the search-luck side on synthetic searches)."""
     kw = {"method": "seed", "min_near": 0} | kw
     return compare_at(candidates(df, "psnr", families), budgets, direction, **kw)
@@ -233,7 +233,7 @@ def test_a_value_resting_on_one_configuration_far_above_the_rest_is_too_thin_wit
     ],
 )
 def test_the_smallest_model_is_fixed_where_the_search_trains_it_by_design(settings, fixed):
-    from reports.candidates import smallest_by_design
+    from verdicts.candidates import smallest_by_design
 
     assert smallest_by_design(settings) is fixed
 

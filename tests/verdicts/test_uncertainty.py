@@ -1,4 +1,4 @@
-"""The statistical core of the verdicts (reports/uncertainty.py) and the verdicts it gives
+"""The statistical core of the verdicts (verdicts/uncertainty.py) and the verdicts it gives
 on synthetic searches whose true fronts are known."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from reports.candidates import Candidates
-from reports.compare import compare_at, compare_replicates
-from reports.front_reading import best_within
-from reports.thin import thin_at, untried_at
-from reports.uncertainty import front_draws, interval, resample_mask, t_interval
+from verdicts.candidates import Candidates
+from verdicts.compare import compare_at, compare_replicates
+from verdicts.front_reading import best_within
+from verdicts.thin import thin_at, untried_at
+from verdicts.uncertainty import front_draws, interval, resample_mask, t_interval
 
 BUDGET = 60_000.0
 
@@ -225,7 +225,7 @@ def test_a_value_that_resamples_too_often_miss_is_too_thin_not_single_run():
 
 
 def test_a_large_family_gets_fewer_draws_but_never_fewer_than_the_minimum():
-    from reports.uncertainty import MIN_DRAWS, WORK, draws_for
+    from verdicts.uncertainty import MIN_DRAWS, WORK, draws_for
 
     assert draws_for(24, 2000) == 2000 and draws_for(WORK // 1000, 2000) == 1000
     assert draws_for(10_000, 2000) == MIN_DRAWS and draws_for(10, 50) == 50
@@ -237,7 +237,7 @@ def test_a_large_family_gets_fewer_draws_but_never_fewer_than_the_minimum():
 
 
 def test_a_large_family_resamples_with_the_same_chance_per_configuration():
-    from reports.uncertainty import EXACT_UP_TO
+    from verdicts.uncertainty import EXACT_UP_TO
 
     k = EXACT_UP_TO + 100
     mask = resample_mask(k, 500, np.random.default_rng(6))
@@ -247,7 +247,7 @@ def test_a_large_family_resamples_with_the_same_chance_per_configuration():
 def test_large_families_of_different_sizes_get_the_same_draws_and_a_verdict():
     """Two families large enough for `draws_for` to cut their draws, by different amounts:
     the difference is taken draw by draw, so both get the fewer (it crashed before)."""
-    from reports.uncertainty import draws_for
+    from verdicts.uncertainty import draws_for
 
     rng = np.random.default_rng(8)
     cands = {}
@@ -310,8 +310,8 @@ def test_a_large_familys_draws_reduced_by_rows_are_those_of_best_within():
     a configuration per row (`_best_within_rows`): the same numbers as `seed_noise` then
     `best_within`, with ties in size, mixed runs, unknown stds, trial numbers out of
     order, both directions and both methods."""
-    from reports.front_reading import best_within
-    from reports.uncertainty import EXACT_UP_TO, seed_noise, stream
+    from verdicts.front_reading import best_within
+    from verdicts.uncertainty import EXACT_UP_TO, seed_noise, stream
 
     rng = np.random.default_rng(13)
     for case in range(12):
@@ -334,7 +334,7 @@ def test_a_large_familys_draws_reduced_by_rows_are_those_of_best_within():
 
 
 def test_a_subsample_keeps_half_the_configurations_without_replacement():
-    from reports.subsampling import subsample_mask
+    from verdicts.subsampling import subsample_mask
 
     rng = np.random.default_rng(1)
     for k in (2, 3, 10, 11):
@@ -347,9 +347,9 @@ def test_a_subsample_keeps_half_the_configurations_without_replacement():
 def test_subsample_draws_scale_the_search_luck_and_keep_the_seed_noise():
     """Brute force: each draw is estimate - sqrt(m/k) (best of the subsample - estimate) -
     (its seed noise), the subsample and noise as drawn."""
-    from reports.front_reading import best_within
-    from reports.subsampling import subsample_draws, subsample_mask
-    from reports.uncertainty import stream
+    from verdicts.front_reading import best_within
+    from verdicts.subsampling import subsample_draws, subsample_mask
+    from verdicts.uncertainty import stream
 
     params = np.array([100.0, 200.0, 300.0, 400.0, 500.0, 600.0])
     means = np.array([1.0, 3.0, 2.0, 5.0, 4.0, 4.5])
@@ -376,9 +376,9 @@ def test_subsample_draws_scale_the_search_luck_and_keep_the_seed_noise():
 def test_a_subsample_keeps_the_fixed_configurations_and_halves_the_others():
     """The family's smallest model, which every search trains (`fixed`), is in every
     subsample; m is half of the others, and the luck is scaled by sqrt(m / others)."""
-    from reports.front_reading import best_within
-    from reports.subsampling import subsample_draws, subsample_mask
-    from reports.uncertainty import stream
+    from verdicts.front_reading import best_within
+    from verdicts.subsampling import subsample_draws, subsample_mask
+    from verdicts.uncertainty import stream
 
     fixed = np.array([True, True, False, False, False, False, False, False])
     mask = subsample_mask(8, 300, np.random.default_rng(2), fixed=fixed)
@@ -395,7 +395,7 @@ def test_a_subsample_keeps_the_fixed_configurations_and_halves_the_others():
 
 
 def test_a_configurations_noise_is_pooled_from_those_that_scored_nearest_it():
-    from reports.uncertainty import nearest_noise, pooled_noise
+    from verdicts.uncertainty import nearest_noise, pooled_noise
 
     means = np.array([0.98, 0.97, 0.80, 0.75, 0.50, 0.985])
     stds = np.array([0.005, 0.004, 0.03, 0.04, np.nan, np.nan])
@@ -417,7 +417,7 @@ def test_trend_noise_recovers_a_seed_noise_that_shrinks_towards_the_bound():
     its bound), each run twice (one degree of freedom: log s^2 is biased low by
     psi(1/2) + log 2 = -1.27, which the fit takes off): the std read at a mean is the true
     one within 15%, and clipped to the checked means' range past it."""
-    from reports.uncertainty import trend_noise
+    from verdicts.uncertainty import trend_noise
 
     rng = np.random.default_rng(4)
     m = rng.uniform(0.0, 1.0, 4000)
@@ -435,7 +435,7 @@ def test_trend_noise_recovers_a_seed_noise_that_shrinks_towards_the_bound():
 
 
 def test_with_noise_trend_reads_every_family_from_one_trend():
-    from reports.candidates import with_noise
+    from verdicts.candidates import with_noise
 
     def fam(name, means, stds, runs):
         k = len(means)
