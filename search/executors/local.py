@@ -23,7 +23,10 @@ from search.executors.base import EpochCallback, Executor, run_guarded, run_guar
 from search.executors.packs import check_pack, resolve_pack
 
 WORKERS_ENV = "SEARCH_WORKERS"  # the default of --workers
-QUEUED_AHEAD = 1  # jobs proposed ahead of a free worker (docs/results/speed.md, "Both cores")
+# Jobs proposed ahead of a free worker. 0: on 2 cores a job queued ahead made the quickstart
+# slower (wall 0.94x without it, median of 3 seeds: the driver's GP fit then competes with two
+# busy workers for the cores; docs/data/queued-ahead-2026-12-06.json).
+QUEUED_AHEAD = 0
 OPTIONS = ("pack", "workers", "threads", "trial_timeout", "device")
 
 
@@ -128,8 +131,8 @@ class LocalExecutor(Executor):
             options.get("trial_timeout"),
             options.get("device", "auto"),
         )
-        # with workers, one job more than they hold waits in the pool: a worker that finishes
-        # starts it at once, while the driver tells the result and proposes the next
+        # with workers, QUEUED_AHEAD jobs more than they hold wait in the pool: a worker that
+        # finishes starts one at once, while the driver tells the result and proposes the next
         self.capacity = self.pack * (1 if self.placement.in_process else self.placement.workers + QUEUED_AHEAD)
         self._queue: list[TrialSpec] = []
         self._pool = None
