@@ -67,6 +67,30 @@ def cli_reference() -> str:
             os.environ["COLUMNS"] = old
 
 
+RULES = """\
+Every command takes `--plugin MODULE_OR_FILE` (repeatable; also `$SEARCH_PLUGINS`): your own
+families and tasks, imported before it runs (see "Your own model and data").
+Every command that touches the database takes `--storage URL` (any SQLAlchemy URL or a
+SQLite file path; default `$SEARCH_STORAGE`, else `sqlite:///search.db` in the current
+directory; PostgreSQL: `postgresql+psycopg://user:pw@host:5432/db`, the psycopg 3 driver
+is a dependency). Bad input (unknown family or task, budget `80Q`, a budget below the smallest
+model, a missing data directory, a malformed space file, a writing SQL statement) prints
+one line starting `error:` and exits with status 2, leaving the database as it was.
+
+**Resuming.** Re-running the same `search run` resumes the study: every finished trial is
+kept exactly once (each is committed in its own transaction as it finishes) and replayed
+into the sampler; a trial that was running when the process died (Ctrl-C, kill -9) is marked
+`interrupted` and its configuration is run again (see Faults below). `--trials N` counts
+finished trials (complete, failed or diverged; a failed trial that was retried counts once,
+through its retry), so raising it continues a study. A resume searches with the flags of its
+own command (the defaults where none are given), not those the study was created with, which
+stay stored as they were: the line after `search run`'s `study ...` line says how it searches
+(`searching with --sampler gp ... --pruner pareto`, the defaults' choices included: the
+sampler, shape draw and scope depend on the families and `--trials`), and on a resume a
+`note:` line names the flags the study was created otherwise with.
+"""  # what every command shares, said once after the summary table
+
+
 def _reference(parser: argparse.ArgumentParser) -> str:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     summaries = {c.dest: c.help for c in sub._choices_actions}
@@ -81,4 +105,5 @@ def _reference(parser: argparse.ArgumentParser) -> str:
         "|---|---|",
     ]
     head += [f"| [`search {n}`](#search-{n}) | {_cell(summaries.get(n) or '')} |" for n in sub.choices]
+    head += ["", RULES]
     return "\n".join(head) + "\n\n" + "\n\n".join(command_reference(n, p) for n, p in sub.choices.items()) + "\n"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core.budget import format_count
-from core.errors import UserError
+from core.errors import UserError, one_line
 from core.io import IOSpec
 from core.trials import TrialSpec
 from models import FAMILIES, Family, get_family
@@ -70,7 +70,7 @@ def prepare(spec: RunSpec) -> Prepared:
     io = task.io()
     families = {name: get_family(name) for name in spec.spaces}
     origins = [FAMILIES.origin(n) for n in families] + [TASKS.origin(spec.task)]
-    plugins = worker_sources(origins, other_processes=spec.executor != "local")
+    spec, plugins = _worker_sources(spec, origins)
     if spec.budget_of != "params":
         lacking = [n for n, f in families.items() if spec.budget_of not in f.budget_measures]
         if lacking:
@@ -130,7 +130,37 @@ def route_sampler(spec: RunSpec, spaces: dict[str, Space]) -> RunSpec:
     if free and spec.shape_draw == "modelled" and not spec.shape_draw_given:
         whys.append(f"{', '.join(free)} has free ranges: shape draw random ({FREE_RANGES_DRAW_WHY})")
         spec = replace(spec, shape_draw="random")
-    return replace(spec, routed="; ".join(whys)) if whys else spec
+    if not whys:
+        return spec
+    return replace(spec, routed="; ".join(([spec.routed] if spec.routed else []) + whys))
+
+
+def _worker_sources(spec: RunSpec, origins: list[str]) -> tuple[RunSpec, tuple[str, ...]]:
+    """What the processes that train import to know the study's families and task
+    (`worker_sources`), and `spec`: with the local executor's worker processes, a family or
+    task registered where no other process can import it (a script's or notebook's
+    `__main__`) keeps the trials in this process (`--workers 1`, said in `routed`), unless
+    `--trial-timeout` needs the workers (UserError then)."""
+    from search.executors.local import placement
+
+    options = spec.executor_options
+    if spec.executor != "local":
+        return spec, worker_sources(origins)
+    where = placement(
+        options.get("workers", 1), options.get("threads"), options.get("trial_timeout"), options.get("device", "auto")
+    )
+    if where.in_process:
+        return spec, ()
+    try:
+        return spec, worker_sources(origins)
+    except UserError as e:
+        if options.get("trial_timeout") is not None:
+            raise UserError(f"--trial-timeout runs trials in worker processes, but {one_line(e)}") from None
+    why = (
+        "trials run in this process, one at a time: a family or task registered in a script or notebook cannot "
+        "reach worker processes (put it in a .py file and pass it as a plugin to use every core)"
+    )
+    return replace(spec, executor_options={**options, "workers": 1}, routed=why), ()
 
 
 def classify_spaces(prep: Prepared) -> None:

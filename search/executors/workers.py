@@ -21,10 +21,13 @@ orphan training on.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -34,6 +37,26 @@ from core.trials import TrialResult, TrialSpec
 from search.executors.base import EpochCallback
 
 POLL_S = 0.5  # how often the driver looks at the clock while it waits (timeouts)
+
+
+@contextlib.contextmanager
+def main_not_reimported() -> Iterator[None]:
+    """While a worker is spawned: Python's spawn imports the parent's `__main__` again in the
+    child (for what it defines), which a worker never needs, and a user's script that calls
+    `search.run()` at its top level would start a search in every worker. Hidden from the
+    spawn's preparation (multiprocessing.spawn.get_preparation_data reads `__spec__` and
+    `__file__`), restored at once."""
+    main = sys.modules.get("__main__")
+    saved = {k: getattr(main, k) for k in ("__spec__", "__file__") if main is not None and hasattr(main, k)}
+    try:
+        if main is not None:
+            main.__spec__ = None
+            if "__file__" in saved:
+                del main.__file__
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(main, k, v)
 
 
 def _die_with_parent() -> None:
@@ -154,7 +177,8 @@ class WorkerPool:
         process = self._context.Process(
             target=worker_main, args=(theirs, self.threads), daemon=True, name="search-worker"
         )
-        process.start()
+        with main_not_reimported():
+            process.start()
         theirs.close()
         return Worker(process, ours)
 

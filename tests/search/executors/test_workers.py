@@ -207,3 +207,50 @@ def test_a_dead_workers_trial_fails_and_is_retried(cli, tmp_path, monkeypatch):
     errors = [e for (e,) in con.execute("SELECT error FROM trials WHERE status = 'failed'")]
     assert errors and all("worker died (exit code 137)" in e for e in errors)
     assert con.execute("SELECT count(*) FROM trials WHERE status = 'complete'").fetchone()[0] == 1
+
+
+def run_script(tmp_path, text: str):
+    """`python script.py` in tmp_path with the default --workers (auto), as a user runs it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[3]
+    (tmp_path / "script.py").write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "SEARCH_WORKERS"}
+    env["PYTHONPATH"] = str(repo)
+    return subprocess.run(
+        [sys.executable, "script.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+RUN = 'search.run("tiny-mlp", 3000, trials=4, report=False, pruner="none", seed_checks=0)\n'
+
+
+@TWO_CORES
+def test_a_family_registered_in_a_script_trains_in_this_process(tmp_path):
+    """A family registered in the script's __main__ cannot reach worker processes: the
+    trials run in the driver, said once, and the search completes."""
+    from tests.search.plugins.sources import GOOD
+
+    done = run_script(tmp_path, GOOD + RUN)
+    assert done.returncode == 0, done.stderr
+    assert "note: trials run in this process, one at a time: a family or task registered in a script" in done.stderr
+    assert "1 trial at a time in this process" in done.stderr
+    assert [status for _, _, status, _ in rows(tmp_path / "search.db").values()] == ["complete"] * 4
+
+
+@TWO_CORES
+def test_a_script_calling_search_run_at_its_top_level_is_not_run_again_by_the_workers(tmp_path):
+    """The family in a plugin file, `search.run()` unguarded at the script's top level: two
+    workers train, and neither runs the script again (spawn would re-import __main__)."""
+    from tests.search.plugins.sources import GOOD, write
+
+    write(tmp_path, "tiny_plugin", GOOD)
+    script = f"import search\nprint('script ran', flush=True)\nsearch.load_plugins(['tiny_plugin.py'])\n{RUN}"
+    done = run_script(tmp_path, script)
+    assert done.returncode == 0, done.stderr
+    assert "2 trial(s) at once in worker processes" in done.stderr
+    assert done.stdout.count("script ran") == 1
+    assert [status for _, _, status, _ in rows(tmp_path / "search.db").values()] == ["complete"] * 4
