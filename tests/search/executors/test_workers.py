@@ -254,3 +254,22 @@ def test_a_script_calling_search_run_at_its_top_level_is_not_run_again_by_the_wo
     assert "2 trial(s) at once in worker processes" in done.stderr
     assert done.stdout.count("script ran") == 1
     assert [status for _, _, status, _ in rows(tmp_path / "search.db").values()] == ["complete"] * 4
+
+
+@TWO_CORES
+def test_packs_train_in_workers(cli, tmp_path):
+    """`--pack 2 --workers 2`: each worker trains packs of two trials of one family; every
+    trial is recorded as its own row, as in this process."""
+    (tmp_path / "grid.toml").write_text("[hourglass]\nd_z = [72, 100]\nd_h = [7, 8]\nL = [1]\nlr = [0.005]\n")
+    args = ["--sampler", "grid", "--space-file", "grid.toml", "--pack", "2", "--seed-checks", "0", "--pruner", "none"]
+    base = ["run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", "--trials", "4"]
+    base += ["--epochs", "1", "--max-train-samples", "256", "--no-report", *args]
+    code, _, err = cli(*base, "--workers", "2", "--storage", "sqlite:///two.db")
+    assert code == 0, err
+    code, _, err = cli(*base, "--workers", "1", "--threads", "1", "--storage", "sqlite:///one.db")
+    assert code == 0, err
+    one, two = rows(tmp_path / "one.db"), rows(tmp_path / "two.db")
+    assert sorted(str(c) for _, c, s, _ in two.values() if s == "complete") == sorted(
+        str(c) for _, c, s, _ in one.values() if s == "complete"
+    )
+    assert len(two) == 4
