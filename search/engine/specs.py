@@ -21,6 +21,7 @@ from search.engine.sampling.policies import (
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
     DEFAULT_SEED_CHECKS,
+    DEFAULT_SHAPE_DRAW,
     DEFAULT_SHARE,
     DEFAULT_SIZE_SCALE,
     DEFAULT_SPREAD,
@@ -33,6 +34,7 @@ from search.engine.sampling.policies import (
     SIZE_SCALES,
     SPREADS,
     STARTS,
+    SamplerSettings,
     has_turns,
     sampler_for,
     scope_for,
@@ -227,6 +229,20 @@ class RunSpec:
     @property
     def study_name(self) -> str:
         return self.study or f"{self.task}-{'-'.join(self.spaces)}"
+
+    def sampler_settings(self) -> SamplerSettings:
+        """How the study's Optuna proposer searches (policies.SamplerSettings), resolved:
+        the scope and shape draw as this study takes them."""
+        return SamplerSettings(
+            spread=self.spread,
+            share=self.share,
+            scope=self.sampler_scope,
+            corners=self.corners,
+            size_scale=self.size_scale,
+            start=self.start,
+            revisit=self.revisit,
+            shape_draw=self.shape_draw or DEFAULT_SHAPE_DRAW,
+        )
 
 
 def replicate_specs(spec: RunSpec, searches: int) -> list[RunSpec]:

@@ -71,14 +71,7 @@ def study_sampler(spec: RunSpec, prep: Prepared) -> Sampler:
         direction=prep.task.direction,
         seed=spec.seed,
         trials=spec.trials,
-        spread=spec.spread,
-        share=spec.share,
-        scope=spec.sampler_scope,
-        corners=spec.corners,
-        size_scale=spec.size_scale,
-        start=spec.start,
-        revisit=spec.revisit,
-        shape_draw=routed.shape_draw,
+        settings=routed.sampler_settings(),
     )
 
 

@@ -18,17 +18,10 @@ from search.engine.sampling.base import UNPRUNED_NOTE, Proposal, Rejection, Samp
 from search.engine.sampling.optuna_draw import POSITION_SUFFIX, PositionDraw, TrialDraw
 from search.engine.sampling.policies import (
     CORNER_SIZES,
-    DEFAULT_CORNERS,
-    DEFAULT_REVISIT,
-    DEFAULT_SCOPE,
-    DEFAULT_SHAPE_DRAW,
-    DEFAULT_SHARE,
-    DEFAULT_SIZE_SCALE,
-    DEFAULT_SPREAD,
-    DEFAULT_START,
     LAST_CORNERS,
     MAX_REVISITS,
     RANDOM_AFTER_REVISITS,
+    SamplerSettings,
     has_turns,
     ramp_target,
     size_objective,
@@ -95,17 +88,17 @@ class OptunaSampler(Sampler):
         direction: str,
         seed: int,
         trials: int,
-        spread: str = DEFAULT_SPREAD,
-        share: str = DEFAULT_SHARE,
-        scope: str = DEFAULT_SCOPE,
-        corners: str = DEFAULT_CORNERS,
-        size_scale: str = DEFAULT_SIZE_SCALE,
-        start: str = DEFAULT_START,
-        revisit: str = DEFAULT_REVISIT,
-        shape_draw: str = DEFAULT_SHAPE_DRAW,
+        settings: SamplerSettings | None = None,
         stopped_as_complete: bool = False,
+        **options: str,
     ) -> None:
         super().__init__(spaces, io, budget, count)
+        # how it searches: `settings`, or one built from `options` (SamplerSettings' field names)
+        settings = settings if settings is not None else SamplerSettings(**options)
+        spread, share, scope, corners = settings.spread, settings.share, settings.scope, settings.corners
+        size_scale, start, revisit = settings.size_scale, settings.start, settings.revisit
+        shape_draw = settings.shape_draw
+        self.settings = settings
         self.make_sampler, self.direction, self.seed, self.spread = make_sampler, direction, seed, spread
         self.corners = CORNER_SIZES[corners]  # the sizes a new study visits first
         self.budget_last = corners in LAST_CORNERS  # each family's budget model is one of the study's last trials

@@ -69,6 +69,7 @@ them.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from core.limits import CORNER_SIZES
 
@@ -150,6 +151,38 @@ DEFAULT_SEED_CHECKS = 0.2
 # configurations that decide the verdicts, measured on them). Measured: docs/benchmarks.md §29.
 CHECK_ORDERS = ("cheapest", "budgets")
 DEFAULT_CHECK_ORDER = "cheapest"
+
+
+@dataclass(frozen=True)
+class SamplerSettings:
+    """How an Optuna proposer searches (`search run`'s flags of the same names), declared
+    once: the study loop, the sampler registry and `OptunaSampler` take this object. Each
+    value is one of its option tuple's (SPREADS, SHARES, SCOPES, CORNERS, SIZE_SCALES,
+    STARTS, REVISITS, SHAPE_DRAWS); the grid ignores them."""
+
+    spread: str = DEFAULT_SPREAD
+    share: str = DEFAULT_SHARE
+    scope: str = DEFAULT_SCOPE
+    corners: str = DEFAULT_CORNERS
+    size_scale: str = DEFAULT_SIZE_SCALE
+    start: str = DEFAULT_START
+    revisit: str = DEFAULT_REVISIT
+    shape_draw: str = DEFAULT_SHAPE_DRAW
+
+    def __post_init__(self) -> None:
+        allowed = {
+            "spread": SPREADS,
+            "share": SHARES,
+            "scope": SCOPES,
+            "corners": CORNERS,
+            "size_scale": SIZE_SCALES,
+            "start": STARTS,
+            "revisit": REVISITS,
+            "shape_draw": SHAPE_DRAWS,
+        }
+        for name, options in allowed.items():
+            if getattr(self, name) not in options:
+                raise ValueError(f"{name} must be one of {', '.join(options)}, got {getattr(self, name)!r}")
 
 
 def size_objective(params: float, scale: str) -> float:

@@ -13,17 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from core.registry import Registry
-from search.engine.sampling.policies import (
-    DEFAULT_CORNERS,
-    DEFAULT_REVISIT,
-    DEFAULT_SCOPE,
-    DEFAULT_SHAPE_DRAW,
-    DEFAULT_SHARE,
-    DEFAULT_SIZE_SCALE,
-    DEFAULT_SPREAD,
-    DEFAULT_START,
-    startup_trials,
-)
+from search.engine.sampling.policies import SamplerSettings, startup_trials
 
 if TYPE_CHECKING:
     import optuna
@@ -41,23 +31,7 @@ def _optuna(
     `stopped_as_complete` for a sampler that reads only complete trials (see OptunaSampler)."""
 
     def factory(
-        spaces,
-        io,
-        budget,
-        count,
-        *,
-        direction: str,
-        seed: int,
-        trials: int,
-        spread: str = DEFAULT_SPREAD,
-        share: str = DEFAULT_SHARE,
-        scope: str = DEFAULT_SCOPE,
-        corners: str = DEFAULT_CORNERS,
-        size_scale: str = DEFAULT_SIZE_SCALE,
-        start: str = DEFAULT_START,
-        revisit: str = DEFAULT_REVISIT,
-        shape_draw: str = DEFAULT_SHAPE_DRAW,
-        **_: Any,
+        spaces, io, budget, count, *, direction: str, seed: int, trials: int, settings: SamplerSettings, **_: Any
     ) -> Sampler:
         from search.engine.sampling.optuna_sampler import OptunaSampler
 
@@ -70,14 +44,7 @@ def _optuna(
             direction=direction,
             seed=seed,
             trials=trials,
-            spread=spread,
-            share=share,
-            scope=scope,
-            corners=corners,
-            size_scale=size_scale,
-            start=start,
-            revisit=revisit,
-            shape_draw=shape_draw,
+            settings=settings,
             stopped_as_complete=stopped_as_complete,
         )
 
@@ -187,34 +154,17 @@ def make_sampler(
     direction: str,
     seed: int,
     trials: int,
-    spread: str = DEFAULT_SPREAD,
-    share: str = DEFAULT_SHARE,
-    scope: str = DEFAULT_SCOPE,
-    corners: str = DEFAULT_CORNERS,
-    size_scale: str = DEFAULT_SIZE_SCALE,
-    start: str = DEFAULT_START,
-    revisit: str = DEFAULT_REVISIT,
-    shape_draw: str = DEFAULT_SHAPE_DRAW,
+    settings: SamplerSettings | None = None,
+    **options: Any,
 ) -> Sampler:
-    """The proposer of sampler `sampler` (UserError listing the known names if unknown).
-    `spread` (SPREADS), `share` (SHARES), `scope` (SCOPES), `corners` (CORNERS),
-    `size_scale` (SIZE_SCALES), `start` (STARTS), `revisit` (REVISITS) and `shape_draw` (SHAPE_DRAWS) are for
-    the Optuna samplers; the grid ignores them (it
-    interleaves the families' points)."""
+    """The proposer of sampler `sampler` (UserError listing the known names if unknown),
+    searching with `settings` (policies.SamplerSettings), or with one built from `options`
+    (its field names: spread=, share=, ...; the defaults for the rest). The grid ignores
+    them (it interleaves the families' points)."""
+    if settings is None:
+        settings = SamplerSettings(**options)
+    elif options:
+        raise TypeError(f"give settings= or {', '.join(options)}, not both")
     return SAMPLERS.get(sampler)(
-        spaces,
-        io,
-        budget,
-        count,
-        direction=direction,
-        seed=seed,
-        trials=trials,
-        spread=spread,
-        share=share,
-        scope=scope,
-        corners=corners,
-        size_scale=size_scale,
-        start=start,
-        revisit=revisit,
-        shape_draw=shape_draw,
+        spaces, io, budget, count, direction=direction, seed=seed, trials=trials, settings=settings
     )

@@ -141,3 +141,20 @@ def test_size_scale_tells_the_sampler_the_count_or_its_log_live_and_on_replay(pr
     )
     assert [t.values for t in again.study.trials] == [t.values for t in live.study.trials]
     assert isinstance(again.ask(), Proposal)
+
+
+def test_sampler_settings_are_declared_once_and_checked():
+    """policies.SamplerSettings holds the Optuna proposer's eight settings with their
+    defaults; a value outside its option tuple is refused, and make_sampler takes the
+    object or its fields by name, not both."""
+    from search.engine.sampling.policies import DEFAULT_SPREAD, SamplerSettings
+
+    assert SamplerSettings().spread == DEFAULT_SPREAD
+    with pytest.raises(ValueError, match="corners must be one of"):
+        SamplerSettings(corners="middle")
+    prep = prepare(RunSpec(spaces=("hourglass",), task="digits-denoise", budget=100_000))
+    args = ("tpe", prep.spaces, prep.io, 100_000, prep.count)
+    made = make_sampler(*args, direction="maximize", seed=0, trials=10, revisit="train")
+    assert made.settings == SamplerSettings(revisit="train")
+    with pytest.raises(TypeError, match="not both"):
+        make_sampler(*args, direction="maximize", seed=0, trials=10, settings=SamplerSettings(), revisit="train")
