@@ -8,9 +8,9 @@ reports the work each study spent to reach the stored best peer's 40-trial fract
 its seed, as a share of that peer's work (issue 30's compute target), without running
 the peers again (docs/benchmarks.md §19, "A cheap start"):
 
-    python benchmarks/search_efficiency.py --settings hourglass-conventional --grid-trials 0 \\
+    python -m benchmarks.search_efficiency --settings hourglass-conventional --grid-trials 0 \\
         --samplers "gp+pareto,gp+pareto^last=ramp" --storage sqlite:///new.db --tag new --out new.json
-    python benchmarks/against_stored.py --stored docs/data/efficiency-peers5-hourglass-conventional.json \\
+    python -m benchmarks.against_stored --stored docs/data/efficiency-peers5-hourglass-conventional.json \\
         --setting hourglass-conventional --storage sqlite:///new.db --tag new \\
         --searches "gp+pareto,gp+pareto^last=ramp" --json against.json
 
@@ -25,9 +25,9 @@ not hold come from the peer's own studies of that seed in `--storage`, named by
 best hypervolume as the searches are. The peer is still the stored run's best (chosen on
 its seeds before the held-out ones ran):
 
-    python benchmarks/search_efficiency.py --settings hourglass --seeds 5-9 --grid-trials 0 \
+    python -m benchmarks.search_efficiency --settings hourglass --seeds 5-9 --grid-trials 0 \
         --samplers "gp+pareto,ax" --storage sqlite:///h.db --tag h10 --out h.json
-    python benchmarks/against_stored.py --stored docs/data/efficiency-peers5-hourglass.json \
+    python -m benchmarks.against_stored --stored docs/data/efficiency-peers5-hourglass.json \
         --setting hourglass --storage sqlite:///h.db --tag h10 --searches gp+pareto --seeds 5-9 --peer-tag h10
 
 `--base NAME` (one of `--searches`, e.g. `gp`: the unpruned default) also prints each
@@ -46,18 +46,13 @@ import argparse
 import json
 import math
 import statistics
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench_util import fail  # noqa: E402
-from search_efficiency import best_peer, seed_list, seed_ratios, study_frame, trial_work  # noqa: E402
-
-from core.errors import UserError  # noqa: E402
-from reports.efficiency import fraction_at, fraction_at_work, fraction_curve, work_to_reach  # noqa: E402
-from storage import Store  # noqa: E402
+from benchmarks.bench_util import fail
+from benchmarks.search_efficiency import best_peer, seed_list, seed_ratios, study_frame, trial_work
+from core.errors import UserError
+from reports.efficiency import fraction_at, fraction_at_work, fraction_curve, work_to_reach
+from storage import Store
 
 
 def _fmt(v: float) -> str:

@@ -1,5 +1,5 @@
-"""Small helpers shared by the benchmark scripts (run as `python benchmarks/NAME.py`, so
-this folder is on sys.path and they `import bench_util`)."""
+"""Small helpers shared by the benchmark scripts (run as `python -m benchmarks.NAME` from
+the repository's root; they `from benchmarks.bench_util import ...`)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ are rejected and 2% of the trials fail. Then, per size:
   a thread adds a trial to the study every 0.5 s meanwhile, so every change rebuilds the
   page once (with the ETag of the first request, most conditional GETs then get the page).
 
-Run: OMP_NUM_THREADS=1 python benchmarks/big_studies.py [--sizes 1000,10000,100000]
+Run: OMP_NUM_THREADS=1 python -m benchmarks.big_studies [--sizes 1000,10000,100000]
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench_util import cpu_name, fail
-from orchestration_overhead import InstantExecutor
 from sqlalchemy import func, select
 
+from benchmarks.bench_util import cpu_name, fail
+from benchmarks.orchestration_overhead import InstantExecutor
 from core.trials import TrialResult, TrialSpec
 from models import get_family
 from reports.samples import store_samples

@@ -10,7 +10,7 @@ trials are the same rows, so only which configurations got a second seed differs
 then read with verdict_calibration's own `evaluate` (`search compare`'s code and defaults)
 side by side, with what the checks cost: their training seconds against the trials'.
 
-    python benchmarks/check_order.py --dir /tmp/cal61 --settings qs,cls-d --json out.json
+    python -m benchmarks.check_order --dir /tmp/cal61 --settings qs,cls-d --json out.json
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from benchmarks.verdict_calibration import SETTINGS, Setting, evaluate, finished, pct
 
-from benchmarks.verdict_calibration import SETTINGS, Setting, evaluate, finished, pct  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def strip_checks(db: Path) -> int:

@@ -10,7 +10,7 @@ accuracy mean and sample std over the seeds; the best test accuracy of any trial
 too. The database is kept in `--out` for `search report`/`search trials`; running the
 script again on it only re-prints the table (the searches resume with nothing to do).
 
-    python benchmarks/checkerboard_han_vs_mlp.py [--budget 5K] [--trials 6] [--repeats 3]
+    python -m benchmarks.checkerboard_han_vs_mlp [--budget 5K] [--trials 6] [--repeats 3]
         [--epochs 400] [--lrs 1e-3,5e-3] [--out bench-checkerboard]
 """
 
@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 SEARCHES = {"HanNet": "han", "ReLU MLP": "hourglass,conventional"}
 

@@ -9,8 +9,8 @@ their training seconds; beside it, the default 40-trial search of the same seed 
 --settings qs`), whose training seconds and trained runs (trials and seed checks) it divides
 by. The seconds are only comparable when both ran under the same load; the runs always are.
 
-    python benchmarks/decide_power.py --dir /tmp/decide --baseline /tmp/cal61/qs.db --seeds 11,12,13
-    python benchmarks/decide_power.py --setting gc-d --decide 20K,50K,100K --margin 1 --dir /tmp/dgc \
+    python -m benchmarks.decide_power --dir /tmp/decide --baseline /tmp/cal61/qs.db --seeds 11,12,13
+    python -m benchmarks.decide_power --setting gc-d --decide 20K,50K,100K --margin 1 --dir /tmp/dgc \
         --baseline /tmp/cal61/gc-d.db --seeds 11,12
 """
 
@@ -24,7 +24,6 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 
 def training_seconds(store, study: str) -> tuple[int, int, float]:

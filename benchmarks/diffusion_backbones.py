@@ -10,7 +10,7 @@ with classifier-free guidance (one batched cond+uncond pass per step). Each timi
 median of `--repeats` rounds, the families alternating inside a round (side by side in
 one process, so machine load hits all of them alike).
 
-    python benchmarks/diffusion_backbones.py [--device cpu] [--batch 64] [--steps 5]
+    python -m benchmarks.diffusion_backbones [--device cpu] [--batch 64] [--steps 5]
         [--repeats 5] [--samples 20] [--targets 0.5M,2M] [--depth 7] [--patch 4]
 """
 
@@ -19,22 +19,17 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_util import device_sync  # noqa: E402
-
-from core.budget import parse_budget  # noqa: E402
-from core.errors import UserError  # noqa: E402
-from core.io import IOSpec  # noqa: E402
-from models import get_family  # noqa: E402
-from tasks.diffusion import SCHEDULES, ddim_sample  # noqa: E402
+from benchmarks.bench_util import device_sync
+from core.budget import parse_budget
+from core.errors import UserError
+from core.io import IOSpec
+from models import get_family
+from tasks.diffusion import SCHEDULES, ddim_sample
 
 FAMILIES = ("uvit", "lmlp", "mixer-block")
 IO = IOSpec(784, 784, "noise", (1, 28, 28), (1, 28, 28), 10)

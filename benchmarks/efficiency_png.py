@@ -2,7 +2,7 @@
 per search, the median (over seeds) fraction of the reference front's hypervolume against
 trials and against summed training seconds; the full grid as one curve.
 
-    python benchmarks/efficiency_png.py RESULTS.json SETTING OUT.png
+    python -m benchmarks.efficiency_png RESULTS.json SETTING OUT.png
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ then run to the end. Counts completed trials lost (complete in a snapshot taken 
 kill, but changed or gone at the end) and duplicated (a trial number twice, or a retry of
 a trial that had completed). Targets: 0 and 0.
 
-Run: python benchmarks/fault_campaign.py [--kills 20] [--seed 0]
+Run: python -m benchmarks.fault_campaign [--kills 20] [--seed 0]
 """
 
 from __future__ import annotations

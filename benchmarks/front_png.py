@@ -1,23 +1,19 @@
 """A study's Pareto fronts as a PNG for the docs: the report's own figure
 (reports.figures.pareto_figure), written to a page and shot with headless Chromium.
 
-    python benchmarks/front_png.py STUDY OUT.png [--storage URL] [--title TEXT]
+    python -m benchmarks.front_png STUDY OUT.png [--storage URL] [--title TEXT]
 """
 
 from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from reports.figures import pareto_figure  # noqa: E402
-from reports.fronts import front_data  # noqa: E402
-from storage import Store  # noqa: E402
+from reports.figures import pareto_figure
+from reports.fronts import front_data
+from storage import Store
 
 
 def main() -> None:

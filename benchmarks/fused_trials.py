@@ -19,11 +19,11 @@ Three measurements, each against its baseline in the same command:
            hypervolume (log10 parameters, metric) against the union of both arms' trials
            of that seed, medians over seeds.
 
-    python benchmarks/fused_trials.py steps [--threads 1] [--k 1,2,3,4,8,16]
-    python benchmarks/fused_trials.py repeats --seeds 3 [--setting denoise]
-    python benchmarks/fused_trials.py pack --seeds 3 --k 4 [--setting denoise,sr]
-    python benchmarks/fused_trials.py vmap --k 3,8
-    python benchmarks/fused_trials.py profile --k 3
+    python -m benchmarks.fused_trials steps [--threads 1] [--k 1,2,3,4,8,16]
+    python -m benchmarks.fused_trials repeats --seeds 3 [--setting denoise]
+    python -m benchmarks.fused_trials pack --seeds 3 --k 4 [--setting denoise,sr]
+    python -m benchmarks.fused_trials vmap --k 3,8
+    python -m benchmarks.fused_trials profile --k 3
 
 Every command runs in a fresh process with OMP_NUM_THREADS=--threads (1 by default) and
 its own SQLite file; the JSON of each part goes to --out.
@@ -42,10 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench_util import cpu_name  # noqa: E402
+from benchmarks.bench_util import cpu_name
 
 SETTINGS = {  # the README's quickstart search, and the same on super-resolution
     "denoise": ["--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K", "--trials", "40"],

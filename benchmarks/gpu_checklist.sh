@@ -30,10 +30,10 @@ for step in $STEPS; do
       python3 -m search.cli trials mnist-denoise-hourglass --storage sqlite:////tmp/user/search.db 2>&1 | head -20
       tar -czf "$OUT/user-report.tar.gz" -C /tmp/user report search.db ;;
     throughput) log "3. trainer throughput, ours vs DataLoader"
-      timeout 90 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --compile ${THROUGHPUT_COMPILE:-}
-      timeout 70 python3 benchmarks/train_throughput.py --device cuda --data-dir "$DATA" --repeats 5 --config 785,16,2 --compile ${THROUGHPUT_COMPILE:-} ;;
+      timeout 90 python3 -m benchmarks.train_throughput --device cuda --data-dir "$DATA" --repeats 5 --compile ${THROUGHPUT_COMPILE:-}
+      timeout 70 python3 -m benchmarks.train_throughput --device cuda --data-dir "$DATA" --repeats 5 --config 785,16,2 --compile ${THROUGHPUT_COMPILE:-} ;;
     pack) log "4. trials sharing one GPU"
-      timeout 200 python3 benchmarks/gpu_pack.py --data-dir "$DATA" --k 1,2,4,8 --packs 4,8,16 --trials 12 --epochs 2 --json "$OUT/gpu-pack.json" ;;
+      timeout 200 python3 -m benchmarks.gpu_pack --data-dir "$DATA" --k 1,2,4,8 --packs 4,8,16 --trials 12 --epochs 2 --json "$OUT/gpu-pack.json" ;;
     compile) log "6. the trainer with --compile reduce-overhead against eager, same four trials"
       rm -rf /tmp/cmp && mkdir -p /tmp/cmp
       printf '[hourglass]\nd_z = [785, 1150]\nd_h = [16]\nL = [2, 10]\nlr = [0.001]\n' > /tmp/cmp/grid.toml
@@ -53,11 +53,11 @@ for step in $STEPS; do
       tar -czf "$OUT/prunework.tar.gz" -C /tmp/pw pareto.db none.db ;;
     diffusion) log "diffusion backbones at matched parameters (benchmarks/diffusion_backbones.py), patch 4 then 2"
       for patch in 4 2; do
-        timeout 150 python3 benchmarks/diffusion_backbones.py --device cuda --batch 128 --steps 20 --repeats 5 \
+        timeout 150 python3 -m benchmarks.diffusion_backbones --device cuda --batch 128 --steps 20 --repeats 5 \
             --samples 128 --targets ${DIFF_TARGETS:-0.5M,2M,8M} --patch $patch
       done ;;
     mfu) log "5. LM trainer tokens/s and MFU"
-      timeout 160 python3 benchmarks/lm_mfu.py --device cuda --data-dir "$DATA" --json "$OUT/lm-mfu.json" ;;
+      timeout 160 python3 -m benchmarks.lm_mfu --device cuda --data-dir "$DATA" --json "$OUT/lm-mfu.json" ;;
     chen) log "7. Chen et al. on MNIST at the paper's scale (1.24M to 80M), shortened: trials, epochs and repeats cut"
       # the paper-scale recipes (30 and 50 epochs, 5 repeats, 200 trials) with CHEN_TRIALS trials,
       # CHEN_EPOCHS epochs and CHEN_REPEATS seeds a configuration; the verdicts at four budgets

@@ -12,7 +12,7 @@ report included, as a user would see it), complete trials per hour, the median s
 of one trial as the progress line gives it (how much packing slows each trial), and the
 GPU utilisation and memory nvidia-smi reads every half second while the setting runs.
 
-    python benchmarks/gpu_pack.py --data-dir DIR [--k 1,2,4,8] [--packs 4,8,16] [--trials 16] [--epochs 2] [--task T]
+    python -m benchmarks.gpu_pack --data-dir DIR [--k 1,2,4,8] [--packs 4,8,16] [--trials 16] [--epochs 2] [--task T]
 """
 
 from __future__ import annotations
@@ -27,12 +27,10 @@ import threading
 import time
 from pathlib import Path
 
+from benchmarks.bench_util import write_json
+from storage import load_trials
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench_util import write_json  # noqa: E402
-
-from storage import load_trials  # noqa: E402
 
 
 class GpuSampler:

@@ -6,7 +6,7 @@ parameters), each timed on a batch of B inputs for forward + backward (gradients
 sum), median of `--repeats` timings of `--iters` iterations, the two alternating. Reported:
 milliseconds per iteration and the ratio Han / Linear (below 1: the Han layer is faster).
 
-    python benchmarks/han_layer_speed.py [--batch 128] [--iters 50] [--repeats 7] [--device cpu]
+    python -m benchmarks.han_layer_speed [--batch 128] [--iters 50] [--repeats 7] [--device cpu]
 
 Run with OMP_NUM_THREADS set; the load average is printed so a disturbed run shows.
 """
@@ -16,17 +16,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
-from pathlib import Path
 
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_util import device_sync, timed  # noqa: E402
-
-from models.han_layer import HanLayer  # noqa: E402
+from benchmarks.bench_util import device_sync, timed
+from models.han_layer import HanLayer
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ grows with the study. This times that step alone on the past `orchestration_at_s
 writes (N trials of two families proposed by the product's proposer, instant results, in
 SQLite): the median and minimum over `--repeats` calls, per size.
 
-    OMP_NUM_THREADS=1 python benchmarks/keeper_at_size.py [--sizes 1000,10000] [--repeats 15]
+    OMP_NUM_THREADS=1 python -m benchmarks.keeper_at_size [--sizes 1000,10000] [--repeats 15]
 """
 
 from __future__ import annotations
@@ -15,21 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_util import cpu_name, fail  # noqa: E402
-from big_studies import write_in_bulk  # noqa: E402
-from orchestration_at_size import STUDY, past_trials  # noqa: E402
-from orchestration_overhead import InstantExecutor  # noqa: E402
-
-from search.artifacts.keep import Keeper  # noqa: E402
-from search.executors import EXECUTORS  # noqa: E402
-from storage import Store  # noqa: E402
+from benchmarks.bench_util import cpu_name, fail
+from benchmarks.big_studies import write_in_bulk
+from benchmarks.orchestration_at_size import STUDY, past_trials
+from benchmarks.orchestration_overhead import InstantExecutor
+from search.artifacts.keep import Keeper
+from search.executors import EXECUTORS
+from storage import Store
 
 
 def time_keeper(n: int, repeats: int) -> dict:

@@ -15,7 +15,7 @@ T the context. MFU = model FLOP/s over the GPU's dense bf16 peak (`--peak-tflops
 989.4 for the H100 and H200 SXM, NVIDIA's datasheets); an 8192^3 bf16 matrix product is
 timed beside it as what the chip reaches here.
 
-    python benchmarks/lm_mfu.py --device cuda [--data-dir ../shared/data] [--d-model 1024,2048]
+    python -m benchmarks.lm_mfu --device cuda [--data-dir ../shared/data] [--d-model 1024,2048]
         [--layers 4] [--context 512] [--batch 32] [--steps 20] [--repeats 2] [--compile off,on]
 """
 
@@ -23,20 +23,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 from pathlib import Path
 
 import torch
 
+import models
+import tasks
+from benchmarks.bench_util import device_sync, timed, write_json
+from core.trials import TrainSettings, TrialSpec
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
-sys.path.insert(0, str(REPO))
-
-from bench_util import device_sync, timed, write_json  # noqa: E402
-
-import models  # noqa: E402
-import tasks  # noqa: E402
-from core.trials import TrainSettings, TrialSpec  # noqa: E402
 
 DATASHEET_PEAK_TFLOPS = {"H100": 989.4, "H200": 989.4}  # dense bf16, SXM
 

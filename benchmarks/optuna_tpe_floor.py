@@ -6,7 +6,7 @@ A bare Optuna study (in-memory storage) with the shape of section 1's: two objec
 same TPE settings as `--sampler tpe` (search/engine/sampling/registry.py). The objective is instant. The
 mean ms per trial is the floor that our orchestration overhead sits on.
 
-    OMP_NUM_THREADS=1 python benchmarks/optuna_tpe_floor.py [--trials 200] [--rounds 3]
+    OMP_NUM_THREADS=1 python -m benchmarks.optuna_tpe_floor [--trials 200] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -16,12 +16,7 @@ import math
 import os
 import platform
 import statistics
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 
 FAMILIES = ["hourglass", "conventional"]
 

@@ -23,7 +23,7 @@ trials and time the next `--window` trials.
 
 Rounds alternate ours and bare (a fresh copy of the past for each of ours); medians.
 
-    OMP_NUM_THREADS=1 python benchmarks/orchestration_at_size.py [--sizes 1000,10000] [--window 20] [--rounds 3]
+    OMP_NUM_THREADS=1 python -m benchmarks.orchestration_at_size [--sizes 1000,10000] [--window 20] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -36,22 +36,18 @@ import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_util import cpu_name, fail  # noqa: E402
-from big_studies import STUDY, write_in_bulk  # noqa: E402
-from orchestration_overhead import InstantExecutor  # noqa: E402
-
-from core.trials import TrialSpec  # noqa: E402
-from search.engine.sampling import Rejection  # noqa: E402
-from search.engine.sampling.registry import _tpe, make_sampler  # noqa: E402
-from search.engine.specs import RunSpec  # noqa: E402
-from search.engine.study import prepare, run_study  # noqa: E402
-from search.executors import EXECUTORS  # noqa: E402
-from storage import Store  # noqa: E402
+from benchmarks.bench_util import cpu_name, fail
+from benchmarks.big_studies import STUDY, write_in_bulk
+from benchmarks.orchestration_overhead import InstantExecutor
+from core.trials import TrialSpec
+from search.engine.sampling import Rejection
+from search.engine.sampling.registry import _tpe, make_sampler
+from search.engine.specs import RunSpec
+from search.engine.study import prepare, run_study
+from search.executors import EXECUTORS
+from storage import Store
 
 FAMILIES = ("hourglass", "conventional")
 SEED = 0

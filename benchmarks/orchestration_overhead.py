@@ -4,7 +4,7 @@ Everything `search run` does around training is timed: Optuna's ask (budget-awar
 sampling), the exact parameter count, storing the trial as running, storing its result
 (runs, epochs, metrics) in its own transaction, and Optuna's tell. The "training" is an
 instant stand-in executor whose metric is a deterministic function of the config, so the
-figure is pure overhead. Run: python benchmarks/orchestration_overhead.py [--trials 200]
+figure is pure overhead. Run: python -m benchmarks.orchestration_overhead [--trials 200]
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import tempfile
 import time
 
 import torch
-from bench_util import Quiet
 
+from benchmarks.bench_util import Quiet
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from search.engine.specs import RunSpec
 from search.engine.study import run_study

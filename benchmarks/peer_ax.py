@@ -29,8 +29,8 @@ import warnings
 
 from ax import ChoiceParameterConfig, Client, RangeParameterConfig
 from ax.utils.common.logger import set_stderr_log_level
-from peer_space import PeerSpace
 
+from benchmarks.peer_space import PeerSpace
 from search.engine.sampling import Proposal, Rejection, Sampler
 from search.spaces import Dim
 

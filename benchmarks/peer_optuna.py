@@ -30,8 +30,8 @@ from typing import Any
 
 import optuna
 from optuna.trial import TrialState
-from peer_space import PeerSpace
 
+from benchmarks.peer_space import PeerSpace
 from search.engine.sampling import Proposal, Rejection, Sampler
 from search.spaces import Dim
 

@@ -29,10 +29,10 @@ import itertools
 import math
 from typing import Any
 
-from peer_optuna import draw
-from peer_space import PeerSpace
 from ray.tune.search.optuna import OptunaSearch
 
+from benchmarks.peer_optuna import draw
+from benchmarks.peer_space import PeerSpace
 from search.engine.sampling import Proposal, Rejection, Sampler
 
 

@@ -19,8 +19,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from peer_space import PeerSpace
-
+from benchmarks.peer_space import PeerSpace
 from core.errors import UserError
 from search.engine.sampling import SAMPLERS, Sampler
 
@@ -37,8 +36,8 @@ def ax_available() -> bool:
 
 def _optuna_peer(kind: str):
     def factory(spaces, io, budget, count, *, direction: str, seed: int, trials: int, **_: Any) -> Sampler:
-        from peer_optuna import SAMPLERS as OPTUNA_SAMPLERS
-        from peer_optuna import OptunaPeer
+        from benchmarks.peer_optuna import SAMPLERS as OPTUNA_SAMPLERS
+        from benchmarks.peer_optuna import OptunaPeer
 
         return OptunaPeer(PeerSpace(spaces, io, budget, count), OPTUNA_SAMPLERS[kind](seed, trials), direction)
 
@@ -49,7 +48,7 @@ def _ax_peer(spaces, io, budget, count, *, direction: str, seed: int, trials: in
     """Ax's own initialisation budget from 40 trials on; a quarter of fewer trials (at least
     2, so that a smoke run reaches BoTorch)."""
     check_available("ax")
-    from peer_ax import AxPeer
+    from benchmarks.peer_ax import AxPeer
 
     return AxPeer(
         PeerSpace(spaces, io, budget, count),
@@ -60,7 +59,7 @@ def _ax_peer(spaces, io, budget, count, *, direction: str, seed: int, trials: in
 
 
 def _tune_peer(spaces, io, budget, count, *, direction: str, seed: int, **_: Any) -> Sampler:
-    from peer_tune import TuneOptunaPeer
+    from benchmarks.peer_tune import TuneOptunaPeer
 
     return TuneOptunaPeer(PeerSpace(spaces, io, budget, count), direction, seed)
 

@@ -9,7 +9,7 @@ an objective that builds the same model and computes the same metric, a multi-ob
 study on the same SQLite storage (RDBStorage), TPE or GP. Wall time per search, 5 seeds,
 medians; the product's share of time outside its trials as its summary line says it.
 
-    python benchmarks/plugin_overhead.py [--seeds 5] [--trials 40] [--out FILE.json]
+    python -m benchmarks.plugin_overhead [--seeds 5] [--trials 40] [--out FILE.json]
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ a conditional space), against plain Optuna as a user writes it (define-by-run ov
 ranges, the count computed, a configuration over the budget told PRUNED before training:
 benchmarks/peer_optuna.py's rule) with TPE, random, GP and NSGA-II.
 
-    python benchmarks/plugin_quality.py [--seeds 10] [--trials 40] [--variants plain,conditional] [--peers none] [--out FILE.json]
+    python -m benchmarks.plugin_quality [--seeds 10] [--trials 40] [--variants plain,conditional] [--peers none] [--out FILE.json]
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ random, GP, NSGA-II) at the same trials, 10 seeds; each search's hypervolume sha
 than nearly every configuration add nothing. benchmarks/plugin_quality.py holds the
 comparison; this file only the table.
 
-    python benchmarks/plugin_table.py make [--out docs/data/plugin-table-digits.json]
-    python benchmarks/plugin_table.py [--seeds 10] [--trials 40] [--out FILE.json]
+    python -m benchmarks.plugin_table make [--out docs/data/plugin-table-digits.json]
+    python -m benchmarks.plugin_table [--seeds 10] [--trials 40] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def make(path: Path) -> int:
         runs.append({**config, "params": count(config), "val_accuracy": train_one(config, data)})
     table = {
         "what": "MLP on 8x8 digits, Adam, 10 epochs, seed 0: every epoch's validation accuracy",
-        "command": "python benchmarks/plugin_table.py make",
+        "command": "python -m benchmarks.plugin_table make",
         "machine": f"{platform.processor() or platform.machine()}, torch {torch.__version__}, 1 thread",
         "date": time.strftime("%Y-%m-%d"),
         "seconds": round(time.perf_counter() - t0, 1),

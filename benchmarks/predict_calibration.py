@@ -23,8 +23,8 @@ family, and over all of them:
 Sources are SQLite files of recipe runs (`search run --recipe NAME --storage
 sqlite:///DIR/NAME.db`, as docs/reproductions.md runs them) or any studies:
 
-    python benchmarks/predict_calibration.py --dir /work/runs --recipes chen-denoise-small,yu-han-small
-    python benchmarks/predict_calibration.py --source dn=/tmp/cal/dn.db --json out.json
+    python -m benchmarks.predict_calibration --dir /work/runs --recipes chen-denoise-small,yu-han-small
+    python -m benchmarks.predict_calibration --source dn=/tmp/cal/dn.db --json out.json
 
 Every study of each file is one source; replicate searches stay separate sources.
 """
@@ -38,9 +38,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 CONFIDENCE = 0.9
 DRAWS = 400

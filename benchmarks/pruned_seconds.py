@@ -7,7 +7,7 @@ with depth instead; this script measures what the pruner saves there, from pairs
 studies of one seed, one pruned and one not (`benchmarks/gpu_checklist.sh`'s
 `prunework` step writes them on a lent GPU):
 
-    python benchmarks/pruned_seconds.py --pair sqlite:///s1/pareto.db sqlite:///s1/none.db \
+    python -m benchmarks.pruned_seconds --pair sqlite:///s1/pareto.db sqlite:///s1/none.db \
         --pair sqlite:///s2/pareto.db sqlite:///s2/none.db --study pw --json out.json
 
 For each pair: training seconds (the trials' durations) and parameter-epochs of each
@@ -25,17 +25,14 @@ import argparse
 import json
 import os
 import statistics
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import numpy as np
+import pandas as pd
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from bench_util import fail  # noqa: E402
-from search_efficiency import study_frame, trial_work  # noqa: E402
-
-from reports.efficiency import union_hypervolume, union_reference  # noqa: E402
-from storage import Store  # noqa: E402
+from benchmarks.bench_util import fail
+from benchmarks.search_efficiency import study_frame, trial_work
+from reports.efficiency import union_hypervolume, union_reference
+from storage import Store
 
 
 def least_squares(y: np.ndarray, columns: list[np.ndarray]) -> tuple[float, list[float]]:

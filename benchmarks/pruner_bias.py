@@ -8,9 +8,9 @@ defaults. Per setting and budget it reports the pooled difference between the tw
 without, their gap, and that gap against the spread between the unpruned replicates (issue
 61's target: within half of it in median over the budgets).
 
-    python benchmarks/verdict_calibration.py --dir /tmp/cal --settings qs                    # pruned
-    python benchmarks/verdict_calibration.py --dir /tmp/cal-np --settings qs --search-flags="--pruner none"
-    python benchmarks/pruner_bias.py --pruned /tmp/cal --unpruned /tmp/cal-np --settings qs
+    python -m benchmarks.verdict_calibration --dir /tmp/cal --settings qs                    # pruned
+    python -m benchmarks.verdict_calibration --dir /tmp/cal-np --settings qs --search-flags="--pruner none"
+    python -m benchmarks.pruner_bias --pruned /tmp/cal --unpruned /tmp/cal-np --settings qs
 """
 
 from __future__ import annotations
@@ -22,10 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from benchmarks.verdict_calibration import SETTINGS, evaluate  # noqa: E402
+from benchmarks.verdict_calibration import SETTINGS, evaluate
 
 
 def bias(setting: str, pruned: Path, unpruned: Path, method: str = "default", confidence: float = 0.95) -> dict:

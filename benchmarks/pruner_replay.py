@@ -1,6 +1,6 @@
 """The Pareto pruner replayed on unpruned studies: false stops per family and grace (issue 11).
 
-    python benchmarks/pruner_replay.py --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs [GRACES]] [--checked MIN[:KEEP],...] [--orders study,smallest-first,budget-last] [--best-so-far] [--false-stops] [--trust-first N] [--json OUT]
+    python -m benchmarks.pruner_replay --storage URL [--prefix NAME] [--graces 1/3,0.2,0.1] [--rungs [GRACES]] [--checked MIN[:KEEP],...] [--orders study,smallest-first,budget-last] [--best-so-far] [--false-stops] [--trust-first N] [--json OUT]
 
 For every study of the database whose name starts with --prefix and that ran unpruned
 (`--pruner none`), each trial's stored first-seed validation curve is replayed through the
@@ -35,19 +35,13 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import sys
 from fractions import Fraction
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench_util import fail, write_json  # noqa: E402
-
-from search.engine.pruners import DEFAULT_KEEP, CheckedRungPruner, grace_epochs, make_pruner, rung_epochs  # noqa: E402
-from search.engine.seed_checks import SEED_CHECK  # noqa: E402
-from search.engine.study import first_seed_curve  # noqa: E402
-from search.integrations.pruner_replay import (  # noqa: E402
+from benchmarks.bench_util import fail, write_json
+from search.engine.pruners import DEFAULT_KEEP, CheckedRungPruner, grace_epochs, make_pruner, rung_epochs
+from search.engine.seed_checks import SEED_CHECK
+from search.engine.study import first_seed_curve
+from search.integrations.pruner_replay import (
     ORDERS,
     ReplayTrial,
     best_so_far,
@@ -59,8 +53,8 @@ from search.integrations.pruner_replay import (  # noqa: E402
     rung_trust,
     summarise,
 )
-from storage import Store  # noqa: E402
-from storage.frames import metric_column  # noqa: E402
+from storage import Store
+from storage.frames import metric_column
 
 
 def study_trials(store: Store, name: str) -> tuple[list[ReplayTrial], str, int]:

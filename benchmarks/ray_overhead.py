@@ -4,7 +4,7 @@ process, side by side. Ray's start-up is timed separately. The trial is a stand-
 sleeps 1 s and returns a metric computed from its config (no training), so what differs
 is dispatch, serialisation and result collection.
 
-Run: python benchmarks/ray_overhead.py [--trials 20]
+Run: python -m benchmarks.ray_overhead [--trials 20]
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import time
 
 import cloudpickle
 import ray
-from bench_util import Quiet
 
+from benchmarks.bench_util import Quiet
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from search.engine.specs import RunSpec
 from search.engine.study import run_study

@@ -14,7 +14,7 @@ Targets: every restart survived, 0 lost, 0 duplicated. Medians over the seeds.
 Needs Debian's PostgreSQL server binaries (package postgresql); a private server in a
 temporary folder (tests/storage/pg_server.py).
 
-Run: python benchmarks/restart_campaign.py [--seeds 3] [--restarts 4] [--down 5] [--trials 40]
+Run: python -m benchmarks.restart_campaign [--seeds 3] [--restarts 4] [--down 5] [--trials 40]
 """
 
 from __future__ import annotations
@@ -31,12 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from core.statuses import FINISHED_STATUSES
+from storage import Store
+from tests.storage.pg_server import PgServer
 
-from core.statuses import FINISHED_STATUSES  # noqa: E402
-from storage import Store  # noqa: E402
-from tests.storage.pg_server import PgServer  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def search_args(url: str, study: str, trials: int, epochs: int, seed: int) -> list[str]:
@@ -178,7 +177,7 @@ def campaign(seeds: int = 3, restarts: int = 4, down_s: float = 5.0, trials: int
         pg.close()
     med = lambda key: statistics.median(r[key] for r in rows)  # noqa: E731
     return {
-        "command": f"python benchmarks/restart_campaign.py --seeds {seeds} --restarts {restarts} --down {down_s:g} "
+        "command": f"python -m benchmarks.restart_campaign --seeds {seeds} --restarts {restarts} --down {down_s:g} "
         f"--trials {trials} --epochs {epochs}",
         "restarts": sum(r["restarts"]["restarts"] for r in rows),
         "survived": sum(r["restarts"]["survived"] for r in rows),

@@ -6,7 +6,7 @@ after every mixing MLP (4 gathers per block). Each shape is timed on a batch of 
 images, median of `--repeats` timings of `--iters` iterations, the two models alternating;
 reported: ms per iteration and the ratio RP / plain.
 
-    python benchmarks/rp_mixer_overhead.py [--batch 128] [--iters 10] [--repeats 5] [--device cpu]
+    python -m benchmarks.rp_mixer_overhead [--batch 128] [--iters 10] [--repeats 5] [--device cpu]
 """
 
 from __future__ import annotations
@@ -14,17 +14,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_util import device_sync, timed  # noqa: E402
-
-from core.io import IOSpec  # noqa: E402
-from models import get_family  # noqa: E402
+from benchmarks.bench_util import device_sync, timed
+from core.io import IOSpec
+from models import get_family
 
 SHAPES = [  # (name, input (C, H, W), config)
     ("digits 8x8, S=C=16", (1, 8, 8), {"S": 16, "C": 16, "gamma": 4, "L": 4, "patch": 2}),

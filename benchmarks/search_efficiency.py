@@ -10,18 +10,18 @@ each study is also set against `--grid-orders` random orders of the grid cut at 
 study's own training work (a random search over the grid, replayed without training:
 issue 25's "never worse than random grid points at equal compute").
 
-    python benchmarks/search_efficiency.py                 # all settings (hours on 2 CPU cores)
-    python benchmarks/search_efficiency.py --quick         # the code path in about a minute
-    python benchmarks/search_efficiency.py --settings hourglass --samplers tpe,random --seeds 5
+    python -m benchmarks.search_efficiency                 # all settings (hours on 2 CPU cores)
+    python -m benchmarks.search_efficiency --quick         # the code path in about a minute
+    python -m benchmarks.search_efficiency --settings hourglass --samplers tpe,random --seeds 5
 
 Peers (issue 30: what a user would pick instead; benchmarks/peers.py) are searches too:
 optuna-tpe, optuna-nsga2, optuna-gp (plain Optuna) and ax (Ax's Client; the `peers` extra,
 pip install -e '.[peers]'). They run through the same study loop and trainer, so only the
 search differs:
 
-    python benchmarks/search_efficiency.py --settings hourglass-conventional --seeds 3 \
+    python -m benchmarks.search_efficiency --settings hourglass-conventional --seeds 3 \
         --samplers tpe,optuna-tpe,optuna-nsga2,optuna-gp,ax --grid-trials 0
-    python benchmarks/search_efficiency.py --quick --samplers optuna-tpe,optuna-nsga2,optuna-gp,ax
+    python -m benchmarks.search_efficiency --quick --samplers optuna-tpe,optuna-nsga2,optuna-gp,ax
 
 Each trial's training runs in this process (the local executor), one torch thread unless
 --threads says otherwise; studies go to a temporary SQLite file (or --storage).
@@ -32,7 +32,7 @@ runs the rest (a study killed midway starts again from its first trial). The fin
 studies are listed in OUT.studies.json: give the same --out (a tagged storage without
 that file is refused):
 
-    python benchmarks/search_efficiency.py --settings classify-han-swmlp --samplers gp+pareto,ax \
+    python -m benchmarks.search_efficiency --settings classify-han-swmlp --samplers gp+pareto,ax \
         --storage sqlite:///eff.db --out eff.json --tag peers   # again: the same command
 
 `--seeds 5-9` runs seeds 5 to 9 only (studies are named by their seed): held-out seeds
@@ -47,25 +47,20 @@ import json
 import math
 import os
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
-sys.path.insert(0, str(REPO))
+import numpy as np
 
-import numpy as np  # noqa: E402
-import peers  # noqa: E402
-from bench_util import Quiet, cpu_name, fail  # noqa: E402
-
-from core.errors import RejectedInARow, UserError  # noqa: E402
-from core.statuses import CURVE_STATUSES, FINISHED_STATUSES  # noqa: E402
-from core.trials import TrainSettings  # noqa: E402
-from reports.efficiency import (  # noqa: E402
+import benchmarks.peers as peers
+from benchmarks.bench_util import Quiet, cpu_name, fail
+from core.errors import RejectedInARow, UserError
+from core.statuses import CURVE_STATUSES, FINISHED_STATUSES
+from core.trials import TrainSettings
+from reports.efficiency import (
     fraction_at,
     fraction_curve,
     ks_uniform,
@@ -76,8 +71,8 @@ from reports.efficiency import (  # noqa: E402
     union_reference,
     work_to_reach,
 )
-from search.engine.sampling import SAMPLERS  # noqa: E402
-from search.engine.sampling.policies import (  # noqa: E402
+from search.engine.sampling import SAMPLERS
+from search.engine.sampling.policies import (
     DEFAULT_CORNERS,
     DEFAULT_REVISIT,
     DEFAULT_SHARE,
@@ -85,12 +80,15 @@ from search.engine.sampling.policies import (  # noqa: E402
     DEFAULT_SPREAD,
     DEFAULT_START,
 )
-from search.engine.seed_checks import SEED_CHECK  # noqa: E402
-from search.engine.specs import RunSpec  # noqa: E402
-from search.engine.study import prepare, run_study  # noqa: E402
-from search.spaces import min_params  # noqa: E402
-from storage import Store  # noqa: E402
-from verdicts.points import complete_points  # noqa: E402
+from search.engine.seed_checks import SEED_CHECK
+from search.engine.specs import RunSpec
+from search.engine.study import prepare, run_study
+from search.spaces import min_params
+from storage import Store
+from verdicts.points import complete_points
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
 
 
 @dataclass(frozen=True)

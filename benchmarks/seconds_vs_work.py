@@ -9,8 +9,8 @@ the summaries that search_efficiency.py stored (docs/data/*.json: per search, it
 `compute_s`, `parameter_epochs` and `fractions` by seed) and sets each search against a
 base search of the same file and setting, seed by seed, in both units:
 
-    python benchmarks/seconds_vs_work.py docs/data/pruner-gp-*.json            # pruned vs unpruned twin
-    python benchmarks/seconds_vs_work.py docs/data/ramp-start-10-seeds-*.json --base gp+pareto
+    python -m benchmarks.seconds_vs_work docs/data/pruner-gp-*.json            # pruned vs unpruned twin
+    python -m benchmarks.seconds_vs_work docs/data/ramp-start-10-seeds-*.json --base gp+pareto
 
 Without --base a pruned search (NAME+PRUNER..., e.g. gp+pareto&modelled) is set against
 its unpruned twin (gp&modelled), where the file has it. Medians over the seeds both searches ran; `--json` writes the rows.
@@ -26,10 +26,7 @@ import statistics
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
-
-from search_efficiency import seed_ratios  # noqa: E402  (the efficiency benchmark's own, as against_stored.py)
+from benchmarks.search_efficiency import seed_ratios  # the efficiency benchmark's own, as against_stored.py
 
 
 def unpruned_twin(name: str) -> str | None:

@@ -9,7 +9,7 @@ bicubic, clamped; ours before). Side by side in one command, for each:
      grid` on a space file with one value per key), `--repeats` seeds each; test PSNR
      mean and std, and the difference antialias - bicubic per config.
 
-    python benchmarks/sr_downsample.py [--task mnist-sr] [--epochs 5] [--repeats 3]
+    python -m benchmarks.sr_downsample [--task mnist-sr] [--epochs 5] [--repeats 3]
         [--data-dir ../shared/data] [--out bench-sr-downsample]
 """
 
@@ -25,7 +25,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
-sys.path.insert(0, str(REPO))
 
 MODES = ("bicubic", "antialias")
 # (L, d_z, d_h, lr): a small and a larger hourglass of the paper-shaped space (d_z scaled to the input)

@@ -13,7 +13,7 @@ checks both halves of that, on one efficiency setting's task, families and budge
   params down, the metric up, one reference for all), paired by seed: how often each
   draw is ahead, and Wilcoxon's signed-rank test.
 
-    python benchmarks/start_draws.py --setting hourglass-conventional --proposals 40 --trained 25 \
+    python -m benchmarks.start_draws --setting hourglass-conventional --proposals 40 --trained 25 \
         --search-flags="--start ramp --corners last" --storage sqlite:///draws.db --json draws.json
 
 Studies are built for `--trials` (40, the benchmark's; the random start's length depends
@@ -25,28 +25,24 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shlex
 import statistics
-import sys
 import tempfile
 import warnings
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import numpy as np
+import pandas as pd
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from bench_util import Quiet, fail  # noqa: E402
-from search_efficiency import SETTINGS, SHARED_DATA  # noqa: E402
-
-from core.trials import EpochRecord, RunResult, TrainSettings, TrialResult  # noqa: E402
-from reports.efficiency import union_hypervolume, union_reference  # noqa: E402
-from search.engine.specs import RunSpec  # noqa: E402
-from search.engine.study import run_study  # noqa: E402
-from search.executors import EXECUTORS  # noqa: E402
-from search.executors.local import LocalExecutor  # noqa: E402
-from storage import Store  # noqa: E402
-from tasks.registry import get_task  # noqa: E402
+from benchmarks.bench_util import Quiet, fail
+from benchmarks.search_efficiency import SETTINGS, SHARED_DATA
+from core.trials import EpochRecord, RunResult, TrainSettings, TrialResult
+from reports.efficiency import union_hypervolume, union_reference
+from search.engine.specs import RunSpec
+from search.engine.study import run_study
+from search.executors import EXECUTORS
+from search.executors.local import LocalExecutor
+from storage import Store
+from tasks.registry import get_task
 
 DRAWS = ("modelled", "random")
 COLUMNS = ("params", "L", "d_z", "d_h", "lr")

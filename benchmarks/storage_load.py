@@ -10,7 +10,7 @@ inserts that lost the race for a trial number and were retried with the next one
 
 Runs on PostgreSQL (a new schema, dropped afterwards) and on a SQLite file:
 
-    python benchmarks/storage_load.py [POSTGRES_URL] [--processes 4] [--trials 200]
+    python -m benchmarks.storage_load [POSTGRES_URL] [--processes 4] [--trials 200]
 
 POSTGRES_URL defaults to $SEARCH_TEST_POSTGRES_URL (e.g.
 postgresql+psycopg://user:password@127.0.0.1:5432/db); without either, SQLite only.
@@ -31,10 +31,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 PG_ENV = "SEARCH_TEST_POSTGRES_URL"
 STUDY = "load"

@@ -11,7 +11,7 @@ MNIST training split. Reported: samples/s per repeat (median), the ratio ours/ba
 and a breakdown of one batch into data preparation and compute (forward, backward,
 optimiser step) to show where the time goes.
 
-    python benchmarks/train_throughput.py [--data-dir ../shared/data] [--steps 120]
+    python -m benchmarks.train_throughput [--data-dir ../shared/data] [--steps 120]
         [--epochs E] [--repeats 5] [--device cpu] [--config D_Z,D_H,L]
 
 `--config 785,16,2` times the GPU checklist's small model instead, where launch and host
@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -35,15 +34,13 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
+import models
+import tasks
+from benchmarks.bench_util import cpu_name
+from tasks.train import batch_bounds, linear_decay, make_optimizer, train_epoch
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
-sys.path.insert(0, str(REPO))
-
-from bench_util import cpu_name  # noqa: E402
-
-import models  # noqa: E402
-import tasks  # noqa: E402
-from tasks.train import batch_bounds, linear_decay, make_optimizer, train_epoch  # noqa: E402
 
 CONFIG = {"d_z": 1150, "d_h": 115, "L": 10}
 BATCH = 128

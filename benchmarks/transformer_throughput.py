@@ -16,7 +16,7 @@ from the uint8 corpus), and use the same clipping and schedule-free peak learnin
 They run in this process, alternating (the order flips every repeat). Reported: tokens/s
 per repeat (median) and the ratio ours/baseline.
 
-    python benchmarks/transformer_throughput.py [--data-dir ../shared/data] [--steps 8]
+    python -m benchmarks.transformer_throughput [--data-dir ../shared/data] [--steps 8]
         [--repeats 5] [--batch 32] [--device cpu]
 
 Other processes on the machine distort CPU timings; the load average is printed at the
@@ -30,7 +30,6 @@ import contextlib
 import math
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -38,16 +37,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import models
+import tasks
+from benchmarks.bench_util import cpu_name
+from tasks.lm_data import autocast
+from tasks.lm_train import GRAD_CLIP, lm_loss, make_lm_optimizer
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = str(REPO.parent / "shared" / "data") if (REPO.parent / "shared" / "data").is_dir() else None
-sys.path.insert(0, str(REPO))
-
-from bench_util import cpu_name  # noqa: E402
-
-import models  # noqa: E402
-import tasks  # noqa: E402
-from tasks.lm_data import autocast  # noqa: E402
-from tasks.lm_train import GRAD_CLIP, lm_loss, make_lm_optimizer  # noqa: E402
 
 CONFIG = {"d_model": 256, "L": 4, "K": 4, "d_h": 102, "n_heads": 4}
 LR, WD = 1e-3, 0.1

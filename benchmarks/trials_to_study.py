@@ -12,7 +12,7 @@ are mean + std * z_i (z: n evenly spaced values of mean 0 and sample std 1), so 
 metric's mean, std and count, all that `search compare` reads of a configuration's runs
 (seed checks merged in too), are the file's.
 
-    python benchmarks/trials_to_study.py docs/data/chen-sr-short-10M.json -- \
+    python -m benchmarks.trials_to_study docs/data/chen-sr-short-10M.json -- \
         --recipe chen-sr-short --budget 10M --study mnist-sr-10M --storage sqlite:///chen10m.db
 """
 
@@ -20,17 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_util import fail  # noqa: E402
-
-from core.errors import StorageError, UserError  # noqa: E402
-from core.trials import RunResult, TrialResult  # noqa: E402
-from storage import Store  # noqa: E402
+from benchmarks.bench_util import fail
+from core.errors import StorageError, UserError
+from core.trials import RunResult, TrialResult
+from storage import Store
 
 # The fields of `search trials --format json` that are not metrics.
 NOT_METRICS = {"number", "status", "family", "config", "params", "n_runs", "seeds", "note", "error", "device"}

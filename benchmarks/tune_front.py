@@ -11,9 +11,9 @@ with the cluster's default (as many trials in flight as CPUs): its proposals are
 before the running trials are told, so the study differs; its front is compared by
 hypervolume (log10 parameters against the metric, one reference point for all runs).
 
-Run:  OMP_NUM_THREADS=1 python benchmarks/tune_front.py [--trials 20] [--concurrent]
+Run:  OMP_NUM_THREADS=1 python -m benchmarks.tune_front [--trials 20] [--concurrent]
           [--out docs/data/tune-front.json]
-      python benchmarks/tune_front.py --quick    # 6 trials of 2 epochs on 256 samples (tests)
+      python -m benchmarks.tune_front --quick    # 6 trials of 2 epochs on 256 samples (tests)
 """
 
 from __future__ import annotations
@@ -28,10 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from benchmarks.bench_util import write_json
 
-from bench_util import write_json  # noqa: E402  (benchmarks/ is on sys.path: run as a script, or by the tests)
+REPO = Path(__file__).resolve().parents[1]
 
 STUDY = "front"
 

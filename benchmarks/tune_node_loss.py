@@ -22,9 +22,9 @@ write /tmp/ray/ray_current_cluster, which makes every plain `ray.init()` on the 
 (another user's tests, `search run --executor ray` without an address) join it instead
 of starting its own Ray; the benchmark keeps that file as it was.
 
-Run:  OMP_NUM_THREADS=1 python benchmarks/tune_node_loss.py [--trials 12] [--executor tune,ray]
+Run:  OMP_NUM_THREADS=1 python -m benchmarks.tune_node_loss [--trials 12] [--executor tune,ray]
           [--kill-after 3,6,9] [--out docs/data/tune-node-loss.json]
-      python benchmarks/tune_node_loss.py --quick    # 4 trials on tune, about 40 s (tests)
+      python -m benchmarks.tune_node_loss --quick    # 4 trials on tune, about 40 s (tests)
 
 One campaign per executor and --kill-after value, each on a fresh cluster and study.
 """
@@ -42,9 +42,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from benchmarks.bench_util import write_json
 
-from bench_util import write_json  # noqa: E402  (benchmarks/ is on sys.path: run as a script, or by the tests)
+REPO = Path(__file__).resolve().parents[1]
 
 STUDY = "node-loss"
 

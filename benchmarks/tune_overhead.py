@@ -28,9 +28,9 @@ sleep`: Ray Tune's own figure, about 14% at 1-second trials, is of this kind). R
 start (`import ray`, `ray.init`, `import ray.tune`) and each executor's first study
 (worker processes starting) are timed separately and not in the rounds.
 
-Run:  OMP_NUM_THREADS=1 python benchmarks/tune_overhead.py [--trials 20] [--rounds 3]
+Run:  OMP_NUM_THREADS=1 python -m benchmarks.tune_overhead [--trials 20] [--rounds 3]
           [--concurrency 1,2] [--out docs/data/tune-overhead.json]
-      python benchmarks/tune_overhead.py --quick     # the code path in ~30 s (tests)
+      python -m benchmarks.tune_overhead --quick     # the code path in ~30 s (tests)
 """
 
 from __future__ import annotations
@@ -44,8 +44,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, when run as a script
 
 SLEEP_ENV = "SEARCH_BENCH_SLEEP_S"  # the stand-in's seconds of work per seed, read in every worker
 EXECUTORS = ("local", "ray", "tune")
@@ -308,8 +306,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     summary = summarise(rows, a.sleep)
     import torch
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_util import cpu_name, write_json
+    from benchmarks.bench_util import cpu_name, write_json
 
     result = {
         "benchmark": "tune_overhead",

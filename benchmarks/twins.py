@@ -6,7 +6,7 @@ pair (reports/twins.py): both test means over the seeds, the difference S-Mixer 
 (signed: > 0 means the S-Mixer is better) with its percentile interval, and the summary.
 
     search run --recipe hayase-twins-small --study twins
-    python benchmarks/twins.py --study twins [--storage URL] [--json OUT.json]
+    python -m benchmarks.twins --study twins [--storage URL] [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -16,9 +16,6 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 
 def fmt(x, digits: int = 3) -> str:

@@ -21,12 +21,12 @@ at a few budgets. It reports, per setting and method:
   (target >= 95%);
 - thin: the share of (replicate, budget) answers that are "too thin to tell".
 
-    python benchmarks/verdict_calibration.py --dir /tmp/cal            # run what is missing, then read
-    python benchmarks/verdict_calibration.py --dir /tmp/cal --no-run   # read only
-    python benchmarks/verdict_calibration.py --dir /tmp/cal --settings sr --json out.json
-    python benchmarks/verdict_calibration.py --dir /tmp/cal-gp --search-flags="--sampler gp"   # another search
-    python benchmarks/verdict_calibration.py --dir /tmp/cal --no-run --export reps.json  # keep the replicates
-    python benchmarks/verdict_calibration.py --frames reps.json --methods default  # read them again
+    python -m benchmarks.verdict_calibration --dir /tmp/cal            # run what is missing, then read
+    python -m benchmarks.verdict_calibration --dir /tmp/cal --no-run   # read only
+    python -m benchmarks.verdict_calibration --dir /tmp/cal --settings sr --json out.json
+    python -m benchmarks.verdict_calibration --dir /tmp/cal-gp --search-flags="--sampler gp"   # another search
+    python -m benchmarks.verdict_calibration --dir /tmp/cal --no-run --export reps.json  # keep the replicates
+    python -m benchmarks.verdict_calibration --frames reps.json --methods default  # read them again
 
 Every search is `search run` with its setting's trials and repeats (24 and 3; the
 quickstart setting qs 40 and 1, with the default seed checks) and `--no-report`, one thread, in
@@ -47,10 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
 from verdicts.uncertainty import DEFAULT_WINDOW
+
+REPO = Path(__file__).resolve().parents[1]
 
 FIRST_SEED = 11  # every setting's replicate searches are seeds 11, 12, ...
 

@@ -1,6 +1,6 @@
 """What keeping the trained weights costs (issue 34): the write per trial, and the store.
 
-    python benchmarks/weights_overhead.py [--trials 40] [--seeds 3] [--epochs 1] [--budget 60K] [--json OUT]
+    python -m benchmarks.weights_overhead [--trials 40] [--seeds 3] [--epochs 1] [--budget 60K] [--json OUT]
 
 For each study seed the same study (digits-denoise, hourglass,conventional, no data to
 fetch, `--pruner none`) runs three times side by side in this one process, the order of
@@ -32,12 +32,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import search.artifacts.weights as weights_module  # noqa: E402
-from search.cli.main import main  # noqa: E402
-from storage import Store  # noqa: E402
+import search.artifacts.weights as weights_module
+from search.cli.main import main
+from storage import Store
 
 MODES = ("none", "all", "pareto")
 

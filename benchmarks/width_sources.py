@@ -24,7 +24,7 @@ so C / A about 2 is the target (issue 61: median 1.5-3, maximum 4); C / B says h
 bootstrap of one search is from calibrated for independent draws (the bootstrap of a
 maximum), B / A how far independent draws are from the real searches.
 
-    python benchmarks/width_sources.py --frames docs/data/verdict-replicates-2026-12-02.json \\
+    python -m benchmarks.width_sources --frames docs/data/verdict-replicates-2026-12-02.json \\
         --settings qs,sr-d,gc-d,syn --json docs/data/width-sources.json
 """
 
@@ -37,15 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from verdict_calibration import REPO, SETTINGS, Source  # noqa: E402
-
-sys.path.insert(0, str(REPO))
-
-from verdicts.candidates import Candidates, candidates, smallest_by_design  # noqa: E402
-from verdicts.front_reading import best_within  # noqa: E402
-from verdicts.uncertainty import front_draws, interval, seed_noise  # noqa: E402
+from benchmarks.verdict_calibration import SETTINGS, Source
+from verdicts.candidates import Candidates, candidates, smallest_by_design
+from verdicts.front_reading import best_within
+from verdicts.uncertainty import front_draws, interval, seed_noise
 
 CONFIDENCE = 0.95
 

@@ -1,4 +1,5 @@
-"""Run a script of benchmarks/ in a subprocess, as the benchmark tests do."""
+"""Run a script of benchmarks/ in a subprocess (`python -m benchmarks.NAME`), as the
+benchmark tests do."""
 
 from __future__ import annotations
 
@@ -13,15 +14,16 @@ REPO = Path(__file__).resolve().parents[1]  # the repository's root
 def run_benchmark(
     name: str, *args, cwd=None, timeout: float = 300, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    """Run benchmarks/<name> (a file name, e.g. "tune_front.py") with `args` (each passed
-    through str) under this Python, capturing its stdout and stderr as text.
+    """Run the benchmark `name` (a module of the benchmarks package, e.g. "tune_front") as
+    `python -m benchmarks.<name>` with `args` (each passed through str) under this Python,
+    capturing its stdout and stderr as text.
 
     The environment is os.environ with PYTHONPATH=<the repository> and OMP_NUM_THREADS=1,
     then `env` on top. `cwd` None runs it in the current directory; no check of the
     return code is made: the caller asserts on it."""
     environ = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", **(env or {}))
     return subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / name), *map(str, args)],
+        [sys.executable, "-m", f"benchmarks.{name}", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -6,22 +6,17 @@ through the product's study loop and trainer. Ax's checks are skipped without th
 
 import json
 import math
-import sys
 
 import pytest
 
-from tests.bench_scripts import REPO, run_benchmark
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-import peers  # noqa: E402  a module of benchmarks/, found through the sys.path entry above
-from peer_space import PeerSpace  # noqa: E402
-
-from core.errors import UserError  # noqa: E402
-from search.engine.sampling import SAMPLERS, Proposal, Rejection, make_sampler  # noqa: E402  # noqa: E402
-from search.engine.specs import RunSpec  # noqa: E402
-from search.engine.study import prepare  # noqa: E402
-from search.spaces import check_config  # noqa: E402
+import benchmarks.peers as peers
+from benchmarks.peer_space import PeerSpace
+from core.errors import UserError
+from search.engine.sampling import SAMPLERS, Proposal, Rejection, make_sampler
+from search.engine.specs import RunSpec
+from search.engine.study import prepare
+from search.spaces import check_config
+from tests.bench_scripts import run_benchmark
 
 BUDGET = 100_000
 NO_AX = "Ax is not installed (the peers extra: pip install -e '.[peers]')"
@@ -125,7 +120,7 @@ def test_ax_without_the_extra_is_a_one_line_error(monkeypatch):
 
 def quick(tmp_path, searches: str):
     out = tmp_path / "eff.json"
-    done = run_benchmark("search_efficiency.py", "--quick", "--samplers", searches, "--out", out, cwd=tmp_path)
+    done = run_benchmark("search_efficiency", "--quick", "--samplers", searches, "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     return done, json.loads(out.read_text())["settings"]["hourglass-conventional"]["summary"]
 
@@ -163,7 +158,7 @@ def test_quick_benchmark_runs_ax(tmp_path):
 
 
 def test_unknown_search_is_a_one_line_error(tmp_path):
-    bad = run_benchmark("search_efficiency.py", "--samplers", "tpe,optuna", cwd=tmp_path, timeout=120)
+    bad = run_benchmark("search_efficiency", "--samplers", "tpe,optuna", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown sampler 'optuna'" in bad.stderr
 
 
@@ -173,8 +168,7 @@ def test_a_search_stuck_on_rejected_proposals_is_measured_not_fatal(tmp_path, mo
     ends with the trials it trained and a note; any other error still stops the benchmark."""
     import dataclasses
 
-    import search_efficiency as se
-
+    import benchmarks.search_efficiency as se
     from core.errors import RejectedInARow
     from core.trials import TrainSettings
     from storage import Store

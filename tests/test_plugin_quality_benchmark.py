@@ -10,7 +10,7 @@ from tests.bench_scripts import run_benchmark
 def test_the_search_quality_of_a_users_family_is_measured_against_the_truth(tmp_path):
     out = tmp_path / "q.json"
     done = run_benchmark(
-        "plugin_quality.py", "--seeds", "1", "--trials", "12", "--variants", "plain,conditional", "--out", out
+        "plugin_quality", "--seeds", "1", "--trials", "12", "--variants", "plain,conditional", "--out", out
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
@@ -23,5 +23,5 @@ def test_the_search_quality_of_a_users_family_is_measured_against_the_truth(tmp_
 
 
 def test_bad_arguments_are_one_line_and_exit_2(tmp_path):
-    done = run_benchmark("plugin_quality.py", "--variants", "nope")
+    done = run_benchmark("plugin_quality", "--variants", "nope")
     assert done.returncode == 2 and done.stderr.startswith("error:") and done.stderr.count("\n") == 1

@@ -42,5 +42,5 @@ def test_a_search_replays_the_table_through_a_plugin_task(tmp_path, monkeypatch)
 
 
 def test_bad_arguments_are_one_line_and_exit_2(tmp_path):
-    done = run_benchmark("plugin_table.py", "--table", tmp_path / "none.json")
+    done = run_benchmark("plugin_table", "--table", tmp_path / "none.json")
     assert done.returncode == 2 and done.stderr.startswith("error:") and done.stderr.count("\n") == 1

@@ -1,21 +1,15 @@
 """benchmarks/trials_to_study.py: a kept trials file loaded into a new study reads the same
 with `search compare` as the study it was written from."""
 
-import importlib.util
 import json
-import sys
 
 import pytest
 
+import benchmarks.trials_to_study as tts
 from core.trials import RunResult, TrialResult
 from search.cli.main import main
 from storage import Store
-from tests.bench_scripts import REPO, run_benchmark
-
-spec = importlib.util.spec_from_file_location("trials_to_study", REPO / "benchmarks" / "trials_to_study.py")
-tts = importlib.util.module_from_spec(spec)
-sys.path.insert(0, str(REPO))
-spec.loader.exec_module(tts)
+from tests.bench_scripts import run_benchmark
 
 # (family, params, psnr of each run, note): trials of one run with seed checks, and of three
 TRIALS = [
@@ -66,7 +60,7 @@ def test_a_loaded_file_compares_as_the_study_it_came_from(tmp_path, capsys, monk
     kept = tmp_path / "origin.json"
     kept.write_text(_cli(capsys, "trials", "origin", "--format", "json", "--storage", url))
 
-    done = run_benchmark("trials_to_study.py", kept, "--", *_flags(url, "loaded", 0))
+    done = run_benchmark("trials_to_study", kept, "--", *_flags(url, "loaded", 0))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"study 'loaded': {len(TRIALS) + 1} trials from {kept}"
 
@@ -101,7 +95,7 @@ def test_a_file_that_cannot_be_loaded_is_one_line_exit_2_and_adds_nothing(tmp_pa
     edit(trials)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(trials))
-    done = run_benchmark("trials_to_study.py", bad, "--", *_flags(url, "loaded", 0))
+    done = run_benchmark("trials_to_study", bad, "--", *_flags(url, "loaded", 0))
     assert done.returncode == 2 and done.stderr.startswith(f"trials_to_study.py: {message}")
     assert len(done.stderr.strip().splitlines()) == 1
     assert [s.name for s in Store(url).list_studies()] == ["origin"]
@@ -113,10 +107,10 @@ def test_an_existing_study_or_a_bad_command_is_refused(tmp_path, capsys, monkeyp
     _study(url, "origin", seed=0)
     kept = tmp_path / "origin.json"
     kept.write_text(_cli(capsys, "trials", "origin", "--format", "json", "--storage", url))
-    taken = run_benchmark("trials_to_study.py", kept, "--", *_flags(url, "origin", 0))
+    taken = run_benchmark("trials_to_study", kept, "--", *_flags(url, "origin", 0))
     assert taken.returncode == 2 and "study 'origin' exists already" in taken.stderr
     flags = _flags(url, "new", 0)
     flags[flags.index("--space") + 1] = "hourglass,nothing"
-    unknown = run_benchmark("trials_to_study.py", kept, "--", *flags)
+    unknown = run_benchmark("trials_to_study", kept, "--", *flags)
     assert unknown.returncode == 2 and "nothing" in unknown.stderr and len(unknown.stderr.strip().splitlines()) == 1
     assert len(Store(url).trials("origin")) == len(TRIALS) + 1

@@ -4,15 +4,11 @@ and on `--executor tune --max-concurrent 1`, compared trial by trial and front b
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
-from tests.bench_scripts import REPO, run_benchmark
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-import tune_front  # noqa: E402  a script of benchmarks/, found through the sys.path entry above
+import benchmarks.tune_front as tune_front
+from tests.bench_scripts import run_benchmark
 
 
 def trial(number, config, params, status="complete", metric=10.0, epochs=2):
@@ -39,7 +35,7 @@ def test_compare_finds_the_first_different_trial_and_the_metric_difference():
 @pytest.mark.slow
 def test_the_quick_mode_gives_the_same_study_on_tune_and_local(tmp_path):
     out = tmp_path / "front.json"
-    done = run_benchmark("tune_front.py", "--quick", "--out", out, cwd=tmp_path)
+    done = run_benchmark("tune_front", "--quick", "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     d = json.loads(out.read_text())
     assert [r["name"] for r in d["runs"]] == ["local", "tune-max-concurrent-1"]

@@ -6,16 +6,12 @@ study ends complete with nothing lost or run twice."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.bench_scripts import REPO, run_benchmark
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-import tune_node_loss  # noqa: E402  a script of benchmarks/, found through the sys.path entry above
+import benchmarks.tune_node_loss as tune_node_loss
+from tests.bench_scripts import run_benchmark
 
 
 def row(number, status, config, attempt=0, retry_of=None, error=None):
@@ -49,14 +45,14 @@ def test_the_verdict_counts_retried_lost_and_duplicated():
 
 
 def test_bad_arguments_exit_2():
-    done = run_benchmark("tune_node_loss.py", "--trials", "4", "--kill-after", "3", timeout=60)
+    done = run_benchmark("tune_node_loss", "--trials", "4", "--kill-after", "3", timeout=60)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
 def test_the_quick_campaign_loses_the_worker_node_and_no_trial(tmp_path):
     out = tmp_path / "node-loss.json"
-    done = run_benchmark("tune_node_loss.py", "--quick", "--out", out, cwd=tmp_path)
+    done = run_benchmark("tune_node_loss", "--quick", "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     d = json.loads(out.read_text())
     assert d["quick"] and len(d["campaigns"]) == 1

@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import pytest
 
+import benchmarks.tune_overhead as tune_overhead
 from core.trials import TrainSettings, TrialSpec
-from tests.bench_scripts import REPO, run_benchmark
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-import tune_overhead  # noqa: E402  a script of benchmarks/, found through the sys.path entry above
+from tests.bench_scripts import run_benchmark
 
 
 def test_the_stand_in_sleeps_reports_each_seeds_epoch_and_returns_a_complete_result(monkeypatch):
@@ -39,14 +35,14 @@ def test_the_stand_in_sleeps_reports_each_seeds_epoch_and_returns_a_complete_res
 
 
 def test_bad_arguments_exit_2():
-    done = run_benchmark("tune_overhead.py", "--trials", "1", timeout=60)
+    done = run_benchmark("tune_overhead", "--trials", "1", timeout=60)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
 def test_the_quick_mode_runs_the_three_executors_and_writes_its_json(tmp_path):
     out = tmp_path / "overhead.json"
-    done = run_benchmark("tune_overhead.py", "--quick", "--out", out, cwd=tmp_path, timeout=240)
+    done = run_benchmark("tune_overhead", "--quick", "--out", out, cwd=tmp_path, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(out.read_text())
     assert data["settings"]["quick"] and data["settings"]["trials"] == 3

@@ -2,19 +2,10 @@
 ones do; the default bootstrap of a maximum is wider the more packed the top of the
 configurations' values."""
 
-import importlib.util
-import sys
-
 import numpy as np
 
-from tests.bench_scripts import REPO
+import benchmarks.width_sources as ws
 from verdicts.candidates import Candidates
-
-spec = importlib.util.spec_from_file_location("width_sources", REPO / "benchmarks" / "width_sources.py")
-ws = importlib.util.module_from_spec(spec)
-sys.path.insert(0, str(REPO))
-spec.loader.exec_module(ws)
-
 
 SHAPES = {  # a search's configurations' values, by the shape of the top of their distribution
     "normal": lambda rng, k: rng.normal(size=k),  # thins out above
