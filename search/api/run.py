@@ -255,12 +255,9 @@ def run_spec(a: Any):
 def local_placement(spec):
     """How the local executor runs `spec`'s trials (search/executors/local.py `Placement`),
     None for another executor."""
-    from search.executors.local import placement
+    from search.executors.local import placement_of
 
-    if spec.executor != "local":
-        return None
-    o = spec.executor_options
-    return placement(o.get("workers", 1), o.get("threads"), o.get("trial_timeout"), o.get("device", "auto"))
+    return placement_of(spec.executor_options) if spec.executor == "local" else None
 
 
 def say_alone(spec, prep) -> None:

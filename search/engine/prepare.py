@@ -141,14 +141,12 @@ def _worker_sources(spec: RunSpec, origins: list[str]) -> tuple[RunSpec, tuple[s
     task registered where no other process can import it (a script's or notebook's
     `__main__`) keeps the trials in this process (`--workers 1`, said in `routed`), unless
     `--trial-timeout` needs the workers (UserError then)."""
-    from search.executors.local import placement
+    from search.executors.local import placement_of
 
     options = spec.executor_options
     if spec.executor != "local":
         return spec, worker_sources(origins)
-    where = placement(
-        options.get("workers", 1), options.get("threads"), options.get("trial_timeout"), options.get("device", "auto")
-    )
+    where = placement_of(options)
     if where.in_process:
         return spec, ()
     try:

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from core.errors import one_line
+from core.errors import MAX_ERROR_CHARS, one_line
 from core.trials import EpochRecord, TrialResult, TrialSpec
 
 EpochCallback = Callable[[TrialSpec, int, EpochRecord], None]
@@ -98,6 +98,14 @@ def run_guarded_pack(specs: list[TrialSpec], on_epoch: EpochCallback | None = No
     except Exception as e:
         results |= {i: _failed(specs[i], t0, e) for i in rest}
     return [results[i] for i in range(len(specs))]
+
+
+def lost(spec: TrialSpec, error: str, started: float, device: str) -> TrialResult:
+    """The `failed` result of a trial its executor lost (a dead or timed-out worker), with
+    `error` cut to MAX_ERROR_CHARS and its time since `started` (time.monotonic)."""
+    import time
+
+    return TrialResult(spec.number, "failed", [], time.monotonic() - started, device, error=error[:MAX_ERROR_CHARS])
 
 
 def _load_plugins(specs: list[TrialSpec]) -> None:

@@ -20,7 +20,7 @@ from core.cpus import usable_cpus
 from core.errors import UserError
 from core.trials import TrialResult, TrialSpec
 from search.executors.base import EpochCallback, Executor, run_guarded, run_guarded_pack
-from search.executors.packs import check_pack, resolve_pack
+from search.executors.packs import check_pack, resolve_pack, whole_number
 
 WORKERS_ENV = "SEARCH_WORKERS"  # the default of --workers
 # Jobs proposed ahead of a free worker. 0: on 2 cores a job queued ahead made the quickstart
@@ -28,20 +28,6 @@ WORKERS_ENV = "SEARCH_WORKERS"  # the default of --workers
 # busy workers for the cores; docs/data/queued-ahead-2026-12-06.json).
 QUEUED_AHEAD = 0
 OPTIONS = ("pack", "workers", "threads", "trial_timeout", "device")
-
-
-def _whole(value: Any, flag: str, allow_auto: bool) -> int | str:
-    """A positive whole number (or "auto" where allowed); UserError naming `flag` otherwise."""
-    if allow_auto and value == "auto":
-        return "auto"
-    try:
-        k = int(value)
-    except (TypeError, ValueError):
-        k = 0
-    if isinstance(value, bool) or k < 1 or str(k) != str(value).strip():
-        extra = ", or auto" if allow_auto else ""
-        raise UserError(f"{flag} must be a whole number of at least 1{extra}, got {value!r}")
-    return k
 
 
 @dataclass(frozen=True)
@@ -71,8 +57,8 @@ def placement(
     """The `Placement` of `--workers`, `--threads` and `--trial-timeout` on `cores` usable
     cores (default: core/cpus.py); UserError (one line) for values that cannot work."""
     cores = usable_cpus() if cores is None else cores
-    w = _whole(workers, "--workers", allow_auto=True)
-    t = None if threads is None else int(_whole(threads, "--threads", allow_auto=False))
+    w = whole_number(workers, "--workers", allow_auto=True)
+    t = None if threads is None else int(whole_number(threads, "--threads", allow_auto=False))
     if trial_timeout is not None and (isinstance(trial_timeout, bool) or not trial_timeout > 0):
         raise UserError(f"--trial-timeout must be a positive number of seconds, got {trial_timeout!r}")
     if w == "auto":
@@ -94,6 +80,14 @@ def placement(
     return Placement(w, t, in_process)
 
 
+def placement_of(options: dict[str, Any]) -> Placement:
+    """The `Placement` of the local executor's options (`OPTIONS`: workers, threads,
+    trial_timeout, device), each option's default where it is not given."""
+    return placement(
+        options.get("workers", 1), options.get("threads"), options.get("trial_timeout"), options.get("device", "auto")
+    )
+
+
 def _has_cuda() -> bool:
     import torch
 
@@ -113,24 +107,14 @@ class LocalExecutor(Executor):
             raise UserError(f"the local executor takes no {', '.join(other)} (use --executor ray)")
         if "pack" in options:
             check_pack(options["pack"])
-        placement(
-            options.get("workers", 1),
-            options.get("threads"),
-            options.get("trial_timeout"),
-            options.get("device", "auto"),
-        )
+        placement_of(options)
 
     def __init__(self, on_epoch: EpochCallback | None = None, **options) -> None:
         self.check_options(options)
         self.on_epoch = on_epoch
         self.pack = resolve_pack(options.get("pack", "auto"))
         # a subclass that replaces `run` (the benchmarks' instant executors) runs in this process
-        self.placement = placement(
-            options.get("workers", 1),
-            options.get("threads"),
-            options.get("trial_timeout"),
-            options.get("device", "auto"),
-        )
+        self.placement = placement_of(options)
         # with workers, QUEUED_AHEAD jobs more than they hold wait in the pool: a worker that
         # finishes starts one at once, while the driver tells the result and proposes the next
         self.capacity = self.pack * (1 if self.placement.in_process else self.placement.workers + QUEUED_AHEAD)

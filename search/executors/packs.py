@@ -12,17 +12,25 @@ from core.errors import UserError
 AUTO_PACK: dict[str, int] = {"cpu": 1, "cuda": 1}
 
 
-def check_pack(value: Any) -> int | str:
-    """`--pack`'s value: a positive whole number or "auto"; UserError (one line) otherwise."""
-    if value == "auto":
+def whole_number(value: Any, flag: str, allow_auto: bool, noun: str = "") -> int | str:
+    """A count flag's value: a whole number of at least 1 (or "auto" where allowed);
+    UserError (one line) naming `flag` otherwise. The one rule of --pack, --workers and
+    --threads."""
+    if allow_auto and value == "auto":
         return value
     try:
         k = int(value)
     except (TypeError, ValueError):
         k = 0
     if isinstance(value, bool) or k < 1 or str(k) != str(value).strip():
-        raise UserError(f"--pack must be a whole number of trials of at least 1, or auto, got {value!r}")
+        auto = ", or auto" if allow_auto else ""
+        raise UserError(f"{flag} must be a whole number {noun}of at least 1{auto}, got {value!r}")
     return k
+
+
+def check_pack(value: Any) -> int | str:
+    """`--pack`'s value: a positive whole number or "auto"; UserError (one line) otherwise."""
+    return whole_number(value, "--pack", allow_auto=True, noun="of trials ")
 
 
 def resolve_pack(value: Any, device: str = "auto") -> int:

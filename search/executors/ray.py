@@ -33,9 +33,9 @@ import socket
 import time
 from typing import Any
 
-from core.errors import MAX_ERROR_CHARS, UserError, one_line
+from core.errors import UserError, one_line
 from core.trials import TrialResult, TrialSpec
-from search.executors.base import EpochCallback, Executor, run_guarded_pack
+from search.executors.base import EpochCallback, Executor, lost, run_guarded_pack
 from search.executors.faults import ENV as FAULT_ENV
 from search.executors.packs import check_pack, resolve_pack
 
@@ -120,10 +120,6 @@ def board_on_this_node(ray: Any) -> Any:
 
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
     return ray.remote(num_cpus=0)(EpochBoard).options(scheduling_strategy=here).remote()
-
-
-def _failed(spec: TrialSpec, error: str, started: float, device: str = "ray") -> TrialResult:
-    return TrialResult(spec.number, "failed", [], time.monotonic() - started, device, error=error[:MAX_ERROR_CHARS])
 
 
 # Options of `--executor ray` (RayExecutor's keywords that the CLI passes): name -> flag.
@@ -317,11 +313,11 @@ class RayExecutor(Executor):
                     done.extend(zip(specs, (TrialResult.from_dict(r) for r in ray.get(ref))))
                 except ray.exceptions.RayTaskError as e:  # an exception outside our guard, e.g. at import
                     cause = e.cause if getattr(e, "cause", None) is not None else e
-                    done.extend(
-                        (s, _failed(s, f"error in worker: {one_line(cause, with_type=True)}", started)) for s in specs
-                    )
+                    error = f"error in worker: {one_line(cause, with_type=True)}"
+                    done.extend((s, lost(s, error, started, "ray")) for s in specs)
                 except ray.exceptions.RayError as e:  # the worker process or its node died
-                    done.extend((s, _failed(s, f"worker died: {one_line(e, with_type=True)}", started)) for s in specs)
+                    error = f"worker died: {one_line(e, with_type=True)}"
+                    done.extend((s, lost(s, error, started, "ray")) for s in specs)
             if self.trial_timeout is not None:
                 now = time.monotonic()
                 for number in ray.get(self._board.drain_begun.remote()):
@@ -331,14 +327,10 @@ class RayExecutor(Executor):
                     if began and now - min(began) > self.trial_timeout:
                         ray.cancel(ref, force=True)
                         del self._refs[ref]
+                        error = f"timed out after {self.trial_timeout:g} s (hung worker)"
                         for spec in specs:
                             self._running_since.pop(spec.number, None)
-                            done.append(
-                                (
-                                    spec,
-                                    _failed(spec, f"timed out after {self.trial_timeout:g} s (hung worker)", started),
-                                )
-                            )
+                            done.append((spec, lost(spec, error, started, "ray")))
             if done:
                 return done
 

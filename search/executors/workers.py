@@ -32,9 +32,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from core.errors import MAX_ERROR_CHARS
 from core.trials import TrialResult, TrialSpec
-from search.executors.base import EpochCallback
+from search.executors.base import EpochCallback, lost
 
 POLL_S = 0.5  # how often the driver looks at the clock while it waits (timeouts)
 
@@ -153,11 +152,6 @@ class Worker:
     began: dict[int, float] = field(default_factory=dict)  # trial number -> when its worker began it
 
 
-def failed(spec: TrialSpec, error: str, since: float) -> TrialResult:
-    """The `failed` result of a trial the pool lost (a dead or timed-out worker)."""
-    return TrialResult(spec.number, "failed", [], time.monotonic() - since, "cpu", error=error[:MAX_ERROR_CHARS])
-
-
 class WorkerPool:
     """`workers` spawned processes with `threads` torch threads each; jobs of one trial or
     one pack (`submit`), results as they finish (`wait`)."""
@@ -268,11 +262,11 @@ class WorkerPool:
                 if w.job is not None and not w.process.is_alive():
                     code = w.process.exitcode
                     error = f"worker died (exit code {code})" if code is not None else "worker died"
-                    done.extend((s, failed(s, error, w.sent)) for s in w.job)
+                    done.extend((s, lost(s, error, w.sent, "cpu")) for s in w.job)
                     self._replace(w)
                 elif w.job is not None and self._timed_out(w):
                     error = f"timed out after {self.trial_timeout:g} s (stopped with its worker process)"
-                    done.extend((s, failed(s, error, w.sent)) for s in w.job)
+                    done.extend((s, lost(s, error, w.sent, "cpu")) for s in w.job)
                     self._replace(w)
             self._dispatch()
             if done:

@@ -132,37 +132,19 @@ def test_two_workers_give_the_same_trials_as_one_at_a_time(cli, tmp_path):
         assert one[n][3] is not None and one[n][3] == pytest.approx(two[n][3], rel=1e-6), n
 
 
+def two_depths(cli, tmp_path, *flags):
+    """A grid search of two hourglass trials, L=1 and L=3 (the deeper one where a fault is
+    injected), one short epoch each, with `flags`."""
+    (tmp_path / "grid.toml").write_text("[hourglass]\nd_z = [72]\nd_h = [7]\nL = [1, 3]\nlr = [0.005]\n")
+    grid = ["--sampler", "grid", "--space-file", "grid.toml", "--trials", "2"]
+    short = ["--epochs", "1", "--max-train-samples", "256", "--no-report"]
+    return cli("run", "--space", "hourglass", "--task", "digits-denoise", "--budget", "100K", *grid, *short, *flags)
+
+
 @TWO_CORES
 def test_a_hung_trial_is_stopped_at_its_timeout_and_the_search_goes_on(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("SEARCH_FAULT", "hang:L=3")  # the deepest hourglass trials hang
-    grid = "[hourglass]\nd_z = [72]\nd_h = [7]\nL = [1, 3]\nlr = [0.005]\n"
-    (tmp_path / "grid.toml").write_text(grid)
-    code, _, err = cli(
-        "run",
-        "--space",
-        "hourglass",
-        "--task",
-        "digits-denoise",
-        "--budget",
-        "100K",
-        "--sampler",
-        "grid",
-        "--space-file",
-        "grid.toml",
-        "--trials",
-        "2",
-        "--epochs",
-        "1",
-        "--max-train-samples",
-        "256",
-        "--retries",
-        "0",
-        "--trial-timeout",
-        "3",
-        "--workers",
-        "1",
-        "--no-report",
-    )
+    code, _, err = two_depths(cli, tmp_path, "--retries", "0", "--trial-timeout", "3", "--workers", "1")
     assert code == 0, err
     assert "1 trial(s) at once in worker processes, 2 torch thread(s) each" in err
     got = {c["L"]: (status, m) for _, c, status, m in rows(tmp_path / "search.db").values()}
@@ -177,31 +159,7 @@ def test_a_dead_workers_trial_fails_and_is_retried(cli, tmp_path, monkeypatch):
     """A worker killed in a trial (kill -9 of the process) fails that trial with the exit
     code; a new worker takes its place and the retry (--retries 1) dies likewise."""
     monkeypatch.setenv("SEARCH_FAULT", "crash:L=3")
-    (tmp_path / "grid.toml").write_text("[hourglass]\nd_z = [72]\nd_h = [7]\nL = [1, 3]\nlr = [0.005]\n")
-    code, _, err = cli(
-        "run",
-        "--space",
-        "hourglass",
-        "--task",
-        "digits-denoise",
-        "--budget",
-        "100K",
-        "--sampler",
-        "grid",
-        "--space-file",
-        "grid.toml",
-        "--trials",
-        "2",
-        "--epochs",
-        "1",
-        "--max-train-samples",
-        "256",
-        "--workers",
-        "2",
-        "--seed-checks",
-        "0",
-        "--no-report",
-    )
+    code, _, err = two_depths(cli, tmp_path, "--workers", "2", "--seed-checks", "0")
     assert code == 0, err
     con = sqlite3.connect(tmp_path / "search.db")
     errors = [e for (e,) in con.execute("SELECT error FROM trials WHERE status = 'failed'")]
