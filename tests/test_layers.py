@@ -41,7 +41,7 @@ SEARCH_ALLOWED: dict[str, set[str]] = {
     "artifacts": set(),
     "plugins": {"spaces"},  # a user's own families and tasks, and where they are loaded from
     "executors": {"artifacts", "plugins"},
-    "engine": {"spaces", "executors", "artifacts", "plugins"},
+    "engine": {"recipes", "spaces", "executors", "artifacts", "plugins"},  # recipes: a run's options
     "integrations": {"engine", "spaces"},
     "tune": {"engine", "executors", "spaces", "artifacts", "plugins"},  # Ray Tune drives a study (search/tune/)
     "api": {"recipes", "spaces", "artifacts", "plugins", "executors", "engine", "integrations", "tune"},

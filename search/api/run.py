@@ -1,6 +1,8 @@
 """`search run` and `search.run(...)`: one path from the options to the studies. The CLI
-(search/cli/run.py) parses flags into a namespace, the Python API (search/api/study.py)
-builds the same namespace from keywords (search/api/options.py); both call `execute`."""
+(search/cli/run.py) parses flags, the Python API (search/api/study.py) takes keywords, and
+the Tune searcher (search/tune/api.py) its arguments, each into the one typed table of
+options (search/engine/run_options.py `RunOptions`); `run_spec` builds the `RunSpec` from it
+and `execute` runs the searches."""
 
 from __future__ import annotations
 
@@ -12,19 +14,8 @@ from typing import Any
 
 from core.errors import UserError
 from search.api.options import print_frame
-from search.artifacts.location import DEFAULT_KEEP
-from search.engine.pruners import DEFAULT_PRUNER
-from search.engine.sampling.policies import (
-    DEFAULT_CHECK_ORDER,
-    DEFAULT_CORNERS,
-    DEFAULT_REVISIT,
-    DEFAULT_SEED_CHECKS,
-    DEFAULT_SHARE,
-    DEFAULT_SIZE_SCALE,
-    DEFAULT_SPREAD,
-    DEFAULT_START,
-)
-from search.executors.packs import check_pack
+from search.engine.run_options import RunOptions, budget_list
+from search.engine.run_options import parse_value as parse_value  # noqa: PLC0414  (search/cli/common.py)
 
 
 def open_store(url: str | None, wait_s: float = 0.0):
@@ -34,33 +25,14 @@ def open_store(url: str | None, wait_s: float = 0.0):
 
 
 def task_options(a: Any) -> dict[str, Any]:
-    """--task-option KEY=VALUE (and --data) as a dict."""
-    options: dict[str, Any] = {}
-    for kv in a.task_option or []:
-        if "=" not in kv:
-            raise UserError(f"expected --task-option key=value, got {kv!r}")
-        k, v = kv.split("=", 1)
-        options[k.strip()] = parse_value(v.strip())
-    if getattr(a, "data", None):
-        options["data"] = a.data
-    return options
+    """--task-option KEY=VALUE (and --data) as a dict (a parsed namespace or `RunOptions`)."""
+    from search.engine.run_options import task_options_of
+
+    return task_options_of(a)
 
 
-def parse_value(text: str) -> Any:
-    """'true'/'false', an int, a float, else the text."""
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
-
-
-def execute(a: Any) -> list[tuple[Any, Any]]:
-    """Run the searches a parsed `search run` (or a `search.run(...)` call) asks for: the
+def execute(a: RunOptions) -> list[tuple[Any, Any]]:
+    """Run the searches a `search run` command (or a `search.run(...)` call) asks for: the
     RunSpec checked, the data and the weights store checked, then each study run, its
     summary and Pareto table printed (stdout) with its progress (stderr), and the pages
     written. Returns (study record, trials frame) per study. Nothing is written to the
@@ -75,6 +47,7 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
     from tasks import load_data
 
     spec = run_spec(a)
+    a, _ = a.smoke_filled().with_recipe()  # the options as the spec took them
     from storage.waiting import check_wait
 
     wait_s = check_wait(a.storage_wait)
@@ -153,103 +126,12 @@ def execute(a: Any) -> list[tuple[Any, Any]]:
     return done
 
 
-def run_spec(a: Any):
-    """The `RunSpec` of the flags: `--smoke`'s values, then a recipe's for flags not given,
-    then the defaults. The spec validates itself."""
-    from core.budget import parse_budget
-    from core.trials import TrainSettings
-    from search.engine.prepare import default_task
-    from search.engine.specs import RunSpec
-    from search.executors.local import default_workers
+def run_spec(a: RunOptions | Any):
+    """The `RunSpec` of the options (`RunOptions`, or a parsed `search run` namespace):
+    search/engine/from_options.py `spec_from_options`."""
+    from search.engine.from_options import spec_from_options
 
-    if a.smoke:  # as if given on the command line: they win over a recipe's values
-        a.trials = 2 if a.trials is None else a.trials
-        a.epochs = 1 if a.epochs is None else a.epochs
-        a.max_train_samples = 512 if a.max_train_samples is None else a.max_train_samples
-    warmup_given = a.ema_warmup is not None  # on the command line, before a recipe fills it
-    recipe = _apply_recipe(a)
-    if a.space is None or a.budget is None:
-        raise UserError("search run needs --space and --budget (or a --recipe that sets them)")
-    spaces = tuple(s.strip() for s in str(a.space).split(",") if s.strip())
-    executor_options = {
-        k: v
-        for k, v in (
-            ("address", a.ray_address),
-            ("gpus_per_trial", a.gpus_per_trial),
-            ("cpus_per_trial", a.cpus_per_trial),
-            ("max_concurrent", a.max_concurrent),
-            ("trial_timeout", a.trial_timeout),
-            ("tune_dir", a.tune_dir),
-        )
-        if v is not None
-    }
-    if a.fuse not in (None, "on", "off"):
-        raise UserError(f"--fuse must be on or off, got {a.fuse!r}")
-    if a.pack is not None:
-        executor_options["pack"] = check_pack(a.pack)
-    if _or(a.executor, "local") == "local":
-        executor_options |= {"workers": a.workers or default_workers(), "device": a.device or "auto"}
-        if a.threads is not None:
-            executor_options["threads"] = a.threads
-    elif a.workers is not None or a.threads is not None:
-        raise UserError(
-            "--workers and --threads are for the local executor (with Ray: --max-concurrent, --cpus-per-trial)"
-        )
-    if a.tune_dir is not None and _or(a.executor, "local") != "tune":
-        raise UserError("--tune-dir is for --executor tune")
-    train = TrainSettings(
-        epochs=a.epochs,
-        batch_size=a.batch_size,
-        lr=a.lr,
-        device=a.device,
-        max_train_samples=a.max_train_samples,
-        tokens=a.tokens,
-        optimizer=a.optimizer,
-        ema=_or(a.ema, 0.0),
-        compile=a.compile,
-        fuse=_or(a.fuse, "on") == "on",
-        # `--ema 0` turns a recipe's EMA off, its warm-up with it
-        ema_warmup=bool(a.ema_warmup) and (warmup_given or _or(a.ema, 0.0) > 0),
-    )
-    return RunSpec(
-        spaces=spaces,
-        task=a.task or (default_task(spaces) if spaces else ""),
-        budget=parse_budget(str(a.budget)),
-        trials=_or(a.trials, 20),
-        repeats=_or(a.repeats, 1),
-        sampler=a.sampler,
-        spread=_or(a.spread, DEFAULT_SPREAD),
-        share=_or(a.share, DEFAULT_SHARE),
-        scope=a.sampler_scope,
-        corners=_or(a.corners, DEFAULT_CORNERS),
-        size_scale=_or(a.size_scale, DEFAULT_SIZE_SCALE),
-        start=_or(a.start, DEFAULT_START),
-        revisit=_or(a.revisit, DEFAULT_REVISIT),
-        shape_draw=a.shape_draw,
-        budget_of=_or(a.budget_of, "params"),
-        pruner=_or(a.pruner, DEFAULT_PRUNER),
-        prune_grace=a.prune_grace,
-        seed_checks=_or(a.seed_checks, DEFAULT_SEED_CHECKS),
-        seed_check_order=_or(a.seed_check_order, DEFAULT_CHECK_ORDER),
-        decide=decide_budgets(a.decide),
-        margin=a.margin,
-        time_limit=a.time_limit,
-        study=a.study,
-        storage=a.storage,
-        data_dir=a.data_dir,
-        seed=_or(a.seed, 0),
-        executor=_or(a.executor, "local"),
-        space_file=a.space_file,
-        train=train,
-        task_options=(recipe.task_options if recipe else {}) | task_options(a),
-        retries=_or(a.retries, 1),
-        oom_retry=a.oom_retry,
-        recipe=recipe.name if recipe else None,
-        recipe_version=recipe.version if recipe else None,
-        executor_options=executor_options,
-        keep=_or(a.keep, DEFAULT_KEEP),
-        artifacts=a.artifacts,
-    )
+    return spec_from_options(a if isinstance(a, RunOptions) else RunOptions.from_namespace(a))
 
 
 def local_placement(spec):
@@ -310,31 +192,7 @@ def print_decisions(spec: Any, store: Any, out: Any) -> None:
 
 def decide_budgets(text: Any) -> tuple[float, ...]:
     """--decide "10K,60K" (or a list of budgets from Python) as numbers."""
-    from core.budget import parse_budget
-
-    if text is None:
-        return ()
-    items = [str(b).strip() for b in (text.split(",") if isinstance(text, str) else text)]
-    if not any(items):
-        raise UserError("--decide needs at least one budget, e.g. --decide 10K,60K")
-    return tuple(float(parse_budget(b)) for b in items if b)
-
-
-def _or(value, default):
-    return default if value is None else value
-
-
-def _apply_recipe(a: Any):
-    """Fill the flags not given on the command line from `--recipe` (None without one)."""
-    if not a.recipe:
-        return None
-    from search.recipes import load_recipe
-
-    recipe = load_recipe(a.recipe)
-    for key, value in recipe.run.items():
-        if getattr(a, key, None) is None:
-            setattr(a, key, value)
-    return recipe
+    return budget_list(text) or ()
 
 
 def study_page_name(name: str) -> str:

@@ -147,6 +147,16 @@ def _handle(name: str, storage: str | None) -> Study:
         return Study(name, storage, [r.name for r in group])
 
 
+def _every_option(fn):
+    """`fn` with every run option in its signature and docstring (from `RunOptions`)."""
+    from search.engine.run_options import options_doc, signature
+
+    fn.__signature__ = signature(fn)
+    fn.__doc__ = (fn.__doc__ or "") + options_doc()
+    return fn
+
+
+@_every_option
 def run(
     space: str | list[str] | None = None,
     budget: int | str | None = None,
@@ -160,12 +170,12 @@ def run(
 ) -> Study:
     """Run (or resume) a study, as `search run` does, and return its `Study`.
 
-    The same options as `search run`'s flags, by the flags' names with underscores
-    (repeats, seed, study, sampler, pruner, epochs, batch_size, lr, device, executor,
-    search_repeats, keep, out, ...; `search run --help` says what each does), with the
-    same defaults and checks: bad input raises `core.errors.UserError` with one line and
-    nothing is written. Values may be Python objects: `space` a list of families,
-    `budget` a number or text such as "100K", `task_option` a dict.
+    The same options as `search run`'s flags, by the flags' names with underscores, with
+    the same defaults and checks (one table declares them: search/engine/run_options.py
+    `RunOptions`; the list below and this function's signature are made from it): bad
+    input raises `core.errors.UserError` with one line and nothing is written. Values
+    may be Python objects: `space` a list of families, `budget` a number or text such as
+    "100K", `decide` a list of budgets, `task_option` a dict, `fuse` a bool.
 
     - space: the family or families searched (built-in or your own: `search.family`).
     - budget: the hard limit on trainable parameters, checked before anything trains.
@@ -179,14 +189,14 @@ def run(
     Progress goes to stderr, the summary and Pareto table to stdout, as on the command
     line. With `search_repeats=K` the handle stands for the K searches (`compare` pools
     them)."""
-    from search.api.options import run_namespace
     from search.api.run import execute
+    from search.engine.run_options import RunOptions
     from search.plugins import load_plugins
 
     listed = list(plugins)
     load_plugins(listed)
-    a = run_namespace(
-        {
+    a = RunOptions.from_python(
+        **{
             **options,
             "space": space,
             "budget": budget,

@@ -10,11 +10,10 @@ from search.api.run import open_store, parse_value, task_options  # noqa: F401  
 
 
 def storage_arg(p) -> None:
-    p.add_argument(
-        "--storage",
-        metavar="URL",
-        help="SQLAlchemy URL or SQLite file (default: $SEARCH_STORAGE or sqlite:///search.db)",
-    )
+    """--storage, as every command that reads or writes the database takes it."""
+    from search.engine.run_option_help import HELP
+
+    p.add_argument("--storage", metavar="URL", help=HELP["storage"])
 
 
 def key_values(items: list[str] | None, what: str) -> dict[str, Any]:

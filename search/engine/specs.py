@@ -1,4 +1,5 @@
-"""A parsed `search run` command (`RunSpec`).
+"""A parsed `search run` command (`RunSpec`), built from its options by
+search/engine/from_options.py.
 
 The trial-level specs and results every layer shares live in `core.trials`.
 """

@@ -57,13 +57,13 @@ configuration, an unknown task or family, a bad storage URL, a bad setting.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from core.budget import parse_budget
 from core.errors import UserError, one_line
 from core.limits import DEFAULT_STORAGE_WAIT_S
-from core.trials import TrainSettings
 from models import FAMILIES
 from search.engine.sampling.policies import DEFAULT_SHARE, DEFAULT_SPREAD
 from search.engine.specs import RunSpec
@@ -139,29 +139,29 @@ def budgeted_searcher(
     running by a dead process are marked `interrupted` and proposed again first).
     """
     try:
-        spec, own = _run_spec(
-            space,
+        names, own = _families(space, count_params)
+        spec = _run_spec(
+            names,
             budget,
             task,
             storage,
-            study,
-            count_params,
-            trials,
-            epochs,
-            sampler,
-            spread,
-            share,
-            seed,
-            repeats,
-            retries,
-            space_file,
-            task_options,
-            data_dir,
-            max_train_samples,
-            batch_size,
-            device,
-            keep,
-            artifacts,
+            study=study,
+            trials=trials,
+            epochs=epochs,
+            sampler=sampler,
+            spread=spread,
+            share=share,
+            seed=seed,
+            repeats=repeats,
+            retries=retries,
+            space_file=space_file,
+            task_option=task_options,
+            data_dir=data_dir,
+            max_train_samples=max_train_samples,
+            batch_size=batch_size,
+            device=device,
+            keep=keep,
+            artifacts=artifacts,
         )
         prep = prepare_with_own(spec, space, own)
         _check_weights_store(spec)
@@ -181,31 +181,8 @@ def budgeted_searcher(
     return BudgetedSearcher(loop, epochs)
 
 
-def _run_spec(
-    space,
-    budget,
-    task,
-    storage,
-    study,
-    count_params,
-    trials,
-    epochs,
-    sampler,
-    spread,
-    share,
-    seed,
-    repeats,
-    retries,
-    space_file,
-    task_options,
-    data_dir,
-    max_train_samples,
-    batch_size,
-    device,
-    keep,
-    artifacts,
-) -> tuple[RunSpec, dict[str, CountParams]]:
-    """The study's `RunSpec` and the user's own families (name -> count), checked."""
+def _families(space, count_params) -> tuple[list[str], dict[str, CountParams]]:
+    """The families `space` names and the user's own among them (name -> count), checked."""
     if isinstance(space, str):
         names = [s.strip() for s in space.split(",") if s.strip()]
     elif isinstance(space, Mapping):
@@ -249,6 +226,13 @@ def _run_spec(
                 f"unknown family {name!r}; known: {', '.join(sorted(FAMILIES.names()))}; "
                 "or search your own with count_params="
             )
+    return names, own
+
+
+def _run_spec(names: list[str], budget, task, storage, **options: Any) -> RunSpec:
+    """The study's `RunSpec`, built as `search run` builds it (search/engine/from_options.py
+    `spec_from_options` over the one table of options, `RunOptions`): the Tune executor, no pruner (Tune's
+    scheduler stops trials)."""
     if not isinstance(task, str):
         raise TuneInputError(f"task must be a task's name, got {task!r}")
     if isinstance(budget, bool) or not isinstance(budget, (int, str)):
@@ -258,32 +242,14 @@ def _run_spec(
         raise TuneInputError(f"budget must be positive, got {budget!r}")
     if storage is not None and (not isinstance(storage, str) or not storage.strip()):
         raise TuneInputError(f"storage must be a database URL or a SQLite file, got {storage!r}")
+    from search.engine.from_options import spec_from_options
+    from search.engine.run_options import RunOptions
     from storage.database import default_url, normalize_url
 
-    url = normalize_url(storage or default_url())
-    spec = RunSpec(
-        spaces=tuple(names),
-        task=task,
-        budget=int(count),
-        trials=trials,
-        repeats=repeats,
-        sampler=sampler,
-        spread=spread,
-        share=share,
-        pruner="none",
-        study=study,
-        storage=url,
-        data_dir=data_dir,
-        seed=seed,
-        executor="tune",
-        space_file=space_file,
-        train=TrainSettings(epochs=epochs, batch_size=batch_size, max_train_samples=max_train_samples, device=device),
-        task_options=dict(task_options or {}),
-        retries=retries,
-        keep=keep,
-        artifacts=artifacts,
+    options = RunOptions.from_python(
+        space=names, budget=count, task=task, storage=normalize_url(storage or default_url()), **options
     )
-    return spec, own
+    return spec_from_options(dataclasses.replace(options, executor="tune", pruner="none"))
 
 
 def _check_weights_store(spec: RunSpec) -> None:

@@ -11,7 +11,7 @@ import torch
 
 import search
 from core.errors import UserError
-from search.api.options import RUN_OPTIONS
+from search.engine.run_options import DEFAULTS as RUN_OPTIONS
 from tests.search.plugins.conftest import clean_registries  # noqa: F401  (autouse: forget the registrations)
 from tests.search.plugins.sources import PRELUDE
 
