@@ -1,5 +1,6 @@
-"""Small helpers shared by the benchmark scripts (run as `python -m benchmarks.NAME` from
-the repository's root; they `from benchmarks.bench_util import ...`)."""
+"""Small helpers shared by the benchmark scripts of every folder (run as
+`python -m benchmarks.GROUP.NAME` from the repository's root; they
+`from benchmarks.bench_util import ...`)."""
 
 from __future__ import annotations
 

@@ -197,7 +197,7 @@ def predict_family(
 ) -> Prediction:
     """The law fitted to a family's front and read at `targets`, with its interval.
     `skip_untrusted`: no bootstrap refits when the front alone already fails the trust
-    rules (the pages; benchmarks/predict_calibration.py wants the draws of every fit)."""
+    rules (the pages; benchmarks/verdicts/predict_calibration.py wants the draws of every fit)."""
     params, means = np.asarray(params, dtype=float), np.asarray(means, dtype=float)
     targets = np.asarray(targets, dtype=float)
     errors = scale.to_error(means)

@@ -1,4 +1,4 @@
-"""Run a script of benchmarks/ in a subprocess (`python -m benchmarks.NAME`), as the
+"""Run a script of benchmarks/ in a subprocess (`python -m benchmarks.GROUP.NAME`), as the
 benchmark tests do."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ REPO = Path(__file__).resolve().parents[1]  # the repository's root
 def run_benchmark(
     name: str, *args, cwd=None, timeout: float = 300, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    """Run the benchmark `name` (a module of the benchmarks package, e.g. "tune_front") as
-    `python -m benchmarks.<name>` with `args` (each passed through str) under this Python,
-    capturing its stdout and stderr as text.
+    """Run the benchmark `name` (a module of the benchmarks package, dotted below it: e.g.
+    "search_quality.tune_front") as `python -m benchmarks.<name>` with `args` (each passed
+    through str) under this Python, capturing its stdout and stderr as text.
 
     The environment is os.environ with PYTHONPATH=<the repository> and OMP_NUM_THREADS=1,
     then `env` on top. `cwd` None runs it in the current directory; no check of the

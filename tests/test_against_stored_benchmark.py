@@ -1,4 +1,4 @@
-"""benchmarks/against_stored.py: a run's studies read against a stored run's JSON."""
+"""benchmarks/search_quality/against_stored.py: a run's studies read against a stored run's JSON."""
 
 import json
 
@@ -16,7 +16,7 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
     fraction is its whole work or less; bad input is one line and exit status 2."""
     db, out = f"sqlite:///{tmp_path}/eff.db", tmp_path / "eff.json"
     done = run_benchmark(
-        "search_efficiency",
+        "search_quality.search_efficiency",
         "--quick",
         "--samplers",
         "tpe,random",
@@ -48,7 +48,7 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
         "--json",
         tmp_path / "a.json",
     ]
-    read = run_benchmark("against_stored", *args, cwd=tmp_path)
+    read = run_benchmark("search_quality.against_stored", *args, cwd=tmp_path)
     assert read.returncode == 0, read.stderr[-3000:]
     got = json.loads((tmp_path / "a.json").read_text())
     assert got["peer"] == "random" and got["peer_fractions"] == summary["random"]["fractions"]
@@ -91,7 +91,7 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
         "--json",
         tmp_path / "b.json",
     ]
-    again = run_benchmark("against_stored", *other, cwd=tmp_path)
+    again = run_benchmark("search_quality.against_stored", *other, cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
     got_b = json.loads((tmp_path / "b.json").read_text())
     assert got_b["searches"]["tpe"]["base_at_same_work"] == tpe["base_at_same_work"]
@@ -106,12 +106,12 @@ def test_reads_a_run_against_its_own_json_exactly_and_refuses_bad_input(tmp_path
     ]:
         flag = args.index(bad[0])
         wrong = args[:flag] + bad + args[flag + 2 :]  # a flag pair replaced (and any pair after it added)
-        r = run_benchmark("against_stored", *wrong, cwd=tmp_path, timeout=120)
+        r = run_benchmark("search_quality.against_stored", *wrong, cwd=tmp_path, timeout=120)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, (bad, r.stderr)
     assert not (tmp_path / "none.db").exists()
     at = args.index("--base")
     alone = args[:at] + args[at + 2 :] + ["--base-tag", "t1"]
-    r = run_benchmark("against_stored", *alone, cwd=tmp_path, timeout=120)
+    r = run_benchmark("search_quality.against_stored", *alone, cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--base-tag needs --base" in r.stderr, r.stderr
 
 
@@ -123,7 +123,7 @@ def test_held_out_seeds_read_the_peer_from_storage_against_the_stored_reference(
     (exactly what reading it as a search gives); without --peer-tag that seed is refused."""
     db, out, held = f"sqlite:///{tmp_path}/eff.db", tmp_path / "eff.json", tmp_path / "held.json"
     first = run_benchmark(
-        "search_efficiency",
+        "search_quality.search_efficiency",
         "--quick",
         "--samplers",
         "tpe,random",
@@ -137,7 +137,7 @@ def test_held_out_seeds_read_the_peer_from_storage_against_the_stored_reference(
     )
     assert first.returncode == 0, first.stderr[-3000:]
     second = run_benchmark(
-        "search_efficiency",
+        "search_quality.search_efficiency",
         "--quick",
         "--seeds",
         "1-1",
@@ -174,7 +174,7 @@ def test_held_out_seeds_read_the_peer_from_storage_against_the_stored_reference(
         "--json",
         tmp_path / "a.json",
     ]
-    read = run_benchmark("against_stored", *args, cwd=tmp_path)
+    read = run_benchmark("search_quality.against_stored", *args, cwd=tmp_path)
     assert read.returncode == 0, read.stderr[-3000:]
     got = json.loads((tmp_path / "a.json").read_text())
     assert got["seeds"] == [1] and got["peer_read"] == [1]
@@ -188,8 +188,10 @@ def test_held_out_seeds_read_the_peer_from_storage_against_the_stored_reference(
         (["--seeds", "0-1"], "holds no study eff-t2-hourglass-conventional-tpe-0"),
     ]:
         flag = args.index(bad[0])
-        r = run_benchmark("against_stored", *args[:flag], *bad, *args[flag + 2 :], cwd=tmp_path, timeout=120)
+        r = run_benchmark(
+            "search_quality.against_stored", *args[:flag], *bad, *args[flag + 2 :], cwd=tmp_path, timeout=120
+        )
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, (bad, r.stderr)
     at = args.index("--peer-tag")
-    r = run_benchmark("against_stored", *args[:at], *args[at + 2 :], cwd=tmp_path, timeout=120)
+    r = run_benchmark("search_quality.against_stored", *args[:at], *args[at + 2 :], cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "holds no seed 1 of random" in r.stderr, r.stderr

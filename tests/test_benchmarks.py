@@ -14,7 +14,7 @@ from tests.bench_scripts import REPO, run_benchmark
 @pytest.mark.slow
 def test_search_efficiency_quick_mode(tmp_path):
     out = tmp_path / "eff.json"
-    done = run_benchmark("search_efficiency", "--quick", "--out", out, cwd=tmp_path)
+    done = run_benchmark("search_quality.search_efficiency", "--quick", "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())["settings"]["hourglass-conventional"]
     summary = report["summary"]
@@ -56,7 +56,18 @@ def test_search_efficiency_quick_mode(tmp_path):
 @pytest.mark.slow
 def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed_one(tmp_path):
     db, out = f"sqlite:///{tmp_path}/eff.db", tmp_path / "eff.json"
-    args = ("search_efficiency", "--quick", "--samplers", "tpe,random", "--storage", db, "--out", out, "--tag", "t1")
+    args = (
+        "search_quality.search_efficiency",
+        "--quick",
+        "--samplers",
+        "tpe,random",
+        "--storage",
+        db,
+        "--out",
+        out,
+        "--tag",
+        "t1",
+    )
     first = run_benchmark(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     assert first.stdout.count(" finished trials, ") == 3  # a line per study as it ends (hours of studies)
@@ -84,12 +95,12 @@ def test_search_efficiency_tag_reads_back_finished_studies_and_restarts_a_killed
         moved.stderr
     )
     assert not (tmp_path / "other.json.studies.json").exists()
-    bad = run_benchmark("search_efficiency", "--quick", "--tag", "t1", cwd=tmp_path, timeout=120)
+    bad = run_benchmark("search_quality.search_efficiency", "--quick", "--tag", "t1", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--tag needs --storage" in bad.stderr
-    bad = run_benchmark("search_efficiency", "--quick", "--grid-orders", "-1", cwd=tmp_path, timeout=120)
+    bad = run_benchmark("search_quality.search_efficiency", "--quick", "--grid-orders", "-1", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--grid-orders must be at least 0" in bad.stderr
     for seeds in ("0", "x", "5-3", "-1", "2-x"):  # --seeds: N >= 1 or A-B with 0 <= A <= B, refused before training
-        bad = run_benchmark("search_efficiency", "--quick", "--seeds", seeds, cwd=tmp_path, timeout=120)
+        bad = run_benchmark("search_quality.search_efficiency", "--quick", "--seeds", seeds, cwd=tmp_path, timeout=120)
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "a count N" in bad.stderr, (seeds, bad.stderr)
     bad = run_benchmark(*args[:-1], "a b", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and "letters, digits" in bad.stderr
@@ -129,19 +140,19 @@ def test_twins_pairs_a_smoke_run_of_the_twin_recipe(tmp_path):
     )
     assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "tw.json"
-    done = run_benchmark("twins", "--study", "tw", "--storage", db, "--json", out, cwd=tmp_path)
+    done = run_benchmark("reproductions.twins", "--study", "tw", "--storage", db, "--json", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     (pair,) = report["pairs"]
     assert report["summary"]["pairs"] == 1 and pair["omega"] > 0 and pair["runs"] >= 1
     assert "| 2 |" in done.stdout and "mean difference over pairs" in done.stdout
-    missing = run_benchmark("twins", "--study", "nope", "--storage", db, cwd=tmp_path)
+    missing = run_benchmark("reproductions.twins", "--study", "nope", "--storage", db, cwd=tmp_path)
     assert missing.returncode == 2 and "no study named 'nope'" in missing.stderr
 
 
 @pytest.mark.slow
 def test_pruner_replay_reads_an_unpruned_study(tmp_path):
-    """benchmarks/pruner_replay.py replays the stored curves of an unpruned study at each
+    """benchmarks/search_quality/pruner_replay.py replays the stored curves of an unpruned study at each
     grace, per family; a pruned study is not one it can replay, and is left out."""
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     db = f"sqlite:///{tmp_path}/r.db"
@@ -181,7 +192,7 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
         assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "replay.json"
     done = run_benchmark(
-        "pruner_replay",
+        "search_quality.pruner_replay",
         "--storage",
         db,
         "--graces",
@@ -216,21 +227,23 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
             assert s["trials"] == 2 and 0 < s["work_kept"] <= 1 and 0 <= s["front_stopped"] <= s["front"] >= 1
             assert 0 < s["front_work"] <= 1
     assert "| 0.333 | hourglass |" in done.stdout
-    bad = run_benchmark("pruner_replay", "--storage", db, "--graces", "1/3,1.5", cwd=tmp_path)
+    bad = run_benchmark("search_quality.pruner_replay", "--storage", db, "--graces", "1/3,1.5", cwd=tmp_path)
     assert bad.returncode == 2 and "--graces must lie in (0, 1)" in bad.stderr
-    bad = run_benchmark("pruner_replay", "--storage", db, "--rungs", "0.1,x", cwd=tmp_path)
+    bad = run_benchmark("search_quality.pruner_replay", "--storage", db, "--rungs", "0.1,x", cwd=tmp_path)
     assert bad.returncode == 2 and "--rungs takes a comma list" in bad.stderr
     for checked, why in (
         ("2,x", "--checked takes a comma list"),
         ("0", "--checked needs MIN at least 1"),
         ("3:1.5", "KEEP in [0, 1]"),
     ):
-        bad = run_benchmark("pruner_replay", "--storage", db, "--checked", checked, cwd=tmp_path)
+        bad = run_benchmark("search_quality.pruner_replay", "--storage", db, "--checked", checked, cwd=tmp_path)
         assert bad.returncode == 2 and why in bad.stderr, bad.stderr
-    at = run_benchmark("pruner_replay", "--storage", db, "--graces", "1/3", "--rungs", "0.5", cwd=tmp_path)
+    at = run_benchmark(
+        "search_quality.pruner_replay", "--storage", db, "--graces", "1/3", "--rungs", "0.5", cwd=tmp_path
+    )
     assert at.returncode == 0 and "| rungs 0.5 | hourglass |" in at.stdout
     orders = run_benchmark(
-        "pruner_replay",
+        "search_quality.pruner_replay",
         "--storage",
         db,
         "--graces",
@@ -260,7 +273,7 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
     assert "| 0.333, budget-last | " in orders.stdout.split("work kept by the whole study")[1]
     assert "| 0.333, smallest-first | hourglass |" in orders.stdout
     why = run_benchmark(
-        "pruner_replay",
+        "search_quality.pruner_replay",
         "--storage",
         db,
         "--graces",
@@ -286,19 +299,19 @@ def test_pruner_replay_reads_an_unpruned_study(tmp_path):
         assert set(by_family) == {"hourglass", "conventional"}
         assert all(set(v) == {"first 1", "all"} for v in by_family.values())
     assert "false stops: front trials each rule stops" in why.stdout and "on a family's first 1 trials" in why.stdout
-    bad = run_benchmark("pruner_replay", "--storage", db, "--trust-first", "0", cwd=tmp_path)
+    bad = run_benchmark("search_quality.pruner_replay", "--storage", db, "--trust-first", "0", cwd=tmp_path)
     assert bad.returncode == 2 and "--trust-first must be at least 1" in bad.stderr
-    bad = run_benchmark("pruner_replay", "--storage", db, "--orders", "study,largest", cwd=tmp_path)
+    bad = run_benchmark("search_quality.pruner_replay", "--storage", db, "--orders", "study,largest", cwd=tmp_path)
     assert bad.returncode == 2 and "--orders takes a comma list of study, smallest-first, budget-last" in bad.stderr
-    none = run_benchmark("pruner_replay", "--storage", db, "--prefix", "nope", cwd=tmp_path)
+    none = run_benchmark("search_quality.pruner_replay", "--storage", db, "--prefix", "nope", cwd=tmp_path)
     assert none.returncode == 2 and "no unpruned study named nope*" in none.stderr
 
 
 def test_verdict_calibration_reads_replicate_searches(tmp_path):
-    """benchmarks/verdict_calibration.py on stored replicate searches of the "dn" setting,
+    """benchmarks/verdicts/verdict_calibration.py on stored replicate searches of the "dn" setting,
     built by hand: six searches of two families whose fronts are 3 dB apart at every size
     (a clear difference), each with 24 trials spread over the sizes."""
-    from benchmarks import verdict_calibration as vc
+    from benchmarks.verdicts import verdict_calibration as vc
 
     setting = vc.SETTINGS["dn"]
     _dn_replicates(tmp_path)
@@ -325,7 +338,7 @@ def test_verdict_calibration_reads_replicate_searches(tmp_path):
 
 
 def test_a_calibrated_interval_decides_half_the_budgets_whose_truth_is_z_spreads_away():
-    from benchmarks import verdict_calibration as vc
+    from benchmarks.verdicts import verdict_calibration as vc
 
     z = 1.959963984540054
     assert vc.ideal_power(np.array([z, -2 * z]), np.array([1.0, 2.0]), 0.95) == pytest.approx(0.5)
@@ -343,7 +356,7 @@ def test_verdict_calibration_reads_its_export_as_it_reads_the_databases(tmp_path
     --frames reads them back without the databases, to the same figures, and the normal
     interval form narrows the intervals; a --frames file that is not there is one line,
     exit 2."""
-    from benchmarks import verdict_calibration as vc
+    from benchmarks.verdicts import verdict_calibration as vc
 
     _dn_replicates(tmp_path, searches=4)
     kept, first, again = tmp_path / "reps.json", tmp_path / "a.json", tmp_path / "b.json"
@@ -364,7 +377,7 @@ def _dn_replicates(folder, shift: float = 0.0, searches: int = 6) -> None:
     `shift`) below the hourglass's at every size, 24 trials each, three seeds a trial."""
     import numpy as np
 
-    from benchmarks import verdict_calibration as vc
+    from benchmarks.verdicts import verdict_calibration as vc
     from core.trials import RunResult, TrialResult
     from storage import Store
 
@@ -402,7 +415,16 @@ def test_pruner_bias_reads_the_gap_between_pruned_and_unpruned_searches(tmp_path
     _dn_replicates(unpruned)
     out = tmp_path / "bias.json"
     done = run_benchmark(
-        "pruner_bias", "--pruned", pruned, "--unpruned", unpruned, "--settings", "dn", "--json", out, cwd=tmp_path
+        "verdicts.pruner_bias",
+        "--pruned",
+        pruned,
+        "--unpruned",
+        unpruned,
+        "--settings",
+        "dn",
+        "--json",
+        out,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (r,) = json.loads(out.read_text())
@@ -410,14 +432,16 @@ def test_pruner_bias_reads_the_gap_between_pruned_and_unpruned_searches(tmp_path
     assert gaps and all(abs(g - 0.5) < 0.05 for g in gaps), r["gap"]
     assert r["median_gap_to_spread"] > 0.5 and 0 <= r["coverage_of_unpruned"] <= 1
     assert "| dn | median |" in done.stdout
-    bad = run_benchmark("pruner_bias", "--pruned", pruned, "--unpruned", unpruned, "--settings", "zz", cwd=tmp_path)
+    bad = run_benchmark(
+        "verdicts.pruner_bias", "--pruned", pruned, "--unpruned", unpruned, "--settings", "zz", cwd=tmp_path
+    )
     assert bad.returncode == 2 and "unknown setting(s) zz" in bad.stderr
 
 
 def test_verdict_calibration_passes_search_flags_to_the_searches_it_runs(tmp_path, monkeypatch):
     """--search-flags reach every `search run` the script starts (replicates of another
     search, e.g. `--sampler gp`), after the setting's own flags; nothing is trained here."""
-    from benchmarks import verdict_calibration as vc
+    from benchmarks.verdicts import verdict_calibration as vc
 
     calls = []
     monkeypatch.setattr(vc.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
@@ -450,13 +474,13 @@ def _law_study(store, name: str, rng, gap: float = 0.0, noise: float = 0.003) ->
 
 @pytest.mark.slow
 def test_predict_calibration_on_studies_with_known_laws(tmp_path):
-    """benchmarks/predict_calibration.py on stored searches whose fronts follow the law:
+    """benchmarks/verdicts/predict_calibration.py on stored searches whose fronts follow the law:
     fitted on the smaller half of the log-parameter axis, the law's 90% intervals hold most
     of the measured front above it, the law beats the flat guess, and where "b" is clearly
     worse the predicted leader is "a"."""
     import numpy as np
 
-    from benchmarks import predict_calibration as pc
+    from benchmarks.verdicts import predict_calibration as pc
     from storage import Store
 
     store = Store(f"sqlite:///{tmp_path / 'law.db'}")
@@ -478,7 +502,7 @@ def test_predict_calibration_on_studies_with_known_laws(tmp_path):
 
 
 def test_predict_calibration_rejects_bad_arguments(tmp_path, capsys):
-    from benchmarks import predict_calibration as pc
+    from benchmarks.verdicts import predict_calibration as pc
 
     for argv in (
         ["--cut", "1.5", "--source", "x=y.db"],
@@ -497,7 +521,16 @@ def test_weights_overhead_tiny(tmp_path):
     """Issue 34's figures: the write per trial and the store under --keep pareto vs all, run tiny."""
     out = tmp_path / "w.json"
     done = run_benchmark(
-        "weights_overhead", "--trials", "3", "--seeds", "2", "--work", tmp_path / "work", "--json", out, cwd=tmp_path
+        "speed.weights_overhead",
+        "--trials",
+        "3",
+        "--seeds",
+        "2",
+        "--work",
+        tmp_path / "work",
+        "--json",
+        out,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
@@ -514,7 +547,7 @@ def test_weights_overhead_tiny(tmp_path):
     # the folders hold what the studies' records say they keep
     assert len(list((tmp_path / "work" / "w-all-s0-artifacts").iterdir())) == 3
     assert "| `write_weights` per trial (ms) |" in done.stdout and "| pareto |" in done.stdout
-    bad = run_benchmark("weights_overhead", "--trials", "0", cwd=tmp_path)
+    bad = run_benchmark("speed.weights_overhead", "--trials", "0", cwd=tmp_path)
     assert bad.returncode == 2 and "must be at least 1" in bad.stderr
 
 
@@ -523,7 +556,7 @@ def test_verdict_calibration_replicates_pick_the_seeds_and_bad_counts_stop_befor
 ):
     """--replicates N runs seeds 11 .. 10 + N of each setting (more replicates for a
     narrower answer rate); a count out of range is one line, exit 2, and no folder made."""
-    from benchmarks import verdict_calibration as vc
+    from benchmarks.verdicts import verdict_calibration as vc
 
     calls = []
     monkeypatch.setattr(vc.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
@@ -575,7 +608,7 @@ def test_verdict_calibration_replicates_pick_the_seeds_and_bad_counts_stop_befor
 def test_verdict_calibration_does_not_rerun_a_pruned_search(tmp_path, monkeypatch):
     """A stored replicate whose trials are all finished, some of them pruned, is read, not
     run again; a replicate with too few trials is run (resumed)."""
-    from benchmarks import verdict_calibration as vc
+    from benchmarks.verdicts import verdict_calibration as vc
     from core.trials import RunResult, TrialResult
     from storage import Store
 
@@ -606,7 +639,7 @@ def test_verdict_calibration_does_not_rerun_a_pruned_search(tmp_path, monkeypatc
 
 def test_search_efficiency_parses_every_policy_of_a_search_entry():
     """A --samplers entry names each policy by its own mark (search_efficiency.Search)."""
-    from benchmarks.search_efficiency import Search
+    from benchmarks.search_quality.search_efficiency import Search
 
     s = Search.parse("gp/size+pareto:0.2@equal^last%log=ramp~family#answer&modelled")
     assert s == Search("gp", "size", "pareto", "0.2", "equal", "last", "family", "log", "ramp", "answer", "modelled")
@@ -615,7 +648,7 @@ def test_search_efficiency_parses_every_policy_of_a_search_entry():
 
 @pytest.mark.slow
 def test_pruned_seconds_sets_the_pruners_saving_in_seconds_beside_parameter_epochs(tmp_path):
-    """benchmarks/pruned_seconds.py reads a pruned and an unpruned study of one seed (what the
+    """benchmarks/gpu/pruned_seconds.py reads a pruned and an unpruned study of one seed (what the
     GPU checklist's `prunework` step writes) and fits seconds per epoch on depth and size."""
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     for pruner in ("pareto", "none"):
@@ -656,7 +689,7 @@ def test_pruned_seconds_sets_the_pruners_saving_in_seconds_beside_parameter_epoc
         assert run.returncode == 0, run.stderr[-3000:]
     out = tmp_path / "pw.json"
     done = run_benchmark(
-        "pruned_seconds", "--pair", tmp_path / "pareto.db", tmp_path / "none.db", "--json", out, cwd=tmp_path
+        "gpu.pruned_seconds", "--pair", tmp_path / "pareto.db", tmp_path / "none.db", "--json", out, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr[-3000:]
     (pair,) = json.loads(out.read_text())["pairs"]
@@ -668,21 +701,21 @@ def test_pruned_seconds_sets_the_pruners_saving_in_seconds_beside_parameter_epoc
     assert set(fit) == {"L", "params", "L+params"} and all(f["n"] == 8 for f in fit.values())
     assert fit["L+params"]["r2"] >= max(fit["L"]["r2"], fit["params"]["r2"]) - 1e-9  # nested least squares
     assert "| 1 |" in done.stdout and "seconds per epoch over 8 trained trials" in done.stdout
-    missing = run_benchmark("pruned_seconds", "--pair", tmp_path / "pareto.db", tmp_path / "nope.db", cwd=tmp_path)
+    missing = run_benchmark("gpu.pruned_seconds", "--pair", tmp_path / "pareto.db", tmp_path / "nope.db", cwd=tmp_path)
     assert missing.returncode == 2 and "no such database" in missing.stderr and missing.stderr.count("\n") == 1
     other = run_benchmark(
-        "pruned_seconds", "--pair", tmp_path / "pareto.db", tmp_path / "none.db", "--study", "x", cwd=tmp_path
+        "gpu.pruned_seconds", "--pair", tmp_path / "pareto.db", tmp_path / "none.db", "--study", "x", cwd=tmp_path
     )
     assert other.returncode == 2 and "holds no study named x" in other.stderr
 
 
 @pytest.mark.slow
 def test_start_draws_compares_the_two_shape_draws_first_trials(tmp_path):
-    """benchmarks/start_draws.py: untrained proposals of both draws, KS-tested per column, and
+    """benchmarks/search_quality/start_draws.py: untrained proposals of both draws, KS-tested per column, and
     the first trained trials' hypervolume paired by seed (read back from --storage)."""
     out, db = tmp_path / "draws.json", f"sqlite:///{tmp_path}/draws.db"
     args = (
-        "start_draws",
+        "search_quality.start_draws",
         "--setting",
         "hourglass",
         "--first",
@@ -720,29 +753,31 @@ def test_start_draws_compares_the_two_shape_draws_first_trials(tmp_path):
         (("--search-flags", "--epochs 3"), "--search-flags knows"),
         (("--search-flags", "--start sideways"), "unknown --start"),
     ):
-        r = run_benchmark("start_draws", "--proposals", "1", *bad, cwd=tmp_path, timeout=120)
+        r = run_benchmark("search_quality.start_draws", "--proposals", "1", *bad, cwd=tmp_path, timeout=120)
         assert r.returncode == 2 and why in r.stderr and r.stderr.count("\n") == 1, (bad, r.stderr)
 
 
 @pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
 def test_fused_trials_steps_and_profile_measure_packs_against_alone(tmp_path):
-    """benchmarks/fused_trials.py on tiny settings: one step of a pack against its members
+    """benchmarks/speed/fused_trials.py on tiny settings: one step of a pack against its members
     alone (identical and different shapes), and the profile's table."""
     out = tmp_path / "steps.json"
-    r = run_benchmark("fused_trials", "steps", "--k", "1,2", "--repeats", "1", "--out", out, timeout=240)
+    r = run_benchmark("speed.fused_trials", "steps", "--k", "1,2", "--repeats", "1", "--out", out, timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = json.loads(out.read_text())["steps"]
     assert {(row["pack"], row["k"]) for row in rows} >= {("identical", 1), ("identical", 2)}
     assert all(row["fused_ms"] > 0 and row["alone_ms"] > 0 and row["speedup"] > 0 for row in rows)
     assert any(row["pack"].startswith("different") for row in rows)
     assert {row.get("family") for row in rows if row["pack"] == "identical"} == {"hourglass", "han", "fcnet"}
-    r = run_benchmark("fused_trials", "vmap", "--k", "2", "--repeats", "1", "--out", tmp_path / "v.json", timeout=240)
+    r = run_benchmark(
+        "speed.fused_trials", "vmap", "--k", "2", "--repeats", "1", "--out", tmp_path / "v.json", timeout=240
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     rows = json.loads((tmp_path / "v.json").read_text())["vmap"]
     assert {row["family"] for row in rows} == {"mixer", "s-mixer", "rp-mixer", "han"} and all(
         row["k"] == 2 for row in rows
     )
-    r = run_benchmark("fused_trials", "profile", "--k", "2", "--out", tmp_path / "profile.json", timeout=240)
+    r = run_benchmark("speed.fused_trials", "profile", "--k", "2", "--out", tmp_path / "profile.json", timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
     shares = json.loads((tmp_path / "profile.json").read_text())["profile"]
     assert set(shares) == {"small", "deep"} and all(0 < sum(v.values()) <= 1.0001 for v in shares.values())

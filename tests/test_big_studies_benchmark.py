@@ -1,4 +1,4 @@
-"""benchmarks/big_studies.py (issue 33): its bulk-written studies are the studies the
+"""benchmarks/speed/big_studies.py (issue 33): its bulk-written studies are the studies the
 store's own writes make, and the script runs end to end."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import benchmarks.big_studies as big_studies
+import benchmarks.speed.big_studies as big_studies
 from storage import Store
 from tests.bench_scripts import run_benchmark
 
@@ -42,7 +42,7 @@ def test_bulk_writes_are_the_stores_own_rows(tmp_path, seeds):
 @pytest.mark.slow
 def test_the_script_prints_its_tables(tmp_path):
     done = run_benchmark(
-        "big_studies",
+        "speed.big_studies",
         "--sizes",
         "40,120",
         "--repeats",
@@ -58,5 +58,5 @@ def test_the_script_prints_its_tables(tmp_path):
     out = done.stdout
     assert "| 40 |" in out and "| 120 |" in out
     assert "| 3 clients, If-None-Match |" in out and "| 3 clients, plain GET |" in out
-    bad = run_benchmark("big_studies", "--sizes", "0", cwd=tmp_path, timeout=120)
+    bad = run_benchmark("speed.big_studies", "--sizes", "0", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

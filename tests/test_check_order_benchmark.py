@@ -1,9 +1,9 @@
-"""benchmarks/check_order.py: the same searches with their seed checks deleted and checked
+"""benchmarks/verdicts/check_order.py: the same searches with their seed checks deleted and checked
 again in another order; what the checks cost, read from the database."""
 
 import sqlite3
 
-import benchmarks.check_order as co
+import benchmarks.verdicts.check_order as co
 from core.trials import EpochRecord, RunResult, TrialResult
 from storage import Store
 from tests.bench_scripts import run_benchmark
@@ -66,7 +66,7 @@ def test_the_copy_loses_its_checks_and_nothing_else_and_each_study_is_resumed_in
 
 
 def test_the_default_order_or_a_missing_calibration_is_one_line_and_exit_2(tmp_path):
-    same = run_benchmark("check_order", "--dir", tmp_path, "--order", "cheapest", cwd=tmp_path)
+    same = run_benchmark("verdicts.check_order", "--dir", tmp_path, "--order", "cheapest", cwd=tmp_path)
     assert same.returncode == 2 and same.stderr.strip() == "error: --order must be one of budgets, got 'cheapest'"
-    none = run_benchmark("check_order", "--dir", tmp_path, "--settings", "qs", cwd=tmp_path)
+    none = run_benchmark("verdicts.check_order", "--dir", tmp_path, "--settings", "qs", cwd=tmp_path)
     assert none.returncode == 2 and none.stderr.strip() == f"error: no calibration searches in {tmp_path} for qs"

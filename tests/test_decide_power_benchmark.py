@@ -1,4 +1,4 @@
-"""benchmarks/decide_power.py: `search run --decide` searches, each answer with its status,
+"""benchmarks/verdicts/decide_power.py: `search run --decide` searches, each answer with its status,
 winner and text, and the compute against a default search."""
 
 import json
@@ -9,7 +9,7 @@ from tests.bench_scripts import run_benchmark
 
 
 def test_an_unknown_setting_is_one_line_and_exit_2(tmp_path):
-    done = run_benchmark("decide_power", "--dir", tmp_path, "--setting", "zz", cwd=tmp_path)
+    done = run_benchmark("verdicts.decide_power", "--dir", tmp_path, "--setting", "zz", cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.strip().startswith("error: unknown setting zz; known: ")
 
 
@@ -17,7 +17,7 @@ def test_an_unknown_setting_is_one_line_and_exit_2(tmp_path):
 def test_a_short_decide_search_reports_every_named_budget(tmp_path):
     out = tmp_path / "decide.json"
     done = run_benchmark(
-        "decide_power",
+        "verdicts.decide_power",
         *("--dir", tmp_path, "--seeds", "11", "--trials", "4", "--decide", "40K,100K", "--json", out),
         cwd=tmp_path,
         timeout=600,

@@ -1,4 +1,4 @@
-"""The GPU checklist's benchmark scripts (benchmarks/gpu_checklist.sh) run on the CPU too:
+"""The GPU checklist's benchmark scripts (benchmarks/gpu/gpu_checklist.sh) run on the CPU too:
 tiny settings, real output."""
 
 import json
@@ -14,7 +14,7 @@ from tests.tasks.test_lm import SHARED_DATA, needs_shakespeare
 def test_lm_mfu_measures_the_trainers_steady_rate_on_the_cpu(tmp_path):
     out = tmp_path / "mfu.json"
     r = run_benchmark(
-        "lm_mfu",
+        "gpu.lm_mfu",
         "--device",
         "cpu",
         "--d-model",
@@ -49,7 +49,7 @@ def test_lm_mfu_measures_the_trainers_steady_rate_on_the_cpu(tmp_path):
 def test_gpu_pack_runs_k_processes_on_one_study(tmp_path):
     out = tmp_path / "pack.json"
     r = run_benchmark(
-        "gpu_pack",
+        "gpu.gpu_pack",
         "--task",
         "digits-denoise",
         "--k",

@@ -1,11 +1,11 @@
-"""benchmarks/orchestration_at_size.py (issue 33 item 4): our resumed study and the bare
+"""benchmarks/speed/orchestration_at_size.py (issue 33 item 4): our resumed study and the bare
 Optuna study start from the same past, and the script prints its table."""
 
 from __future__ import annotations
 
 import pytest
 
-import benchmarks.orchestration_at_size as bench
+import benchmarks.speed.orchestration_at_size as bench
 from search.executors import EXECUTORS
 from storage import Store
 from tests.bench_scripts import run_benchmark
@@ -35,7 +35,7 @@ def test_both_sides_continue_the_same_past(tmp_path):
 
 @pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
 def test_the_script_prints_its_table_and_refuses_bad_sizes(tmp_path):
-    script = "orchestration_at_size"
+    script = "speed.orchestration_at_size"
     done = run_benchmark(script, "--sizes", "30", "--window", "2", "--rounds", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "| 30 |" in done.stdout and "ours / bare" in done.stdout
@@ -44,7 +44,7 @@ def test_the_script_prints_its_table_and_refuses_bad_sizes(tmp_path):
 
 
 def test_the_keeper_is_timed_on_the_same_past_and_finds_the_trials_off_the_fronts():
-    import benchmarks.keeper_at_size as keeper_at_size
+    import benchmarks.speed.keeper_at_size as keeper_at_size
     from core.pareto import pareto_mask
 
     if "instant" not in EXECUTORS:

@@ -1,4 +1,4 @@
-"""The peers of issue 30 (benchmarks/peers.py): plain Optuna and Ax searching the product's
+"""The peers of issue 30 (benchmarks/search_quality/peers.py): plain Optuna and Ax searching the product's
 ranges. Unit checks drive each peer's ask/tell with a made-up metric (no training, past
 the random start so that each model proposes); the quick benchmark runs them end to end
 through the product's study loop and trainer. Ax's checks are skipped without the
@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-import benchmarks.peers as peers
-from benchmarks.peer_space import PeerSpace
+import benchmarks.search_quality.peers as peers
+from benchmarks.search_quality.peer_space import PeerSpace
 from core.errors import UserError
 from search.engine.sampling import SAMPLERS, Proposal, Rejection, make_sampler
 from search.engine.specs import RunSpec
@@ -120,7 +120,9 @@ def test_ax_without_the_extra_is_a_one_line_error(monkeypatch):
 
 def quick(tmp_path, searches: str):
     out = tmp_path / "eff.json"
-    done = run_benchmark("search_efficiency", "--quick", "--samplers", searches, "--out", out, cwd=tmp_path)
+    done = run_benchmark(
+        "search_quality.search_efficiency", "--quick", "--samplers", searches, "--out", out, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done, json.loads(out.read_text())["settings"]["hourglass-conventional"]["summary"]
 
@@ -158,7 +160,7 @@ def test_quick_benchmark_runs_ax(tmp_path):
 
 
 def test_unknown_search_is_a_one_line_error(tmp_path):
-    bad = run_benchmark("search_efficiency", "--samplers", "tpe,optuna", cwd=tmp_path, timeout=120)
+    bad = run_benchmark("search_quality.search_efficiency", "--samplers", "tpe,optuna", cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown sampler 'optuna'" in bad.stderr
 
 
@@ -168,7 +170,7 @@ def test_a_search_stuck_on_rejected_proposals_is_measured_not_fatal(tmp_path, mo
     ends with the trials it trained and a note; any other error still stops the benchmark."""
     import dataclasses
 
-    import benchmarks.search_efficiency as se
+    import benchmarks.search_quality.search_efficiency as se
     from core.errors import RejectedInARow
     from core.trials import TrainSettings
     from storage import Store

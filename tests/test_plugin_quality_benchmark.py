@@ -1,4 +1,4 @@
-"""benchmarks/plugin_quality.py end to end at a small size: the synthetic family registered
+"""benchmarks/search_quality/plugin_quality.py end to end at a small size: the synthetic family registered
 through the public API, the product's default proposer and the Optuna peers at the same
 trials, each share of the exactly known front in (0, 1] (no search can pass the truth)."""
 
@@ -10,7 +10,15 @@ from tests.bench_scripts import run_benchmark
 def test_the_search_quality_of_a_users_family_is_measured_against_the_truth(tmp_path):
     out = tmp_path / "q.json"
     done = run_benchmark(
-        "plugin_quality", "--seeds", "1", "--trials", "12", "--variants", "plain,conditional", "--out", out
+        "search_quality.plugin_quality",
+        "--seeds",
+        "1",
+        "--trials",
+        "12",
+        "--variants",
+        "plain,conditional",
+        "--out",
+        out,
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
@@ -23,5 +31,5 @@ def test_the_search_quality_of_a_users_family_is_measured_against_the_truth(tmp_
 
 
 def test_bad_arguments_are_one_line_and_exit_2(tmp_path):
-    done = run_benchmark("plugin_quality", "--variants", "nope")
+    done = run_benchmark("search_quality.plugin_quality", "--variants", "nope")
     assert done.returncode == 2 and done.stderr.startswith("error:") and done.stderr.count("\n") == 1

@@ -1,9 +1,9 @@
-"""benchmarks/plugin_table.py: the stored table of real digits runs, replayed by a
+"""benchmarks/search_quality/plugin_table.py: the stored table of real digits runs, replayed by a
 training-function task registered as a user's plugin, searched by `search.run`."""
 
 import pytest
 
-import benchmarks.plugin_table as t
+import benchmarks.search_quality.plugin_table as t
 from tests.bench_scripts import run_benchmark
 from tests.search.plugins.conftest import clean_registries  # noqa: F401  (autouse: forget the registrations)
 
@@ -42,5 +42,5 @@ def test_a_search_replays_the_table_through_a_plugin_task(tmp_path, monkeypatch)
 
 
 def test_bad_arguments_are_one_line_and_exit_2(tmp_path):
-    done = run_benchmark("plugin_table", "--table", tmp_path / "none.json")
+    done = run_benchmark("search_quality.plugin_table", "--table", tmp_path / "none.json")
     assert done.returncode == 2 and done.stderr.startswith("error:") and done.stderr.count("\n") == 1

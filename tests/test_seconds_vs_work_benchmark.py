@@ -1,11 +1,11 @@
-"""benchmarks/seconds_vs_work.py: a stored search's training seconds beside its
+"""benchmarks/search_quality/seconds_vs_work.py: a stored search's training seconds beside its
 parameter-epochs, against its base search, seed by seed."""
 
 import json
 
 import pytest
 
-import benchmarks.seconds_vs_work as svw
+import benchmarks.search_quality.seconds_vs_work as svw
 from tests.bench_scripts import REPO, run_benchmark
 
 
@@ -38,7 +38,9 @@ def test_the_ratios_are_seed_by_seed_medians_in_both_units():
 
 def test_reads_a_stored_report_and_refuses_a_file_without_a_base(tmp_path):
     out = tmp_path / "rows.json"
-    done = run_benchmark("seconds_vs_work", REPO / "docs" / "data" / "pruner-gp-hourglass.json", "--json", out)
+    done = run_benchmark(
+        "search_quality.seconds_vs_work", REPO / "docs" / "data" / "pruner-gp-hourglass.json", "--json", out
+    )
     assert done.returncode == 0, done.stderr
     rows = {r["search"]: r for r in json.loads(out.read_text())}
     assert set(rows) == {"gp+pareto", "gp+checked-rungs"} and all(r["base"] == "gp" for r in rows.values())
@@ -46,5 +48,7 @@ def test_reads_a_stored_report_and_refuses_a_file_without_a_base(tmp_path):
     assert rows["gp+pareto"]["seconds_ratio_by_seed"] == [
         round(r, 3) for r in stored["settings"]["hourglass"]["summary"]["gp+pareto"]["compute_ratio"]
     ]
-    bad = run_benchmark("seconds_vs_work", REPO / "docs" / "data" / "pruner-gp-hourglass.json", "--base", "nope")
+    bad = run_benchmark(
+        "search_quality.seconds_vs_work", REPO / "docs" / "data" / "pruner-gp-hourglass.json", "--base", "nope"
+    )
     assert bad.returncode == 2 and bad.stderr.startswith("error:") and len(bad.stderr.strip().splitlines()) == 1

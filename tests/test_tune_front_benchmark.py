@@ -1,4 +1,4 @@
-"""benchmarks/tune_front.py (issue 29 item 3): the same short study on `--executor local`
+"""benchmarks/search_quality/tune_front.py (issue 29 item 3): the same short study on `--executor local`
 and on `--executor tune --max-concurrent 1`, compared trial by trial and front by front."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import benchmarks.tune_front as tune_front
+import benchmarks.search_quality.tune_front as tune_front
 from tests.bench_scripts import run_benchmark
 
 
@@ -35,7 +35,7 @@ def test_compare_finds_the_first_different_trial_and_the_metric_difference():
 @pytest.mark.slow
 def test_the_quick_mode_gives_the_same_study_on_tune_and_local(tmp_path):
     out = tmp_path / "front.json"
-    done = run_benchmark("tune_front", "--quick", "--out", out, cwd=tmp_path)
+    done = run_benchmark("search_quality.tune_front", "--quick", "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     d = json.loads(out.read_text())
     assert [r["name"] for r in d["runs"]] == ["local", "tune-max-concurrent-1"]

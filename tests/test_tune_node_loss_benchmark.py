@@ -1,4 +1,4 @@
-"""benchmarks/tune_node_loss.py (issue 29 item 3): its verdict counts what a lost node may
+"""benchmarks/reliability/tune_node_loss.py (issue 29 item 3): its verdict counts what a lost node may
 cost a study (lost, duplicated, retried), and the quick mode kills the worker node of a
 two-node Ray cluster under a study on Tune: the trial on it is failed, retried, and the
 study ends complete with nothing lost or run twice."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import benchmarks.tune_node_loss as tune_node_loss
+import benchmarks.reliability.tune_node_loss as tune_node_loss
 from tests.bench_scripts import run_benchmark
 
 
@@ -45,14 +45,14 @@ def test_the_verdict_counts_retried_lost_and_duplicated():
 
 
 def test_bad_arguments_exit_2():
-    done = run_benchmark("tune_node_loss", "--trials", "4", "--kill-after", "3", timeout=60)
+    done = run_benchmark("reliability.tune_node_loss", "--trials", "4", "--kill-after", "3", timeout=60)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
 def test_the_quick_campaign_loses_the_worker_node_and_no_trial(tmp_path):
     out = tmp_path / "node-loss.json"
-    done = run_benchmark("tune_node_loss", "--quick", "--out", out, cwd=tmp_path)
+    done = run_benchmark("reliability.tune_node_loss", "--quick", "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     d = json.loads(out.read_text())
     assert d["quick"] and len(d["campaigns"]) == 1

@@ -1,4 +1,4 @@
-"""benchmarks/tune_overhead.py (issue 29 item 3): its stand-in trial is a trial result the
+"""benchmarks/speed/tune_overhead.py (issue 29 item 3): its stand-in trial is a trial result the
 study stores, and the quick mode runs the same stand-in through the local, Ray and Tune
 executors (the Tune path's searcher, scheduler and trainable) and writes its figures."""
 
@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-import benchmarks.tune_overhead as tune_overhead
+import benchmarks.speed.tune_overhead as tune_overhead
 from core.trials import TrainSettings, TrialSpec
 from tests.bench_scripts import run_benchmark
 
@@ -35,14 +35,14 @@ def test_the_stand_in_sleeps_reports_each_seeds_epoch_and_returns_a_complete_res
 
 
 def test_bad_arguments_exit_2():
-    done = run_benchmark("tune_overhead", "--trials", "1", timeout=60)
+    done = run_benchmark("speed.tune_overhead", "--trials", "1", timeout=60)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
 def test_the_quick_mode_runs_the_three_executors_and_writes_its_json(tmp_path):
     out = tmp_path / "overhead.json"
-    done = run_benchmark("tune_overhead", "--quick", "--out", out, cwd=tmp_path, timeout=240)
+    done = run_benchmark("speed.tune_overhead", "--quick", "--out", out, cwd=tmp_path, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(out.read_text())
     assert data["settings"]["quick"] and data["settings"]["trials"] == 3

@@ -1,10 +1,10 @@
-"""benchmarks/width_sources.py: searches that are independent draws spread as the simulated
+"""benchmarks/verdicts/width_sources.py: searches that are independent draws spread as the simulated
 ones do; the default bootstrap of a maximum is wider the more packed the top of the
 configurations' values."""
 
 import numpy as np
 
-import benchmarks.width_sources as ws
+import benchmarks.verdicts.width_sources as ws
 from verdicts.candidates import Candidates
 
 SHAPES = {  # a search's configurations' values, by the shape of the top of their distribution

@@ -9,7 +9,7 @@ trial in flight judges it. This shows what a live pruned search cannot show: whe
 stopped trial would have been on its family's front (a *false stop*), with no sampler-path
 difference between a pruned and an unpruned search to blur it. What it does not show: a
 sampler told "pruned" would then propose other trials. The live benchmark
-(benchmarks/search_efficiency.py) measures that whole effect.
+(benchmarks/search_quality/search_efficiency.py) measures that whole effect.
 
 Pure functions; shapes:
     trials: sequence of ReplayTrial in trial order

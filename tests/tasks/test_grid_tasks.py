@@ -150,7 +150,7 @@ def test_sines_symmetric_domain_option():
 )
 def test_training_runs_on_the_grid_tasks(task, family, config):
     """A few epochs learn a coarse 2 x 2 board and start on the sines (the default 12 x 12
-    board takes hundreds of epochs: see benchmarks/checkerboard_han_vs_mlp.py)."""
+    board takes hundreds of epochs: see benchmarks/reproductions/checkerboard_han_vs_mlp.py)."""
     options = {"board": 2} if task == "checkerboard" else {}
     result = tasks.run_trial(
         TrialSpec("t", 1, family, config, task, (0,), TrainSettings(epochs=8), task_options=options)

@@ -104,7 +104,7 @@ def test_kill_9_mid_run_then_resume(tmp_path, workers):
 
 @pytest.mark.slow
 def test_random_kill_points_lose_and_duplicate_nothing(tmp_path):
-    from benchmarks.fault_campaign import campaign
+    from benchmarks.reliability.fault_campaign import campaign
 
     r = campaign(tmp_path, kills=4, trials=6, seed=1, max_wait=3.0, epochs=6)
     assert r["final_rc"] == 0 and r["complete"] == 6
