@@ -7,12 +7,19 @@ settings. The modules:
 
     base.py            Sampler, Proposal, Rejection, config_key
     registry.py        SAMPLERS, make_sampler: Optuna's samplers by name, and the grid
-    optuna_sampler.py  OptunaSampler: a multi-objective Optuna study aimed at sizes, families in turns
+    optuna_sampler.py  OptunaSampler: a multi-objective Optuna study aimed at sizes, families in
+                       turns; the loop of ask and tell over the policies below, one file each:
+    size_axis.py       SizeAxis: each family's range of target sizes (smallest model to budget)
+    turns.py           Turns: which family proposes next (--share)
+    corners.py         Corners: what a new study visits first (--corners)
+    targets.py         Targets: ramped start sizes (--start ramp) and aimed sizes (--decide)
+    revisits.py        Revisits: a proposal of a configuration already trained (--revisit)
     grid.py            GridSampler: a paper-style grid of every family's values
     policies.py        the settings of a search (spread, share, scope, corners, start, revisit,
                        shape draw, size scale): their names, defaults and rules (no Optuna)
     optuna_draw.py     how an Optuna trial draws a configuration's widths and depth
     handover.py        `gp` hands a long study over to TPE
+    cost_aware.py      `auto`: the GP while its proposals cost little beside the trials
 
 Optuna is imported only when a sampler is built (`OptunaSampler`, `GridSampler` and
 `SIZE_PARAM` load on first use), so the command line can check a name without it.

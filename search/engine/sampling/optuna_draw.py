@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import optuna
@@ -15,17 +16,36 @@ class TrialDraw:
     """Draws through `trial.suggest_*`, prefixing names with the family (`hourglass.d_z`)
     so families with different ranges never share an Optuna parameter."""
 
-    def __init__(self, trial: optuna.Trial, prefix: str) -> None:
+    def __init__(self, trial: optuna.Trial, prefix: str, outside: list[str] | None = None) -> None:
         self.trial, self.prefix = trial, prefix
+        # 'name=value (range)' of each enqueued value outside the range its draw had (a
+        # corner's size keys where the budget logic narrowed a range: a count that is not
+        # monotone, such as a builder that fails for some widths); the value is used all
+        # the same, and the proposal's note says so instead of Optuna's warning
+        self.outside = outside if outside is not None else []
 
     def int(self, name: str, low: int, high: int, log: bool, step: int = 1) -> int:
-        return self.trial.suggest_int(f"{self.prefix}.{name}", low, high, log=log, step=step)
+        return self._quiet(name, self.trial.suggest_int, low, high, log=log, step=step)
 
     def float(self, name: str, low: float, high: float, log: bool) -> float:
-        return self.trial.suggest_float(f"{self.prefix}.{name}", low, high, log=log)
+        return self._quiet(name, self.trial.suggest_float, low, high, log=log)
 
     def choice(self, name: str, choices: tuple[Any, ...]) -> Any:
-        return self.trial.suggest_categorical(f"{self.prefix}.{name}", list(choices))
+        return self._quiet(name, self.trial.suggest_categorical, list(choices))
+
+    def _quiet(self, name: str, suggest, *args, **kwargs) -> Any:
+        """`suggest(FAMILY.name, ...)`, with Optuna's 'Fixed parameter ... is out of range'
+        warning kept off the user's terminal and recorded in `outside`; any other warning
+        passes on."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = suggest(f"{self.prefix}.{name}", *args, **kwargs)
+        for w in caught:
+            if issubclass(w.category, UserWarning) and "is out of range for distribution" in str(w.message):
+                self.outside.append(f"{name}={value} (range {', '.join(map(str, args[:2]))})")
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return value
 
 
 class PositionDraw(TrialDraw):
@@ -39,7 +59,7 @@ class PositionDraw(TrialDraw):
     @property
     def free(self) -> TrialDraw:
         """How a free dimension is drawn (its range never moves): as itself, not a position."""
-        return TrialDraw(self.trial, self.prefix)
+        return TrialDraw(self.trial, self.prefix, self.outside)
 
     def int(self, name: str, low: int, high: int, log: bool, step: int = 1) -> int:
         u = self.trial.suggest_float(f"{self.prefix}.{name}{POSITION_SUFFIX}", 0.0, 1.0)

@@ -131,10 +131,10 @@ DEFAULT_SAMPLER = "gp"
 # said in the search's first lines (search/engine/prepare.py `route_sampler`): the GP over
 # the shared keys with TPE drawing the conditional ones, which measured ahead of
 # "tpe-group" (TPE over groups of trials sharing a space) on the conditional synthetic
-# family (benchmarks/plugin_quality.py; docs/results/search-quality.md).
+# family (benchmarks/search_quality/plugin_quality.py; docs/results/search-quality.md).
 FIXED_SPACE_SAMPLERS = ("gp", "auto")
 # A space with free ranges (a learning rate, a dropout as ranges) draws its shape "random"
-# by default: measured on the synthetic funnel family (benchmarks/plugin_quality.py, 10 seeds,
+# by default: measured on the synthetic funnel family (benchmarks/search_quality/plugin_quality.py, 10 seeds,
 # 40 trials): 0.987 (worst 0.985) against "modelled"'s 0.977 (0.950) and plain Optuna GP's
 # 0.980 (0.973); docs/results/search-quality.md.
 FREE_RANGES_DRAW_WHY = "measured ahead of positions where free ranges share the GP"
