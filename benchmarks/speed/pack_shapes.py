@@ -45,8 +45,26 @@ from models.base import IOSpec
 from tasks.optimizers import StackedAdamW
 
 SHAPES = {  # (d_z, d_h, L) of the quickstart search's first trials of each family
-    "hourglass": [(65, 4, 1), (108, 11, 35), (183, 4, 23), (186, 22, 4), (66, 8, 1), (88, 10, 6), (83, 15, 3), (131, 14, 1)],
-    "conventional": [(64, 65, 1), (64, 65, 11), (64, 68, 5), (65, 67, 1), (73, 80, 1), (66, 70, 3), (64, 66, 10), (70, 78, 2)],
+    "hourglass": [
+        (65, 4, 1),
+        (108, 11, 35),
+        (183, 4, 23),
+        (186, 22, 4),
+        (66, 8, 1),
+        (88, 10, 6),
+        (83, 15, 3),
+        (131, 14, 1),
+    ],
+    "conventional": [
+        (64, 65, 1),
+        (64, 65, 11),
+        (64, 68, 5),
+        (65, 67, 1),
+        (73, 80, 1),
+        (66, 70, 3),
+        (64, 66, 10),
+        (70, 78, 2),
+    ],
 }
 INPUTS = {"digits": 64, "mnist": 784}
 BATCH, LR, WD, BETAS = 64, 1e-3, 0.01, (0.9, 0.999)
@@ -101,6 +119,17 @@ def weights(m) -> tuple:
     return m.w_in.weight, blocks, m.w_out.weight
 
 
+def member_loss(w: tuple, x: torch.Tensor) -> torch.Tensor:
+    """One member's loss on its batch `x` from its own weights (`weights(m)`): its module's
+    forward pass written out, one member at a time (the unpadded `ragged` form)."""
+    w_in, blocks, w_out = w
+    z = x @ w_in.t()
+    for w1, w2, mean, var in blocks:
+        normed = F.batch_norm(z, mean, var, training=True, momentum=0.1, eps=1e-5)
+        z = torch.addmm(z, torch.relu(normed @ w1.t()), w2.t())
+    return F.mse_loss(torch.sigmoid(z @ w_out.t()), x)
+
+
 def time_alone(family: str, io: IOSpec, x: torch.Tensor) -> float:
     total = 0.0
     for k, m in enumerate(build(family, io)):
@@ -135,13 +164,7 @@ def time_ragged(family: str, io: IOSpec, x: torch.Tensor) -> float:
     w = [weights(m) for m in members]
     start = time.perf_counter()
     for s in range(x.shape[1]):
-        total = 0
-        for k, (w_in, blocks, w_out) in enumerate(w):
-            z = x[k, s] @ w_in.t()
-            for w1, w2, mean, var in blocks:
-                normed = F.batch_norm(z, mean, var, training=True, momentum=0.1, eps=1e-5)
-                z = torch.addmm(z, torch.relu(normed @ w1.t()), w2.t())
-            total = total + F.mse_loss(torch.sigmoid(z @ w_out.t()), x[k, s])
+        total = sum(member_loss(wk, x[k, s]) for k, wk in enumerate(w))
         opt.zero_grad()
         total.backward()
         opt.step()

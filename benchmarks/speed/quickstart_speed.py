@@ -36,13 +36,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = ["--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K", "--trials", "40"]
-ARMS = {
-    "one-at-a-time": ["--workers", "1"],
-    "default": [],
-    "auto": ["--sampler", "auto"],
-    "tpe": ["--sampler", "tpe"],
-    "gp-lite": ["--sampler", "gp-lite"],
-}
+ARMS = {"one-at-a-time": ["--workers", "1"], "default": [], "auto": ["--sampler", "auto"], "tpe": ["--sampler", "tpe"]}
 
 
 def matmul_peak(n: int = 2048, repeats: int = 10) -> float:

@@ -93,26 +93,6 @@ def _gp(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     return HandOver(gp, _tpe(seed, trials), GP_TRIALS)
 
 
-# `gp-lite`: the acquisition's search made lighter (Optuna's defaults: 2048 preliminary
-# points, 10 local searches). On a 40-trial study of 4 keys and 2 objectives the log-EHVI
-# search is about 90% of a proposal's 0.42 s (one thread); these settings cost 0.11 s.
-GP_LITE_PRELIMINARY = 512
-GP_LITE_LOCAL_SEARCHES = 4
-
-
-def _gp_lite(seed: int, trials: int) -> optuna.samplers.BaseSampler:
-    """`gp` with a lighter search of its acquisition function (GP_LITE_PRELIMINARY points
-    scored, GP_LITE_LOCAL_SEARCHES local searches from the best of them): about a quarter
-    of `gp`'s proposal cost, for trials that take seconds. Set through GPSampler's
-    `_n_preliminary_samples` and `_n_local_search` (the same in every Optuna this project
-    allows: tests/search/engine/test_samplers.py holds it)."""
-    handed = _gp(seed, trials)
-    gp = handed.first
-    gp._n_preliminary_samples = GP_LITE_PRELIMINARY
-    gp._n_local_search = GP_LITE_LOCAL_SEARCHES
-    return handed
-
-
 def _gp_cond(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     """`gp` for a conditional space: the GP models the keys every trial has (Optuna's
     intersection search space) and TPE (independent, per key) draws the conditional ones,
@@ -158,7 +138,6 @@ SAMPLERS.add("tpe", _optuna(_tpe))
 SAMPLERS.add("tpe-group", _optuna(_tpe_group))
 SAMPLERS.add("nsga2", _optuna(_nsga2))
 SAMPLERS.add("gp", _optuna(_gp, stopped_as_complete=True))  # GPSampler reads complete trials only
-SAMPLERS.add("gp-lite", _optuna(_gp_lite, stopped_as_complete=True))
 SAMPLERS.add("gp-cond", _optuna(_gp_cond, stopped_as_complete=True))
 SAMPLERS.add("auto", _optuna(_auto, stopped_as_complete=True))
 SAMPLERS.add("random", _optuna(_random))
