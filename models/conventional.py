@@ -19,7 +19,7 @@ from typing import Any
 
 from core.io import IOSpec
 from core.shape_rules import Constraint
-from models.registry import register_family
+from models.families import register_family
 from models.residual_mlp import MLPConfig, ResidualMLPFamily
 
 PRESETS: dict[str, dict[str, Any]] = {

@@ -59,7 +59,7 @@ from core.errors import UserError
 from core.io import IOSpec
 from models.activations import ACTIVATIONS, check_activation, make_activation
 from models.base import Family, model_keys
-from models.registry import register_family
+from models.families import register_family
 
 PRESETS: dict[str, dict[str, Any]] = {
     "table3-fc-abs": {"width": 100, "depth": 20, "activation": "abs"},  # Table 3 (e)

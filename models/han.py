@@ -45,8 +45,8 @@ from core.errors import UserError
 from core.io import IOSpec
 from models.activations import check_activation, make_activation
 from models.base import Family, model_keys
+from models.families import register_family
 from models.han_layer import HanLayer, han_params
-from models.registry import register_family
 
 DENSE_LAYOUTS = ("none", "authors")
 

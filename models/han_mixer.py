@@ -28,9 +28,9 @@ from torch import nn
 from core.errors import UserError
 from core.io import IOSpec
 from models.base import Family, model_keys
+from models.families import register_family
 from models.han_layer import HanLayer, han_params
 from models.mixer_net import LN_EPS, MixerBlock, MixerConfig, PatchEmbed, mixer_counts, patch_grid
-from models.registry import register_family
 
 PRESETS: dict[str, dict[str, Any]] = {"digits-small": {"C": 32, "patch": 2, "L": 4, "mixer_L": 0}}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.shape_rules import Constraint
-from models.registry import register_family
+from models.families import register_family
 from models.residual_mlp import ResidualMLPFamily
 
 # Plain-data presets (the benchmark's MNIST configuration among them).

@@ -38,7 +38,7 @@ import torch
 from torch import nn
 
 from core.errors import UserError
-from models.registry import register_family
+from models.families import register_family
 from models.ubackbone import (
     UBACKBONE_PRESETS,
     BlockFactory,

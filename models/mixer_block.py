@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from models.registry import register_family
+from models.families import register_family
 from models.ubackbone import (
     UBACKBONE_PRESETS,
     BlockFactory,

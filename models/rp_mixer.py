@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from models.families import register_family
 from models.mixer_net import MixerFamily
-from models.registry import register_family
 
 PRESETS: dict[str, dict[str, Any]] = {"digits-small": {"S": 16, "C": 16, "gamma": 2, "L": 2, "patch": 2}}
 

@@ -76,8 +76,8 @@ from torch import nn
 from core.errors import UserError
 from core.io import IOSpec
 from models.base import Family, model_keys
+from models.families import register_family
 from models.mixer_net import LN_EPS, OMEGA_LABEL, READOUTS, PatchEmbed, patch_grid
-from models.registry import register_family
 
 PRESETS: dict[str, dict[str, Any]] = {
     "digits-small": {"width": 512, "L": 2, "p": 0.05},

@@ -11,7 +11,7 @@ from typing import Any
 
 from core.io import IOSpec
 from core.shape_rules import Constraint
-from models.registry import register_family
+from models.families import register_family
 from models.transformer_lm import TransformerFamily
 
 # Plain-data presets (Llama's d_h ~ 8/3 d_model; the benchmark's size among them).

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.shape_rules import Constraint
-from models.registry import register_family
+from models.families import register_family
 from models.transformer_lm import TransformerFamily
 
 # Plain-data presets: d_h / d_model about 0.4, the papers' finding (the benchmark's first).

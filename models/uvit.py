@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.errors import UserError
-from models.registry import register_family
+from models.families import register_family
 from models.ubackbone import (
     UBACKBONE_PRESETS,
     BlockFactory,

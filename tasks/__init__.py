@@ -9,13 +9,17 @@ Every module of this package is imported here, so a module that registers tasks 
 trainer needs no central list.
 """
 
+import sys
+
 from core.io import IOSpec
 from core.registry import import_submodules
+from tasks import by_name as registry  # `tasks.registry`: the module's name until 2026-12-06 (deprecated)
 from tasks.base import Task, TrainDefaults
+from tasks.by_name import TASKS, TRAINERS, get_task
 from tasks.loading import clear_data_cache, device_label, load_data, resolve_device
-from tasks.registry import TASKS, TRAINERS, get_task
 from tasks.trial import run_trial, run_trials
 
+sys.modules.setdefault("tasks.registry", registry)
 import_submodules("tasks")
 
 __all__ = [

@@ -36,7 +36,7 @@ class Task(ABC):
     direction: ClassVar[Direction]  # of the primary metric
     metrics: ClassVar[tuple[str, ...]]  # every test metric reported, primary first
     defaults: ClassVar[TrainDefaults]
-    trainer: ClassVar[str] = "supervised"  # key in tasks.registry.TRAINERS
+    trainer: ClassVar[str] = "supervised"  # key in tasks.by_name.TRAINERS
     # The learning rates the spaces search on this task (their `lr` choice) where its paper
     # fixes another set than Chen et al.'s MNIST set (search.spaces.PAPER_LRS); a space
     # file's `lr` still wins. None: the spaces' own.

@@ -51,10 +51,10 @@ import torch.nn.functional as F
 from core.errors import UserError
 from core.io import IOSpec
 from tasks.base import TrainDefaults
+from tasks.by_name import TASKS
 from tasks.datasets import ImageSplits
 from tasks.image_tasks import DigitsImages, MnistImages
 from tasks.images import EVAL_CHUNK, ImageTask, as_float, eval_noise
-from tasks.registry import TASKS
 from tasks.sample_png import grid_png, png_artifact
 
 T_STEPS = 1000

@@ -38,8 +38,8 @@ import torch.nn.functional as F
 from core.errors import UserError
 from core.io import IOSpec
 from tasks.base import Task, TrainDefaults
+from tasks.by_name import TASKS
 from tasks.datasets.splits import split_indices
-from tasks.registry import TASKS
 
 
 class GridData:

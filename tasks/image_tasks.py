@@ -12,10 +12,10 @@ from typing import Any
 
 from core.errors import UserError
 from tasks.base import TrainDefaults
+from tasks.by_name import TASKS
 from tasks.datasets import ImageSplits, load_digits, load_imagenet32, load_mnist
 from tasks.datasets.cifar10 import load_cifar10
 from tasks.images import ClassifyTask, DenoiseTask, GenClassTask, ImageTask, SuperResolutionTask
-from tasks.registry import TASKS
 
 
 class MnistImages(ImageTask):

@@ -35,9 +35,9 @@ import torch
 from core.errors import DataError, UserError
 from core.io import IOSpec
 from tasks.base import Task, TrainDefaults
+from tasks.by_name import TASKS
 from tasks.datasets.text import CORPORA, TextSplits, load_shakespeare, load_text_file
 from tasks.lm_data import LMData
-from tasks.registry import TASKS
 
 VOCAB = 256  # bytes
 DATA_ARTIFACT = "data"  # the run artifact naming the text a run trained on

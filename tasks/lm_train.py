@@ -36,8 +36,8 @@ import models
 from core.errors import UserError
 from core.trials import EpochRecord, RunResult, TrialSpec
 from tasks.base import Task
+from tasks.by_name import TRAINERS
 from tasks.lm_data import LMData, autocast
-from tasks.registry import TRAINERS
 from tasks.train import GPU_CHECK_EVERY, BestValidation, OnEpoch, RunLog, evaluate, guarded_trainer
 
 BETAS = (0.9, 0.95)

@@ -30,7 +30,7 @@ from core.directions import check_direction
 from core.errors import UserError
 from core.io import IOSpec
 from tasks.base import Task, TrainDefaults
-from tasks.registry import TRAINERS
+from tasks.by_name import TRAINERS
 from tasks.train import BestValidation, Hyper, RunLog, guarded_trainer
 
 Splits = dict[str, tuple[Any, Any]]  # "train" / "val" / "test" -> (x, y)

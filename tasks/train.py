@@ -49,9 +49,9 @@ from core.directions import better
 from core.errors import UserError, one_line
 from core.trials import EpochRecord, RunResult, TrialSpec, TrialStopped, check_ema
 from tasks.base import Task
+from tasks.by_name import TRAINERS
 from tasks.optimizers import OPTIMIZERS, linear_decay  # noqa: F401  (linear_decay: re-exported)
 from tasks.optimizers import make_adamw as make_optimizer  # noqa: F401  (re-exported)
-from tasks.registry import TRAINERS
 
 OnEpoch = Callable[[int, EpochRecord], None]
 # Where a complete run's kept state goes (`run_trial(keep=...)`): (spec, run, state) -> the
@@ -314,7 +314,7 @@ Trainer = Callable[[TrialSpec, Task, Any, int, int, "OnEpoch | None"], tuple[Run
 
 
 def guarded_trainer(train: Callable[..., RunResult]) -> Trainer:
-    """A trainer (see tasks.registry.TRAINERS) from train(spec, task, data, seed, index,
+    """A trainer (see tasks.by_name.TRAINERS) from train(spec, task, data, seed, index,
     on_epoch, run: RunLog) -> RunResult: any exception becomes a failed run with its
     one-line message and traceback, except those raised by the caller's own on_epoch."""
 

@@ -17,9 +17,9 @@ import torch
 from core.errors import one_line
 from core.trials import EpochRecord, RunResult, TrialResult, TrialSpec
 from tasks.base import Task
+from tasks.by_name import TRAINERS, get_task
 from tasks.fused_train import PackRun, pack_key, train_runs
 from tasks.loading import device_label, load_data, resolve_device
-from tasks.registry import TRAINERS, get_task
 from tasks.train import Keep, OnEpoch, Trainer, _CallbackError
 
 

@@ -8,7 +8,7 @@
     tune-optuna    Ray Tune's OptunaSearch, define-by-run (benchmarks/search_quality/peer_tune.py; Ray
                    is a dependency of the product)
 
-`register()` adds them to the product's sampler registry (search/engine/sampling/registry.py) in
+`register()` adds them to the product's sampler registry (search/engine/sampling/samplers.py) in
 the benchmark's process only, so that the product's study loop runs them: the same
 trainer, task, training settings, store and trial accounting as the product's searches;
 only where the next configuration comes from differs. The product never registers them.

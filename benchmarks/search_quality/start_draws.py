@@ -42,7 +42,7 @@ from search.engine.study import run_study
 from search.executors import EXECUTORS
 from search.executors.local import LocalExecutor
 from storage import Store
-from tasks.registry import get_task
+from tasks.by_name import get_task
 
 DRAWS = ("modelled", "random")
 COLUMNS = ("params", "L", "d_z", "d_h", "lr")

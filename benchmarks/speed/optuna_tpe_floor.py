@@ -3,7 +3,7 @@
 A bare Optuna study (in-memory storage) with the shape of section 1's: two objectives
 (minimise log10 params, maximise the metric), the family as a categorical enqueued by turns (as
 `--share equal`) and per family a size target, three integer widths/depths and a categorical learning rate, the
-same TPE settings as `--sampler tpe` (search/engine/sampling/registry.py). The objective is instant. The
+same TPE settings as `--sampler tpe` (search/engine/sampling/samplers.py). The objective is instant. The
 mean ms per trial is the floor that our orchestration overhead sits on.
 
     OMP_NUM_THREADS=1 python -m benchmarks.speed.optuna_tpe_floor [--trials 200] [--rounds 3]
@@ -24,7 +24,7 @@ FAMILIES = ["hourglass", "conventional"]
 def one(sampler_name: str, trials: int, seed: int) -> float:
     import optuna
 
-    from search.engine.sampling.registry import _nsga2, _random, _tpe
+    from search.engine.sampling.samplers import _nsga2, _random, _tpe
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     build = {"tpe": _tpe, "random": _random, "nsga2": _nsga2}[sampler_name]

@@ -16,7 +16,7 @@ trials and time the next `--window` trials.
   replaying, once per resume) and the mean per trial over the window (from the start's
   end to the last trial stored).
 * Bare Optuna: an in-memory study given the same past (`create_trial` from the same
-  records, as `add_trials`), the same TPE settings (`search/engine/sampling/registry.py`), then
+  records, as `add_trials`), the same TPE settings (`search/engine/sampling/samplers.py`), then
   per trial the family's turn enqueued, `ask`, the family's parameters suggested over
   the widest range each took in its trials (a fixed space, as a bare Optuna user writes
   it), `tell`: the floor that ours sits on.
@@ -43,7 +43,7 @@ from benchmarks.speed.big_studies import STUDY, write_in_bulk
 from benchmarks.speed.orchestration_overhead import InstantExecutor
 from core.trials import TrialSpec
 from search.engine.sampling import Rejection
-from search.engine.sampling.registry import _tpe, make_sampler
+from search.engine.sampling.samplers import _tpe, make_sampler
 from search.engine.specs import RunSpec
 from search.engine.study import prepare, run_study
 from search.executors import EXECUTORS

@@ -55,8 +55,8 @@ def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
 
 def train_samples(task: str = "digits-denoise") -> int:
     """Training examples per epoch of `task` (its train split)."""
+    from tasks.by_name import get_task
     from tasks.loading import load_data
-    from tasks.registry import get_task
 
     return int(load_data(get_task(task), None, "cpu").n_train)
 

@@ -86,8 +86,8 @@ def warm_data(spec: TrialSpec) -> None:
     as its first trial would; a failure is left for that trial to report."""
     try:
         from search.executors.base import _load_plugins
+        from tasks.by_name import get_task
         from tasks.loading import load_data, resolve_device
-        from tasks.registry import get_task
 
         _load_plugins([spec])
         load_data(get_task(spec.task, spec.task_options), spec.data_dir, resolve_device(spec.train.device))

@@ -3,13 +3,14 @@ picks one.
 
     space.py     `Dim` and `Space` (ranges, choices, constraints); `PAPER_LRS`
     sizing.py    budget-aware drawing: the smallest model, `suggest_config`, the grid
-    registry.py  the families' default spaces by name (`register_space`, `default_space`)
+    defaults.py  the families' default spaces by name (`register_space`, `default_space`)
     files.py     space files (`--space-file`), space-dict entries and `build_spaces`
     size_dims.py which dimensions set the size (counted) and which are free
     defs/        the default spaces, one file per family or group
 
 """
 
+from search.spaces.defaults import SPACES, default_space, register_space, scale, scaled
 from search.spaces.files import (
     CONSTRAINTS_KEY,
     build_spaces,
@@ -19,7 +20,6 @@ from search.spaces.files import (
     parse_dim,
     parse_dims,
 )
-from search.spaces.registry import SPACES, default_space, register_space, scale, scaled
 from search.spaces.size_dims import classify
 from search.spaces.sizing import (
     ConfigCounter,

@@ -12,7 +12,7 @@ from typing import Any
 from core.errors import UserError, one_line
 from core.io import IOSpec
 from core.shape_rules import Constraint
-from search.spaces.registry import default_space
+from search.spaces.defaults import default_space
 from search.spaces.space import Condition, Dim, Space
 
 RANGE_KEYS = {"low", "high", "log", "grid", "step"}

@@ -108,3 +108,13 @@ def test_invalid_configs_are_user_errors(bad):
 def test_unknown_family_lists_known():
     with pytest.raises(UserError, match="hourglass"):
         get_family("resnet")
+
+
+def test_the_old_module_name_is_the_registry_itself():
+    """`models.registry` (the module's name until 2026-12-06) is kept as an alias."""
+    import models
+    import models.registry
+    from models.registry import FAMILIES, register_family
+
+    assert models.registry is models.families and FAMILIES is models.FAMILIES
+    assert register_family is models.register_family

@@ -96,3 +96,12 @@ def test_every_metric_of_a_task_has_its_direction_in_the_one_table(name):
     assert task.metrics[0] == task.metric
     assert {m: metric_direction(m) for m in task.metrics if metric_direction(m) is None} == {}
     assert metric_direction(task.metric) == task.direction
+
+
+def test_the_old_module_name_is_the_task_table_itself():
+    """`tasks.registry` (the module's name until 2026-12-06) is kept as an alias."""
+    import tasks
+    import tasks.registry
+    from tasks.registry import TASKS, get_task
+
+    assert tasks.registry is tasks.by_name and TASKS is tasks.TASKS and get_task is tasks.get_task

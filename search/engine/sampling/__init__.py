@@ -6,7 +6,7 @@ names `--sampler` takes to factories, and `make_sampler` builds a study's sample
 settings. The modules:
 
     base.py            Sampler, Proposal, Rejection, config_key
-    registry.py        SAMPLERS, make_sampler: Optuna's samplers by name, and the grid
+    samplers.py        SAMPLERS, make_sampler: Optuna's samplers by name, and the grid
     optuna_sampler.py  OptunaSampler: a multi-objective Optuna study aimed at sizes, families in
                        turns; the loop of ask and tell over the policies below, one file each:
     size_axis.py       SizeAxis: each family's range of target sizes (smallest model to budget)
@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from search.engine.sampling.base import UNPRUNED_NOTE, ParamCounter, Proposal, Rejection, Sampler, config_key
-from search.engine.sampling.registry import GP_TRIALS, SAMPLERS, SamplerFactory, make_sampler
+from search.engine.sampling.samplers import GP_TRIALS, SAMPLERS, SamplerFactory, make_sampler
 
 _LAZY = {"OptunaSampler": "optuna_sampler", "SIZE_PARAM": "optuna_sampler", "GridSampler": "grid"}
 

@@ -2,7 +2,7 @@
 (a config within budget, with its exact parameter count) or a `Rejection` (never trained;
 stored with its reason); `tell()` gives it a finished trial's objectives (params,
 validation metric). The samplers themselves: `optuna_sampler.py` (Optuna's, by name) and
-`grid.py` (a paper-style grid); `registry.py` maps the names to them.
+`grid.py` (a paper-style grid); `samplers.py` maps the names to them.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import optuna
 import pytest
 
 from search.engine.sampling.handover import HandOver
-from search.engine.sampling.registry import GP_TRIALS, _gp
+from search.engine.sampling.samplers import GP_TRIALS, _gp
 
 
 def objective(t):

@@ -156,7 +156,7 @@ def test_the_study_loop_trains_each_configuration_once_and_says_how_many_it_answ
     trials are all different configurations, the outcome counts the answers and the study's
     settings keep the policy; with "train" the scripted sampler's configuration is trained
     again and again."""
-    from search.engine.sampling import registry as samplers
+    from search.engine.sampling import samplers
 
     monkeypatch.setitem(samplers.SAMPLERS._items, "lowest", samplers._optuna(lambda seed, trials: Lowest(seed=seed)))
     for revisit in ("answer", "train"):

@@ -256,7 +256,7 @@ def test_gp_hears_a_pruned_trial_as_its_value_when_stopped(prep):
     import optuna
 
     from search.engine.sampling import OptunaSampler
-    from search.engine.sampling.registry import _gp
+    from search.engine.sampling.samplers import _gp
 
     spaces = {"hourglass": prep.spaces["hourglass"]}
 

@@ -8,7 +8,7 @@ import pytest
 
 from core.io import IOSpec
 from models import get_family
-from models.registry import trainable_params
+from models.families import trainable_params
 from search.spaces import Dim, Space, check_config, default_space
 from search.spaces.extrapolate import place, proposals_frame, propose_config
 from tasks import get_task

@@ -1,4 +1,5 @@
-"""The task registry: CLI name -> Task class."""
+"""The tasks and trainers by name: TASKS (CLI name -> Task class) and TRAINERS (`Task.trainer`
+name -> the function that trains one run); `tasks.registry` before 2026-12-06."""
 
 from __future__ import annotations
 

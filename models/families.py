@@ -1,4 +1,5 @@
-"""The family registry. A family file registers itself with `@register_family`;
+"""The family registry (FAMILIES: name -> family; `models.registry` before 2026-12-06). A
+family file registers itself with `@register_family`;
 `models/__init__.py` imports every module of the package, so a new family is a new file."""
 
 from __future__ import annotations
