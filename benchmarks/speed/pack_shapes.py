@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import platform
 import statistics
 import time
 from datetime import date
@@ -41,6 +40,7 @@ import torch
 import torch.nn.functional as F
 
 import models
+from benchmarks.bench_util import cpu_name
 from models.base import IOSpec
 from tasks.optimizers import StackedAdamW
 
@@ -236,7 +236,7 @@ def main() -> None:
         report = dict(
             benchmark="pack_shapes",
             date=date.today().isoformat(),
-            machine=f"{platform.processor() or platform.machine()}, torch {torch.__version__}, 1 thread",
+            machine=f"{cpu_name()}, torch {torch.__version__}, 1 thread",
             command=f"OMP_NUM_THREADS=1 python -m benchmarks.speed.pack_shapes --repeats {a.repeats} --steps {a.steps}",
             shapes=SHAPES,
             rows=rows,
