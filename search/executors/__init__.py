@@ -1,4 +1,5 @@
-"""Executors by name (`--executor`)."""
+"""Executors by name (`--executor`): `local` and `ray` here; `tune` registers itself from
+search/tune/executor.py (Ray Tune drives a study from above the engine)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,10 @@ from core.registry import Registry
 from search.executors.base import EpochCallback, Executor
 from search.executors.local import LocalExecutor
 from search.executors.ray import RayExecutor
-from search.executors.tune import TuneExecutor
 
 EXECUTORS: Registry[type[Executor]] = Registry("executor")
 EXECUTORS.add("local", LocalExecutor)
 EXECUTORS.add("ray", RayExecutor)  # Ray itself is imported only when one is built
-EXECUTORS.add("tune", TuneExecutor)  # trials on Ray Tune; search/tune/ drives them
 
 
 def check_executor(name: str, options: dict[str, Any]) -> None:
@@ -26,4 +25,4 @@ def make_executor(name: str, on_epoch: EpochCallback | None = None, **options) -
     return EXECUTORS.get(name)(on_epoch=on_epoch, **options)
 
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "TuneExecutor", "check_executor", "make_executor"]
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "check_executor", "make_executor"]

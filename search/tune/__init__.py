@@ -1,6 +1,9 @@
 """Ray Tune, for real (issue 29): a study run by `tune.Tuner` (`search run --executor
 tune`), and the product's searcher and trainable in a user's own Tune script.
 
+- `executor.py`: `TuneExecutor`, the executor "tune" (registered in `EXECUTORS` when
+  imported): the options `--executor tune` takes, and the hand-off the study loop
+  submits a trial to;
 - `driver.py`: `run_tune_study` (the study loop started, then Tune's Tuner with the
   study as searcher and scheduler), where Tune's experiment folder goes;
 - `searcher.py`: `StudySearcher`, the study loop as a Tune `Searcher` (proposals within
@@ -30,6 +33,7 @@ _HOMES = {
     "budgeted_searcher": "api",
     "product_trainable": "api",
     "TuneInputError": "trainable",
+    "TuneExecutor": "executor",
 }
 __all__ = sorted(_HOMES)
 

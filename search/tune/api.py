@@ -69,8 +69,8 @@ from search.engine.sampling.policies import DEFAULT_SHARE, DEFAULT_SPREAD
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop
 from search.executors.ray import worker_threads
-from search.executors.tune import TuneExecutor
 from search.tune.budgeted import BudgetedSearcher, QuietProgress
+from search.tune.executor import TuneExecutor
 from search.tune.trainable import TuneInputError, known_family, train_trial
 from search.tune.user_family import CountedFamily, CountParams, prepare_with_own
 

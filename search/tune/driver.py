@@ -54,7 +54,7 @@ from search.engine.study_store import StudyStore
 from search.executors.packs import resolve_pack
 from search.executors.ray import _join_ray, board_on_this_node, worker_threads
 from search.executors.ray import check_address as check_address  # the probe's old home: re-exported
-from search.executors.tune import TuneExecutor
+from search.tune.executor import TuneExecutor
 
 TUNE_SUFFIX = "-tune"  # the folder beside a SQLite file: search.db -> search-tune/
 DEFAULT_TUNE_DIR = "search-tune"

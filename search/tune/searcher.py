@@ -86,7 +86,7 @@ class StudySearcher(Searcher):
                 if job is None:
                     break
                 tspecs.append(loop.submit(job))
-                loop.executor.take()  # the hand-off StudyLoop.submit made (search/executors/tune.py)
+                loop.executor.take()  # the hand-off StudyLoop.submit made (search/tune/executor.py)
         except BaseException as e:  # kept for the driver to raise once Tune has stopped
             self.error = e  # trials submitted on the way are pending: the driver interrupts them
             return Searcher.FINISHED

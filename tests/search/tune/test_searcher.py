@@ -14,9 +14,10 @@ from core.trials import EpochRecord, TrainSettings, TrialSpec, TrialStopped
 from search.api.progress import ConsoleProgress
 from search.engine.specs import RunSpec
 from search.engine.study import StudyLoop, prepare
-from search.executors import EXECUTORS, TuneExecutor, check_executor
+from search.executors import EXECUTORS, check_executor
 from search.executors.base import run_guarded, run_guarded_pack
 from search.tune.driver import check_address, experiment_dir, trial_folder, tune_dir
+from search.tune.executor import TuneExecutor
 from search.tune.scheduler import ParetoScheduler
 from search.tune.searcher import StudySearcher
 from search.tune.trainable import (

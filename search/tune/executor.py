@@ -1,4 +1,10 @@
-"""`--executor tune`: trials run as Ray Tune trials (search/tune/ drives them).
+"""`--executor tune`: trials run as Ray Tune trials (search/tune/driver.py drives them).
+
+This module registers the executor "tune" in search/executors' `EXECUTORS` when it is
+imported, as a family file registers its family: `search run` imports search/tune/
+before it checks anything (search/api/run.py `execute`), and so do the Tune driver and
+the Python API for Tune scripts (search/tune/api.py). The engine knows the executor only
+by that name, so Ray Tune's code lives in search/tune/ alone.
 
 Tune, not the study loop, decides when a trial starts: its `Tuner` asks the study's
 searcher for a configuration whenever it has room (search/tune/searcher.py), so the loop
@@ -22,6 +28,7 @@ from typing import Any
 
 from core.errors import UserError
 from core.trials import TrialResult, TrialSpec
+from search.executors import EXECUTORS
 from search.executors.base import EpochCallback, Executor
 from search.executors.packs import check_pack
 
@@ -88,3 +95,6 @@ class TuneExecutor(Executor):
         raise RuntimeError(
             "--executor tune runs its trials through Ray Tune: search.tune.run_tune_study, not StudyLoop.run"
         )
+
+
+EXECUTORS.add("tune", TuneExecutor)  # trials on Ray Tune (search/tune/driver.py)
