@@ -4,8 +4,10 @@ remembers where each name came from.
 Every registration goes through `Registry.add`: the project's own modules (families,
 tasks, spaces, trainers) and a user's plugins alike. A name's origin is "built-in" for
 the project's packages, the plugin being loaded (`registering_from`, set by
-search/plugins/discovery.py around an import), or the registering module otherwise
-(a script or notebook: "module __main__").
+search/plugins/discovery.py around an import), or otherwise the module whose import is
+running when the name is registered: another process that imports it registers the name
+again ("module __main__" for a script or notebook, whose registrations no other process
+can repeat, and so for a registration made by a call after every import has finished).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import contextlib
 import contextvars
 import importlib
 import pkgutil
+import sys
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
@@ -47,7 +50,21 @@ def origin_of(obj: object) -> str:
     module = getattr(obj, "__module__", None) or type(obj).__module__
     if module.split(".")[0] in PROJECT_PACKAGES:
         return BUILT_IN
-    return f"module {module}"
+    return f"module {importing() or '__main__'}"
+
+
+def importing() -> str | None:
+    """The module whose top level is running now, innermost first (the one being imported,
+    or "__main__" for a script), skipping the project's own: importing it in another
+    process repeats what it registers. None when no module's top level is running."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "<module>":
+            name = frame.f_globals.get("__name__", "__main__")
+            if name.split(".")[0] not in PROJECT_PACKAGES:
+                return name
+        frame = frame.f_back
+    return None
 
 
 class Registry(Generic[T]):

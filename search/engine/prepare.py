@@ -155,8 +155,9 @@ def _worker_sources(spec: RunSpec, origins: list[str]) -> tuple[RunSpec, tuple[s
         if options.get("trial_timeout") is not None:
             raise UserError(f"--trial-timeout runs trials in worker processes, but {one_line(e)}") from None
     why = (
-        "trials run in this process, one at a time: a family or task registered in a script or notebook cannot "
-        "reach worker processes (put it in a .py file and pass it as a plugin to use every core)"
+        "trials run in this process, one at a time: a family or task registered in a script or notebook, or by a "
+        "call rather than by a module's import, cannot reach worker processes (register it at the top of a .py file "
+        "and pass it as a plugin to use every core)"
     )
     return replace(spec, executor_options={**options, "workers": 1}, routed=why), ()
 

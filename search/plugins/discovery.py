@@ -159,8 +159,9 @@ def worker_sources(origins: Iterable[str], other_processes: bool = True) -> tupl
             source = origin.removeprefix("module ")
             if source == "__main__" or not _importable(source):
                 raise UserError(
-                    f"a family or task registered in {source} (a script or notebook) cannot reach other "
-                    "processes: put it in a .py file and pass it as a plugin (plugins=[FILE], "
+                    f"a family or task registered in {source} (a script or notebook, or by a call rather than "
+                    "by a module's import) cannot reach other processes: register it at the top of a .py file "
+                    "and pass it as a plugin (plugins=[FILE], "
                     "--plugin FILE) to run it with --executor ray or tune"
                 )
         else:

@@ -200,6 +200,24 @@ def test_a_family_registered_in_a_script_trains_in_this_process(tmp_path):
 
 
 @TWO_CORES
+def test_a_family_registered_by_a_call_into_a_module_trains_in_this_process(tmp_path):
+    """A module that registers its family and task in a function, called by the script
+    after the import: a worker importing the module would not register them (its trials
+    failed "unknown task" before the registry told the two apart), so the trials run in
+    the driver, said once, and the search completes."""
+    import textwrap
+
+    from tests.search.plugins.sources import GOOD, write
+
+    write(tmp_path, "tiny_lib", "import search\n\n\ndef register():\n" + textwrap.indent(GOOD, "    "))
+    done = run_script(tmp_path, "import search\nimport tiny_lib\n\ntiny_lib.register()\n" + RUN)
+    assert done.returncode == 0, done.stderr
+    assert "note: trials run in this process, one at a time" in done.stderr
+    assert "1 trial at a time in this process" in done.stderr
+    assert [status for _, _, status, _ in rows(tmp_path / "search.db").values()] == ["complete"] * 4
+
+
+@TWO_CORES
 def test_a_script_calling_search_run_at_its_top_level_is_not_run_again_by_the_workers(tmp_path):
     """The family in a plugin file, `search.run()` unguarded at the script's top level: two
     workers train, and neither runs the script again (spawn would re-import __main__)."""
