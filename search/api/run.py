@@ -46,8 +46,7 @@ def execute(a: RunOptions) -> list[tuple[Any, Any]]:
     from search.tune import run_tune_study
     from tasks import load_data
 
-    spec = run_spec(a)
-    a, _ = a.smoke_filled().with_recipe()  # the options as the spec took them
+    spec = run_spec(a)  # `a`'s fields read below are none a recipe or --smoke sets
     from storage.waiting import check_wait
 
     wait_s = check_wait(a.storage_wait)

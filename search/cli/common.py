@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import UserError
 from search.api.options import print_frame  # noqa: F401  (the commands print frames through it)
 from search.api.run import open_store, parse_value, task_options  # noqa: F401  (one home: search/api/run.py)
 
@@ -17,10 +16,7 @@ def storage_arg(p) -> None:
 
 
 def key_values(items: list[str] | None, what: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for kv in items or []:
-        if "=" not in kv:
-            raise UserError(f"expected {what} key=value, got {kv!r}")
-        k, v = kv.split("=", 1)
-        out[k.strip()] = parse_value(v.strip())
-    return out
+    """KEY=VALUE items as a dict (search/engine/run_options.py `key_values`, one rule)."""
+    from search.engine.run_options import key_values as parsed
+
+    return parsed(items, what) or {}

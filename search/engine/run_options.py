@@ -76,9 +76,9 @@ def parse_value(text: str) -> Any:
     return text
 
 
-def key_values(value: Any) -> dict[str, Any] | None:
-    """--task-option KEY=VALUE (repeated) or a dict as a dict, each text value read as a
-    bool, int or float where it is one."""
+def key_values(value: Any, what: str = "--task-option") -> dict[str, Any] | None:
+    """`what` KEY=VALUE (repeated) or a dict as a dict, each text value read as a bool,
+    int or float where it is one (--task-option; `search params --config`)."""
     if value is None:
         return None
     if isinstance(value, Mapping):
@@ -86,7 +86,7 @@ def key_values(value: Any) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     for kv in [value] if isinstance(value, str) else value:
         if "=" not in kv:
-            raise UserError(f"expected --task-option key=value, got {kv!r}")
+            raise UserError(f"expected {what} key=value, got {kv!r}")
         k, v = kv.split("=", 1)
         out[k.strip()] = parse_value(v.strip())
     return out
@@ -273,6 +273,12 @@ def help_of(name: str) -> str:
     return HELP[name]
 
 
+def said(name: str) -> str:
+    """The option's help as one line of prose (argparse's '%%' a '%'): the docstring's and
+    the reference table's text."""
+    return " ".join(help_of(name).split()).replace("%%", "%")
+
+
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
     """A flag per option of the table, in its group, as `search run --help` shows them."""
     groups = {g: parser.add_argument_group(g) for g in GROUPS}
@@ -316,7 +322,7 @@ def options_doc() -> str:
     lines = ["", "", "    Every option (a keyword, the flag it stands for, what it does):", ""]
     for f in OPTIONS:
         if f.metadata["cli"]:
-            text = " ".join(help_of(f.name).split()).replace("%%", "%")
+            text = said(f.name)
             lines.append(f"    - {f.name} ({flag(f.name)}): {text}")
     return "\n".join(lines)
 
@@ -326,6 +332,6 @@ def options_table() -> str:
     rows = ["| keyword | flag | group | what it does |", "|---|---|---|---|"]
     for f in OPTIONS:
         if f.metadata["cli"]:
-            text = " ".join(help_of(f.name).split()).replace("|", "\\|").replace("%%", "%")
+            text = said(f.name).replace("|", "\\|")
             rows.append(f"| `{f.name}` | `{flag(f.name)}` | {f.metadata['group']} | {text} |")
     return "\n".join(rows)
