@@ -125,35 +125,10 @@ class OptunaSampler(Sampler):
         self.targets = Targets(self.start, seed, self.families, self.axis, trials)  # a ramped start, aims
         self.revisits = Revisits(self.revisit, seed, self.families, self.axis)  # proposals of known configurations
 
-    # the policies' state, under the names the tests read
     @property
     def answered(self) -> int:
         """Proposals answered from a known result (revisit "answer"), none trained."""
         return self.revisits.answered
-
-    @property
-    def _turns(self) -> dict[str, int]:
-        return self.turns.counts
-
-    @property
-    def _hits(self) -> dict[str, list[bool]]:
-        return self.turns.hits
-
-    @property
-    def _points(self) -> dict[str, list[tuple[float, float]]]:
-        return self.turns.points
-
-    @property
-    def _cornered(self) -> set[str]:
-        return self.corners.cornered
-
-    @property
-    def _known(self) -> dict[str, Told]:
-        return self.revisits.known
-
-    @property
-    def _running(self) -> set[str]:
-        return self.revisits.running
 
     @property
     def study(self) -> optuna.Study | None:

@@ -89,7 +89,7 @@ def test_answer_tells_the_sampler_the_stored_result_and_asks_again(prep):
     answered = trials[1 : 1 + RANDOM_AFTER_REVISITS]
     assert all(t.state == optuna.trial.TrialState.COMPLETE and t.values == trials[0].values for t in answered)
     assert trials[-1].params[f"hourglass.{SIZE_PARAM}"] > trials[0].params[f"hourglass.{SIZE_PARAM}"]
-    assert p._turns["hourglass"] == 2
+    assert p.turns.counts["hourglass"] == 2
     qs = drive(p, 6)
     assert len({str(key(q)) for q in [first, second, *qs]}) == 8  # never the same configuration twice
 

@@ -151,7 +151,8 @@ def test_uncertain_share_follows_the_family_whose_front_moves(prep):
         "tpe", prep.spaces, prep.io, 100_000, prep.count, direction="maximize", seed=0, trials=20, share="uncertain"
     )
     resumed.replay(past, lambda r: r.metrics["val_psnr"][0])
-    assert resumed._hits["hourglass"] == [True] * 4 and resumed._hits["han"] == [True, False, False, False]
+    assert resumed.turns.hits["hourglass"] == [True] * 4 and resumed.turns.hits["han"] == [True, False, False, False]
     from search.engine.sampling.policies import uncertain_turn
 
-    assert resumed._turns == dict.fromkeys(FAMILIES, 4) and uncertain_turn(resumed._turns, resumed._hits) == "hourglass"
+    turns = resumed.turns
+    assert turns.counts == dict.fromkeys(FAMILIES, 4) and uncertain_turn(turns.counts, turns.hits) == "hourglass"
