@@ -14,7 +14,7 @@ from core.errors import UserError, one_line
 from core.io import IOSpec
 from core.trials import TrialSpec
 from models import FAMILIES, Family, get_family
-from search.engine.sampling.policies import CONDITIONAL_SAMPLER, FIXED_SPACE_SAMPLERS, FREE_RANGES_DRAW_WHY
+from search.engine.sampling.policies import CONDITIONAL_SAMPLERS, FREE_RANGES_DRAW_WHY
 from search.engine.search_flags import search_settings
 from search.engine.specs import RunSpec
 from search.executors import check_executor
@@ -112,18 +112,19 @@ def prepare(spec: RunSpec) -> Prepared:
 
 def route_sampler(spec: RunSpec, spaces: dict[str, Space]) -> RunSpec:
     """`spec` with the sampler and shape draw its spaces need, and `routed` saying why: a
-    conditional space's sampler (one of FIXED_SPACE_SAMPLERS, the GP, models only what
-    every trial shares and draws the rest at random: CONDITIONAL_SAMPLER instead); a space
+    conditional space's sampler (a GP, models only what every trial shares and draws the
+    rest at random: the one CONDITIONAL_SAMPLERS names instead); a space
     with free ranges draws its widths and depths as themselves ("random"), not as positions,
     unless the user chose the shape draw (FREE_RANGES_DRAW_WHY)."""
     whys = []
     conditional = [name for name, space in spaces.items() if space.conditional]
-    if conditional and spec.sampler in FIXED_SPACE_SAMPLERS:
+    if conditional and spec.sampler in CONDITIONAL_SAMPLERS:
+        routed_to = CONDITIONAL_SAMPLERS[spec.sampler]
         whys.append(
             f"{', '.join(conditional)} has conditional keys, which {spec.sampler} alone draws at random: "
-            f"sampler {CONDITIONAL_SAMPLER} (the GP over the keys every trial has, TPE for the conditional ones)"
+            f"sampler {routed_to} (the GP over the keys every trial has, TPE for the conditional ones)"
         )
-        spec = replace(spec, sampler=CONDITIONAL_SAMPLER)
+        spec = replace(spec, sampler=routed_to)
     free = [
         n for n, s in spaces.items() if any(d.kind != "choice" and d.low < d.high and not s.is_sized(d) for d in s.dims)
     ]

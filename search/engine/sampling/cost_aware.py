@@ -25,7 +25,12 @@ from optuna.samplers import BaseSampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
-AUTO_SHARE = 0.25  # `--sampler auto`: the GP while its proposal costs at most this share of a trial
+# `--sampler auto`: the GP while its proposal costs at most this share of a trial's own time.
+# A quarter took the quickstart to 0.48x of one trial at a time but lost hypervolume on its
+# worst seeds (0.917); one trial kept the GP's fronts where trials take seconds (quickstart
+# 0.996 of `gp`'s hypervolume at 0.85x its wall; two search-efficiency settings level) and
+# leaves instant trials to TPE (0.67x bare Optuna TPE's wall). docs/benchmarks.md §35, §37.
+AUTO_SHARE = 1.0
 WINDOW = 5  # the last proposals and trials whose medians are compared
 
 

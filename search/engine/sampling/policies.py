@@ -120,25 +120,25 @@ MODELLED_FROM = 40
 # alone (it is then random search, docs/benchmarks.md §19). With turns they get a study per
 # family (scope "family"), which models each; without turns (share "free") they are not
 # the default (`sampler_for`).
-FAMILY_SCOPED = ("gp", "gp-cond", "auto")
+FAMILY_SCOPED = ("gp", "gp-cond", "auto", "auto-cond")
 # The default sampler: `gp`, one Gaussian process per family under the turns. Measured
 # against `tpe` in one study (docs/benchmarks.md §14 "One sampler per family", 5 seeds):
 # ahead or tied on five settings in median and ahead on every setting's worst seed; §16's
 # verdicts hold on its searches. FREE_SHARE_SAMPLER where the default would be blind.
 DEFAULT_SAMPLER = "gp"
 # Samplers that model only the parameters every trial shares (Optuna's GPSampler draws the
-# others at random, silently): a conditional space goes to CONDITIONAL_SAMPLER instead,
-# said in the search's first lines (search/engine/prepare.py `route_sampler`): the GP over
-# the shared keys with TPE drawing the conditional ones, which measured ahead of
-# "tpe-group" (TPE over groups of trials sharing a space) on the conditional synthetic
-# family (benchmarks/search_quality/plugin_quality.py; docs/results/search-quality.md).
-FIXED_SPACE_SAMPLERS = ("gp", "auto")
+# others at random, silently): a conditional space goes to the sampler CONDITIONAL_SAMPLERS
+# names instead, said in the search's first lines (search/engine/prepare.py
+# `route_sampler`): the GP over the shared keys with TPE drawing the conditional ones, which
+# measured ahead of "tpe-group" (TPE over groups of trials sharing a space) on the
+# conditional synthetic family (benchmarks/search_quality/plugin_quality.py;
+# docs/results/search-quality.md).
+CONDITIONAL_SAMPLERS = {"gp": "gp-cond", "auto": "auto-cond"}
 # A space with free ranges (a learning rate, a dropout as ranges) draws its shape "random"
 # by default: measured on the synthetic funnel family (benchmarks/search_quality/plugin_quality.py, 10 seeds,
 # 40 trials): 0.987 (worst 0.985) against "modelled"'s 0.977 (0.950) and plain Optuna GP's
 # 0.980 (0.973); docs/results/search-quality.md.
 FREE_RANGES_DRAW_WHY = "measured ahead of positions where free ranges share the GP"
-CONDITIONAL_SAMPLER = "gp-cond"
 FREE_SHARE_SAMPLER = "tpe"
 # `--seed-checks`: the share of a one-seed search's training time spent after its trials on a
 # second seed of front configurations, so that its verdicts get intervals

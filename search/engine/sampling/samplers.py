@@ -81,45 +81,49 @@ def _nsga2(seed: int, trials: int) -> optuna.samplers.BaseSampler:
 GP_TRIALS = 200  # a study's finished trials after which `gp` hands it to TPE (search/engine/sampling/handover.py)
 
 
+def _gp_model(seed: int, trials: int, conditional: bool = False) -> optuna.samplers.BaseSampler:
+    """Optuna's GPSampler after the same random start as tpe's; for a `conditional` space,
+    with TPE (independent, per key) drawing the keys not every trial has, where a plain
+    GPSampler draws them at random."""
+    import optuna
+
+    extra = {"independent_sampler": _tpe(seed + 1, trials)} if conditional else {}
+    return optuna.samplers.GPSampler(
+        seed=seed, n_startup_trials=startup_trials(trials), warn_independent_sampling=False, **extra
+    )
+
+
 def _gp(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     """Optuna's GPSampler (a Gaussian process, log expected hypervolume improvement with
     several objectives) after the same random start as tpe's, handing the study to tpe's
     TPE at GP_TRIALS finished trials (a GP's proposals grow costly with its trials)."""
-    import optuna
-
     from search.engine.sampling.handover import HandOver
 
-    gp = optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup_trials(trials), warn_independent_sampling=False)
-    return HandOver(gp, _tpe(seed, trials), GP_TRIALS)
+    return HandOver(_gp_model(seed, trials), _tpe(seed, trials), GP_TRIALS)
 
 
 def _gp_cond(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     """`gp` for a conditional space: the GP models the keys every trial has (Optuna's
     intersection search space) and TPE (independent, per key) draws the conditional ones,
     where a plain GPSampler would draw them at random; handed to TPE at GP_TRIALS."""
-    import optuna
-
     from search.engine.sampling.handover import HandOver
 
-    gp = optuna.samplers.GPSampler(
-        seed=seed,
-        n_startup_trials=startup_trials(trials),
-        independent_sampler=_tpe(seed + 1, trials),
-        warn_independent_sampling=False,
-    )
-    return HandOver(gp, _tpe(seed, trials), GP_TRIALS)
+    return HandOver(_gp_model(seed, trials, conditional=True), _tpe(seed, trials), GP_TRIALS)
 
 
-def _auto(seed: int, trials: int) -> optuna.samplers.BaseSampler:
+def _auto(seed: int, trials: int, conditional: bool = False) -> optuna.samplers.BaseSampler:
     """`gp` where its proposals cost little beside the trials, TPE where they do not
     (search/engine/sampling/cost_aware.py: measured as the study runs), then TPE at GP_TRIALS."""
-    import optuna
-
     from search.engine.sampling.cost_aware import CostAware
     from search.engine.sampling.handover import HandOver
 
-    gp = optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup_trials(trials), warn_independent_sampling=False)
-    return HandOver(CostAware(gp, _tpe(seed, trials)), _tpe(seed, trials), GP_TRIALS)
+    costly = _gp_model(seed, trials, conditional=conditional)
+    return HandOver(CostAware(costly, _tpe(seed, trials)), _tpe(seed, trials), GP_TRIALS)
+
+
+def _auto_cond(seed: int, trials: int) -> optuna.samplers.BaseSampler:
+    """`auto` for a conditional space: its GP is `gp-cond`'s (TPE draws the conditional keys)."""
+    return _auto(seed, trials, conditional=True)
 
 
 def _random(seed: int, trials: int) -> optuna.samplers.BaseSampler:
@@ -140,6 +144,7 @@ SAMPLERS.add("nsga2", _optuna(_nsga2))
 SAMPLERS.add("gp", _optuna(_gp, stopped_as_complete=True))  # GPSampler reads complete trials only
 SAMPLERS.add("gp-cond", _optuna(_gp_cond, stopped_as_complete=True))
 SAMPLERS.add("auto", _optuna(_auto, stopped_as_complete=True))
+SAMPLERS.add("auto-cond", _optuna(_auto_cond, stopped_as_complete=True))
 SAMPLERS.add("random", _optuna(_random))
 SAMPLERS.add("grid", _grid)
 

@@ -13,6 +13,7 @@ from torch import nn
 
 import search
 from core.errors import UserError
+from search.engine.sampling.policies import CONDITIONAL_SAMPLERS, DEFAULT_SAMPLER
 from tests.search.plugins.conftest import clean_registries  # noqa: F401  (autouse: forget the registrations)
 
 SPACE = {
@@ -59,8 +60,10 @@ def test_a_conditional_family_is_searched_over_every_key(registered, tmp_path, m
     said = capsys.readouterr()
     err = said.err
     assert re.search(r"16 finished trial\(s\), 16 run now \([0-9.]+ s, [0-9]+% of it outside the trials\)", said.out)
-    assert "note: cond-mlp has conditional keys, which gp alone draws at random: sampler gp-cond" in err
-    assert "--sampler gp-cond" in err  # the first line says which sampler searches
+    routed = CONDITIONAL_SAMPLERS[DEFAULT_SAMPLER]
+    said_routed = f"which {DEFAULT_SAMPLER} alone draws at random: sampler {routed}"
+    assert f"note: cond-mlp has conditional keys, {said_routed}" in err
+    assert f"--sampler {routed}" in err  # the first line says which sampler searches
     assert "--shape-draw random" in err
     assert "Warning" not in err  # no Optuna warning reaches the user's terminal
     df = study.trials()
@@ -80,7 +83,20 @@ def test_a_conditional_family_is_searched_over_every_key(registered, tmp_path, m
     assert max(dropouts) - min(dropouts) > 0.25  # over its range 0-0.5, not at one end
     with sqlite3.connect(db) as con:
         (settings,) = con.execute("SELECT settings FROM studies").fetchone()
-    assert json.loads(settings)["sampler"] == "gp-cond"
+    assert json.loads(settings)["sampler"] == routed
+
+
+@pytest.mark.parametrize("sampler, routed", sorted(CONDITIONAL_SAMPLERS.items()))
+def test_each_gp_sampler_is_routed_to_its_conditional_form(registered, sampler, routed):
+    """`gp` and `auto` (whose GP models only the keys every trial has) become `gp-cond` and
+    `auto-cond` for a conditional space, said in `routed`; TPE is kept as given."""
+    from search.engine.prepare import prepare
+    from search.engine.specs import RunSpec
+
+    prep = prepare(RunSpec(spaces=("cond-mlp",), task="cond-task", budget=1500, sampler=sampler))
+    assert prep.spec.sampler == routed and f"sampler {routed}" in prep.spec.routed
+    kept = prepare(RunSpec(spaces=("cond-mlp",), task="cond-task", budget=1500, sampler="tpe"))
+    assert kept.spec.sampler == "tpe"
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,8 @@ def test_every_name_builds_its_proposer(prep):
         assert isinstance(build(prep, name), OptunaSampler)
     assert isinstance(build(prep, "grid"), GridSampler)
     with pytest.raises(
-        UserError, match="unknown sampler 'cma'; known: auto, gp, gp-cond, grid, nsga2, random, tpe, tpe-group"
+        UserError,
+        match="unknown sampler 'cma'; known: auto, auto-cond, gp, gp-cond, grid, nsga2, random, tpe, tpe-group",
     ):
         build(prep, "cma")
     with pytest.raises(UserError, match="unknown sampler"):
