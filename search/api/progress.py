@@ -35,6 +35,16 @@ def time_outside(wall_s: float, trained_s: float, at_once: int = 1) -> str:
     return f"{wall_s:.1f} s, {share:.0%} of it outside the trials"
 
 
+def drawn_clause(drawn: dict[str, int]) -> str:
+    """ ", the GP proposed 31, TPE 5": which Optuna samplers drew a search's proposals, where
+    more than one did (`--sampler auto` hands cheap trials to TPE; `gp` hands a long study
+    over to it); "" otherwise."""
+    if len(drawn) < 2:
+        return ""
+    first, *rest = sorted(drawn.items(), key=lambda kv: (-kv[1], kv[0]))
+    return f", {first[0]} proposed {first[1]}" + "".join(f", {name} {n}" for name, n in rest)
+
+
 def format_duration(s: float) -> str:
     s = int(round(s))
     h, rem = divmod(s, 3600)

@@ -39,7 +39,7 @@ def execute(a: RunOptions) -> list[tuple[Any, Any]]:
     database before every check has passed."""
     from core.durations import format_duration
     from reports.savings import early_stopping_savings, savings_line
-    from search.api.progress import ConsoleProgress, time_outside
+    from search.api.progress import ConsoleProgress, drawn_clause, time_outside
     from search.engine.search_flags import search_settings
     from search.engine.specs import replicate_specs
     from search.engine.study import prepare, run_study
@@ -85,6 +85,7 @@ def execute(a: RunOptions) -> list[tuple[Any, Any]]:
             f"({time_outside(wall, progress.trained_s, where.workers if where else 1)})"
             + (f" ({out.retried} retries)" if out.retried else "")
             + f", {out.rejected} proposal(s) rejected over budget or shape"
+            + drawn_clause(out.drawn)
             + (" (grid exhausted)" if out.exhausted else "")
             + (
                 f" (stopped at the time limit, {format_duration(spec.time_limit)}: the same command goes on)"

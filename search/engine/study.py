@@ -85,6 +85,7 @@ class Outcome:
     retried: int = 0  # retries run by this call (failed, interrupted, out of memory)
     exhausted: bool = False  # the grid ran out before --trials
     answered: int = 0  # proposals of trained configurations answered from their results by this call (--revisit answer)
+    drawn: dict[str, int] = field(default_factory=dict)  # this call's proposals by the Optuna sampler that drew them
     decided: bool = False  # --decide: every named budget was decided before --trials
     timed_out: bool = False  # --time-limit: it passed, so no more trials or seed checks were started
     results: list[TrialResult] = field(default_factory=list)
@@ -216,6 +217,7 @@ class StudyLoop:
                 self.sampler.aim(step.family, step.low, step.high)
             p = self.sampler.ask()
             self.out.answered = self.sampler.answered
+            self.out.drawn = self.sampler.drawn()
             if p is None:
                 self.out.exhausted = True
                 return None

@@ -59,6 +59,11 @@ class Sampler:
 
     answered = 0  # proposals answered from a known result, none trained (OptunaSampler's revisit "answer")
 
+    def drawn(self) -> dict[str, int]:
+        """How many of this process's proposals each of its underlying samplers drew (the GP
+        and TPE under `auto`); empty where it has one."""
+        return {}
+
     def __init__(self, spaces: dict[str, Space], io: IOSpec, budget: int, count: ParamCounter) -> None:
         self.spaces, self.io, self.budget, self.count = spaces, io, budget, count
         self.families = list(spaces)

@@ -59,7 +59,11 @@ class CostAware(BaseSampler):
         return statistics.median(self._costs) <= self.share * statistics.median(self._trials)
 
     def _pick(self, trial: FrozenTrial) -> BaseSampler:
-        return self.cheap if trial.number in self._cheap else self.costly
+        return self.drew(trial.number)
+
+    def drew(self, number: int) -> BaseSampler:
+        """The sampler that draws (or drew) trial `number` of this process's study."""
+        return self.cheap if number in self._cheap else self.costly
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         if not self.uses_costly():

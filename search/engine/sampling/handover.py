@@ -33,7 +33,11 @@ class HandOver(BaseSampler):
         return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)))
 
     def _pick(self, study: Study, trial: FrozenTrial) -> BaseSampler:
-        return self.then if trial.number in self._then else self.first
+        return self.drew(trial.number)
+
+    def drew(self, number: int) -> BaseSampler:
+        """The sampler that draws (or drew) trial `number` of this process's study."""
+        return self.then if number in self._then else self.first
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         if self._finished(study) >= self.at:

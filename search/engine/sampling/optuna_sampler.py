@@ -11,6 +11,7 @@ size_axis.py (`SizeAxis`: each family's target sizes, spread "size").
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ from search.engine.sampling.corners import Corners
 from search.engine.sampling.optuna_draw import POSITION_SUFFIX, PositionDraw, TrialDraw
 from search.engine.sampling.policies import MAX_REVISITS, SamplerSettings, has_turns, size_objective
 from search.engine.sampling.revisits import Revisits, Told
+from search.engine.sampling.samplers import drawn_by
 from search.engine.sampling.size_axis import SIZE_PARAM, SizeAxis, target_trial, waiting
 from search.engine.sampling.targets import Targets
 from search.engine.sampling.turns import Turns
@@ -124,6 +126,11 @@ class OptunaSampler(Sampler):
         self.corners = Corners(settings.corners, self.families, self.axis, trials)  # what a new study visits first
         self.targets = Targets(self.start, seed, self.families, self.axis, trials)  # a ramped start, aims
         self.revisits = Revisits(self.revisit, seed, self.families, self.axis)  # proposals of known configurations
+        self._drawn: Counter[str] = Counter()  # proposals by the Optuna sampler that drew them
+
+    def drawn(self) -> dict[str, int]:
+        """Proposals by the Optuna sampler that drew them (samplers.drawn_by), this process's."""
+        return dict(self._drawn)
 
     @property
     def answered(self) -> int:
@@ -339,6 +346,7 @@ class OptunaSampler(Sampler):
             "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()},
         }
         last = self.corners.proposed(fam, t.params.get(f"{fam}.{SIZE_PARAM}"), self.turns.proposed())
+        self._drawn[drawn_by(t.study.sampler, t.number)] += 1
         self.turns.spend(fam)
         # a budget model trained last is there for `search compare`'s top levels: the pruner,
         # which judges it against every smaller finished trial, would often stop it

@@ -135,3 +135,25 @@ def test_size_dimensions_that_cannot_reach_the_budget_are_refused(registered, tm
     with pytest.raises(UserError, match="budget 10 is below the smallest cond-mlp model"):
         search.run(space="cond-mlp", budget=10, trials=2, storage=str(db), report=False)
     assert not db.exists()
+
+
+def test_auto_hands_instant_trials_to_tpe_and_says_so(registered, tmp_path, monkeypatch, capsys):
+    """`auto` (here `auto-cond`) measures the GP's proposals against the trials' own time:
+    instant trials go to TPE once a GP proposal is measured; the summary line says how many
+    each drew."""
+    monkeypatch.chdir(tmp_path)
+    search.run(
+        space="cond-mlp",
+        budget="1500",
+        trials=16,
+        storage=str(tmp_path / "auto.db"),
+        report=False,
+        seed_checks=0,
+        pruner="none",
+        sampler="auto",
+        workers="1",
+    )
+    out = capsys.readouterr().out
+    (summary,) = [line for line in out.splitlines() if "finished trial(s)" in line]
+    drawn = {name: int(n) for name, n in re.findall(r"(the GP|TPE)(?: proposed)? (\d+)", summary)}
+    assert set(drawn) == {"the GP", "TPE"} and drawn["TPE"] >= 6 and sum(drawn.values()) == 16, summary

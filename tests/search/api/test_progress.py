@@ -135,3 +135,10 @@ def test_the_share_outside_the_trials():
     assert time_outside(10.0, 7.5) == "10.0 s, 25% of it outside the trials"
     assert time_outside(10.0, 14.0) == "10.0 s, 0% of it outside the trials"  # trials in parallel
     assert time_outside(0.0, 0.0) == "0.0 s, 0% of it outside the trials"
+
+
+def test_the_summary_says_which_samplers_proposed_where_several_did():
+    from search.api.progress import drawn_clause
+
+    assert drawn_clause({}) == "" and drawn_clause({"the GP": 40}) == ""
+    assert drawn_clause({"TPE": 5, "the GP": 31}) == ", the GP proposed 31, TPE 5"

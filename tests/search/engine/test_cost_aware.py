@@ -61,3 +61,22 @@ def test_trials_that_cost_more_keep_the_costly_sampler():
 def test_a_share_must_be_positive():
     with pytest.raises(ValueError, match="share must be > 0"):
         CostAware(Slow(0), Counted(), share=0)
+
+
+def test_drawn_by_names_the_sampler_each_trial_came_from():
+    """samplers.drawn_by follows HandOver and CostAware down to the sampler that drew a
+    trial: instant trials under `auto` go to TPE after the GP's first measured proposal."""
+    from search.engine.sampling.handover import HandOver
+    from search.engine.sampling.samplers import drawn_by
+
+    costly, cheap = Slow(0.02), optuna.samplers.TPESampler(seed=0)
+    sampler = HandOver(CostAware(costly, cheap, share=1.0), optuna.samplers.RandomSampler(seed=0), at=8)
+    study = optuna.create_study(sampler=sampler)
+    names = []
+    for _ in range(10):
+        t = study.ask()
+        t.suggest_float("x", 0, 1)
+        study.tell(t, 0.0)
+        names.append(drawn_by(sampler, t.number))
+    assert names[:2] == ["Slow", "Slow"]  # no measure yet, then the first measured proposal
+    assert set(names[2:8]) == {"TPE"} and names[8:] == ["random", "random"]  # handed over at 8
