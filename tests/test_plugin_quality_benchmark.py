@@ -4,6 +4,9 @@ trials, each share of the exactly known front in (0, 1] (no search can pass the 
 
 import json
 
+import pytest
+
+from search.engine.sampling.policies import CONDITIONAL_SAMPLERS, DEFAULT_SAMPLER
 from tests.bench_scripts import run_benchmark
 
 
@@ -17,19 +20,24 @@ def test_the_search_quality_of_a_users_family_is_measured_against_the_truth(tmp_
         "12",
         "--variants",
         "plain,conditional",
+        "--samplers",
+        "default,gp",
         "--out",
         out,
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
     plain, conditional = result["variants"]["syn-plain"], result["variants"]["syn-conditional"]
-    assert list(plain)[0] == "product (gp)" and list(conditional)[0] == "product (gp-cond)"
+    default, routed = DEFAULT_SAMPLER, CONDITIONAL_SAMPLERS[DEFAULT_SAMPLER]
+    assert list(plain)[:2] == [f"product ({default}, default)", "product (gp)"]
+    assert list(conditional)[:2] == [f"product ({routed}, default)", "product (gp-cond)"]
     for rows in (plain, conditional):
         assert set(rows) >= {"optuna-tpe", "optuna-random", "optuna-gp", "optuna-nsga2"}
         for row in rows.values():
             assert 0.0 < row["worst"] <= row["median"] <= 1.0 + 1e-9
 
 
-def test_bad_arguments_are_one_line_and_exit_2(tmp_path):
-    done = run_benchmark("search_quality.plugin_quality", "--variants", "nope")
+@pytest.mark.parametrize("args", [("--variants", "nope"), ("--samplers", "cma"), ("--samplers", "")])
+def test_bad_arguments_are_one_line_and_exit_2(tmp_path, args):
+    done = run_benchmark("search_quality.plugin_quality", *args)
     assert done.returncode == 2 and done.stderr.startswith("error:") and done.stderr.count("\n") == 1

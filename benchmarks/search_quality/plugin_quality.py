@@ -165,14 +165,18 @@ def register(problem: Problem) -> str:
     return name
 
 
-def product(problem: Problem, seed: int, trials: int) -> list[tuple[float, float]]:
+def product(problem: Problem, seed: int, trials: int, sampler: str | None = None) -> list[tuple[float, float]]:
     """(log10 params, metric) of the first `trials` trained proposals of the product's
-    default proposer for this family (what `search run` builds: prepare, then study_sampler)."""
+    proposer for this family (what `search run` builds: prepare, then study_sampler), with
+    its default sampler or `--sampler sampler`."""
     from search.engine.prepare import prepare
     from search.engine.study import study_sampler
 
     name = register(problem)
-    prep = prepare(RunSpec(spaces=(name,), task=f"{name}-task", budget=problem.budget, seed=seed, trials=trials))
+    spec = RunSpec(
+        spaces=(name,), task=f"{name}-task", budget=problem.budget, seed=seed, trials=trials, sampler=sampler
+    )
+    prep = prepare(spec)
     sampler = study_sampler(prep.spec, prep)
     out: list[tuple[float, float]] = []
     for _ in range(50 * trials):
@@ -188,11 +192,12 @@ def product(problem: Problem, seed: int, trials: int) -> list[tuple[float, float
     return out
 
 
-def product_sampler(problem: Problem) -> str:
+def product_sampler(problem: Problem, sampler: str | None = None) -> str:
+    """The sampler a study of `problem`'s family searches with (its default, or `sampler` as routed)."""
     from search.engine.prepare import prepare
 
     name = register(problem)
-    return prepare(RunSpec(spaces=(name,), task=f"{name}-task", budget=problem.budget)).spec.sampler
+    return prepare(RunSpec(spaces=(name,), task=f"{name}-task", budget=problem.budget, sampler=sampler)).spec.sampler
 
 
 # ---------------------------------------------------------------- the peers
@@ -253,7 +258,15 @@ def peer(kind: str, problem: Problem, seed: int, trials: int) -> list[tuple[floa
 # ---------------------------------------------------------------- the comparison
 
 
-def compare(problems: list[Problem], seeds: int, trials: int, peers: tuple[str, ...] = tuple(PEERS)) -> dict[str, Any]:
+def compare(
+    problems: list[Problem],
+    seeds: int,
+    trials: int,
+    peers: tuple[str, ...] = tuple(PEERS),
+    samplers: tuple[str | None, ...] = (None,),
+) -> dict[str, Any]:
+    """Each problem searched by the product (its default sampler where `samplers` holds None,
+    each named sampler besides) and by each peer, `seeds` seeds of `trials` trials."""
     out: dict[str, Any] = {
         "trials": trials,
         "seeds": seeds,
@@ -263,7 +276,12 @@ def compare(problems: list[Problem], seeds: int, trials: int, peers: tuple[str, 
     }
     for problem in problems:
         rows: dict[str, dict[str, Any]] = {}
-        methods = {f"product ({product_sampler(problem)})": lambda s, p=problem: product(p, s, trials)}
+        methods = {
+            f"product ({product_sampler(problem, x)}{', default' if x is None else ''})": (
+                lambda s, p=problem, x=x: product(p, s, trials, x)
+            )
+            for x in samplers
+        }
         methods |= {k: lambda s, k=k, p=problem: peer(k, p, s, trials) for k in peers}
         for label, run in methods.items():
             shares, seconds = [], []
@@ -294,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--variants", default="plain,conditional")
     ap.add_argument("--peers", default=",".join(PEERS), help="comma list of peers, or none (the product alone)")
+    ap.add_argument("--samplers", default="default", help=SAMPLERS_HELP)
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     variants = a.variants.split(",")
@@ -302,8 +321,26 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or a.seeds < 1 or a.trials < 2 or any(p not in PEERS for p in peers):
         print(f"error: variants from {', '.join(VARIANTS)}, --seeds >= 1, --trials >= 2", file=sys.stderr)
         return 2
-    result = compare([synthetic(v) for v in variants], a.seeds, a.trials, peers)
+    samplers = product_samplers(a.samplers)
+    if samplers is None:
+        return 2
+    result = compare([synthetic(v) for v in variants], a.seeds, a.trials, peers, samplers)
     return report(result, a.out)
+
+
+SAMPLERS_HELP = "comma list of the product's --sampler names to run, 'default' for its default (default: default)"
+
+
+def product_samplers(text: str) -> tuple[str | None, ...] | None:
+    """`--samplers`: None for "default", each other name a known --sampler; None (said) if not."""
+    from search.engine.sampling import SAMPLERS
+
+    names = [n for n in text.split(",") if n]
+    unknown = [n for n in names if n != "default" and n not in SAMPLERS.names()]
+    if not names or unknown:
+        print(f"error: --samplers from default, {', '.join(SAMPLERS.names())}", file=sys.stderr)
+        return None
+    return tuple(None if n == "default" else n for n in names)
 
 
 def report(result: dict[str, Any], out: str | None) -> int:

@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--table", default=str(TABLE))
+    ap.add_argument("--samplers", default="default", help=q.SAMPLERS_HELP)
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     if a.seeds < 1 or a.trials < 2 or not Path(a.table).is_file():
@@ -157,7 +158,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    result = q.compare([problem(Path(a.table))], a.seeds, a.trials)
+    samplers = q.product_samplers(a.samplers)
+    if samplers is None:
+        return 2
+    result = q.compare([problem(Path(a.table))], a.seeds, a.trials, samplers=samplers)
     return q.report(result, a.out)
 
 
