@@ -341,12 +341,14 @@ class OptunaSampler(Sampler):
         outside: list[str] | tuple[str, ...] = (),
     ) -> Proposal:
         """Trial `t`'s accepted configuration `cfg` of `fam` as a proposal, its turn spent."""
+        by = drawn_by(t.study.sampler, t.number)  # the Optuna sampler that drew it (auto: the GP or TPE)
         record = {
             "params": dict(t.params),
             "distributions": {k: distribution_to_json(d) for k, d in t.distributions.items()},
+            "drawn_by": by,
         }
         last = self.corners.proposed(fam, t.params.get(f"{fam}.{SIZE_PARAM}"), self.turns.proposed())
-        self._drawn[drawn_by(t.study.sampler, t.number)] += 1
+        self._drawn[by] += 1
         self.turns.spend(fam)
         # a budget model trained last is there for `search compare`'s top levels: the pruner,
         # which judges it against every smaller finished trial, would often stop it

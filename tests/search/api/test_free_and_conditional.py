@@ -157,3 +157,6 @@ def test_auto_hands_instant_trials_to_tpe_and_says_so(registered, tmp_path, monk
     (summary,) = [line for line in out.splitlines() if "finished trial(s)" in line]
     drawn = {name: int(n) for name, n in re.findall(r"(the GP|TPE)(?: proposed)? (\d+)", summary)}
     assert set(drawn) == {"the GP", "TPE"} and drawn["TPE"] >= 6 and sum(drawn.values()) == 16, summary
+    with sqlite3.connect(tmp_path / "auto.db") as con:  # each trial's record names the sampler that drew it
+        stored = [json.loads(r)["drawn_by"] for (r,) in con.execute("SELECT optuna FROM trials ORDER BY number")]
+    assert {name: stored.count(name) for name in set(stored)} == drawn
