@@ -20,6 +20,7 @@ settings. The modules:
     optuna_draw.py     how an Optuna trial draws a configuration's widths and depth
     handover.py        `gp` hands a long study over to TPE
     cost_aware.py      `auto`: the GP while its proposals cost little beside the trials
+    drawn.py           which of those samplers drew a trial (the summary line's counts)
 
 Optuna is imported only when a sampler is built (`OptunaSampler`, `GridSampler` and
 `SIZE_PARAM` load on first use), so the command line can check a name without it.

@@ -22,10 +22,10 @@ from optuna.trial import TrialState
 from core.statuses import FINISHED_STATUSES
 from search.engine.sampling.base import UNPRUNED_NOTE, Proposal, Rejection, Sampler
 from search.engine.sampling.corners import Corners
+from search.engine.sampling.drawn import drawn_by
 from search.engine.sampling.optuna_draw import POSITION_SUFFIX, PositionDraw, TrialDraw
 from search.engine.sampling.policies import MAX_REVISITS, SamplerSettings, has_turns, size_objective
 from search.engine.sampling.revisits import Revisits, Told
-from search.engine.sampling.samplers import drawn_by
 from search.engine.sampling.size_axis import SIZE_PARAM, SizeAxis, target_trial, waiting
 from search.engine.sampling.targets import Targets
 from search.engine.sampling.turns import Turns

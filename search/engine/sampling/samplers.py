@@ -126,18 +126,6 @@ def _auto_cond(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     return _auto(seed, trials, conditional=True)
 
 
-NAMES = {"GPSampler": "the GP", "TPESampler": "TPE", "RandomSampler": "random", "NSGAIISampler": "NSGA-II"}
-
-
-def drawn_by(sampler: optuna.samplers.BaseSampler, number: int) -> str:
-    """The name of the Optuna sampler that drew trial `number`: through the samplers that
-    choose one of two per trial (HandOver, CostAware: their `drew`) down to the one that
-    drew it ("the GP", "TPE", else its class name)."""
-    while hasattr(sampler, "drew"):
-        sampler = sampler.drew(number)
-    return NAMES.get(type(sampler).__name__, type(sampler).__name__)
-
-
 def _random(seed: int, trials: int) -> optuna.samplers.BaseSampler:
     import optuna
 

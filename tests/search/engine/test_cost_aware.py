@@ -64,10 +64,10 @@ def test_a_share_must_be_positive():
 
 
 def test_drawn_by_names_the_sampler_each_trial_came_from():
-    """samplers.drawn_by follows HandOver and CostAware down to the sampler that drew a
+    """drawn.drawn_by follows HandOver and CostAware down to the sampler that drew a
     trial: instant trials under `auto` go to TPE after the GP's first measured proposal."""
+    from search.engine.sampling.drawn import drawn_by
     from search.engine.sampling.handover import HandOver
-    from search.engine.sampling.samplers import drawn_by
 
     costly, cheap = Slow(0.02), optuna.samplers.TPESampler(seed=0)
     sampler = HandOver(CostAware(costly, cheap, share=1.0), optuna.samplers.RandomSampler(seed=0), at=8)
