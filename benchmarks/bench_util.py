@@ -63,3 +63,30 @@ def write_json(path: str | Path, data: object, indent: int = 1, **dumps: object)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=indent, **dumps) + "\n")
+
+
+def screenshot(fig, out: str | Path, width: int, height: int) -> None:
+    """A plotly figure as a PNG at `out`: its page drawn by headless Chromium in a window of
+    `width` x `height` pixels (Chromium must be installed: `apt-get install chromium`)."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        page = Path(tmp) / "figure.html"
+        fig.write_html(page, include_plotlyjs=True, full_html=True, config={"displayModeBar": False})
+        subprocess.run(
+            [
+                "chromium",
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                f"--window-size={width},{height}",
+                "--virtual-time-budget=8000",
+                f"--screenshot={Path(out).resolve()}",
+                page.as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )

@@ -7,10 +7,8 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
-import tempfile
-from pathlib import Path
 
+from benchmarks.bench_util import screenshot
 from reports.figures import pareto_figure
 from reports.fronts import front_data
 from storage import Store
@@ -28,25 +26,7 @@ def main() -> None:
     label = str((rec.settings or {}).get("param_convention") or "trainable parameters")  # as the pages
     fig = pareto_figure(front_data(df, rec.metric, rec.direction), title=a.title or a.study, params_label=label)
     fig.update_layout(width=900, height=500, margin=dict(l=60, r=20, t=50, b=50))
-    with tempfile.TemporaryDirectory() as tmp:
-        page = Path(tmp) / "front.html"
-        fig.write_html(page, include_plotlyjs=True, full_html=True, config={"displayModeBar": False})
-        subprocess.run(
-            [
-                "chromium",
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                "--window-size=920,520",
-                "--virtual-time-budget=8000",
-                f"--screenshot={Path(a.out).resolve()}",
-                page.as_uri(),
-            ],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+    screenshot(fig, a.out, 920, 520)
     print(a.out)
 
 

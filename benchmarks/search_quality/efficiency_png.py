@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from benchmarks.bench_util import screenshot
 
 
 def median_curve(curves: list[dict], x: str, grid: np.ndarray) -> np.ndarray:
@@ -67,25 +67,7 @@ def main() -> None:
         template="plotly_white",
         margin=dict(l=60, r=20, t=60, b=50),
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        page = Path(tmp) / "eff.html"
-        fig.write_html(page, include_plotlyjs=True, full_html=True, config={"displayModeBar": False})
-        subprocess.run(
-            [
-                "chromium",
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                "--window-size=1020,470",
-                "--virtual-time-budget=8000",
-                f"--screenshot={Path(a.out).resolve()}",
-                page.as_uri(),
-            ],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+    screenshot(fig, a.out, 1020, 470)
     print(a.out)
 
 
