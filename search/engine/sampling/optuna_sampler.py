@@ -129,7 +129,7 @@ class OptunaSampler(Sampler):
         self._drawn: Counter[str] = Counter()  # proposals by the Optuna sampler that drew them
 
     def drawn(self) -> dict[str, int]:
-        """Proposals by the Optuna sampler that drew them (samplers.drawn_by), this process's."""
+        """Proposals by the Optuna sampler that drew them (drawn.drawn_by), this process's."""
         return dict(self._drawn)
 
     @property
