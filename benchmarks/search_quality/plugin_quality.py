@@ -151,18 +151,27 @@ def register(problem: Problem) -> str:
             report(epoch, {"score": value})
         return {"score": problem.metric(settings.config, n)}
 
+    search.task(
+        f"{name}-task", train, metrics={"score": "maximize"}, inputs=IO.d_in, outputs=IO.d_out, epochs=problem.epochs
+    )
+    register_family(name, problem)
+    return name
+
+
+def register_family(name: str, problem: Problem) -> None:
+    """`problem`'s family as `name` through the public API, its default task `name`-task: a
+    model of exactly the problem's count of parameters (nothing to train; the task's
+    training function reads the problem's metric)."""
+    import search
+
     def build(config, io):
         import torch
 
         return torch.nn.ParameterList([torch.nn.Parameter(torch.zeros(problem.count(config)))])
 
-    search.task(
-        f"{name}-task", train, metrics={"score": "maximize"}, inputs=IO.d_in, outputs=IO.d_out, epochs=problem.epochs
-    )
     search.family(
         name, space=problem.table, build=build, count=lambda c, io: problem.count(c), default_task=f"{name}-task"
     )
-    return name
 
 
 def product(problem: Problem, seed: int, trials: int, sampler: str | None = None) -> list[tuple[float, float]]:

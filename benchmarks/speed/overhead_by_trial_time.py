@@ -57,15 +57,8 @@ def register() -> str:
         report(1, {"score": value})
         return {"score": value}
 
-    def build(config, io):
-        import torch
-
-        return torch.nn.ParameterList([torch.nn.Parameter(torch.zeros(problem.count(config)))])
-
     search.task(f"{name}-task", train, metrics={"score": "maximize"}, inputs=q.IO.d_in, outputs=q.IO.d_out, epochs=1)
-    search.family(
-        name, space=problem.table, build=build, count=lambda c, io: problem.count(c), default_task=f"{name}-task"
-    )
+    q.register_family(name, problem)
     return name
 
 
