@@ -9,7 +9,10 @@ an objective that builds the same model and computes the same metric, a multi-ob
 study on the same SQLite storage (RDBStorage), TPE or GP. Wall time per search, 5 seeds,
 medians; the product's share of time outside its trials as its summary line says it.
 
-    python -m benchmarks.speed.plugin_overhead [--seeds 5] [--trials 40] [--out FILE.json]
+    python -m benchmarks.speed.plugin_overhead [--seeds 5] [--trials 40] [--arms A,B] [--out FILE.json]
+
+The arm "product in Optuna's mode" is the default search with the GP's proposals
+inside Optuna's torch function mode, as before search/engine/sampling/gp_sampler.py.
 """
 
 from __future__ import annotations
@@ -31,12 +34,15 @@ import optuna
 from optuna.trial import TrialState
 
 import benchmarks.search_quality.plugin_quality as q
+from benchmarks.bench_util import cpu_name
+from core.cpus import usable_cpus
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
-def product(seed: int, trials: int, folder: Path, **options) -> tuple[float, float]:
-    """(wall seconds, share outside the trials as the summary line says) of one search."""
+def product(seed: int, trials: int, folder: Path, arm: str = "default", **options) -> tuple[float, float]:
+    """(wall seconds, share outside the trials as the summary line says) of one search, in
+    a new SQLite file of its `arm` and seed."""
     import search
 
     name = q.register(q.synthetic("plain"))
@@ -49,13 +55,27 @@ def product(seed: int, trials: int, folder: Path, **options) -> tuple[float, flo
             budget=q.BUDGET,
             trials=trials,
             seed=seed,
-            storage=str(folder / f"p{seed}-{options.get('sampler', 'default')}.db"),
+            storage=str(folder / f"p{seed}-{re.sub('[^a-z]+', '-', arm.lower())}.db"),
             study=f"s{seed}",
             **options,
         )
     wall = time.perf_counter() - t0
     m = re.search(r"([0-9]+)% of it outside the trials", out.getvalue())
     return wall, (int(m.group(1)) / 100 if m else math.nan)
+
+
+@contextlib.contextmanager
+def optuna_proposal_path():
+    """The default GP's proposals through Optuna's own path, inside its torch function mode
+    (search/engine/sampling/gp_sampler.py takes that path on a non-CPU default device)."""
+    import search.engine.sampling.gp_sampler as gp_sampler
+
+    real = gp_sampler.default_device_is_cpu
+    gp_sampler.default_device_is_cpu = lambda: False
+    try:
+        yield
+    finally:
+        gp_sampler.default_device_is_cpu = real
 
 
 def bare(kind: str, seed: int, trials: int, folder: Path) -> float:
@@ -87,17 +107,24 @@ def bare(kind: str, seed: int, trials: int, folder: Path) -> float:
     return time.perf_counter() - t0
 
 
+OPTUNA_PATH = "product in Optuna's mode"  # the default before gp_sampler.py, side by side
+PRODUCTS = {"product": {}, OPTUNA_PATH: {}, "product auto": {"sampler": "auto"}, "product tpe": {"sampler": "tpe"}}
+ARMS = [*PRODUCTS, "optuna tpe", "optuna gp"]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--trials", type=int, default=40)
+    ap.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, of {', '.join(ARMS)}")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
-    if a.seeds < 1 or a.trials < 12:
-        print("error: --seeds >= 1 and --trials >= 12", file=sys.stderr)
+    arms = [x.strip() for x in a.arms.split(",") if x.strip()]
+    if a.seeds < 1 or a.trials < 12 or not arms or set(arms) - set(ARMS):
+        print(f"error: --seeds >= 1, --trials >= 12, --arms of {', '.join(ARMS)}", file=sys.stderr)
         return 2
-    products = {"product": {}, "product auto": {"sampler": "auto"}, "product tpe": {"sampler": "tpe"}}
-    rows: dict[str, list[float]] = {**{k: [] for k in products}, "optuna tpe": [], "optuna gp": []}
+    products = {k: v for k, v in PRODUCTS.items() if k in arms}
+    rows: dict[str, list[float]] = {k: [] for k in ARMS if k in arms}
     outside: dict[str, list[float]] = {k: [] for k in products}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -105,22 +132,28 @@ def main(argv: list[str] | None = None) -> int:
         bare("tpe", 0, 12, folder / "warm")
         for seed in range(a.seeds):  # side by side, seed by seed
             for label, options in products.items():
-                wall, share = product(seed, a.trials, folder, **options)
+                path = optuna_proposal_path() if label == OPTUNA_PATH else contextlib.nullcontext()
+                with path:
+                    wall, share = product(seed, a.trials, folder, label, **options)
                 rows[label].append(wall)
                 outside[label].append(share)
-            rows["optuna tpe"].append(bare("tpe", seed, a.trials, folder))
-            rows["optuna gp"].append(bare("gp", seed, a.trials, folder))
+            for kind in ("tpe", "gp"):
+                if f"optuna {kind}" in rows:
+                    rows[f"optuna {kind}"].append(bare(kind, seed, a.trials, folder))
             print(f"seed {seed}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in rows.items()), file=sys.stderr)
     medians = {k: statistics.median(v) for k, v in rows.items()}
     result = {
         "trials": a.trials,
         "seeds": a.seeds,
-        "machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}",
+        "machine": f"{cpu_name()}, {usable_cpus()} usable cores, Python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
         "wall_s": rows,
         "median_wall_s": medians,
         "outside_share_median": {k: statistics.median(v) for k, v in outside.items()},
-        "ratio_to_optuna_tpe": {k: v / medians["optuna tpe"] for k, v in medians.items()},
+        "ratio_to_optuna_tpe": (
+            {k: v / medians["optuna tpe"] for k, v in medians.items()} if "optuna tpe" in medians else {}
+        ),
+        "ratio_to_first_arm": {k: v / medians[arms[0]] for k, v in medians.items()},
     }
     return q.report(result, a.out)
 

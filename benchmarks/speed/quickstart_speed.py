@@ -9,6 +9,8 @@ own SQLite file (nothing else should run on the machine). Arms (`--arms`, by nam
   default        the command as the README gives it (today's defaults)
   auto           `--sampler auto` (search/engine/sampling/cost_aware.py)
   tpe            `--sampler tpe`
+  optuna-mode    the default with the GP's proposals inside Optuna's torch function mode,
+                 as before search/engine/sampling/gp_sampler.py (benchmarks/speed/in_optuna_mode.py)
 
 Per seed: the wall seconds of the command, the hypervolume of each arm's complete trials
 (log10 parameters, PSNR) at a reference slightly worse than every arm's trials of that
@@ -36,7 +38,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = ["--space", "hourglass,conventional", "--task", "digits-denoise", "--budget", "100K", "--trials", "40"]
-ARMS = {"one-at-a-time": ["--workers", "1"], "default": [], "auto": ["--sampler", "auto"], "tpe": ["--sampler", "tpe"]}
+ARMS = {
+    "one-at-a-time": ["--workers", "1"],
+    "default": [],
+    "auto": ["--sampler", "auto"],
+    "tpe": ["--sampler", "tpe"],
+    "optuna-mode": [],
+}
+LAUNCHERS = {"optuna-mode": "benchmarks.speed.in_optuna_mode"}  # arms run as another module than search.cli
 
 
 def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
@@ -82,13 +91,14 @@ def points(db: Path):
     return np.array([[np.log10(p), o] for p, o in rows if o is not None], dtype=float).reshape(-1, 2)
 
 
-def run_arm(args: list[str], folder: Path) -> float:
-    """Wall seconds of `search run ARGS` in `folder` (SystemExit with its stderr if it fails)."""
+def run_arm(args: list[str], folder: Path, launcher: str = "search.cli") -> float:
+    """Wall seconds of `search run ARGS` (as `python -m LAUNCHER run ARGS`) in `folder`
+    (SystemExit with its stderr if it fails)."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("SEARCH_WORKERS", None)
     t = time.perf_counter()
     p = subprocess.run(
-        [sys.executable, "-m", "search.cli", "run", *args, "--no-report", "--study", "s"],
+        [sys.executable, "-m", launcher, "run", *args, "--no-report", "--study", "s"],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -126,7 +136,8 @@ def main() -> None:
         for arm in order:
             folder = root / f"{arm}-{seed}"
             folder.mkdir()
-            seconds = run_arm([*QUICKSTART, *ARMS[arm], "--seed", str(seed)], folder)
+            launcher = LAUNCHERS.get(arm, "search.cli")
+            seconds = run_arm([*QUICKSTART, *ARMS[arm], "--seed", str(seed)], folder, launcher)
             flops = trained_flops(folder / "search.db", samples)
             runs[arm].append(
                 {"seed": seed, "seconds": round(seconds, 2), "flops": flops, "limit_s": flops / peak, "db": str(folder)}

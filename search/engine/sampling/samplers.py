@@ -82,15 +82,14 @@ GP_TRIALS = 200  # a study's finished trials after which `gp` hands it to TPE (s
 
 
 def _gp_model(seed: int, trials: int, conditional: bool = False) -> optuna.samplers.BaseSampler:
-    """Optuna's GPSampler after the same random start as tpe's; for a `conditional` space,
+    """Optuna's GPSampler (gp_sampler.py: its proposals without a torch function mode)
+    after the same random start as tpe's; for a `conditional` space,
     with TPE (independent, per key) drawing the keys not every trial has, where a plain
     GPSampler draws them at random."""
-    import optuna
+    from search.engine.sampling.gp_sampler import GPSampler
 
     extra = {"independent_sampler": _tpe(seed + 1, trials)} if conditional else {}
-    return optuna.samplers.GPSampler(
-        seed=seed, n_startup_trials=startup_trials(trials), warn_independent_sampling=False, **extra
-    )
+    return GPSampler(seed=seed, n_startup_trials=startup_trials(trials), warn_independent_sampling=False, **extra)
 
 
 def _gp(seed: int, trials: int) -> optuna.samplers.BaseSampler:
