@@ -1,5 +1,5 @@
 """benchmarks/speed/plugin_overhead.py end to end at a small size: the default search and
-the same search in Optuna's torch function mode side by side with bare Optuna TPE, each
+the same search with Optuna's own GPSampler side by side with bare Optuna TPE, each
 arm's wall time and ratios; bad arguments one line and exit 2."""
 
 import json
@@ -8,7 +8,7 @@ import pytest
 
 from tests.bench_scripts import run_benchmark
 
-ARMS = "product,product in Optuna's mode,optuna tpe"
+ARMS = "product,product with Optuna's GP,optuna tpe"
 
 
 @pytest.mark.slow

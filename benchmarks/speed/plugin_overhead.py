@@ -11,8 +11,8 @@ medians; the product's share of time outside its trials as its summary line says
 
     python -m benchmarks.speed.plugin_overhead [--seeds 5] [--trials 40] [--arms A,B] [--out FILE.json]
 
-The arm "product in Optuna's mode" is the default search with the GP's proposals
-inside Optuna's torch function mode, as before search/engine/sampling/gp_sampler.py.
+The arm "product with Optuna's GP" is the default search with its GP's proposals made by
+Optuna's own GPSampler, as before search/engine/sampling/gp_sampler.py.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from optuna.trial import TrialState
 
 import benchmarks.search_quality.plugin_quality as q
 from benchmarks.bench_util import cpu_name
+from benchmarks.speed.with_optunas_gp import optunas_gp
 from core.cpus import usable_cpus
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -62,20 +63,6 @@ def product(seed: int, trials: int, folder: Path, arm: str = "default", **option
     wall = time.perf_counter() - t0
     m = re.search(r"([0-9]+)% of it outside the trials", out.getvalue())
     return wall, (int(m.group(1)) / 100 if m else math.nan)
-
-
-@contextlib.contextmanager
-def optuna_proposal_path():
-    """The default GP's proposals through Optuna's own path, inside its torch function mode
-    (search/engine/sampling/gp_sampler.py takes that path on a non-CPU default device)."""
-    import search.engine.sampling.gp_sampler as gp_sampler
-
-    real = gp_sampler.default_device_is_cpu
-    gp_sampler.default_device_is_cpu = lambda: False
-    try:
-        yield
-    finally:
-        gp_sampler.default_device_is_cpu = real
 
 
 def bare(kind: str, seed: int, trials: int, folder: Path) -> float:
@@ -107,8 +94,8 @@ def bare(kind: str, seed: int, trials: int, folder: Path) -> float:
     return time.perf_counter() - t0
 
 
-OPTUNA_PATH = "product in Optuna's mode"  # the default before gp_sampler.py, side by side
-PRODUCTS = {"product": {}, OPTUNA_PATH: {}, "product auto": {"sampler": "auto"}, "product tpe": {"sampler": "tpe"}}
+OPTUNAS_GP = "product with Optuna's GP"  # the default before gp_sampler.py, side by side
+PRODUCTS = {"product": {}, OPTUNAS_GP: {}, "product auto": {"sampler": "auto"}, "product tpe": {"sampler": "tpe"}}
 ARMS = [*PRODUCTS, "optuna tpe", "optuna gp"]
 
 
@@ -132,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         bare("tpe", 0, 12, folder / "warm")
         for seed in range(a.seeds):  # side by side, seed by seed
             for label, options in products.items():
-                path = optuna_proposal_path() if label == OPTUNA_PATH else contextlib.nullcontext()
+                path = optunas_gp() if label == OPTUNAS_GP else contextlib.nullcontext()
                 with path:
                     wall, share = product(seed, a.trials, folder, label, **options)
                 rows[label].append(wall)

@@ -9,8 +9,8 @@ own SQLite file (nothing else should run on the machine). Arms (`--arms`, by nam
   default        the command as the README gives it (today's defaults)
   auto           `--sampler auto` (search/engine/sampling/cost_aware.py)
   tpe            `--sampler tpe`
-  optuna-mode    the default with the GP's proposals inside Optuna's torch function mode,
-                 as before search/engine/sampling/gp_sampler.py (benchmarks/speed/in_optuna_mode.py)
+  optunas-gp     the default with its GP's proposals made by Optuna's own GPSampler, as
+                 before search/engine/sampling/gp_sampler.py (benchmarks/speed/with_optunas_gp.py)
 
 Per seed: the wall seconds of the command, the hypervolume of each arm's complete trials
 (log10 parameters, PSNR) at a reference slightly worse than every arm's trials of that
@@ -43,9 +43,9 @@ ARMS = {
     "default": [],
     "auto": ["--sampler", "auto"],
     "tpe": ["--sampler", "tpe"],
-    "optuna-mode": [],
+    "optunas-gp": [],
 }
-LAUNCHERS = {"optuna-mode": "benchmarks.speed.in_optuna_mode"}  # arms run as another module than search.cli
+LAUNCHERS = {"optunas-gp": "benchmarks.speed.with_optunas_gp"}  # arms run as another module than search.cli
 
 
 def matmul_peak(n: int = 2048, repeats: int = 10) -> float:
