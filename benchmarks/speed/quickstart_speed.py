@@ -11,6 +11,9 @@ own SQLite file (nothing else should run on the machine). Arms (`--arms`, by nam
   tpe            `--sampler tpe`
   optunas-gp     the default with its GP's proposals made by Optuna's own GPSampler, as
                  before search/engine/sampling/gp_sampler.py (benchmarks/speed/with_optunas_gp.py)
+  search-repeats-4  `--search-repeats 4`: four replicate searches of the question (issue
+                 81's "at most 2x one search"); its hypervolume is of the four searches'
+                 trials together, so its ratio is not one search's
 
 Per seed: the wall seconds of the command, the hypervolume of each arm's complete trials
 (log10 parameters, PSNR) at a reference slightly worse than every arm's trials of that
@@ -44,6 +47,7 @@ ARMS = {
     "auto": ["--sampler", "auto"],
     "tpe": ["--sampler", "tpe"],
     "optunas-gp": [],
+    "search-repeats-4": ["--search-repeats", "4"],
 }
 LAUNCHERS = {"optunas-gp": "benchmarks.speed.with_optunas_gp"}  # arms run as another module than search.cli
 
