@@ -1,5 +1,7 @@
-"""The README's quickstart search: wall time, front hypervolume and distance from the
-FLOPs limit, arm against arm in one command (issue 81).
+"""The quickstart's 40-trial search: wall time, front hypervolume and distance from the
+FLOPs limit, arm against arm in one command (issue 81). It was the README's command
+until 2026-12-06; the README's command now goes on with `--decide` to 80 trials
+(benchmarks/verdicts/quickstart_decided.py measures that one).
 
 Each seed runs every arm, in rotating order, as `search run` in a fresh process with its
 own SQLite file (nothing else should run on the machine). Arms (`--arms`, by name):

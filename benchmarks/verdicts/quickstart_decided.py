@@ -5,7 +5,9 @@ README gives it, or a candidate), in a fresh process with its own SQLite file, t
 `search compare --budgets B --margin D --format json` on its study. Reports per seed the
 wall seconds and each budget's verdict and winner; in all: how many of the seeds x budgets
 verdicts are "better" or "equivalent", and whether two seeds' "better" answers name
-different winners. Seeds 1-6 by default, as in the issue.
+different winners, and the decided verdicts per minute of search (the evidence's rate,
+to compare ways of spending time on it: item 4's "which decides most per second"). Seeds
+1-6 by default, as in the issue.
 
     python -m benchmarks.verdicts.quickstart_decided --extra "--decide 20K,40K,60K,100K --margin 0.3" [--seeds 1,2,3,4,5,6]
 """
@@ -86,13 +88,14 @@ def main() -> None:
         "decided": decided,
         "verdicts": len(every),
         "median_seconds": statistics.median(seconds),
+        "decided_per_minute": round(60 * decided / sum(seconds), 3),
         "better_winners": all_winners,
         "budgets_with_two_winners": split,
     }
     print(
         f"{decided} of {len(every)} verdicts better or equivalent; 'better' names {all_winners or 'no family'}"
         + (f"; different winners at {split}" if split else "")
-        + f"; median {report['median_seconds']:.1f} s a search"
+        + f"; median {report['median_seconds']:.1f} s a search; {report['decided_per_minute']:.2f} decided a minute"
     )
     if a.out:
         a.out.write_text(json.dumps(report, indent=1) + "\n")
