@@ -1,7 +1,7 @@
 """Does the README's quickstart question get decided, and in what time (issue 81, item 4)?
 
-For each seed, `search run` with the quickstart's flags plus `--extra` (the command as the
-README gives it, or a candidate), in a fresh process with its own SQLite file, then
+For each seed, `search run` with the quickstart's flags, `--trials N` and `--extra` (the
+README's command, below, or a candidate), in a fresh process with its own SQLite file, then
 `search compare --budgets B --margin D --format json` on its study. Reports per seed the
 wall seconds and each budget's verdict and winner; in all: how many of the seeds x budgets
 verdicts are "better" or "equivalent", and whether two seeds' "better" answers name
@@ -9,7 +9,7 @@ different winners, and the decided verdicts per minute of search (the evidence's
 to compare ways of spending time on it: item 4's "which decides most per second"). Seeds
 1-6 by default, as in the issue.
 
-    python -m benchmarks.verdicts.quickstart_decided --extra "--decide 20K,40K,60K,100K --margin 0.3" [--seeds 1,2,3,4,5,6]
+    python -m benchmarks.verdicts.quickstart_decided --trials 80 --extra "--decide 20K,40K,60K,100K --margin 0.3" [--seeds 1,2,3,4,5,6]
 """
 
 from __future__ import annotations
