@@ -37,6 +37,9 @@ class Task(ABC):
     metrics: ClassVar[tuple[str, ...]]  # every test metric reported, primary first
     defaults: ClassVar[TrainDefaults]
     trainer: ClassVar[str] = "supervised"  # key in tasks.by_name.TRAINERS
+    # whether runs of any models pack without padding (tasks/fused_train.py, `--pack`): a
+    # training batch's inputs are one tensor, so member k's model sees x[k]
+    ragged_packs: ClassVar[bool] = True
     # The learning rates the spaces search on this task (their `lr` choice) where its paper
     # fixes another set than Chen et al.'s MNIST set (search.spaces.PAPER_LRS); a space
     # file's `lr` still wins. None: the spaces' own.

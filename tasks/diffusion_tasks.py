@@ -188,6 +188,7 @@ class DiffusionTask(ImageTask):
     metric = "loss"
     direction = "minimize"
     metrics: ClassVar[tuple[str, ...]] = ("loss", "sample_accuracy", "frechet")
+    ragged_packs = False  # inputs are (x_t, t, y): runs train alone
     dataset: ClassVar[str]
     num_classes: ClassVar[int] = 10
     own_options: ClassVar[dict[str, Any]] = {

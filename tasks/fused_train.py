@@ -36,8 +36,10 @@ import torch
 import models
 from core.errors import one_line
 from core.trials import EpochRecord, RunResult, TrialSpec, TrialStopped
+from models.ragged_pack import RaggedPack, capture_rng
 from tasks.base import Task
-from tasks.optimizers import FUSED_OPTIMIZERS, StackedAdamW
+from tasks.loading import resolve_device
+from tasks.optimizers import FUSED_OPTIMIZERS, GroupedAdamW, StackedAdamW
 from tasks.train import GPU_CHECK_EVERY, BestValidation, Hyper, OnEpoch, RunLog, _CallbackError, batch_bounds, evaluate
 
 Outcome = tuple["RunResult | None", "str | None"]  # a run's result (None: dropped) and traceback
@@ -56,20 +58,36 @@ class PackRun:
     group: Hashable = None
 
 
+# Device types on which runs of different shapes (or of a family that does not stack)
+# pack without padding, each member its own module (models/ragged_pack.py): where that
+# measured faster than one run after another (docs/benchmarks.md, "Packs without
+# padding"). Elsewhere a pack is one family's stacked model (`Family.fuse`), as before.
+RAGGED_DEVICES = frozenset({"cpu"})
+
+
 def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
     """What runs must share to train as one pack, or None when this run trains alone: the
-    supervised trainer, no --ema or --compile, an optimiser of FUSED_OPTIMIZERS, and a
-    family that fuses (`Family.fusion_key`); None also for a config the family refuses, so
-    that the run fails alone with its own message."""
+    supervised trainer, no --ema or --compile, an optimiser of FUSED_OPTIMIZERS, and
+    either a device of RAGGED_DEVICES and a task whose runs pack raggedly
+    (`Task.ragged_packs`), where runs of any valid configuration of any family pack, or a
+    family that stacks (`Family.fusion_key`); None also for a config the family refuses,
+    so that the run fails alone with its own message."""
     try:
         hyper = Hyper.resolve(spec, task)
-        family = models.get_family(spec.family).fusion_key(spec.config, task.io())
+        family = models.get_family(spec.family)
+        family.parse(spec.config, task.io())
+        fusion = family.fusion_key(spec.config, task.io())
+        device = device_type(spec.train.device)
     except Exception:  # a bad config or setting: the run trains alone and fails with its message
         return None
-    if family is None or _settings_alone(spec.train, task, hyper.optimizer):
+    if _settings_alone(spec.train, task, hyper.optimizer):
+        return None
+    if device in RAGGED_DEVICES and task.ragged_packs:
+        fusion = "ragged"
+    elif fusion is None:
         return None
     return (
-        family,
+        fusion,
         spec.task,
         repr(sorted(spec.task_options.items())),
         spec.data_dir,
@@ -79,6 +97,30 @@ def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
         hyper.max_train_samples,
         hyper.optimizer,
     )
+
+
+def device_type(name: str | None) -> str:
+    """The type of device a setting names ("cpu", "cuda"; "auto" and None: cuda where
+    available), whether or not it is available here."""
+    if name in (None, "", "auto"):
+        return resolve_device("auto").type
+    return torch.device(name).type
+
+
+def fuse_members(runs: list[PackRun], members: list[torch.nn.Module], io: Any, states: list) -> torch.nn.Module:
+    """The pack's model: the family's stacked one (`Family.fuse`) where every member is of
+    one family with one fusion key and, on a device of RAGGED_DEVICES, of identical
+    parameter shapes (nothing padded: a trial's seeds); otherwise a RaggedPack of the
+    members as they are, each with its random stream (`states`)."""
+    device = next((p.device for m in members for p in m.parameters()), torch.device("cpu"))
+    names = {r.spec.family for r in runs}
+    if len(names) == 1:
+        family = models.get_family(names.pop())
+        keys = {family.fusion_key(r.spec.config, io) for r in runs}
+        shapes = {tuple(tuple(p.shape) for p in m.parameters()) for m in members}
+        if None not in keys and len(keys) == 1 and (device.type not in RAGGED_DEVICES or len(shapes) == 1):
+            return family.fuse(members, [r.spec.config for r in runs], io)
+    return RaggedPack(members, states)
 
 
 def _settings_alone(train: Any, task: Task, optimizer: str) -> list[str]:
@@ -102,6 +144,8 @@ def alone_reasons(families: list[str], train: Any, task: Task) -> list[str]:
     if not train.fuse:
         return ["--fuse off: every run trains alone"]
     why = _settings_alone(train, task, train.optimizer or task.defaults.optimizer)
+    if device_type(train.device) in RAGGED_DEVICES and task.ragged_packs:
+        return why
     for name in families:
         kind = models.get_family(name).fuses
         if kind is None:
@@ -121,26 +165,34 @@ class _Pack:
         self.logs = [RunLog(r.seed) for r in runs]
         self.outcomes: list[Outcome | None] = [None] * len(runs)  # set when a run ends
         io = task.io()
-        self.members = []
+        self.members, states = [], []
         for r in runs:  # each member built by its own family, exactly as alone
             torch.manual_seed(r.seed)
             self.members.append(models.get_family(r.spec.family).build(r.spec.config, io, seed=r.seed).to(self.device))
-        family = models.get_family(runs[0].spec.family)
+            states.append(capture_rng(self.device))  # its random stream goes on from here
         self.generators = [torch.Generator(device=self.device).manual_seed(r.seed) for r in runs]
-        self.fused = family.fuse(self.members, [r.spec.config for r in runs], io).to(self.device)
+        self.fused = fuse_members(runs, self.members, io, states).to(self.device)
         h = self.hypers[0]
         self.n_train = min(data.n_train, h.max_train_samples or data.n_train)
         self.bounds = batch_bounds(self.n_train, h.batch_size)
         total = len(self.bounds) * h.epochs
         rule = FUSED_OPTIMIZERS[h.optimizer]
         self.schedule = rule.schedule(total, round(task.defaults.warmup * total))
-        as_tensor = lambda values: torch.tensor(values, dtype=torch.float32, device=self.device)  # noqa: E731
-        self.optimizer = StackedAdamW(
-            self.fused.stacked(),
-            as_tensor([x.lr for x in self.hypers]),
-            as_tensor([x.weight_decay for x in self.hypers]),
-            rule.betas,
-        )
+        if isinstance(self.fused, RaggedPack):
+            self.optimizer: GroupedAdamW | StackedAdamW = GroupedAdamW(
+                self.fused.member_parameters(),
+                [x.lr for x in self.hypers],
+                [x.weight_decay for x in self.hypers],
+                rule.betas,
+            )
+        else:
+            as_tensor = lambda values: torch.tensor(values, dtype=torch.float32, device=self.device)  # noqa: E731
+            self.optimizer = StackedAdamW(
+                self.fused.stacked(),
+                as_tensor([x.lr for x in self.hypers]),
+                as_tensor([x.weight_decay for x in self.hypers]),
+                rule.betas,
+            )
         self.best = [BestValidation(task) for _ in runs]
         self.regularizer = getattr(self.fused, "member_regularization", None)  # () -> (K,) or None
         self.check_every = 1 if self.device.type == "cpu" else GPU_CHECK_EVERY
@@ -150,6 +202,8 @@ class _Pack:
 
     def end(self, k: int, result: RunResult | None, tb: str | None = None) -> None:
         self.outcomes[k] = (result, tb)
+        if isinstance(self.fused, RaggedPack):  # a member that has left is not run again
+            self.fused.set_live(self.active())
 
     def epoch(self, epoch: int) -> list[torch.Tensor | None]:
         """One epoch of every active member in lock-step; each member's per-step losses
@@ -169,9 +223,7 @@ class _Pack:
                 member_losses = member_losses + (penalty if len(live) == len(self.runs) else penalty[live])
             self.optimizer.zero_grad()
             member_losses.sum().backward()
-            scale = torch.zeros(len(self.runs), device=self.device)
-            scale[live] = self.schedule(step0 + step)
-            self.optimizer.step(scale)
+            self.optimizer.step_members(self.schedule(step0 + step), live)
             losses[live, step] = member_losses.detach()
             if (step + 1) % self.check_every == 0 or step + 1 == len(self.bounds):
                 finite = torch.isfinite(losses[live, checked : step + 1])

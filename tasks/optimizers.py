@@ -170,3 +170,37 @@ class StackedAdamW:
         self.v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
         denom = self.v.sqrt().div_(c2).add_(self.eps)
         self.flat.addcdiv_(self.m * (rate / c1), denom, value=-1.0)
+
+    def step_members(self, factor: float, live: list[int]) -> None:
+        """One update of the `live` members at the schedule's `factor`; the others rest."""
+        scale = torch.zeros(self.flat.shape[0], device=self.flat.device)
+        scale[live] = factor
+        self.step(scale)
+
+
+class GroupedAdamW:
+    """AdamW over members that keep their own tensors (models/ragged_pack.py): torch's
+    AdamW (`make_adamw`: fused where supported) with one parameter group a member, its
+    learning rate and weight decay, so that one call updates every member. A member's
+    rate at a step is lr_k times the schedule's factor, computed as the alone trainer's
+    LambdaLR computes it (so a member's updates are those it gets alone); a member that
+    has left gets rate 0 and no gradient, and does not move."""
+
+    def __init__(
+        self, groups: list[list[torch.Tensor]], lr: list[float], weight_decay: list[float], betas: tuple[float, float]
+    ) -> None:
+        self.lr = [float(x) for x in lr]
+        param_groups = [
+            {"params": ps, "lr": r, "weight_decay": float(wd)} for ps, r, wd in zip(groups, self.lr, weight_decay)
+        ]
+        self.optimizer = make_adamw(param_groups, self.lr[0], float(weight_decay[0]), betas)
+
+    def zero_grad(self) -> None:
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def step_members(self, factor: float, live: list[int]) -> None:
+        """One update of the `live` members at the schedule's `factor`."""
+        alive = set(live)
+        for k, group in enumerate(self.optimizer.param_groups):
+            group["lr"] = self.lr[k] * factor if k in alive else 0.0
+        self.optimizer.step()

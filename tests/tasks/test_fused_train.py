@@ -13,6 +13,7 @@ import dataclasses
 import pytest
 import torch
 
+import models
 import tasks
 from core.trials import TrainSettings, TrialSpec, TrialStopped
 from tasks.fused_train import PackRun, pack_key, train_pack, train_runs
@@ -162,7 +163,9 @@ def test_kept_weights_are_each_seeds_own_best_state():
 @pytest.mark.parametrize(
     "change",
     [
-        {"family": "mixer", "config": {"patch": 2, "d_c": 8, "d_s": 8, "L": 1}},  # a family that does not fuse
+        {"family": "mixer", "config": {"patch": 2, "d_c": 8, "d_s": 8, "L": 1}},  # a config the family refuses
+        # a family that does not stack, on a device without ragged packs
+        {"family": "mixer", "config": {"patch": 2, "S": 8, "C": 8, "L": 1}, "train": {"device": "cuda"}},
         {"train": {"optimizer": "sgd-step"}},
         {"train": {"ema": 0.9}},
         {"train": {"fuse": False}},
@@ -231,7 +234,8 @@ def test_the_reasons_a_packs_trials_train_alone_are_said():
 
     task = tasks.get_task("digits-classify")
     assert alone_reasons(["hourglass", "conventional"], TrainSettings(), task) == []
-    lines = alone_reasons(["han", "sw-mlp"], TrainSettings(), task)
+    assert alone_reasons(["han", "sw-mlp"], TrainSettings(device="cpu"), task) == []  # ragged packs
+    lines = alone_reasons(["han", "sw-mlp"], TrainSettings(device="cuda"), task)
     assert lines == [
         "family 'han' fuses identical shapes only: trials that differ only in lr or weight decay",
         "family 'sw-mlp' does not fuse: its trials train one at a time",
@@ -250,3 +254,79 @@ def test_the_reasons_a_packs_trials_train_alone_are_said():
         family = models.get_family(name)
         overridden = type(family).fusion_key is not models.base.Family.fusion_key
         assert (family.fuses is not None) == overridden, name
+
+
+# -- packs without padding (models/ragged_pack.py) -------------------------------------
+RAGGED = [  # different shapes and families, one that does not stack (mixer)
+    ("hourglass", {"d_z": 96, "d_h": 8, "L": 2, "lr": 1e-2}, 0),
+    ("conventional", {"d_z": 40, "d_h": 60, "L": 3, "lr": 3e-3}, 5),
+    ("hourglass", {"d_z": 120, "d_h": 4, "L": 1, "lr": 1e-3, "weight_decay": 0.1}, 9),
+    ("mixer", {"patch": 2, "S": 8, "C": 8, "L": 1}, 3),
+]
+
+
+def ragged_specs(rows=RAGGED):
+    return [spec(family, config=config, seeds=(seed,), number=i + 1) for i, (family, config, seed) in enumerate(rows)]
+
+
+def test_runs_of_different_shapes_and_families_pack_without_padding_and_equal_alone():
+    """On the CPU, runs of any shapes and families share a pack, each member its own module
+    and optimiser group: every number equals the run trained alone (the same operations
+    in the same order, the same random draws)."""
+    from models.ragged_pack import RaggedPack
+    from tasks.fused_train import _Pack
+
+    task = tasks.get_task("digits-denoise")
+    data = tasks.load_data(task, None, "cpu")
+    specs = ragged_specs()
+    assert len({pack_key(s, task) for s in specs}) == 1
+    runs = [PackRun(s, s.seeds[0], 0, None, s.number) for s in specs]
+    assert isinstance(_Pack(runs, task, data).fused, RaggedPack)
+    for s, (run, tb) in zip(specs, train_pack(runs, task, data)):
+        alone = tasks.run_trial(s).runs[0]
+        assert tb is None and run.status == alone.status == "complete"
+        assert run.metrics == alone.metrics
+        assert [(e.train_loss, e.metrics) for e in run.epochs] == [(e.train_loss, e.metrics) for e in alone.epochs]
+
+
+def test_which_form_a_pack_takes():
+    """A trial's seeds of a family that stacks: its stacked model (nothing is padded);
+    different shapes, or a family that does not stack: a pack without padding."""
+    from models.ragged_pack import RaggedPack
+    from tasks.fused_train import _Pack
+
+    task = tasks.get_task("digits-denoise")
+    data = tasks.load_data(task, None, "cpu")
+
+    def form(specs):
+        return _Pack([PackRun(s, seed, i, None, s.number) for s in specs for i, seed in enumerate(s.seeds)], task, data)
+
+    assert not isinstance(form([spec()]).fused, RaggedPack)
+    assert isinstance(form([spec("mixer", config={"patch": 2, "S": 8, "C": 8, "L": 1})]).fused, RaggedPack)
+    assert isinstance(form(ragged_specs(RAGGED[:1] + RAGGED[2:3])).fused, RaggedPack)
+
+
+def test_a_diverged_or_pruned_run_leaves_a_pack_without_padding():
+    task = tasks.get_task("digits-denoise")
+    data = tasks.load_data(task, None, "cpu")
+    rows = [RAGGED[0], ("conventional", {"d_z": 40, "d_h": 60, "L": 3, "lr": 1e30}, 5), RAGGED[3]]
+    good, bad, pruned = ragged_specs(rows)
+
+    def stop_at_two(index, record):
+        if record.epoch == 2:
+            raise TrialStopped("dominated at epoch 2")
+
+    runs = [PackRun(good, 0, 0, None, 1), PackRun(bad, 5, 0, None, 2), PackRun(pruned, 3, 0, stop_at_two, 3)]
+    out = train_pack(runs, task, data)
+    alone_bad = tasks.run_trial(bad).runs[0]
+    assert out[1][0].status == alone_bad.status == "diverged" and out[1][0].error == alone_bad.error
+    assert out[2][0].status == "pruned" and len(out[2][0].epochs) == 2
+    assert out[0][0].metrics == tasks.run_trial(good).runs[0].metrics
+
+
+def test_a_task_whose_inputs_are_not_one_tensor_packs_no_ragged_runs():
+    task = tasks.get_task("digits-diffusion")
+    assert not task.ragged_packs
+    s = spec("uvit", task="digits-diffusion", config={"D": 64, "depth": 1, "patch": 4})
+    models.get_family("uvit").parse(s.config, task.io())  # a config the family takes
+    assert pack_key(s, task) is None
