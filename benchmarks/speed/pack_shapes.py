@@ -7,12 +7,17 @@ thread) in four forms:
 
 - `alone`: each member trained by itself with the product's optimiser (torch's AdamW,
   `fused=True`: tasks/optimizers.py), the 8 one after another: the baseline;
-- `padded`: the product's pack today (models/residual_mlp_fused.py, every member padded
-  to the pack's largest d_z, d_h and L; tasks/optimizers.py `StackedAdamW`);
+- `padded`: the residual families' stacked pack (models/residual_mlp_fused.py, every
+  member padded to the pack's largest d_z, d_h and L; tasks/optimizers.py
+  `StackedAdamW`): the product's pack of different shapes until 2026-12-06, and still
+  on a GPU (tasks/fused_train.py `RAGGED_DEVICES`);
 - `ragged`: no padding: each member's own operations (its own weights, its own batch
   norm), all 8 in one program, their losses summed, one backward and one AdamW step over
-  one flat buffer of every member's parameters with a learning rate per element (the
-  unpadded form the issue asks for; a prototype here, not in the product);
+  one flat buffer of every member's parameters with a learning rate per element (a
+  prototype);
+- `product`: the product's pack without padding (models/ragged_pack.py `RaggedPack`:
+  each member's own module and random stream, one backward of the summed losses;
+  tasks/optimizers.py `GroupedAdamW`: torch's fused AdamW, a parameter group a member);
 - `stream`: no padding, the members' streams concatenated so that each block's batch
   norm, ReLU and residual add are one operation for every member, the matrix products
   one per member (a second prototype).
@@ -42,7 +47,8 @@ import torch.nn.functional as F
 import models
 from benchmarks.bench_util import cpu_name
 from models.base import IOSpec
-from tasks.optimizers import StackedAdamW
+from models.ragged_pack import RaggedPack, capture_rng
+from tasks.optimizers import GroupedAdamW, StackedAdamW
 
 SHAPES = {  # (d_z, d_h, L) of the quickstart search's first trials of each family
     "hourglass": [
@@ -171,6 +177,21 @@ def time_ragged(family: str, io: IOSpec, x: torch.Tensor) -> float:
     return time.perf_counter() - start
 
 
+def time_product(family: str, io: IOSpec, x: torch.Tensor) -> float:
+    members = build(family, io)
+    k = len(members)
+    pack = RaggedPack(members, [capture_rng(torch.device("cpu"))] * k).train()
+    opt = GroupedAdamW(pack.member_parameters(), [LR] * k, [WD] * k, BETAS)
+    live = list(range(k))
+    start = time.perf_counter()
+    for s in range(x.shape[1]):
+        loss = ((pack(x[:, s]) - x[:, s]) ** 2).mean(dim=(1, 2)).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step_members(1.0, live)
+    return time.perf_counter() - start
+
+
 def time_stream(family: str, io: IOSpec, x: torch.Tensor) -> float:
     members = build(family, io)
     order = sorted(range(len(members)), key=lambda k: -len(members[k].blocks))  # deepest first
@@ -203,7 +224,13 @@ def time_stream(family: str, io: IOSpec, x: torch.Tensor) -> float:
     return time.perf_counter() - start
 
 
-FORMS = {"alone": time_alone, "padded": time_padded, "ragged": time_ragged, "stream": time_stream}
+FORMS = {
+    "alone": time_alone,
+    "padded": time_padded,
+    "ragged": time_ragged,
+    "product": time_product,
+    "stream": time_stream,
+}
 
 
 def main() -> None:

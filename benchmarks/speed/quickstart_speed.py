@@ -16,6 +16,8 @@ own SQLite file (nothing else should run on the machine). Arms (`--arms`, by nam
   search-repeats-4  `--search-repeats 4`: four replicate searches of the question (issue
                  81's "at most 2x one search"); its hypervolume is of the four searches'
                  trials together, so its ratio is not one search's
+  pack-4         `--pack 4`: each worker trains four trials as one program (on the CPU
+                 without padding: models/ragged_pack.py)
 
 Per seed: the wall seconds of the command, the hypervolume of each arm's complete trials
 (log10 parameters, PSNR) at a reference slightly worse than every arm's trials of that
@@ -50,6 +52,7 @@ ARMS = {
     "tpe": ["--sampler", "tpe"],
     "optunas-gp": [],
     "search-repeats-4": ["--search-repeats", "4"],
+    "pack-4": ["--pack", "4"],
 }
 LAUNCHERS = {"optunas-gp": "benchmarks.speed.with_optunas_gp"}  # arms run as another module than search.cli
 
