@@ -1,21 +1,26 @@
-"""Train a pack of supervised runs in lock-step, as one batched program (issue 62).
+"""Train a pack of supervised runs in lock-step, as one program (issues 62 and 81).
 
-A run is one seed of one trial. Runs whose `pack_key`s are equal (one fusion key, which
-families could share, though none does today; task, epochs, batch size, training samples,
-optimiser, device) train together: their
-models are built exactly as alone (`torch.manual_seed(seed)`, then `family.build`), then
-stacked by the family (`Family.fuse`, models/fused.py). Each run keeps what makes it
-itself:
+A run is one seed of one trial. Runs whose `pack_key`s are equal (a family's fusion key,
+or "ragged" on a device of RAGGED_DEVICES, where any families share a pack; task,
+epochs, batch size, training samples, optimiser, device) train together: their models
+are built exactly as alone (`torch.manual_seed(seed)`, then `family.build`), then joined
+(`fuse_members`): stacked by the family (`Family.fuse`, models/fused.py) where they are of
+one family that stacks and, on a CPU, of one shape; otherwise as a `RaggedPack`
+(models/ragged_pack.py), each member its own module, nothing padded. Each run keeps what
+makes it itself:
     its initialisation, its data order and noise (its own generator, drawn in the same
     order as alone), its learning rate and weight decay (per-member AdamW,
-    tasks/optimizers.py: StackedAdamW), its own loss (the pack's loss is the sum of the
-    members' losses, so each member's gradient is its own), its non-finite check, its
+    tasks/optimizers.py: StackedAdamW, or GroupedAdamW for a RaggedPack), its own loss
+    (the pack's loss is the sum of the members' losses, so each member's gradient is its
+    own), its random draws (a RaggedPack's streams), its non-finite check, its
     evaluations, its test-at-best-validation state (BestValidation, on the member module
     the family built) and its stopping: a diverged, pruned or failed run leaves the pack
-    (its rate becomes 0 and its result is final) while the others go on.
-A fused run's metrics equal those of the same run trained alone up to floating-point
-rounding (batched matrix products sum in another order); tests/tasks/test_fused_train.py
-states the tolerance per family.
+    (its rate becomes 0 and its result is final; a RaggedPack no longer runs it) while
+    the others go on.
+A stacked run's metrics equal those of the same run trained alone up to floating-point
+rounding (batched matrix products sum in another order); a RaggedPack's member's weights
+and metrics equal them exactly. tests/tasks/test_fused_train.py states the tolerance
+per family.
 
 The pack shares one clock: a run's `duration_s` and epoch times are the pack's.
 

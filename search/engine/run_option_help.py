@@ -134,10 +134,10 @@ HELP: dict[str, str] = {
     # where trials run
     "executor": "where trials run (default: local, on this machine: --workers)",
     "pack": "train up to K trials at once (in this process, or in each Ray task or Tune trial with "
-    "--executor ray or tune) as one batched program where their family fuses (the residual MLPs, any shapes of one "
-    "family; han and fcnet, identical shapes), each recorded as if trained alone; auto (the "
-    "default) chooses by device: 1 until a pack is measured to pay (on a CPU, packs of "
-    "different shapes are slower: docs/benchmarks.md)",
+    "--executor ray or tune) as one program, each recorded as if trained alone: on a CPU any shapes and families, "
+    "each its own module, nothing padded; on a GPU one family's stacked model (the residual MLPs, any shapes; "
+    "han and fcnet, identical shapes); auto (the default) chooses by device: 1 until a pack is measured to pay "
+    "(on a CPU, --pack 4 took 1.12x the quickstart's time: docs/results/speed.md)",
     "workers": "the local executor: N trials at once in worker processes (default auto, or $SEARCH_WORKERS: one per "
     "core this process may use on a CPU, 1 on a GPU; 1 without --trial-timeout runs them in this process)",
     "threads": "the local executor: torch threads per trial (default: the usable cores shared among the workers; "

@@ -1,6 +1,7 @@
-"""`--pack K|auto`: how many trials the local executor trains at once as one batched
-program (tasks/fused_train.py; a trial's own seeds fuse whatever K is). `auto` is chosen
-per device by measurement (docs/benchmarks.md, "Fused trials"): AUTO_PACK."""
+"""`--pack K|auto`: how many trials the local executor trains at once as one program
+(tasks/fused_train.py; a trial's own seeds fuse whatever K is). `auto` is chosen per
+device by measurement (docs/benchmarks.md, "Fused trials"; on a CPU, packs without
+padding: docs/results/speed.md, "Different shapes in one program"): AUTO_PACK."""
 
 from __future__ import annotations
 
