@@ -75,7 +75,7 @@ def execute(a: RunOptions) -> list[tuple[Any, Any]]:
             print(f"search {k} of {len(specs)}: study {one.study_name!r}, seed {one.seed}", flush=True)
         run = run_tune_study if one.executor == "tune" else run_study
         where = local_placement(one)
-        progress = ConsoleProgress(search=search_settings(one), at_once=where and where.describe())
+        progress = ConsoleProgress(search=search_settings(one), at_once=where and where.describe() + pack_words(one))
         started = time.monotonic()
         out = run(one, store, progress, prepare(base) if base is not spec else prep)
         wall = time.monotonic() - started
@@ -140,6 +140,15 @@ def local_placement(spec):
     from search.executors.local import placement_of
 
     return placement_of(spec.executor_options) if spec.executor == "local" else None
+
+
+def pack_words(spec) -> str:
+    """What the first line says of `--pack` (search/executors/packs.py `describe_pack`)."""
+    from search.executors.packs import describe_pack, resolve_pack
+    from tasks.fused_train import device_type
+
+    device = spec.train.device or "auto"
+    return describe_pack(resolve_pack(spec.executor_options.get("pack", "auto"), device), device_type(device))
 
 
 def say_alone(spec, prep) -> None:

@@ -34,6 +34,17 @@ def check_pack(value: Any) -> int | str:
     return whole_number(value, "--pack", allow_auto=True, noun="of trials ")
 
 
+def describe_pack(k: int, device_type: str) -> str:
+    """The first line's words for packs of `k` trials on a device of `device_type` ("" for
+    one trial a pack): how a pack trains there (tasks/fused_train.py RAGGED_DEVICES)."""
+    if k <= 1:
+        return ""
+    from tasks.fused_train import RAGGED_DEVICES  # torch: only when a search runs
+
+    how = "each its own model, nothing padded" if device_type in RAGGED_DEVICES else "stacked where a family stacks"
+    return f", in packs of up to {k} trials ({how})"
+
+
 def resolve_pack(value: Any, device: str = "auto") -> int:
     """Trials per pack: `value`, or for "auto" AUTO_PACK of the device the trials train on."""
     value = check_pack(value)

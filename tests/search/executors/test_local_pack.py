@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from search.executors.packs import AUTO_PACK, check_pack, resolve_pack
+from search.executors.packs import AUTO_PACK, check_pack, describe_pack, resolve_pack
 from storage import Store
 from tests.search.conftest import run_subprocess
 
@@ -156,4 +156,12 @@ def test_a_pack_says_once_which_trials_train_alone(cli, tmp_path, extra, notes):
     )  # fmt: skip
     assert code == 0, err
     assert [line for line in err.splitlines() if line.startswith("--pack")] == notes
+    first = next(line for line in err.splitlines() if line.startswith("study 'swm'"))
+    assert first.endswith("in packs of up to 3 trials (each its own model, nothing padded)")
     assert [r.status for r in Store(f"sqlite:///{tmp_path}/search.db").trials("swm")].count("complete") == 3
+
+
+def test_the_first_line_says_how_packs_train():
+    assert describe_pack(1, "cpu") == ""
+    assert describe_pack(4, "cpu") == ", in packs of up to 4 trials (each its own model, nothing padded)"
+    assert describe_pack(4, "cuda") == ", in packs of up to 4 trials (stacked where a family stacks)"
