@@ -29,7 +29,11 @@ hourglass,conventional --task digits-denoise --budget 100K --trials 24 --sampler
 2026-12-06); inputs of the digits tasks (d 64) and of the MNIST tasks (d 784, the same
 shapes).
 
-    OMP_NUM_THREADS=1 python -m benchmarks.speed.pack_shapes --repeats 5 --out FILE.json
+    OMP_NUM_THREADS=1 python -m benchmarks.speed.pack_shapes --repeats 5 [--device cuda] --out FILE.json
+
+On a GPU (`--device cuda`) the clock is read after `torch.cuda.synchronize()`; the product
+packs there with `padded` (tasks/fused_train.py `RAGGED_DEVICES`), so this is the
+measurement that would move a GPU to the form without padding.
 """
 
 from __future__ import annotations
@@ -74,6 +78,14 @@ SHAPES = {  # (d_z, d_h, L) of the quickstart search's first trials of each fami
 }
 INPUTS = {"digits": 64, "mnist": 784}
 BATCH, LR, WD, BETAS = 64, 1e-3, 0.01, (0.9, 0.999)
+DEVICE = torch.device("cpu")  # `--device`
+
+
+def clock() -> float:
+    """Seconds, after the device's queued work is done (a GPU runs asynchronously)."""
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize(DEVICE)
+    return time.perf_counter()
 
 
 def io_of(d: int) -> IOSpec:
@@ -85,7 +97,7 @@ def build(family: str, io: IOSpec) -> list[torch.nn.Module]:
     out = []
     for k, (d_z, d_h, L) in enumerate(SHAPES[family]):
         torch.manual_seed(k)
-        out.append(models.get_family(family).build({"d_z": d_z, "d_h": d_h, "L": L}, io, seed=k).train())
+        out.append(models.get_family(family).build({"d_z": d_z, "d_h": d_h, "L": L}, io, seed=k).to(DEVICE).train())
     return out
 
 
@@ -140,13 +152,13 @@ def time_alone(family: str, io: IOSpec, x: torch.Tensor) -> float:
     total = 0.0
     for k, m in enumerate(build(family, io)):
         opt = torch.optim.AdamW(m.parameters(), lr=LR, weight_decay=WD, betas=BETAS, fused=True)
-        start = time.perf_counter()
+        start = clock()
         for s in range(x.shape[1]):
             loss = F.mse_loss(m(x[k, s]), x[k, s])
             opt.zero_grad()
             loss.backward()
             opt.step()
-        total += time.perf_counter() - start
+        total += clock() - start
     return total
 
 
@@ -154,42 +166,42 @@ def time_padded(family: str, io: IOSpec, x: torch.Tensor) -> float:
     members = build(family, io)
     fused = models.get_family(family).fuse(members, [], io).train()
     k = len(members)
-    opt = StackedAdamW(fused.stacked(), torch.full((k,), LR), torch.full((k,), WD), BETAS)
-    start = time.perf_counter()
+    opt = StackedAdamW(fused.stacked(), torch.full((k,), LR, device=DEVICE), torch.full((k,), WD, device=DEVICE), BETAS)
+    start = clock()
     for s in range(x.shape[1]):
         loss = ((fused(x[:, s]) - x[:, s]) ** 2).mean(dim=(1, 2)).sum()
         opt.zero_grad()
         loss.backward()
-        opt.step(torch.ones(k))
-    return time.perf_counter() - start
+        opt.step(torch.ones(k, device=DEVICE))
+    return clock() - start
 
 
 def time_ragged(family: str, io: IOSpec, x: torch.Tensor) -> float:
     members = build(family, io)
     opt = FlatAdamW([list(m.parameters()) for m in members], LR, WD)
     w = [weights(m) for m in members]
-    start = time.perf_counter()
+    start = clock()
     for s in range(x.shape[1]):
         total = sum(member_loss(wk, x[k, s]) for k, wk in enumerate(w))
         opt.zero_grad()
         total.backward()
         opt.step()
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def time_product(family: str, io: IOSpec, x: torch.Tensor) -> float:
     members = build(family, io)
     k = len(members)
-    pack = RaggedPack(members, [capture_rng(torch.device("cpu"))] * k).train()
+    pack = RaggedPack(members, [capture_rng(DEVICE)] * k).train()
     opt = GroupedAdamW(pack.member_parameters(), [LR] * k, [WD] * k, BETAS)
     live = list(range(k))
-    start = time.perf_counter()
+    start = clock()
     for s in range(x.shape[1]):
         loss = ((pack(x[:, s]) - x[:, s]) ** 2).mean(dim=(1, 2)).sum()
         opt.zero_grad()
         loss.backward()
         opt.step_members(1.0, live)
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def time_stream(family: str, io: IOSpec, x: torch.Tensor) -> float:
@@ -202,10 +214,10 @@ def time_stream(family: str, io: IOSpec, x: torch.Tensor) -> float:
     depth = [len(m.blocks) for m in ms]
     zo, ho = [0, *itertools.accumulate(d_z)], [0, *itertools.accumulate(d_h)]
     live = [sum(1 for L in depth if L > i) for i in range(max(depth))]  # members with a block i
-    means = [torch.zeros(zo[p]) for p in live]
-    variances = [torch.ones(zo[p]) for p in live]
+    means = [torch.zeros(zo[p], device=DEVICE) for p in live]
+    variances = [torch.ones(zo[p], device=DEVICE) for p in live]
     w = [weights(m) for m in ms]
-    start = time.perf_counter()
+    start = clock()
     for s in range(x.shape[1]):
         xs = [x[k, s] for k in order]
         z = torch.cat([xs[j] @ w[j][0].t() for j in range(len(ms))], dim=1)
@@ -221,7 +233,7 @@ def time_stream(family: str, io: IOSpec, x: torch.Tensor) -> float:
         opt.zero_grad()
         loss.backward()
         opt.step()
-    return time.perf_counter() - start
+    return clock() - start
 
 
 FORMS = {
@@ -237,14 +249,19 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeats", type=int, default=5, help="timings of each form, forms rotated (default 5)")
     p.add_argument("--steps", type=int, default=40, help="training steps a timing runs (default 40)")
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]: where the packs train")
     p.add_argument("--out", help="write the figures to this JSON file")
     a = p.parse_args()
+    global DEVICE
+    DEVICE = torch.device(a.device)
     torch.set_num_threads(1)
     rows = []
     for inputs, d in INPUTS.items():
         io = io_of(d)
-        x = torch.rand(8, a.steps, BATCH, d, generator=torch.Generator().manual_seed(0))
+        x = torch.rand(8, a.steps, BATCH, d, generator=torch.Generator().manual_seed(0)).to(DEVICE)
         for family in SHAPES:
+            for form in FORMS.values():  # warm-up, untimed: first calls, kernels, allocator
+                form(family, io, x[:, :2])
             times: dict[str, list[float]] = {f: [] for f in FORMS}
             for r in range(a.repeats):
                 for f in list(FORMS)[r % len(FORMS) :] + list(FORMS)[: r % len(FORMS)]:  # rotated
@@ -260,11 +277,13 @@ def main() -> None:
                     flush=True,
                 )
     if a.out:
+        gpu = f", {torch.cuda.get_device_name(DEVICE)}" if DEVICE.type == "cuda" else ""
         report = dict(
             benchmark="pack_shapes",
             date=date.today().isoformat(),
-            machine=f"{cpu_name()}, torch {torch.__version__}, 1 thread",
-            command=f"OMP_NUM_THREADS=1 python -m benchmarks.speed.pack_shapes --repeats {a.repeats} --steps {a.steps}",
+            machine=f"{cpu_name()}{gpu}, torch {torch.__version__}, 1 thread",
+            command="OMP_NUM_THREADS=1 python -m benchmarks.speed.pack_shapes "
+            f"--repeats {a.repeats} --steps {a.steps} --device {a.device}",
             shapes=SHAPES,
             rows=rows,
         )
