@@ -10,7 +10,8 @@ Three measurements, each against its baseline in the same command:
   repeats  `search run` (the README's quickstart search, or --command) with --repeats 1,
            --repeats 3 (fused, the default) and --repeats 3 --fuse off, each seed in turn
            (the three arms interleaved, in rotating order), wall time of the whole command;
-           medians over seeds and the ratios to --repeats 1.
+           medians over seeds and the ratios to --repeats 1; and for the configurations
+           both --repeats 3 arms of a seed trained, each one's duration alone over fused.
   vmap     the families without a fused model (the Mixers), fused the generic way: K
            members of one shape through torch.func's vmap, one step against K alone.
   profile  where a fused step's time goes: torch.profiler's table of one pack of --k
@@ -49,6 +50,8 @@ SETTINGS = {  # the README's quickstart search, and the same on super-resolution
     "sr": ["--space", "hourglass,conventional", "--task", "digits-sr", "--budget", "100K", "--trials", "40"],
     # HanNet and FCNet (fused since 2026-12-01, identical shapes only) on digits classification
     "classify": ["--space", "han,fcnet", "--task", "digits-classify", "--budget", "100K", "--trials", "40"],
+    # two Mixers, which do not stack: a trial's seeds pack without padding on a CPU (since 2026-12-06)
+    "mixers": ["--space", "mixer,sw-mlp", "--task", "digits-classify", "--budget", "100K", "--trials", "40"],
 }
 
 
@@ -310,6 +313,8 @@ def repeats_part(setting: str, seeds: int, threads: int) -> dict:
         a: [round(r["seconds"] / base["seconds"], 3) for r, base in zip(rs, runs["repeats 1"])]
         for a, rs in runs.items()
     }
+    same = [same_config_speedup(a["db"], f["db"]) for a, f in zip(runs["repeats 3 alone"], runs["repeats 3 fused"])]
+    pooled = [x for per_seed in same for x in per_seed]
     return {
         "setting": setting,
         "command": SETTINGS[setting],
@@ -317,7 +322,25 @@ def repeats_part(setting: str, seeds: int, threads: int) -> dict:
         "median_s": med,
         "ratio_to_repeats_1": {a: statistics.median(v) for a, v in ratios.items()},
         "ratios": ratios,
+        "same_config_alone_over_fused": same,
+        "same_config_median": statistics.median(pooled) if pooled else None,
     }
+
+
+def same_config_speedup(alone_db: str, fused_db: str) -> list[float]:
+    """For each configuration both searches trained to completion: its duration alone over
+    its duration fused (> 1: fusing was faster). Two searches of one seed go different
+    ways once timing moves their proposals, so whole-command times mix the cost of other
+    trials into the comparison; this compares the same trials."""
+    import sqlite3
+
+    def durations(db: str) -> dict[str, float]:
+        with sqlite3.connect(db) as c:
+            rows = c.execute("SELECT config, duration_s FROM trials WHERE status = 'complete'").fetchall()
+        return {config: seconds for config, seconds in rows if seconds}
+
+    alone, fused = durations(alone_db), durations(fused_db)
+    return [round(alone[k] / fused[k], 4) for k in sorted(alone.keys() & fused.keys())]
 
 
 def front_hypervolume(db: str, reference, metric: str, direction: str) -> float:
