@@ -43,7 +43,7 @@ from core.errors import one_line
 from core.trials import EpochRecord, RunResult, TrialSpec, TrialStopped
 from models.ragged_pack import RaggedPack, capture_rng
 from tasks.base import Task
-from tasks.loading import resolve_device
+from tasks.loading import device_type
 from tasks.optimizers import FUSED_OPTIMIZERS, GroupedAdamW, StackedAdamW
 from tasks.train import GPU_CHECK_EVERY, BestValidation, Hyper, OnEpoch, RunLog, _CallbackError, batch_bounds, evaluate
 
@@ -70,6 +70,12 @@ class PackRun:
 RAGGED_DEVICES = frozenset({"cpu"})
 
 
+def packs_raggedly(device: str | None, task: Task) -> bool:
+    """Whether runs of `task` on `device` (a setting: "auto", "cpu", "cuda:1") pack
+    without padding, whatever their families and shapes."""
+    return device_type(device) in RAGGED_DEVICES and task.ragged_packs
+
+
 def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
     """What runs must share to train as one pack, or None when this run trains alone: the
     supervised trainer, no --ema or --compile, an optimiser of FUSED_OPTIMIZERS, and
@@ -82,12 +88,11 @@ def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
         family = models.get_family(spec.family)
         family.parse(spec.config, task.io())
         fusion = family.fusion_key(spec.config, task.io())
-        device = device_type(spec.train.device)
     except Exception:  # a bad config or setting: the run trains alone and fails with its message
         return None
     if _settings_alone(spec.train, task, hyper.optimizer):
         return None
-    if device in RAGGED_DEVICES and task.ragged_packs:
+    if packs_raggedly(spec.train.device, task):
         fusion = "ragged"
     elif fusion is None:
         return None
@@ -104,20 +109,13 @@ def pack_key(spec: TrialSpec, task: Task) -> Hashable | None:
     )
 
 
-def device_type(name: str | None) -> str:
-    """The type of device a setting names ("cpu", "cuda"; "auto" and None: cuda where
-    available), whether or not it is available here."""
-    if name in (None, "", "auto"):
-        return resolve_device("auto").type
-    return torch.device(name).type
-
-
-def fuse_members(runs: list[PackRun], members: list[torch.nn.Module], io: Any, states: list) -> torch.nn.Module:
+def fuse_members(
+    runs: list[PackRun], members: list[torch.nn.Module], io: Any, states: list, device: torch.device
+) -> torch.nn.Module:
     """The pack's model: the family's stacked one (`Family.fuse`) where every member is of
     one family with one fusion key and, on a device of RAGGED_DEVICES, of identical
     parameter shapes (nothing padded: a trial's seeds); otherwise a RaggedPack of the
     members as they are, each with its random stream (`states`)."""
-    device = next((p.device for m in members for p in m.parameters()), torch.device("cpu"))
     names = {r.spec.family for r in runs}
     if len(names) == 1:
         family = models.get_family(names.pop())
@@ -149,7 +147,7 @@ def alone_reasons(families: list[str], train: Any, task: Task) -> list[str]:
     if not train.fuse:
         return ["--fuse off: every run trains alone"]
     why = _settings_alone(train, task, train.optimizer or task.defaults.optimizer)
-    if device_type(train.device) in RAGGED_DEVICES and task.ragged_packs:
+    if packs_raggedly(train.device, task):
         return why
     for name in families:
         kind = models.get_family(name).fuses
@@ -176,7 +174,7 @@ class _Pack:
             self.members.append(models.get_family(r.spec.family).build(r.spec.config, io, seed=r.seed).to(self.device))
             states.append(capture_rng(self.device))  # its random stream goes on from here
         self.generators = [torch.Generator(device=self.device).manual_seed(r.seed) for r in runs]
-        self.fused = fuse_members(runs, self.members, io, states).to(self.device)
+        self.fused = fuse_members(runs, self.members, io, states, self.device).to(self.device)
         h = self.hypers[0]
         self.n_train = min(data.n_train, h.max_train_samples or data.n_train)
         self.bounds = batch_bounds(self.n_train, h.batch_size)

@@ -18,6 +18,14 @@ _CACHE: OrderedDict[tuple, Any] = OrderedDict()
 CACHE_SIZE = 2  # data sets kept per process (least recently used dropped first)
 
 
+def device_type(name: str | torch.device | None) -> str:
+    """The type of device a setting names ("cpu", "cuda"; "auto" and None: cuda where
+    available), whether or not it is available here."""
+    if name in (None, "", "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return str(name).split(":")[0]
+
+
 def resolve_device(name: str | torch.device = "auto") -> torch.device:
     """ "auto" -> cuda when available, else cpu; "cuda" must be available (UserError)."""
     if isinstance(name, torch.device):

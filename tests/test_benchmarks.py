@@ -783,19 +783,15 @@ def test_fused_trials_steps_and_profile_measure_packs_against_alone(tmp_path):
     assert set(shares) == {"small", "deep"} and all(0 < sum(v.values()) <= 1.0001 for v in shares.values())
 
 
-def test_fused_trials_compares_the_configurations_both_arms_trained(tmp_path):
+def test_fused_trials_compares_the_configurations_both_arms_trained():
     """`same_config_speedup`: alone over fused, for the complete configurations of both."""
-    import sqlite3
+    import pandas as pd
 
     from benchmarks.speed.fused_trials import same_config_speedup
 
-    def db(name, rows):
-        path = tmp_path / name
-        with sqlite3.connect(path) as c:
-            c.execute("CREATE TABLE trials (config TEXT, duration_s REAL, status TEXT)")
-            c.executemany("INSERT INTO trials VALUES (?, ?, ?)", rows)
-        return str(path)
+    def frame(rows):
+        return pd.DataFrame([{"config": {"w": w}, "duration_s": d, "status": status} for w, d, status in rows])
 
-    alone = db("a.db", [("x", 3.0, "complete"), ("y", 2.0, "complete"), ("z", 5.0, "complete"), ("w", 1.0, "failed")])
-    fused = db("f.db", [("x", 2.0, "complete"), ("y", 4.0, "complete"), ("w", 1.0, "complete"), ("v", 1.0, "complete")])
+    alone = frame([("x", 3.0, "complete"), ("y", 2.0, "complete"), ("z", 5.0, "complete"), ("w", 1.0, "failed")])
+    fused = frame([("x", 2.0, "complete"), ("y", 4.0, "complete"), ("w", 1.0, "complete"), ("v", 1.0, "complete")])
     assert same_config_speedup(alone, fused) == [1.5, 0.5]

@@ -313,7 +313,12 @@ def repeats_part(setting: str, seeds: int, threads: int) -> dict:
         a: [round(r["seconds"] / base["seconds"], 3) for r, base in zip(rs, runs["repeats 1"])]
         for a, rs in runs.items()
     }
-    same = [same_config_speedup(a["db"], f["db"]) for a, f in zip(runs["repeats 3 alone"], runs["repeats 3 fused"])]
+    from storage import load_trials
+
+    same = [
+        same_config_speedup(load_trials("s", f"sqlite:///{a['db']}"), load_trials("s", f"sqlite:///{f['db']}"))
+        for a, f in zip(runs["repeats 3 alone"], runs["repeats 3 fused"])
+    ]
     pooled = [x for per_seed in same for x in per_seed]
     return {
         "setting": setting,
@@ -327,19 +332,18 @@ def repeats_part(setting: str, seeds: int, threads: int) -> dict:
     }
 
 
-def same_config_speedup(alone_db: str, fused_db: str) -> list[float]:
-    """For each configuration both searches trained to completion: its duration alone over
-    its duration fused (> 1: fusing was faster). Two searches of one seed go different
-    ways once timing moves their proposals, so whole-command times mix the cost of other
-    trials into the comparison; this compares the same trials."""
-    import sqlite3
+def same_config_speedup(alone_trials, fused_trials) -> list[float]:
+    """For each configuration both searches trained to completion (their `load_trials`
+    frames): its duration alone over its duration fused (> 1: fusing was faster). Two
+    searches of one seed go different ways once timing moves their proposals, so
+    whole-command times mix the cost of other trials into the comparison; this compares
+    the same trials."""
 
-    def durations(db: str) -> dict[str, float]:
-        with sqlite3.connect(db) as c:
-            rows = c.execute("SELECT config, duration_s FROM trials WHERE status = 'complete'").fetchall()
-        return {config: seconds for config, seconds in rows if seconds}
+    def durations(df) -> dict[str, float]:
+        done = df[df.status == "complete"]
+        return {json.dumps(c, sort_keys=True): s for c, s in zip(done.config, done.duration_s) if s > 0}
 
-    alone, fused = durations(alone_db), durations(fused_db)
+    alone, fused = durations(alone_trials), durations(fused_trials)
     return [round(alone[k] / fused[k], 4) for k in sorted(alone.keys() & fused.keys())]
 
 

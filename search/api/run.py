@@ -142,22 +142,27 @@ def local_placement(spec):
     return placement_of(spec.executor_options) if spec.executor == "local" else None
 
 
+def spec_pack(spec) -> int:
+    """Trials a pack holds in `spec`'s search (`--pack`, "auto" resolved for its device)."""
+    from search.executors.packs import resolve_pack
+
+    return resolve_pack(spec.executor_options.get("pack", "auto"), spec.train.device or "auto")
+
+
 def pack_words(spec) -> str:
     """What the first line says of `--pack` (search/executors/packs.py `describe_pack`)."""
-    from search.executors.packs import describe_pack, resolve_pack
-    from tasks.fused_train import device_type
+    from search.executors.packs import describe_pack
+    from tasks.loading import device_type
 
-    device = spec.train.device or "auto"
-    return describe_pack(resolve_pack(spec.executor_options.get("pack", "auto"), device), device_type(device))
+    return describe_pack(spec_pack(spec), device_type(spec.train.device))
 
 
 def say_alone(spec, prep) -> None:
     """With `--pack K` (K > 1): once, on stderr, which of the search's trials will not share
     a pack, and why (tasks/fused_train.py `alone_reasons`)."""
-    from search.executors.packs import resolve_pack
     from tasks.fused_train import alone_reasons  # torch: imported only when a search runs
 
-    pack = resolve_pack(spec.executor_options.get("pack", "auto"), spec.train.device or "auto")
+    pack = spec_pack(spec)
     if pack > 1:
         for line in alone_reasons(list(spec.spaces), spec.train, prep.task):
             print(f"--pack {pack}: {line}", file=sys.stderr, flush=True)

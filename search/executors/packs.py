@@ -50,8 +50,6 @@ def resolve_pack(value: Any, device: str = "auto") -> int:
     value = check_pack(value)
     if value != "auto":
         return int(value)
-    if device == "auto":
-        import torch
+    from tasks.loading import device_type  # torch: only when a search runs
 
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    return AUTO_PACK.get(str(device).split(":")[0], 1)
+    return AUTO_PACK.get(device_type(device), 1)
