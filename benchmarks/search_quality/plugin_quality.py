@@ -286,10 +286,7 @@ def compare(
     for problem in problems:
         rows: dict[str, dict[str, Any]] = {}
         methods = {
-            f"product ({product_sampler(problem, x)}{', default' if x is None else ''})": (
-                lambda s, p=problem, x=x: product(p, s, trials, x)
-            )
-            for x in samplers
+            product_label(problem, x): (lambda s, p=problem, x=x: product_each(p, s, trials, x)) for x in samplers
         }
         methods |= {k: lambda s, k=k, p=problem: peer(k, p, s, trials) for k in peers}
         for label, run in methods.items():
@@ -315,6 +312,25 @@ def compare(
     return out
 
 
+EACH = "default-each"  # --samplers: the default with a GP fit and search for every trial
+
+
+def product_label(problem: Problem, x: str | None) -> str:
+    if x == EACH:
+        return f"product ({product_sampler(problem, None)}, a fit a trial)"
+    return f"product ({product_sampler(problem, x)}{', default' if x is None else ''})"
+
+
+def product_each(problem: Problem, seed: int, trials: int, x: str | None) -> list[tuple[float, float]]:
+    """The product's search with sampler x (EACH: the default, a GP fit for every trial)."""
+    from benchmarks.speed.with_optunas_gp import fit_every_trial
+
+    if x != EACH:
+        return product(problem, seed, trials, x)
+    with fit_every_trial():
+        return product(problem, seed, trials, None)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=10)
@@ -337,7 +353,10 @@ def main(argv: list[str] | None = None) -> int:
     return report(result, a.out)
 
 
-SAMPLERS_HELP = "comma list of the product's --sampler names to run, 'default' for its default (default: default)"
+SAMPLERS_HELP = (
+    "comma list of the product's --sampler names to run, 'default' for its default, "
+    f"'{EACH}' for the default with a GP fit every trial (default: default)"
+)
 
 
 def product_samplers(text: str) -> tuple[str | None, ...] | None:
@@ -345,9 +364,9 @@ def product_samplers(text: str) -> tuple[str | None, ...] | None:
     from search.engine.sampling import SAMPLERS
 
     names = [n for n in text.split(",") if n]
-    unknown = [n for n in names if n != "default" and n not in SAMPLERS.names()]
+    unknown = [n for n in names if n not in ("default", EACH) and n not in SAMPLERS.names()]
     if not names or unknown:
-        print(f"error: --samplers from default, {', '.join(SAMPLERS.names())}", file=sys.stderr)
+        print(f"error: --samplers from default, {EACH}, {', '.join(SAMPLERS.names())}", file=sys.stderr)
         return None
     return tuple(None if n == "default" else n for n in names)
 

@@ -12,7 +12,9 @@ medians; the product's share of time outside its trials as its summary line says
     python -m benchmarks.speed.plugin_overhead [--seeds 5] [--trials 40] [--arms A,B] [--out FILE.json]
 
 The arm "product with Optuna's GP" is the default search with its GP's proposals made by
-Optuna's own GPSampler, as before search/engine/sampling/gp_sampler.py.
+Optuna's own GPSampler, as before search/engine/sampling/gp_sampler.py; "product fit each
+trial" the default with a GP fit and acquisition search for every trial (never two trials
+from one fit), as before 2026-12-07.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from optuna.trial import TrialState
 
 import benchmarks.search_quality.plugin_quality as q
 from benchmarks.bench_util import cpu_name
-from benchmarks.speed.with_optunas_gp import optunas_gp
+from benchmarks.speed.with_optunas_gp import fit_every_trial, optunas_gp
 from core.cpus import usable_cpus
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -95,7 +97,14 @@ def bare(kind: str, seed: int, trials: int, folder: Path) -> float:
 
 
 OPTUNAS_GP = "product with Optuna's GP"  # the default before gp_sampler.py, side by side
-PRODUCTS = {"product": {}, OPTUNAS_GP: {}, "product auto": {"sampler": "auto"}, "product tpe": {"sampler": "tpe"}}
+EACH = "product fit each trial"  # the default's GP never proposing two trials from one fit
+PRODUCTS = {
+    "product": {},
+    EACH: {},
+    OPTUNAS_GP: {},
+    "product auto": {"sampler": "auto"},
+    "product tpe": {"sampler": "tpe"},
+}
 ARMS = [*PRODUCTS, "optuna tpe", "optuna gp"]
 
 
@@ -119,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         bare("tpe", 0, 12, folder / "warm")
         for seed in range(a.seeds):  # side by side, seed by seed
             for label, options in products.items():
-                path = optunas_gp() if label == OPTUNAS_GP else contextlib.nullcontext()
+                path = {OPTUNAS_GP: optunas_gp, EACH: fit_every_trial}.get(label, contextlib.nullcontext)()
                 with path:
                     wall, share = product(seed, a.trials, folder, label, **options)
                 rows[label].append(wall)

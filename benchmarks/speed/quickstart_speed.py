@@ -13,6 +13,8 @@ own SQLite file (nothing else should run on the machine). Arms (`--arms`, by nam
   tpe            `--sampler tpe`
   optunas-gp     the default with its GP's proposals made by Optuna's own GPSampler, as
                  before search/engine/sampling/gp_sampler.py (benchmarks/speed/with_optunas_gp.py)
+  gp-fit-each    the default with a GP fit and acquisition search for every trial, never
+                 two trials from one fit (benchmarks/speed/with_gp_fit_each.py)
   search-repeats-4  `--search-repeats 4`: four replicate searches of the question (issue
                  81's "at most 2x one search"); its hypervolume is of the four searches'
                  trials together, so its ratio is not one search's
@@ -51,10 +53,14 @@ ARMS = {
     "auto": ["--sampler", "auto"],
     "tpe": ["--sampler", "tpe"],
     "optunas-gp": [],
+    "gp-fit-each": [],
     "search-repeats-4": ["--search-repeats", "4"],
     "pack-4": ["--pack", "4"],
 }
-LAUNCHERS = {"optunas-gp": "benchmarks.speed.with_optunas_gp"}  # arms run as another module than search.cli
+LAUNCHERS = {
+    "optunas-gp": "benchmarks.speed.with_optunas_gp",
+    "gp-fit-each": "benchmarks.speed.with_gp_fit_each",
+}  # arms run as another module than search.cli
 
 
 def matmul_peak(n: int = 2048, repeats: int = 10) -> float:

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from core.budget import format_count
 from core.trials import EpochRecord, TrialResult, TrialSpec
 from search.engine.sampling import Rejection
+from search.engine.sampling.drawn import PAIRED
 from search.engine.search_flags import changed_flags, format_flags, search_flags
 from search.engine.seed_checks import checked_trial
 from storage.records import StudyRecord
@@ -38,11 +39,19 @@ def time_outside(wall_s: float, trained_s: float, at_once: int = 1) -> str:
 def drawn_clause(drawn: dict[str, int]) -> str:
     """ ", the GP proposed 31, TPE 5": which Optuna samplers drew a search's proposals, where
     more than one did (`--sampler auto` hands cheap trials to TPE; `gp` hands a long study
-    over to it); "" otherwise."""
-    if len(drawn) < 2:
+    over to it) or the GP proposed some two from one fit (", the GP proposed 30 (12 of them
+    two from one fit)"); "" otherwise."""
+    drawn = dict(drawn)
+    paired = drawn.pop(PAIRED, 0)
+    if paired:
+        drawn["the GP"] = drawn.get("the GP", 0) + paired
+    if len(drawn) < 2 and not paired:
         return ""
+    said = {name: f"{n}" for name, n in drawn.items()}
+    if paired:
+        said["the GP"] += f" ({2 * paired} of them two from one fit)"
     first, *rest = sorted(drawn.items(), key=lambda kv: (-kv[1], kv[0]))
-    return f", {first[0]} proposed {first[1]}" + "".join(f", {name} {n}" for name, n in rest)
+    return f", {first[0]} proposed {said[first[0]]}" + "".join(f", {name} {said[name]}" for name, _ in rest)
 
 
 def format_duration(s: float) -> str:

@@ -54,7 +54,8 @@ HELP: dict[str, str] = {
     "space_file": "TOML or YAML file overriding the spaces' ranges",
     "smoke": "tiny run: 2 trials, 1 epoch, 512 samples",
     # how to search
-    "sampler": f"{', '.join(SAMPLERS.names())} (default {DEFAULT_SAMPLER}; {FREE_SHARE_SAMPLER} with --share free "
+    "sampler": f"{', '.join(SAMPLERS.names())} (default {DEFAULT_SAMPLER}, which proposes two trials from one fit "
+    f"while its proposals cost more than the trials; {FREE_SHARE_SAMPLER} with --share free "
     f"and several families; auto: the GP while a proposal costs at most a trial's own time, TPE after, for "
     f"trials cheaper than a GP proposal; gp and auto become gp-cond and auto-cond for a space with conditional keys)",
     "spread": f"{', '.join(SPREADS)}: with an Optuna sampler, draw a target size log-uniformly between the "

@@ -19,7 +19,10 @@ settings. The modules:
                        shape draw, size scale): their names, defaults and rules (no Optuna)
     optuna_draw.py     how an Optuna trial draws a configuration's widths and depth
     handover.py        `gp` hands a long study over to TPE
-    cost_aware.py      `auto`: the GP while its proposals cost little beside the trials
+    gp_sampler.py      GPSampler: Optuna's GP, lighter proposals; two trials from one fit while
+                       its proposals cost more than the trials (gp_acquisition.py: its arithmetic)
+    cost_aware.py      CostMeter: a proposal's cost beside the trials'; `auto`: the GP while
+                       its proposals cost little beside the trials, TPE otherwise
     drawn.py           which of those samplers drew a trial (the summary line's counts)
 
 Optuna is imported only when a sampler is built (`OptunaSampler`, `GridSampler` and

@@ -34,6 +34,36 @@ AUTO_SHARE = 1.0
 WINDOW = 5  # the last proposals and trials whose medians are compared
 
 
+class CostMeter:
+    """A proposer's cost beside the trials' own time, as a study runs: the seconds of each of
+    its proposals (`proposed`) and each finished trial's own seconds (`finished`: Optuna's
+    start to now, less that trial's proposal). `fits()`: whether the median of the last
+    WINDOW proposals costs at most `share` of the median of the last WINDOW trials (True
+    until both are measured)."""
+
+    def __init__(self, share: float = AUTO_SHARE, clock: Callable[[], float] = time.perf_counter) -> None:
+        if not share > 0:
+            raise ValueError(f"share must be > 0, got {share}")
+        self.share, self.clock = share, clock
+        self._cost: dict[int, float] = {}  # trial number -> seconds of its proposal
+        self._costs: deque[float] = deque(maxlen=WINDOW)
+        self._trials: deque[float] = deque(maxlen=WINDOW)
+
+    def fits(self) -> bool:
+        if not self._costs or not self._trials:
+            return True
+        return statistics.median(self._costs) <= self.share * statistics.median(self._trials)
+
+    def proposed(self, number: int, seconds: float) -> None:
+        self._cost[number] = seconds
+        self._costs.append(seconds)
+
+    def finished(self, trial: FrozenTrial) -> None:
+        if trial.datetime_start is not None:  # a trial this process ran (not a replayed one)
+            seconds = (datetime.datetime.now() - trial.datetime_start).total_seconds()
+            self._trials.append(max(0.0, seconds - self._cost.pop(trial.number, 0.0)))
+
+
 class CostAware(BaseSampler):
     """`costly` while its proposals cost at most `share` of the trials' own time, else `cheap`."""
 
@@ -44,19 +74,13 @@ class CostAware(BaseSampler):
         share: float = AUTO_SHARE,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        if not share > 0:
-            raise ValueError(f"share must be > 0, got {share}")
-        self.costly, self.cheap, self.share, self.clock = costly, cheap, share, clock
+        self.costly, self.cheap = costly, cheap
+        self.meter = CostMeter(share, clock)
         self._cheap: set[int] = set()  # the numbers of the trials `cheap` draws
-        self._cost: dict[int, float] = {}  # trial number -> seconds of `costly`'s proposal
-        self._costs: deque[float] = deque(maxlen=WINDOW)
-        self._trials: deque[float] = deque(maxlen=WINDOW)
 
     def uses_costly(self) -> bool:
         """Whether the next trial is drawn by `costly` (both measured, and it is cheap enough)."""
-        if not self._costs or not self._trials:
-            return True
-        return statistics.median(self._costs) <= self.share * statistics.median(self._trials)
+        return self.meter.fits()
 
     def _pick(self, trial: FrozenTrial) -> BaseSampler:
         return self.drew(trial.number)
@@ -77,11 +101,10 @@ class CostAware(BaseSampler):
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
         sampler = self._pick(trial)
-        t0 = self.clock()
+        t0 = self.meter.clock()
         out = sampler.sample_relative(study, trial, search_space)
         if sampler is self.costly and out:  # it modelled the study (not its random start)
-            self._cost[trial.number] = self.clock() - t0
-            self._costs.append(self._cost[trial.number])
+            self.meter.proposed(trial.number, self.meter.clock() - t0)
         return out
 
     def sample_independent(
@@ -91,9 +114,7 @@ class CostAware(BaseSampler):
 
     def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None) -> None:
         self._pick(trial).after_trial(study, trial, state, values)
-        if trial.datetime_start is not None:  # a trial this process ran (not a replayed one)
-            seconds = (datetime.datetime.now() - trial.datetime_start).total_seconds()
-            self._trials.append(max(0.0, seconds - self._cost.pop(trial.number, 0.0)))
+        self.meter.finished(trial)
 
     def reseed_rng(self) -> None:
         self.costly.reseed_rng()

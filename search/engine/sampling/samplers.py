@@ -81,15 +81,30 @@ def _nsga2(seed: int, trials: int) -> optuna.samplers.BaseSampler:
 GP_TRIALS = 200  # a study's finished trials after which `gp` hands it to TPE (search/engine/sampling/handover.py)
 
 
-def _gp_model(seed: int, trials: int, conditional: bool = False) -> optuna.samplers.BaseSampler:
-    """Optuna's GPSampler (gp_sampler.py: its proposals without a torch function mode)
+# `gp` proposes two trials from one fit while its proposals cost more than this share of
+# the trials' own time (gp_sampler.py, "Two trials from one fit"): 40 instant trials of a
+# user's family at 1.7x bare Optuna TPE's wall time (a fit a trial: 3.1x), at the same
+# front; trials of seconds keep a fit each. docs/results/speed.md, search-quality.md.
+PAIR_SHARE: float | None = 1.0  # None: a fit a trial (benchmarks' baseline arm)
+
+
+def _gp_model(seed: int, trials: int, conditional: bool = False, paced: bool = True) -> optuna.samplers.BaseSampler:
+    """Optuna's GPSampler (gp_sampler.py: its proposals without a torch function mode, two
+    trials from one fit while proposals cost more than PAIR_SHARE of a trial where `paced`)
     after the same random start as tpe's; for a `conditional` space,
     with TPE (independent, per key) drawing the keys not every trial has, where a plain
     GPSampler draws them at random."""
+    from search.engine.sampling.cost_aware import CostMeter
     from search.engine.sampling.gp_sampler import GPSampler
 
     extra = {"independent_sampler": _tpe(seed + 1, trials)} if conditional else {}
-    return GPSampler(seed=seed, n_startup_trials=startup_trials(trials), warn_independent_sampling=False, **extra)
+    return GPSampler(
+        seed=seed,
+        n_startup_trials=startup_trials(trials),
+        warn_independent_sampling=False,
+        pace=CostMeter(PAIR_SHARE) if paced and PAIR_SHARE is not None else None,
+        **extra,
+    )
 
 
 def _gp(seed: int, trials: int) -> optuna.samplers.BaseSampler:
@@ -116,7 +131,7 @@ def _auto(seed: int, trials: int, conditional: bool = False) -> optuna.samplers.
     from search.engine.sampling.cost_aware import CostAware
     from search.engine.sampling.handover import HandOver
 
-    costly = _gp_model(seed, trials, conditional=conditional)
+    costly = _gp_model(seed, trials, conditional=conditional, paced=False)
     return HandOver(CostAware(costly, _tpe(seed, trials)), _tpe(seed, trials), GP_TRIALS)
 
 
