@@ -1,8 +1,9 @@
 """Optuna's GPSampler, its proposals made with fewer Python and arithmetic steps, and
 (where asked) two proposals from one acquisition search.
 
-What it proposes does not change (up to rounding: tests/search/engine/test_gp_sampler.py
-compares the proposals key by key over a study); what a proposal costs does
+What a proposal of its own fit proposes does not change (up to rounding:
+tests/search/engine/test_gp_sampler.py compares the proposals key by key over a study);
+what a proposal costs does
 (docs/results/speed.md, "The GP's proposal, lighter"):
 
 - Optuna (5.0, 5.1) makes each proposal inside `with torch.device("cpu")`, so that a
