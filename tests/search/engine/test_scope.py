@@ -248,15 +248,20 @@ def test_search_run_without_a_sampler_stores_the_default(cli, flags, sampler, sc
 
 
 @pytest.mark.slow  # over 10 s here: the README's test command leaves it to `-m slow`
-def test_gp_hears_a_pruned_trial_as_its_value_when_stopped(prep):
+def test_gp_hears_a_pruned_trial_as_its_value_when_stopped(prep, monkeypatch):
     """GPSampler reads only complete trials: told PRUNED, a stopped trial is invisible to it
     and it proposes the stopped region again (classification: 10-15 of a family's 20 trials
     pruned, docs/benchmarks.md §14). The `gp` proposer tells a pruned trial as complete with
-    the value it had when stopped; TPE, which reads pruned trials, is told PRUNED."""
+    the value it had when stopped; TPE, which reads pruned trials, is told PRUNED. The GP
+    fits for every trial here (these trials are instant, so the default would propose two
+    from one fit, whose second point also steers away from the first)."""
     import optuna
 
+    import search.engine.sampling.samplers as samplers
     from search.engine.sampling import OptunaSampler
     from search.engine.sampling.samplers import _gp
+
+    monkeypatch.setattr(samplers, "PAIR_SHARE", None)
 
     spaces = {"hourglass": prep.spaces["hourglass"]}
 
